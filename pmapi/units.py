@@ -1,0 +1,143 @@
+"""pmUnits: the dimension and scale of a metric's values, packed as PCP packs them.
+
+The 32-bit word holds, most significant first: dimSpace:4, dimTime:4, dimCount:4
+(signed), scaleSpace:4, scaleTime:4 (unsigned), scaleCount:4 (signed), pad:8.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import IntEnum
+
+
+class Space(IntEnum):
+    """pmUnits.scaleSpace: powers of 1024 bytes."""
+
+    PM_SPACE_BYTE = 0
+    PM_SPACE_KBYTE = 1
+    PM_SPACE_MBYTE = 2
+    PM_SPACE_GBYTE = 3
+    PM_SPACE_TBYTE = 4
+    PM_SPACE_PBYTE = 5
+    PM_SPACE_EBYTE = 6
+    PM_SPACE_ZBYTE = 7
+    PM_SPACE_YBYTE = 8
+
+
+class Time(IntEnum):
+    """pmUnits.scaleTime."""
+
+    PM_TIME_NSEC = 0
+    PM_TIME_USEC = 1
+    PM_TIME_MSEC = 2
+    PM_TIME_SEC = 3
+    PM_TIME_MIN = 4
+    PM_TIME_HOUR = 5
+
+
+globals().update(Space.__members__)
+globals().update(Time.__members__)
+
+#: pmUnits.scaleCount is a power of ten; this is 10^0.
+PM_COUNT_ONE = 0
+
+_SPACE_WORDS = ("byte", "Kbyte", "Mbyte", "Gbyte", "Tbyte", "Pbyte", "Ebyte", "Zbyte", "Ybyte")
+_TIME_WORDS = ("nanosec", "microsec", "millisec", "sec", "min", "hour")
+
+
+def _signed4(nibble: int) -> int:
+    return nibble - 16 if nibble & 0x8 else nibble
+
+
+@dataclass(frozen=True, slots=True)
+class Units:
+    """pmUnits with PCP's field names; Units() is dimensionless ("none")."""
+
+    dimSpace: int = 0
+    dimTime: int = 0
+    dimCount: int = 0
+    scaleSpace: int = 0
+    scaleTime: int = 0
+    scaleCount: int = 0
+    pad: int = 0  # carried unchanged so descriptors round-trip bit for bit
+
+    def __post_init__(self) -> None:
+        for name in ("dimSpace", "dimTime", "dimCount", "scaleCount"):
+            if not -8 <= getattr(self, name) <= 7:
+                raise ValueError(f"pmUnits.{name} {getattr(self, name)} out of range -8..7")
+        for name in ("scaleSpace", "scaleTime"):
+            if not 0 <= getattr(self, name) <= 15:
+                raise ValueError(f"pmUnits.{name} {getattr(self, name)} out of range 0..15")
+        if not 0 <= self.pad <= 0xFF:
+            raise ValueError(f"pmUnits.pad {self.pad} out of range 0..255")
+
+    def pack(self) -> int:
+        """The unsigned 32-bit word PCP sends on the wire and writes to archives."""
+        return (
+            (self.dimSpace & 0xF) << 28
+            | (self.dimTime & 0xF) << 24
+            | (self.dimCount & 0xF) << 20
+            | self.scaleSpace << 16
+            | self.scaleTime << 12
+            | (self.scaleCount & 0xF) << 8
+            | self.pad
+        )
+
+    @classmethod
+    def unpack(cls, word: int) -> Units:
+        """The Units packed in WORD (any 32-bit pattern is valid)."""
+        return cls(
+            _signed4(word >> 28 & 0xF),
+            _signed4(word >> 24 & 0xF),
+            _signed4(word >> 20 & 0xF),
+            word >> 16 & 0xF,
+            word >> 12 & 0xF,
+            _signed4(word >> 8 & 0xF),
+            word & 0xFF,
+        )
+
+    def __str__(self) -> str:
+        """libpcp's pmUnitsStr: "Kbyte / sec", "count x 10^6", "" when dimensionless."""
+        return pmUnitsStr(self)
+
+    def text(self) -> str:
+        """As pminfo -d prints units: like str(), but "none" when dimensionless."""
+        return pmUnitsStr(self) or "none"
+
+
+def pmUnitsStr(units: Units) -> str:
+    """Render units as libpcp's pmUnitsStr does (empty string for no dimension)."""
+    space = time = count = ""
+    if units.dimSpace:
+        s = units.scaleSpace
+        space = _SPACE_WORDS[s] if s < len(_SPACE_WORDS) else f"space-{s}"
+    if units.dimTime:
+        t = units.scaleTime
+        time = _TIME_WORDS[t] if t < len(_TIME_WORDS) else f"time-{t}"
+    if units.dimCount:
+        c = units.scaleCount
+        count = "count" if c == 0 else "count x 10" if c == 1 else f"count x 10^{c}"
+
+    def term(word: str, power: int) -> str:
+        return word if power == 1 else f"{word}^{power}"
+
+    dims = ((space, units.dimSpace), (time, units.dimTime), (count, units.dimCount))
+    upper = [term(w, p) for w, p in dims if p > 0]
+    lower = [term(w, -p) for w, p in dims if p < 0]
+    parts = upper + (["/", *lower] if lower else [])
+    if parts:
+        return " ".join(parts)
+    if units.scaleCount == 1:
+        return "x 10"
+    if units.scaleCount != 0:
+        return f"x 10^{units.scaleCount}"
+    return ""
+
+
+#: Convenience for the commonest units.
+UNITS_NONE = Units()
+UNITS_COUNT = Units(dimCount=1)
+UNITS_SEC = Units(dimTime=1, scaleTime=Time.PM_TIME_SEC)
+UNITS_MSEC = Units(dimTime=1, scaleTime=Time.PM_TIME_MSEC)
+UNITS_BYTE = Units(dimSpace=1)
+UNITS_KBYTE = Units(dimSpace=1, scaleSpace=Space.PM_SPACE_KBYTE)

@@ -1,0 +1,584 @@
+"""Encode PDU records to bytes and decode bytes to PDU records, as libpcp does.
+
+decode() takes exactly one PDU (header included; see framer.py for streams) and
+returns its record, or raises PDUError: any input whatsoever gives one or the
+other.  Counts are checked against the bytes present before anything is built,
+so a hostile length cannot make the decoder allocate or loop beyond the input's
+size.  Bodies are read with the construct layouts in layouts.py; FETCH and RESULT,
+the hot paths, use precompiled structs (result.py) that the tests hold to the
+layouts byte for byte.
+"""
+
+from __future__ import annotations
+
+import struct
+from collections.abc import Callable
+from typing import Any
+
+from construct import ConstructError, Container, FocusedSeq, Terminated, TerminatedError
+
+from ..desc import Desc
+from ..errors import PM_ERR_IPC, PM_ERR_TOOBIG, PMError  # type: ignore[attr-defined]
+from ..labels import Label, LabelSet
+from ..units import Units
+from . import layouts as L
+from .constants import (
+    HEADER_SIZE,
+    LIMIT_ATTR_PDU,
+    LIMIT_CREDS,
+    PM_ERR_BASE1,
+    PM_ERR_BASE2,
+    PDUType,
+)
+from .records import (
+    PDU,
+    AttrPDU,
+    Cred,
+    CredsPDU,
+    DescIdsPDU,
+    DescPDU,
+    DescReqPDU,
+    DescsPDU,
+    ErrorPDU,
+    FetchPDU,
+    HighResFetchPDU,
+    HighResResultPDU,
+    InDomProfile,
+    InstancePDU,
+    InstanceReqPDU,
+    LabelPDU,
+    LabelReqPDU,
+    PMNSChildPDU,
+    PMNSIdsPDU,
+    PMNSNamesPDU,
+    PMNSTraversePDU,
+    ProfilePDU,
+    ResultPDU,
+    TextPDU,
+    TextReqPDU,
+)
+from .result import decode_result, encode_result
+
+_HEADER = struct.Struct(">iii")
+_FETCH_HEAD = struct.Struct(">iiii8xi")  # header, ctxid, unused timeval, numpmid
+_MAX_LABELS = 255  # PM_MAXLABELS
+_MAX_JSONLEN = 65535  # PM_MAXLABELJSONLEN
+
+
+class PDUError(PMError):
+    """A PDU that cannot be decoded or encoded: PM_ERR_IPC (or TOOBIG) and the reason."""
+
+    def __init__(self, detail: str, code: int = PM_ERR_IPC) -> None:
+        super().__init__(code, detail)
+
+
+def _text(raw: bytes) -> str:
+    return raw.decode("utf-8", "surrogateescape")
+
+
+def _raw(text: str) -> bytes:
+    return text.encode("utf-8", "surrogateescape")
+
+
+def _type_label(pdutype: int) -> str:
+    try:
+        return PDUType(pdutype).label
+    except ValueError:
+        return f"TYPE-{pdutype}?"
+
+
+# -- decoding -------------------------------------------------------------------------
+
+
+def peek_header(frame: bytes) -> tuple[int, int, int]:
+    """(length, type, from) of the PDU at the start of FRAME."""
+    if len(frame) < HEADER_SIZE:
+        raise PDUError(f"{len(frame)} bytes is too short for a PDU header")
+    return _HEADER.unpack_from(frame)
+
+
+def decode(frame: bytes | bytearray | memoryview) -> PDU:
+    """The record for the single PDU in FRAME (header included); PDUError if malformed."""
+    frame = bytes(frame)
+    length, pdutype, sender = peek_header(frame)
+    if length != len(frame):
+        raise PDUError(
+            f"{_type_label(pdutype)} PDU header says {length} bytes, but {len(frame)} were given"
+        )
+    decoder = _DECODERS.get(pdutype)
+    if decoder is None:
+        raise PDUError(f"unknown PDU type {pdutype:#x}")
+    try:
+        return decoder(frame, sender)
+    except PDUError as exc:
+        raise PDUError(f"{_type_label(pdutype)}: {exc.detail}", exc.code) from None
+    except PMError as exc:
+        raise PDUError(f"{_type_label(pdutype)}: {exc}") from None
+    except ConstructError as exc:
+        reason = str(exc).splitlines()[-1].strip() or type(exc).__name__
+        raise PDUError(f"{_type_label(pdutype)}: malformed body ({reason})") from None
+    except (ValueError, OverflowError, struct.error) as exc:
+        raise PDUError(f"{_type_label(pdutype)}: malformed body ({exc})") from None
+
+
+_WHOLE: dict[int, FocusedSeq] = {}
+
+
+def _parse(layout, frame: bytes, what: str) -> Container:
+    """Parse the body with LAYOUT, requiring it to use every byte."""
+    whole = _WHOLE.get(id(layout))
+    if whole is None:
+        whole = _WHOLE[id(layout)] = FocusedSeq("body", "body" / layout, Terminated)
+    try:
+        return whole.parse(frame[HEADER_SIZE:])
+    except TerminatedError:
+        raise PDUError(f"bytes left over after the {what}") from None
+
+
+def _need(count: int, unit: int, frame: bytes, offset: int, what: str) -> None:
+    """Refuse a COUNT of UNIT-byte items that cannot fit in the bytes after OFFSET."""
+    if count < 0:
+        raise PDUError(f"negative {what} count {count}")
+    if count * unit > len(frame) - offset:
+        raise PDUError(f"{what} count {count} does not fit in {len(frame)} bytes")
+
+
+def _decode_error(frame: bytes, sender: int) -> ErrorPDU:
+    if len(frame) == HEADER_SIZE + 4:
+        return ErrorPDU(L.Error.parse(frame[HEADER_SIZE:]).code, None, sender)
+    if len(frame) == HEADER_SIZE + 8:
+        body = L.XtendError.parse(frame[HEADER_SIZE:])
+        code = body.code
+        if code <= -PM_ERR_BASE1:  # the connection reply carries a PCP 1.x code
+            code += PM_ERR_BASE1 - PM_ERR_BASE2
+        return ErrorPDU(code, body.datum, sender)
+    raise PDUError(f"length {len(frame)} is neither 16 nor 20 bytes")
+
+
+def _decode_result(frame: bytes, sender: int) -> ResultPDU:
+    return ResultPDU(decode_result(frame, highres=False), sender)
+
+
+def _decode_highres_result(frame: bytes, sender: int) -> HighResResultPDU:
+    return HighResResultPDU(decode_result(frame, highres=True), sender)
+
+
+def _decode_profile(frame: bytes, sender: int) -> ProfilePDU:
+    if len(frame) < HEADER_SIZE + 16:
+        raise PDUError(f"length {len(frame)} is shorter than a profile")
+    _, _, _, ctxid, _, numprof = struct.unpack_from(">iiiiii", frame)
+    if ctxid < 0:
+        raise PDUError(f"negative context {ctxid}")
+    _need(numprof, 16, frame, HEADER_SIZE + 16, "instance-domain profile")
+    body = _parse(L.Profile, frame, "profile")
+    profiles = []
+    insts = body.instances
+    start = 0
+    for p in body.profiles:
+        if p.numinst < 0:
+            raise PDUError(f"negative instance count {p.numinst} for indom {p.indom:#x}")
+        profiles.append(InDomProfile(p.indom, p.state, tuple(insts[start : start + p.numinst])))
+        start += p.numinst
+    return ProfilePDU(ctxid, body.g_state, tuple(profiles), sender)
+
+
+def _fetch_pmids(frame: bytes) -> tuple[int, tuple[int, ...]]:
+    if len(frame) < _FETCH_HEAD.size:
+        raise PDUError(f"length {len(frame)} is shorter than a fetch request")
+    _, _, _, ctxid, numpmid = _FETCH_HEAD.unpack_from(frame)
+    if numpmid <= 0:
+        raise PDUError(f"numpmid {numpmid} is not positive")
+    if len(frame) != _FETCH_HEAD.size + 4 * numpmid:
+        raise PDUError(f"length {len(frame)} does not match numpmid {numpmid}")
+    return ctxid, struct.unpack_from(f">{numpmid}I", frame, _FETCH_HEAD.size)
+
+
+def _decode_fetch(frame: bytes, sender: int) -> FetchPDU:
+    return FetchPDU(*_fetch_pmids(frame), sender)
+
+
+def _decode_highres_fetch(frame: bytes, sender: int) -> HighResFetchPDU:
+    return HighResFetchPDU(*_fetch_pmids(frame), sender)
+
+
+def _exact(frame: bytes, size: int) -> None:
+    if len(frame) != HEADER_SIZE + size:
+        raise PDUError(f"length {len(frame)} is not {HEADER_SIZE + size}")
+
+
+def _decode_desc_req(frame: bytes, sender: int) -> DescReqPDU:
+    _exact(frame, 4)
+    return DescReqPDU(L.DescReq.parse(frame[HEADER_SIZE:]).pmid, sender)
+
+
+def _desc(body: Container) -> Desc:
+    return Desc(body.pmid, body.type, body.indom, body.sem, Units.unpack(body.units))
+
+
+def _decode_desc(frame: bytes, sender: int) -> DescPDU:
+    _exact(frame, 20)
+    return DescPDU(_desc(L.DescBody.parse(frame[HEADER_SIZE:])), sender)
+
+
+def _decode_descs(frame: bytes, sender: int) -> DescsPDU:
+    if len(frame) < HEADER_SIZE + 4:
+        raise PDUError(f"length {len(frame)} is shorter than a descriptor list")
+    (numdescs,) = struct.unpack_from(">i", frame, HEADER_SIZE)
+    if numdescs <= 0:
+        raise PDUError(f"numdescs {numdescs} is not positive")
+    _need(numdescs, 20, frame, HEADER_SIZE + 4, "descriptor")
+    body = _parse(L.Descs, frame, "descriptors")
+    return DescsPDU(tuple(_desc(d) for d in body.descs), sender)
+
+
+def _id_list(frame: bytes) -> Container:
+    if len(frame) < HEADER_SIZE + 8:
+        raise PDUError(f"length {len(frame)} is shorter than an id list")
+    _, numids = struct.unpack_from(">ii", frame, HEADER_SIZE)
+    if numids <= 0:
+        raise PDUError(f"id count {numids} is not positive")
+    _need(numids, 4, frame, HEADER_SIZE + 8, "id")
+    return _parse(L.IDList, frame, "id list")
+
+
+def _decode_desc_ids(frame: bytes, sender: int) -> DescIdsPDU:
+    body = _id_list(frame)
+    if body.sts != -1:
+        raise PDUError(f"status word {body.sts} is not -1")
+    return DescIdsPDU(tuple(body.ids), sender)
+
+
+def _decode_pmns_ids(frame: bytes, sender: int) -> PMNSIdsPDU:
+    body = _id_list(frame)
+    return PMNSIdsPDU(body.sts, tuple(body.ids), sender)
+
+
+def _decode_instance_req(frame: bytes, sender: int) -> InstanceReqPDU:
+    body = _parse(L.InstanceReq, frame, "instance request")
+    name = _text(body.name) if body.namelen > 0 else None
+    return InstanceReqPDU(body.indom, body.inst, name, sender)
+
+
+def _decode_instance(frame: bytes, sender: int) -> InstancePDU:
+    if len(frame) < HEADER_SIZE + 8:
+        raise PDUError(f"length {len(frame)} is shorter than an instance list")
+    (numinst,) = struct.unpack_from(">i", frame, HEADER_SIZE + 4)
+    _need(numinst, 8, frame, HEADER_SIZE + 8, "instance")
+    body = _parse(L.Instance, frame, "instances")
+    entries = body.instances
+    for entry in entries:
+        if entry.namelen < 0:
+            raise PDUError(f"negative name length for instance {entry.inst}")
+    return InstancePDU(
+        body.indom,
+        tuple(e.inst for e in entries),
+        tuple(_text(e.name) for e in entries),
+        sender,
+    )
+
+
+def _decode_text_req(frame: bytes, sender: int) -> TextReqPDU:
+    _exact(frame, 8)
+    body = L.TextReq.parse(frame[HEADER_SIZE:])
+    return TextReqPDU(body.ident, body.type, sender)
+
+
+def _decode_text(frame: bytes, sender: int) -> TextPDU:
+    body = _parse(L.Text, frame, "text")
+    return TextPDU(body.ident, _text(body.buffer), sender)
+
+
+def _decode_creds(frame: bytes, sender: int) -> CredsPDU:
+    if len(frame) < HEADER_SIZE + 4:
+        raise PDUError(f"length {len(frame)} is shorter than a credentials list")
+    (numcreds,) = struct.unpack_from(">i", frame, HEADER_SIZE)
+    if not 0 <= numcreds <= LIMIT_CREDS:
+        raise PDUError(f"credential count {numcreds} outside 0..{LIMIT_CREDS}")
+    body = _parse(L.Creds, frame, "credentials")
+    return CredsPDU(tuple(Cred.unpack(w) for w in body.creds), sender)
+
+
+def _decode_pmns_names(frame: bytes, sender: int) -> PMNSNamesPDU:
+    if len(frame) < HEADER_SIZE + 12:
+        raise PDUError(f"length {len(frame)} is shorter than a name list")
+    _, numstatus, numnames = struct.unpack_from(">iii", frame, HEADER_SIZE)
+    _need(numnames, 4, frame, HEADER_SIZE + 12, "name")
+    if numstatus not in (0, numnames):
+        raise PDUError(f"status count {numstatus} is neither 0 nor the name count {numnames}")
+    body = _parse(L.PMNSNames, frame, "names")
+    for entry in body.names:
+        if entry.namelen < 0:
+            raise PDUError(f"negative name length {entry.namelen}")
+    names = tuple(_text(e.name) for e in body.names)
+    statuses = tuple(e.status for e in body.names) if numstatus else None
+    return PMNSNamesPDU(names, statuses, sender)
+
+
+def _decode_name_req(frame: bytes) -> Container:
+    return _parse(L.NameReq, frame, "name")
+
+
+def _decode_pmns_child(frame: bytes, sender: int) -> PMNSChildPDU:
+    body = _decode_name_req(frame)
+    return PMNSChildPDU(_text(body.name), body.subtype, sender)
+
+
+def _decode_pmns_traverse(frame: bytes, sender: int) -> PMNSTraversePDU:
+    body = _decode_name_req(frame)
+    return PMNSTraversePDU(_text(body.name), body.subtype, sender)
+
+
+def _decode_attr(frame: bytes, sender: int) -> AttrPDU:
+    if len(frame) < HEADER_SIZE + 4:
+        raise PDUError(f"length {len(frame)} is shorter than an attribute")
+    if len(frame) - HEADER_SIZE - 4 >= LIMIT_ATTR_PDU:
+        raise PDUError(f"attribute value of {len(frame) - HEADER_SIZE - 4} bytes is too long")
+    body = L.Attr.parse(frame[HEADER_SIZE:])
+    return AttrPDU(body.attr, bytes(body.value), sender)
+
+
+def _decode_label_req(frame: bytes, sender: int) -> LabelReqPDU:
+    _exact(frame, 8)
+    body = L.LabelReq.parse(frame[HEADER_SIZE:])
+    return LabelReqPDU(body.ident, body.type, sender)
+
+
+def _decode_label(frame: bytes, sender: int) -> LabelPDU:
+    if len(frame) < HEADER_SIZE + 16:
+        raise PDUError(f"length {len(frame)} is shorter than a label list")
+    (nsets,) = struct.unpack_from(">i", frame, HEADER_SIZE + 12)
+    _need(nsets, 16, frame, HEADER_SIZE + 16, "label set")
+    body = L.Label.parse(frame[HEADER_SIZE:])
+    sets = []
+    for i, s in enumerate(body.sets):
+        if s.nlabels >= _MAX_LABELS or s.jsonlen >= _MAX_JSONLEN or s.jsonlen < 0:
+            raise PDUError(f"label set {i}: {s.nlabels} labels, {s.jsonlen} JSON bytes")
+        if s.json < 0 or s.json + s.jsonlen > len(frame):
+            raise PDUError(f"label set {i}: JSON at byte {s.json} runs past the PDU")
+        json = frame[s.json : s.json + s.jsonlen]
+        labels = tuple(Label(x.name, x.namelen, x.flags, x.value, x.valuelen) for x in s.labels)
+        for x in labels:
+            if x.name + x.namelen > s.jsonlen or x.value + x.valuelen > s.jsonlen:
+                raise PDUError(f"label set {i}: a label points outside its JSON text")
+        sets.append(LabelSet(inst=s.inst, nlabels=s.nlabels, json=json, labels=labels))
+    return LabelPDU(body.ident, body.type, tuple(sets), sender)
+
+
+_DECODERS: dict[int, Callable[[bytes, int], Any]] = {
+    PDUType.PDU_ERROR: _decode_error,
+    PDUType.PDU_RESULT: _decode_result,
+    PDUType.PDU_HIGHRES_RESULT: _decode_highres_result,
+    PDUType.PDU_PROFILE: _decode_profile,
+    PDUType.PDU_FETCH: _decode_fetch,
+    PDUType.PDU_HIGHRES_FETCH: _decode_highres_fetch,
+    PDUType.PDU_DESC_REQ: _decode_desc_req,
+    PDUType.PDU_DESC: _decode_desc,
+    PDUType.PDU_DESC_IDS: _decode_desc_ids,
+    PDUType.PDU_DESCS: _decode_descs,
+    PDUType.PDU_INSTANCE_REQ: _decode_instance_req,
+    PDUType.PDU_INSTANCE: _decode_instance,
+    PDUType.PDU_TEXT_REQ: _decode_text_req,
+    PDUType.PDU_TEXT: _decode_text,
+    PDUType.PDU_CREDS: _decode_creds,
+    PDUType.PDU_PMNS_IDS: _decode_pmns_ids,
+    PDUType.PDU_PMNS_NAMES: _decode_pmns_names,
+    PDUType.PDU_PMNS_CHILD: _decode_pmns_child,
+    PDUType.PDU_PMNS_TRAVERSE: _decode_pmns_traverse,
+    PDUType.PDU_ATTR: _decode_attr,
+    PDUType.PDU_LABEL_REQ: _decode_label_req,
+    PDUType.PDU_LABEL: _decode_label,
+}
+
+
+# -- encoding -------------------------------------------------------------------------
+
+
+def _frame(pdutype: int, sender: int, body: bytes) -> bytes:
+    return _HEADER.pack(HEADER_SIZE + len(body), pdutype, sender) + body
+
+
+def _encode_error(pdu: ErrorPDU) -> bytes:
+    if pdu.datum is None:
+        return _frame(pdu.TYPE, pdu.sender, L.Error.build(dict(code=pdu.code)))
+    code = pdu.code
+    if code <= -PM_ERR_BASE2:  # the connection reply carries a PCP 1.x code
+        code += PM_ERR_BASE2 - PM_ERR_BASE1
+    elif code <= -PM_ERR_BASE1:
+        raise PDUError(f"code {code} cannot be sent in an extended error (PCP 1.x range)")
+    return _frame(pdu.TYPE, pdu.sender, L.XtendError.build(dict(code=code, datum=pdu.datum)))
+
+
+def _encode_profile(pdu: ProfilePDU) -> bytes:
+    body = L.Profile.build(
+        dict(
+            ctxid=pdu.ctxid,
+            g_state=pdu.state,
+            numprof=len(pdu.profiles),
+            pad=0,
+            profiles=[
+                dict(indom=p.indom, state=p.state, numinst=len(p.insts), pad=0)
+                for p in pdu.profiles
+            ],
+            instances=[inst for p in pdu.profiles for inst in p.insts],
+        )
+    )
+    return _frame(pdu.TYPE, pdu.sender, body)
+
+
+def _encode_fetch(pdu: FetchPDU | HighResFetchPDU) -> bytes:
+    n = len(pdu.pmids)
+    return _FETCH_HEAD.pack(_FETCH_HEAD.size + 4 * n, pdu.TYPE, pdu.sender, pdu.ctxid, n) + (
+        struct.pack(f">{n}I", *pdu.pmids)
+    )
+
+
+def _desc_dict(desc: Desc) -> dict[str, int]:
+    return dict(
+        pmid=desc.pmid, type=desc.type, indom=desc.indom, sem=desc.sem, units=desc.units.pack()
+    )
+
+
+def _encode_id_list(pdu: DescIdsPDU | PMNSIdsPDU, status: int) -> bytes:
+    body = L.IDList.build(dict(sts=status, numids=len(pdu.pmids), ids=list(pdu.pmids)))
+    return _frame(pdu.TYPE, pdu.sender, body)
+
+
+def _named(name: bytes) -> dict[str, Any]:
+    return dict(namelen=len(name), name=name)
+
+
+def _encode_label(pdu: LabelPDU) -> bytes:
+    offset = HEADER_SIZE + 16 + sum(16 + 8 * max(s.nlabels, 0) for s in pdu.sets)
+    headers = []
+    for s in pdu.sets:
+        headers.append(
+            dict(
+                inst=s.inst,
+                nlabels=s.nlabels,
+                json=offset,
+                jsonlen=len(s.json),
+                labels=[
+                    dict(
+                        name=x.name,
+                        namelen=x.namelen,
+                        flags=x.flags,
+                        value=x.value,
+                        valuelen=x.valuelen,
+                    )
+                    for x in s.labels
+                ],
+            )
+        )
+        offset += len(s.json)
+    body = L.Label.build(
+        dict(
+            ident=pdu.ident,
+            type=pdu.type,
+            padding=0,
+            nsets=len(pdu.sets),
+            sets=headers,
+            jsontext=b"".join(bytes(s.json) for s in pdu.sets),
+        )
+    )
+    return _frame(pdu.TYPE, pdu.sender, body)
+
+
+_ENCODERS: dict[type, Callable[[Any], bytes]] = {
+    ErrorPDU: _encode_error,
+    ResultPDU: lambda p: encode_result(p.result, False, p.sender, p.TYPE),
+    HighResResultPDU: lambda p: encode_result(p.result, True, p.sender, p.TYPE),
+    ProfilePDU: _encode_profile,
+    FetchPDU: _encode_fetch,
+    HighResFetchPDU: _encode_fetch,
+    DescReqPDU: lambda p: _frame(p.TYPE, p.sender, L.DescReq.build(dict(pmid=p.pmid))),
+    DescPDU: lambda p: _frame(p.TYPE, p.sender, L.DescBody.build(_desc_dict(p.desc))),
+    DescIdsPDU: lambda p: _encode_id_list(p, -1),
+    DescsPDU: lambda p: _frame(
+        p.TYPE,
+        p.sender,
+        L.Descs.build(dict(numdescs=len(p.descs), descs=[_desc_dict(d) for d in p.descs])),
+    ),
+    InstanceReqPDU: lambda p: _frame(
+        p.TYPE,
+        p.sender,
+        L.InstanceReq.build(
+            dict(indom=p.indom, unused=bytes(8), inst=p.inst, **_named(_raw(p.name or "")))
+        ),
+    ),
+    InstancePDU: lambda p: _frame(
+        p.TYPE,
+        p.sender,
+        L.Instance.build(
+            dict(
+                indom=p.indom,
+                numinst=len(p.insts),
+                instances=[
+                    dict(inst=i, **_named(_raw(n))) for i, n in zip(p.insts, p.names, strict=True)
+                ],
+            )
+        ),
+    ),
+    TextReqPDU: lambda p: _frame(
+        p.TYPE, p.sender, L.TextReq.build(dict(ident=p.ident, type=p.type))
+    ),
+    TextPDU: lambda p: _frame(
+        p.TYPE,
+        p.sender,
+        L.Text.build(dict(ident=p.ident, buflen=len(_raw(p.text)), buffer=_raw(p.text))),
+    ),
+    CredsPDU: lambda p: _frame(
+        p.TYPE,
+        p.sender,
+        L.Creds.build(dict(numcreds=len(p.creds), creds=[c.pack() for c in p.creds])),
+    ),
+    PMNSIdsPDU: lambda p: _encode_id_list(p, p.status),
+    PMNSNamesPDU: lambda p: _frame(
+        p.TYPE,
+        p.sender,
+        L.PMNSNames.build(
+            dict(
+                nstrbytes=sum(len(_raw(n)) + 1 for n in p.names),
+                numstatus=len(p.names) if p.statuses is not None else 0,
+                numnames=len(p.names),
+                names=[
+                    dict(status=s, **_named(_raw(n)))
+                    for n, s in zip(
+                        p.names,
+                        p.statuses if p.statuses is not None else [0] * len(p.names),
+                        strict=True,
+                    )
+                ],
+            )
+        ),
+    ),
+    PMNSChildPDU: lambda p: _frame(
+        p.TYPE, p.sender, L.NameReq.build(dict(subtype=p.subtype, **_named(_raw(p.name))))
+    ),
+    PMNSTraversePDU: lambda p: _frame(
+        p.TYPE, p.sender, L.NameReq.build(dict(subtype=p.subtype, **_named(_raw(p.name))))
+    ),
+    AttrPDU: lambda p: _frame(p.TYPE, p.sender, L.Attr.build(dict(attr=p.attr, value=p.value))),
+    LabelReqPDU: lambda p: _frame(
+        p.TYPE, p.sender, L.LabelReq.build(dict(ident=p.ident, type=p.type))
+    ),
+    LabelPDU: _encode_label,
+}
+
+
+def encode(pdu: PDU) -> bytes:
+    """The bytes of PDU, exactly as libpcp would send it; PDUError if it cannot be sent."""
+    encoder = _ENCODERS.get(type(pdu))
+    if encoder is None:
+        raise TypeError(f"not a PDU record: {pdu!r}")
+    try:
+        data = encoder(pdu)
+    except PDUError:
+        raise
+    except PMError as exc:
+        raise PDUError(f"{pdu.TYPE.label}: {exc}", exc.code) from None
+    except (ConstructError, ValueError, OverflowError, struct.error, TypeError) as exc:
+        reason = str(exc).splitlines()[-1].strip() or type(exc).__name__
+        raise PDUError(f"{pdu.TYPE.label}: cannot encode ({reason})") from None
+    if len(data) > 0x7FFFFFFF - 1024:
+        raise PDUError(f"{pdu.TYPE.label}: {len(data)} bytes is too large", PM_ERR_TOOBIG)
+    return data

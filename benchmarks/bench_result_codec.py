@@ -1,0 +1,212 @@
+"""Benchmark: encode + decode of a RESULT PDU holding 100 values, against one real pmcd fetch.
+
+Our figure: the time to encode a HIGHRES_RESULT PDU of 100 values and decode it
+again (pmapi.pdu.codec), for three layouts of those 100 values.  The reference
+figure, measured in the same run: one pmFetch round trip of pmcd.numagents through
+PCP's own Python bindings against a private reference pmcd (Debian's pcp package)
+on an ephemeral port.  Prints both, and their ratio; the target is a ratio under
+0.10.
+
+    .venv/bin/python benchmarks/bench_result_codec.py [--quick]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import timeit
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from pmapi.pdu.codec import decode, encode
+from pmapi.pdu.records import HighResResultPDU
+from pmapi.types import PMType
+from pmapi.values import Result, Timestamp, ValueSet
+
+T = PMType
+_VALUES = {
+    T.PM_TYPE_32: lambda i: -i * 7,
+    T.PM_TYPE_U32: lambda i: i * 1000 + 3,
+    T.PM_TYPE_64: lambda i: -(i << 33),
+    T.PM_TYPE_U64: lambda i: (i << 40) + 12345,
+    T.PM_TYPE_FLOAT: lambda i: i / 4,
+    T.PM_TYPE_DOUBLE: lambda i: i / 3,
+    T.PM_TYPE_STRING: lambda i: f"sda{i} WDC WD40EFRX-68N32N0",
+}
+
+#: name -> [(type, number of metrics, instances per metric)], 100 values each
+LAYOUTS = {
+    "4 metrics x 25 instances (32-bit, 64-bit, double, string)": [
+        (T.PM_TYPE_U32, 1, 25),
+        (T.PM_TYPE_U64, 1, 25),
+        (T.PM_TYPE_DOUBLE, 1, 25),
+        (T.PM_TYPE_STRING, 1, 25),
+    ],
+    "10 metrics x 10 instances (4 x 32-bit, 3 x 64-bit, 2 x double, 1 x string)": [
+        (T.PM_TYPE_U32, 4, 10),
+        (T.PM_TYPE_U64, 3, 10),
+        (T.PM_TYPE_DOUBLE, 2, 10),
+        (T.PM_TYPE_STRING, 1, 10),
+    ],
+    # the value mix PCP's default pmlogger configuration fetches from the linux agent:
+    # 1051 values in 803 value sets, 83% U64; scaled here to 100 values in 74 sets
+    "pmlogger default mix (74 sets: 84 U64, 9 32-bit, 3 float, 3 string, 1 64-bit)": [
+        (T.PM_TYPE_U64, 60, 1),
+        (T.PM_TYPE_U64, 4, 6),
+        (T.PM_TYPE_U32, 3, 1),
+        (T.PM_TYPE_32, 2, 3),
+        (T.PM_TYPE_FLOAT, 1, 3),
+        (T.PM_TYPE_STRING, 3, 1),
+        (T.PM_TYPE_64, 1, 1),
+    ],
+}
+
+
+def build(layout) -> HighResResultPDU:
+    vsets, pmid = [], 1
+    for vtype, metrics, insts in layout:
+        for _ in range(metrics):
+            pairs = [(i, _VALUES[vtype](i)) for i in range(insts)]
+            vsets.append(ValueSet.of_atoms(pmid, vtype, pairs))
+            pmid += 1
+    pdu = HighResResultPDU(Result(Timestamp(1_700_000_000, 123_456_789), tuple(vsets)))
+    assert sum(len(vs.insts) for vs in pdu.result.vsets) == 100
+    assert decode(encode(pdu)) == pdu
+    return pdu
+
+
+def ours(pdu: HighResResultPDU, number: int) -> float:
+    """Median seconds per encode + decode over 7 runs."""
+    runs = timeit.repeat(lambda: decode(encode(pdu)), number=number, repeat=7)
+    return statistics.median(runs) / number
+
+
+_REFERENCE = """
+import statistics, sys, time
+from pcp import pmapi
+import cpmapi as c
+ctx = pmapi.pmContext(c.PM_CONTEXT_HOST, sys.argv[1])
+pmids = ctx.pmLookupName(("pmcd.numagents",))
+number = int(sys.argv[2])
+for _ in range(500):
+    ctx.pmFreeResult(ctx.pmFetch(pmids))
+runs = []
+for _ in range(7):
+    t = time.perf_counter()
+    for _ in range(number):
+        ctx.pmFreeResult(ctx.pmFetch(pmids))
+    runs.append((time.perf_counter() - t) / number)
+print(statistics.median(runs))
+"""
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def reference(number: int) -> float | None:
+    """Median seconds per real pmFetch round trip, or None if PCP is not installed."""
+    pmcd = Path("/usr/lib/pcp/bin/pmcd")
+    dso = Path("/var/lib/pcp/pmdas/pmcd/pmda_pmcd.so")
+    root = Path("/var/lib/pcp/pmns/root")
+    python = shutil.which("python3", path="/usr/bin")
+    if not (pmcd.exists() and dso.exists() and root.exists() and python):
+        return None
+    check = subprocess.run([python, "-c", "import pcp.pmapi"], capture_output=True)
+    if check.returncode != 0:
+        return None
+    with tempfile.TemporaryDirectory(prefix="bench-pmcd-") as tmp:
+        conf = Path(tmp, "pmcd.conf")
+        conf.write_text(f"pmcd\t2\tdso\tpmcd_init\t{dso}\n")
+        port = _free_port()
+        env = dict(os.environ, PCP_RUN_DIR=tmp)
+        daemon = subprocess.Popen(
+            [
+                str(pmcd),
+                "-f",
+                "-A",
+                "-p",
+                str(port),
+                "-s",
+                f"{tmp}/pmcd.socket",
+                "-c",
+                str(conf),
+                "-n",
+                str(root),
+                "-l",
+                f"{tmp}/pmcd.log",
+            ],
+            env=env,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            stdin=subprocess.DEVNULL,
+            start_new_session=True,
+        )
+        try:
+            host = f"localhost:{port}"
+            for _ in range(100):
+                probe = subprocess.run(
+                    ["pminfo", "-h", host, "pmcd.numagents"], capture_output=True
+                )
+                if probe.returncode == 0:
+                    break
+                time.sleep(0.1)
+            else:
+                return None
+            out = subprocess.run(
+                [python, "-c", _REFERENCE, host, str(number)],
+                capture_output=True,
+                text=True,
+                check=True,
+            )
+            return float(out.stdout.strip())
+        finally:
+            daemon.terminate()
+            daemon.wait(timeout=10)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="fewer iterations")
+    args = parser.parse_args()
+    number = 2_000 if args.quick else 20_000
+    ref = reference(number)
+    if ref is None:
+        print(
+            "reference: PCP 6 (Debian package pcp, with python3-pcp) is not installed; "
+            "printing our figures only"
+        )
+    else:
+        print(
+            f"reference: real pmcd fetch round trip (PCP's Python bindings, "
+            f"pmcd.numagents): {ref * 1e6:8.2f} us"
+        )
+    print("ours: encode + decode of a HIGHRES_RESULT PDU holding 100 values")
+    worst = 0.0
+    for name, layout in LAYOUTS.items():
+        pdu = build(layout)
+        size = len(encode(pdu))
+        t = ours(pdu, number // 4)
+        line = f"  {name}\n    {size} bytes: {t * 1e6:8.2f} us"
+        if ref is not None:
+            ratio = t / ref
+            worst = max(worst, ratio)
+            line += f"   ratio {ratio:.3f} ({'meets' if ratio < 0.10 else 'misses'} < 0.10)"
+        print(line)
+    if ref is not None:
+        print(f"worst ratio: {worst:.3f}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

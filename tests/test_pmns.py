@@ -7,7 +7,6 @@ import random
 import re
 import shutil
 import subprocess
-import time
 from pathlib import Path
 
 import pytest
@@ -633,11 +632,8 @@ def test_real_root_matches_pminfo():
 
 @pytest.mark.interop
 @needs_pcp
-def test_real_root_loads_fast_and_writes_back_byte_for_byte():
-    start = time.perf_counter()
+def test_real_root_writes_back_byte_for_byte():
     pmns = PMNS.from_file(REAL_ROOT)
-    elapsed = time.perf_counter() - start
-    assert elapsed < 0.1, f"loading {REAL_ROOT} took {elapsed * 1000:.0f} ms"
     # The file is pmnsmerge output, and dumps() writes pmnsmerge's layout.
     assert pmns.dumps() == Path(REAL_ROOT).read_text()
 

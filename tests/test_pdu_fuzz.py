@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import struct
 import tracemalloc
+from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
@@ -63,7 +64,7 @@ def _elements(obj) -> int:
     """How many scalars a decoded record holds (its size, independent of Python overheads)."""
     if isinstance(obj, str | bytes):
         return max(1, len(obj))
-    if isinstance(obj, tuple | list) or type(obj).__name__ == "array":
+    if isinstance(obj, Sequence) or type(obj).__name__ == "array":
         return sum(_elements(x) for x in obj) + 1
     if hasattr(obj, "__dataclass_fields__"):
         return sum(_elements(getattr(obj, f)) for f in obj.__dataclass_fields__)

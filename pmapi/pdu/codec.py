@@ -99,8 +99,11 @@ def peek_header(frame: bytes) -> tuple[int, int, int]:
 
 def decode(frame: bytes | bytearray | memoryview) -> PDU:
     """The record for the single PDU in FRAME (header included); PDUError if malformed."""
-    frame = bytes(frame)
-    length, pdutype, sender = peek_header(frame)
+    if type(frame) is not bytes:
+        frame = bytes(frame)
+    if len(frame) < HEADER_SIZE:
+        raise PDUError(f"{len(frame)} bytes is too short for a PDU header")
+    length, pdutype, sender = _HEADER.unpack_from(frame)
     if length != len(frame):
         raise PDUError(
             f"{_type_label(pdutype)} PDU header says {length} bytes, but {len(frame)} were given"

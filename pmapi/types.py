@@ -101,8 +101,3 @@ def type_description(type_: int) -> str:
 def pmSemStr(sem: int) -> str:
     """`counter`, `instant`, `discrete` or `???`, as libpcp's pmSemStr."""
     return {1: "counter", 3: "instant", 4: "discrete"}.get(sem, "???")
-
-
-def is_insitu_type(type_: int) -> bool:
-    """True for the types PCP stores in the pmValue itself (32-bit integers)."""
-    return type_ in (PMType.PM_TYPE_32, PMType.PM_TYPE_U32)

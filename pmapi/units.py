@@ -132,12 +132,3 @@ def pmUnitsStr(units: Units) -> str:
     if units.scaleCount != 0:
         return f"x 10^{units.scaleCount}"
     return ""
-
-
-#: Convenience for the commonest units.
-UNITS_NONE = Units()
-UNITS_COUNT = Units(dimCount=1)
-UNITS_SEC = Units(dimTime=1, scaleTime=Time.PM_TIME_SEC)
-UNITS_MSEC = Units(dimTime=1, scaleTime=Time.PM_TIME_MSEC)
-UNITS_BYTE = Units(dimSpace=1)
-UNITS_KBYTE = Units(dimSpace=1, scaleSpace=Space.PM_SPACE_KBYTE)

@@ -24,7 +24,7 @@ from typing import Any, NamedTuple
 
 from .errors import PM_ERR_CONV, PM_ERR_TYPE, PMError  # type: ignore[attr-defined]
 from .ids import PM_IN_NULL
-from .types import PM_VAL_HDR_SIZE, PM_VAL_VLEN_MAX, PMType, ValFmt
+from .types import PM_VAL_HDR_SIZE, PMType, ValFmt
 
 #: struct codes for block types with a fixed payload size.
 FIXED_FORMATS: dict[int, str] = {
@@ -241,9 +241,3 @@ class Result(NamedTuple):
     @property
     def numpmid(self) -> int:
         return len(self.vsets)
-
-
-def check_vlen(vlen: int) -> None:
-    """Refuse a value block too large for PCP's 24-bit vlen field."""
-    if vlen > PM_VAL_VLEN_MAX:
-        raise PMError(PM_ERR_CONV, f"value of {vlen} bytes exceeds PCP's limit")

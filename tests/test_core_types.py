@@ -31,6 +31,7 @@ from pmapi.ids import (
 from pmapi.types import PMSem, PMType, pmSemStr, pmTypeStr, type_description
 from pmapi.units import Space, Time, Units, pmUnitsStr
 from tests.reference import c_text, libpcp
+from tests.strategies import units
 
 # -- identifiers ----------------------------------------------------------------------
 
@@ -118,19 +119,7 @@ def test_units_pack_is_pcp_word():
     assert Units.unpack(0x1F023000) == u
 
 
-_units = st.builds(
-    Units,
-    st.integers(-8, 7),
-    st.integers(-8, 7),
-    st.integers(-8, 7),
-    st.integers(0, 15),
-    st.integers(0, 15),
-    st.integers(-8, 7),
-    st.integers(0, 255),
-)
-
-
-@given(_units)
+@given(units)
 def test_units_round_trip(units):
     assert Units.unpack(units.pack()) == units
     assert 0 <= units.pack() <= 0xFFFFFFFF

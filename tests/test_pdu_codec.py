@@ -26,7 +26,7 @@ from pmapi.pdu.records import (
 )
 from pmapi.pdu.result import decode_result, encode_result
 from pmapi.types import PMType, ValFmt
-from pmapi.values import Result, Timestamp, ValueSet, block_payload
+from pmapi.values import Result, Timestamp, ValueSet, block_payload, string_value
 from tests.strategies import pdus, results
 
 FIXTURES = Path(__file__).parent / "fixtures" / "pdus"
@@ -241,6 +241,7 @@ def test_string_payload_with_bytes_after_the_nul_is_kept_raw():
     r = Result(Timestamp(0, 0), (ValueSet(9, 1, 1, PMType.PM_TYPE_STRING, _I([0]), (payload,)),))
     data = encode(ResultPDU(r))
     assert decode(data).result.vsets[0].values == (payload,)
+    assert string_value(payload) == "whoami" == string_value("whoami")
 
 
 def _I(values):
@@ -283,7 +284,9 @@ def test_malformed_results_raise_pdu_error(mutate, message):
     with pytest.raises(PDUError, match=message) as info:
         decode(bytes(frame))
     assert info.value.code == PM_ERR_IPC
-    assert "HIGHRES_RESULT" in str(info.value)
+    text = str(info.value)
+    assert text.startswith("IPC protocol failure: HIGHRES_RESULT: ")
+    assert text.count("IPC protocol failure") == 1 and "\n" not in text
 
 
 @pytest.mark.parametrize(

@@ -90,13 +90,6 @@ def _type_label(pdutype: int) -> str:
 # -- decoding -------------------------------------------------------------------------
 
 
-def peek_header(frame: bytes) -> tuple[int, int, int]:
-    """(length, type, from) of the PDU at the start of FRAME."""
-    if len(frame) < HEADER_SIZE:
-        raise PDUError(f"{len(frame)} bytes is too short for a PDU header")
-    return _HEADER.unpack_from(frame)
-
-
 def decode(frame: bytes | bytearray | memoryview) -> PDU:
     """The record for the single PDU in FRAME (header included); PDUError if malformed."""
     if type(frame) is not bytes:
@@ -115,8 +108,8 @@ def decode(frame: bytes | bytearray | memoryview) -> PDU:
         return decoder(frame, sender)
     except PDUError as exc:
         raise PDUError(f"{_type_label(pdutype)}: {exc.detail}", exc.code) from None
-    except PMError as exc:
-        raise PDUError(f"{_type_label(pdutype)}: {exc}") from None
+    except PMError as exc:  # e.g. a malformed value set: still a protocol failure
+        raise PDUError(f"{_type_label(pdutype)}: {exc.detail or exc.message}") from None
     except ConstructError as exc:
         reason = str(exc).splitlines()[-1].strip() or type(exc).__name__
         raise PDUError(f"{_type_label(pdutype)}: malformed body ({reason})") from None
@@ -578,7 +571,7 @@ def encode(pdu: PDU) -> bytes:
     except PDUError:
         raise
     except PMError as exc:
-        raise PDUError(f"{pdu.TYPE.label}: {exc}", exc.code) from None
+        raise PDUError(f"{pdu.TYPE.label}: {exc.detail or exc.message}", exc.code) from None
     except (ConstructError, ValueError, OverflowError, struct.error, TypeError) as exc:
         reason = str(exc).splitlines()[-1].strip() or type(exc).__name__
         raise PDUError(f"{pdu.TYPE.label}: cannot encode ({reason})") from None

@@ -26,16 +26,7 @@ from .errors import PM_ERR_CONV, PM_ERR_TYPE, PMError  # type: ignore[attr-defin
 from .ids import PM_IN_NULL
 from .types import PM_VAL_HDR_SIZE, PMType, ValFmt
 
-#: struct codes for block types with a fixed payload size.
-FIXED_FORMATS: dict[int, str] = {
-    PMType.PM_TYPE_32: "i",
-    PMType.PM_TYPE_U32: "I",
-    PMType.PM_TYPE_64: "q",
-    PMType.PM_TYPE_U64: "Q",
-    PMType.PM_TYPE_FLOAT: "f",
-    PMType.PM_TYPE_DOUBLE: "d",
-}
-#: array/struct codes of each fixed-size block type's payload.
+#: struct/array codes of each block type with a fixed payload size.
 ARRAY_CODES: dict[int, str] = {
     PMType.PM_TYPE_32: "i",
     PMType.PM_TYPE_U32: "I",
@@ -106,7 +97,7 @@ class Value(NamedTuple):
 
 def block_payload(vtype: int, atom: Any) -> bytes:
     """The pmValueBlock payload for ATOM as PCP lays it out (big-endian, strings NUL-ended)."""
-    code = FIXED_FORMATS.get(vtype)
+    code = ARRAY_CODES.get(vtype)
     try:
         if code is not None:
             return struct.pack(">" + code, atom)
@@ -123,7 +114,7 @@ def block_payload(vtype: int, atom: Any) -> bytes:
 
 def block_atom(vtype: int, vbuf: bytes) -> Any:
     """The typed value held in a block payload; inverse of block_payload."""
-    code = FIXED_FORMATS.get(vtype)
+    code = ARRAY_CODES.get(vtype)
     if code is not None:
         if len(vbuf) != struct.calcsize(code):
             raise PMError(PM_ERR_CONV, f"type {vtype} value block holds {len(vbuf)} bytes")

@@ -9,14 +9,8 @@ from __future__ import annotations
 import ctypes
 import ctypes.util
 import functools
-import shutil
-from pathlib import Path
 
 import pytest
-
-PMNS_DIR = Path("/var/lib/pcp/pmns")
-PMDAS_DIR = Path("/var/lib/pcp/pmdas")
-FIXTURES = Path(__file__).parent / "fixtures"
 
 
 @functools.cache
@@ -37,24 +31,6 @@ def libpcp() -> ctypes.CDLL:
     if lib is None:
         pytest.skip("reference PCP's libpcp.so.3 is not installed (Debian package pcp)")
     return lib
-
-
-def tool(name: str) -> str:
-    """Path of a reference PCP command, or skip."""
-    path = shutil.which(name) or next(
-        (str(p) for p in (Path("/usr/lib/pcp/bin") / name,) if p.exists()), None
-    )
-    if path is None:
-        pytest.skip(f"reference PCP tool {name} is not installed (Debian package pcp)")
-    return path
-
-
-def pmns_root() -> Path:
-    """The reference PCP's namespace root file, or skip."""
-    root = PMNS_DIR / "root"
-    if not root.exists():
-        pytest.skip(f"{root} is absent: the reference PCP (Debian package pcp) is not installed")
-    return root
 
 
 def c_text(fn, *args) -> str:

@@ -298,7 +298,10 @@ def test_linux_help_spot_checks_against_the_source_text():
 
 
 @pytest.mark.interop
-@pytest.mark.skipif(not os.access(NEWHELP, os.X_OK), reason="reference PCP 6 newhelp not installed")
+@pytest.mark.skipif(
+    not os.access(NEWHELP, os.X_OK),
+    reason="reference PCP 6 newhelp not installed (Debian package pcp)",
+)
 def test_crafted_help_matches_newhelp(tmp_path: Path):
     (tmp_path / "ns").write_text("root {\n a 250:0:0\n b 250:0:1\n c\n}\nc {\n d 250:1:0\n}\n")
     source = (

@@ -669,7 +669,10 @@ def test_pmnsid_picks_the_name_pminfo_prints(tmp_path: Path):
 
 @pytest.mark.interop
 @needs_pcp
-@pytest.mark.skipif(not os.access(PMNSMERGE, os.X_OK), reason="no pmnsmerge in this PCP")
+@pytest.mark.skipif(
+    not os.access(PMNSMERGE, os.X_OK),
+    reason="reference PCP 6 pmnsmerge not installed (Debian package pcp)",
+)
 def test_merge_and_dumps_match_pmnsmerge(tmp_path: Path):
     names = ["root_pmcd", "root_proc", "root_linux", "root_xfs", "root_mmv", "root_kvm"]
     files = [f"{PCP_PMNS_DIR}/{n}" for n in names] + ["/var/lib/pcp/pmdas/simple/root"]

@@ -4,6 +4,8 @@ when they recur and refused when anything but sender, timestamp and values diffe
 
 from __future__ import annotations
 
+import re
+import struct
 from array import array
 from pathlib import Path
 
@@ -204,3 +206,71 @@ def test_column_value_sets_behave_as_a_read_only_sequence():
 def test_shapes_with_raw_strings_are_not_learned():
     vs = ValueSet(1, 1, 1, PMType.PM_TYPE_STRING, array("I", [0]), (b"a\x00junk",))
     assert shape_of((vs,)) is None
+
+
+def _mixed_result() -> Result:
+    """Value sets alternating insitu and block values, with a string and an empty set."""
+    return Result(
+        Timestamp(5, 6000),
+        (
+            ValueSet.of_atoms(1, PMType.PM_TYPE_U32, [(0, 1), (1, 2), (2, 3)]),
+            ValueSet.of_atoms(2, PMType.PM_TYPE_U64, [(0, 1 << 40), (7, 9)]),
+            ValueSet.of_atoms(3, PMType.PM_TYPE_32, [(4, -4)]),
+            ValueSet.of_error(4, -12357),
+            ValueSet.of_atoms(5, PMType.PM_TYPE_STRING, [(0, "sda"), (1, "nvme0n1")]),
+            ValueSet.of_atoms(6, PMType.PM_TYPE_FLOAT, [(0, 0.5)]),
+            ValueSet.of_atoms(7, PMType.PM_TYPE_DOUBLE, [(3, 2.25)]),
+        ),
+    )
+
+
+def test_every_layout_byte_is_checked_and_no_value_byte_is():
+    result = _mixed_result()
+    layout = ResultLayout(shape_of(result.vsets), RESULT_PREAMBLE, PDUType.PDU_RESULT)
+    frame = encode_result(result, False, 0, PDUType.PDU_RESULT)
+    assert layout.matches(frame)
+    values = set()
+    for offset, field in zip(*_value_offsets(layout), strict=True):
+        values.update(range(offset, offset + field))
+    values.update(range(8, 20))  # sender and timestamp
+    for at in range(len(frame)):
+        changed = bytearray(frame)
+        changed[at] ^= 0x40
+        assert layout.matches(bytes(changed)) == (at in values), at
+    assert not layout.matches(frame + b"\0\0\0\0")
+
+
+def _value_offsets(layout: ResultLayout) -> tuple[list[int], list[int]]:
+    """Offsets and sizes of the values the layout's struct reads (its non-pad fields)."""
+    offsets, sizes, at = [], [], 0
+    for count, code in re.findall(r"(\d*)([a-zA-Z])", layout.values.format.lstrip(">")):
+        n = int(count) if count else 1
+        if code == "x":
+            at += n
+        elif code == "s":
+            offsets.append(at)
+            sizes.append(n)
+            at += n
+        else:
+            size = struct.calcsize(">" + code)
+            for _ in range(n):
+                offsets.append(at)
+                sizes.append(size)
+                at += size
+    return offsets, sizes
+
+
+@pytest.mark.parametrize("source", [ResultPDU, HighResResultPDU])
+def test_a_relayed_result_is_what_the_careful_encoder_writes(source):
+    result = _mixed_result()
+    frame = encode(source(result, 3))
+    LAYOUTS.clear()
+    for _ in range(3):
+        got = decode(frame).result
+    assert type(got.vsets) is ColumnValueSets
+    assert got.vsets._values is None  # nothing read yet: relaying never reads values
+    for target in (ResultPDU, HighResResultPDU):
+        assert encode(target(got, 9)) == encode(target(result, 9))
+    assert got.vsets._values is None
+    assert got.vsets == result.vsets  # now read, and equal
+    assert len(got.vsets.values) == 10

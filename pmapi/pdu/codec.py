@@ -152,11 +152,11 @@ def _decode_error(frame: bytes, sender: int) -> ErrorPDU:
 
 
 def _decode_result(frame: bytes, sender: int) -> ResultPDU:
-    return ResultPDU(decode_result(frame, highres=False), sender)
+    return ResultPDU(decode_result(frame, False), sender)
 
 
 def _decode_highres_result(frame: bytes, sender: int) -> HighResResultPDU:
-    return HighResResultPDU(decode_result(frame, highres=True), sender)
+    return HighResResultPDU(decode_result(frame, True), sender)
 
 
 def _decode_profile(frame: bytes, sender: int) -> ProfilePDU:

@@ -227,11 +227,9 @@ def encode_result(result: Result, highres: bool, sender: int, pdutype: int) -> b
     """A whole RESULT or HIGHRES_RESULT PDU for RESULT."""
     ts = result.timestamp
     vsets = result.vsets
-    if type(vsets) is ColumnValueSets:  # decoded through a layout: write it back the same way
-        layout = vsets.layout
-        if layout.preamble != (HIGHRES_PREAMBLE if highres else RESULT_PREAMBLE):
-            layout = layout.sibling(HIGHRES_PREAMBLE if highres else RESULT_PREAMBLE)
-        return layout.write(vsets.values, pdutype, sender, ts.sec, ts.nsec)
+    if type(vsets) is ColumnValueSets:  # decoded through a layout: re-send what it was read from
+        preamble = HIGHRES_PREAMBLE if highres else RESULT_PREAMBLE
+        return vsets.layout.relay(vsets.source, preamble, pdutype, sender, ts.sec, ts.nsec)
     try:
         if highres:
             chunks, size = encode_value_sets(result.vsets, HIGHRES_PREAMBLE)
@@ -265,12 +263,9 @@ def decode_result(buf: bytes, highres: bool) -> Result:
         start = RESULT_PREAMBLE
     candidates = _known_layouts((end, numpmid, start))
     if candidates:  # a layout seen before: one check and one unpack (result_layout.py)
-        whole = int.from_bytes(buf, "big")
         for layout in candidates:
-            if whole & layout.mask == layout.expect:
-                return _new(
-                    Result, (stamp, ColumnValueSets(layout, layout.values.unpack_from(buf)))
-                )
+            if layout.matches(buf):
+                return _new(Result, (stamp, ColumnValueSets(layout, buf)))
     vsets = decode_value_sets(buf, start, numpmid)
     LAYOUTS.learn(buf, numpmid, start, vsets, _HDR_TYPE.unpack_from(buf, 4)[0])
     return _new(Result, (stamp, vsets))

@@ -4,11 +4,14 @@ pmcd asks its agents for the same metrics fetch after fetch, and pmlogger logs t
 same metrics every interval, so the *layout* of a result (every byte except the
 sender, the timestamp and the values) repeats.  A ResultLayout records one layout:
 a template of its bytes, a mask of which bytes are layout, and one struct that reads
-or writes every value at once.  Checking a PDU against it is one big-integer
-compare; decoding it is one unpack; encoding is one pack into a copy of the
-template.  Values stay column-wise in ColumnValueSets, which builds a ValueSet for
-a metric only when asked, so relaying or recording a result never pays for
-per-metric objects.
+every value at once.  Checking a PDU against it is a bytes compare (its longest
+stretch of layout) and two masked big-integer compares (the rest); decoding it is
+one unpack.  Values stay column-wise in ColumnValueSets, which
+builds a ValueSet for a metric only when asked, so relaying or recording a result
+never pays for per-metric objects.  Encoding a decoded result again (pmcd turning
+an agent's RESULT into a client's HIGHRES_RESULT) copies the PDU it was read from,
+with a new header and, where a value set has blocks, its value list (whose offsets
+move) from the target layout.
 
 A layout is learned the second time a result of its size and metric count is
 decoded the careful way (result.py), and only if the careful decode and the layout
@@ -81,18 +84,20 @@ class ResultLayout:
     """The bytes of every result with one shape, minus sender, timestamp and values."""
 
     __slots__ = (
-        "_args",
+        "_head",
         "_numpmid",
+        "_relay_plans",
+        "_run",
         "_siblings",
-        "_writer",
-        "expect",
-        "mask",
+        "_tail",
+        "_vlist_runs",
         "preamble",
         "shape",
         "size",
         "spans",
         "template",
         "values",
+        "vlist_end",
     )
 
     def __init__(self, shape: tuple[SetShape, ...], preamble: int, pdutype: int) -> None:
@@ -167,17 +172,20 @@ class ResultLayout:
             fmt.append(field)
             at = offset + struct.calcsize(field)
         self.values = struct.Struct("".join(fmt))
-        # writing: the layout's bytes after the preamble, in chunks between the values
-        chunks, fmt, at = [], [">"], preamble
-        for offset, field in fields:
-            chunks.append(bytes(template[at:offset]))
-            fmt += (f"{offset - at}s", field)
-            at = offset + struct.calcsize(field)
-        chunks.append(bytes(template[at:]))
-        fmt.append(f"{size - at}s")
-        self._writer = struct.Struct("".join(fmt))
-        self._args: list[Any] = [None] * (2 * len(fields) + 1)
-        self._args[0::2] = chunks
+        # relaying: which stretches of the value lists hold block offsets (those move
+        # with the preamble) and which hold insitu values (copied as they are)
+        runs: list[list[Any]] = []
+        pos = preamble
+        for s in shape:
+            end = pos + (12 + 8 * s.numval if s.numval > 0 else 8)
+            moves = s.numval > 0 and s.valfmt != _INSITU
+            if runs and runs[-1][2] == moves:
+                runs[-1][1] = end - preamble
+            else:
+                runs.append([pos - preamble, end - preamble, moves])
+            pos = end
+        self._vlist_runs = tuple((a, b, moves) for a, b, moves in runs)
+        self._relay_plans: dict[int, tuple[bytes | slice, ...]] = {}
         self._numpmid = len(shape)
         nhead = len(head_fields)
         self.spans = tuple(
@@ -188,17 +196,31 @@ class ResultLayout:
             else (span[1], span[2])
             for span in spans
         )
+        self.vlist_end = preamble + vlist_size
         self.template = bytes(template)
-        self.mask = int.from_bytes(mask, "big")
-        self.expect = int.from_bytes(self.template, "big") & self.mask
+        # checking: the longest stretch of layout bytes is compared as bytes, what comes
+        # before and after it as masked integers
+        a, b = _longest_run(mask, preamble)
+        self._run = (a, b, self.template[a:b])
+        self._head = _masked(self.template[:a], mask[:a])
+        self._tail = _masked(self.template[b:], mask[b:])
 
     def matches(self, buf: bytes) -> bool:
         """True if BUF has exactly this layout (any sender, timestamp and values)."""
-        return len(buf) == self.size and int.from_bytes(buf, "big") & self.mask == self.expect
+        if len(buf) != self.size:
+            return False
+        a, b, run = self._run
+        head_mask, head = self._head
+        tail_mask, tail = self._tail
+        return (
+            buf[a:b] == run
+            and int.from_bytes(buf[:a], "little") & head_mask == head
+            and int.from_bytes(buf[b:], "little") & tail_mask == tail
+        )
 
     def read(self, buf: bytes) -> ColumnValueSets:
         """The value sets of BUF, which matches() this layout."""
-        return ColumnValueSets(self, self.values.unpack_from(buf))
+        return ColumnValueSets(self, buf)
 
     def sibling(self, preamble: int) -> ResultLayout:
         """The same shape laid out after a different preamble (RESULT vs HIGHRES_RESULT)."""
@@ -210,38 +232,95 @@ class ResultLayout:
             self._siblings[preamble] = other
         return other
 
-    def write(
-        self, values: tuple[Any, ...], pdutype: int, sender: int, sec: int, nsec: int
+    def relay(
+        self, buf: bytes, preamble: int, pdutype: int, sender: int, sec: int, nsec: int
     ) -> bytes:
-        """A PDU with this layout holding VALUES."""
-        args = self._args.copy()
-        args[1::2] = values
-        if self.preamble == HIGHRES_PREAMBLE:
-            head = _PREAMBLE[HIGHRES_PREAMBLE].pack(
-                self.size, pdutype, sender, self._numpmid, sec, nsec
-            )
+        """BUF (which matches() this layout) sent again after PREAMBLE, with a new header.
+
+        A block's offset counts words from the start of the PDU, so the value lists
+        of sets with blocks come from the target layout's template; everything else
+        (insitu values, the blocks) is copied from BUF.
+        """
+        size = self.size + preamble - self.preamble
+        if preamble == HIGHRES_PREAMBLE:
+            head = _PREAMBLE[HIGHRES_PREAMBLE].pack(size, pdutype, sender, self._numpmid, sec, nsec)
         else:
             head = _PREAMBLE[RESULT_PREAMBLE].pack(
-                self.size, pdutype, sender, sec, nsec // 1000, self._numpmid
+                size, pdutype, sender, sec, nsec // 1000, self._numpmid
             )
-        return head + self._writer.pack(*args)
+        if preamble == self.preamble:
+            return head + buf[preamble:]
+        plan = self._relay_plans.get(preamble)
+        if plan is None:
+            plan = self._relay_plans[preamble] = self._relay_plan(preamble)
+        parts = [head]
+        parts += [piece if type(piece) is bytes else buf[piece] for piece in plan]
+        return b"".join(parts)
+
+    def _relay_plan(self, preamble: int) -> tuple[bytes | slice, ...]:
+        """What relay() joins after the header: template bytes, or slices of the PDU."""
+        template = self.sibling(preamble).template
+        mine = self.preamble
+        plan: list[bytes | slice] = [
+            template[preamble + a : preamble + b] if moves else slice(mine + a, mine + b)
+            for a, b, moves in self._vlist_runs
+        ]
+        plan.append(slice(self.vlist_end, None))
+        return tuple(plan)
+
+
+def _longest_run(mask: bytes | bytearray, start: int) -> tuple[int, int]:
+    """The longest stretch of all-layout bytes in MASK from START on (may be empty)."""
+    best = (start, start)
+    at = start
+    while at < len(mask):
+        stop = mask.find(0, at)
+        if stop < 0:
+            stop = len(mask)
+        if stop - at > best[1] - best[0]:
+            best = (at, stop)
+        at = mask.find(255, stop)
+        if at < 0:
+            break
+    return best
+
+
+def _masked(template: bytes, mask: bytes | bytearray) -> tuple[int, int]:
+    """(mask, expected value) as little-endian integers, for a masked compare."""
+    bits = int.from_bytes(mask, "little")
+    return bits, int.from_bytes(template, "little") & bits
 
 
 class ColumnValueSets(Sequence):
     """A decoded result's value sets, held column-wise; each ValueSet is built on demand.
 
     Behaves as a read-only sequence of ValueSet, equal to the tuple the careful
-    decoder returns; encoding it again reuses its layout.
+    decoder returns; encoding it again copies the PDU it was read from.  The PDU
+    has been checked against the layout in full; its values are read (one unpack)
+    when first asked for, which pmcd relaying a result never does.
     """
 
-    __slots__ = ("_cache", "layout", "values")
+    __slots__ = ("_cache", "_values", "layout", "source")
 
-    def __init__(self, layout: ResultLayout, values: tuple[Any, ...]) -> None:
+    def __init__(self, layout: ResultLayout, source: bytes) -> None:
         self.layout = layout
-        #: Every value of the PDU as the layout's struct reads them: insitu words, fixed
-        #: payloads, and string/aggregate payloads as bytes (strings without their NUL).
-        self.values = values
+        #: The PDU, which matches() the layout: checked in full, so reading its values
+        #: cannot fail.
+        self.source = source
+        self._values: tuple[Any, ...] | None = None  # read on first use
         self._cache: list[ValueSet | None] | None = None  # made on first access
+
+    @property
+    def values(self) -> tuple[Any, ...]:
+        """Every value of the PDU as the layout's struct reads them: insitu words, fixed
+        payloads, and string/aggregate payloads as bytes (strings without their NUL).
+
+        Read in one unpack the first time they are asked for; a relayed result never is.
+        """
+        values = self._values
+        if values is None:
+            values = self._values = self.layout.values.unpack_from(self.source)
+        return values
 
     def __len__(self) -> int:
         return len(self.layout.shape)

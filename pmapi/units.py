@@ -43,6 +43,8 @@ PM_COUNT_ONE = 0
 
 _SPACE_WORDS = ("byte", "Kbyte", "Mbyte", "Gbyte", "Tbyte", "Pbyte", "Ebyte", "Zbyte", "Ybyte")
 _TIME_WORDS = ("nanosec", "microsec", "millisec", "sec", "min", "hour")
+#: Time words Units.parse accepts: pmUnitsStr's and the usual short forms.
+_TIME_NAMES = {w: i for i, w in enumerate(_TIME_WORDS)} | {"nsec": 0, "usec": 1, "msec": 2}
 
 
 def _signed4(nibble: int) -> int:
@@ -103,6 +105,41 @@ class Units:
     def text(self) -> str:
         """As pminfo -d prints units: like str(), but "none" when dimensionless."""
         return pmUnitsStr(self) or "none"
+
+    @classmethod
+    def parse(cls, text: str) -> Units:
+        """Units from the words pmUnitsStr prints ("Kbyte / sec", "count x 10^6",
+        "millisec") or their short forms ("msec", "usec", "nsec"); "" or "none" is
+        dimensionless.  ValueError names what is not understood."""
+        dims = [0, 0, 0]
+        scales = [0, 0, 0]
+        words = text.replace("/", " / ").replace(" x 10", " x10").split()
+        sign = 1
+        for word in words:
+            if word == "/":
+                sign = -1
+                continue
+            if word == "none" and len(words) == 1:
+                break
+            base, _, power = word.partition("^")
+            if base == "x10":  # a scale on counts: "count x 10^6"
+                scales[2] = int(power or "1")
+                continue
+            try:
+                exponent = sign * int(power or "1")
+            except ValueError:
+                raise ValueError(f"bad power in units {text!r}: {word!r}") from None
+            if base in _SPACE_WORDS:
+                dim, scale = 0, _SPACE_WORDS.index(base)
+            elif base in _TIME_NAMES:
+                dim, scale = 1, _TIME_NAMES[base]
+            elif base == "count":
+                dim, scale = 2, scales[2]
+            else:
+                raise ValueError(f"unknown unit {base!r} in {text!r}")
+            dims[dim] += exponent
+            scales[dim] = scale
+        return cls(*dims, *scales)
 
 
 def pmUnitsStr(units: Units) -> str:

@@ -1,0 +1,2038 @@
+"""The linux agent's metric catalog: what PCP 6's own linux agent exports, as data.
+
+Our `linux` agent (domain 60, built on psutil) must look exactly like PCP's
+pmdalinux to every PCP tool and config: same names, PMIDs, types, semantics,
+units, instance domains and instance names.  This module holds that metadata and
+nothing else: the instance domains the catalog uses (with how the real agent
+names and numbers their instances), and one frozen `MetricInfo` per metric with
+PCP's cluster and item, descriptor fields, one-line help text, and a `source`
+note saying how to compute the value from psutil (or from /proc where psutil
+lacks it), unit conversion included.  docs/linux-agent-notes.md has the longer
+story (psutil's gaps, instance naming rules).
+
+How it was made and checked: names, PMIDs, types, indoms, semantics, packed
+units and one-line help were read from a private reference pmcd running PCP
+6.0.3's linux agent (pmLookupDescs / pmLookupText), and the computations from
+its source (src/pmdas/linux/pmda.c, proc_stat.c, proc_meminfo.c,
+proc_partitions.c, proc_net_dev.c, filesys.c at tag 6.0.3) compared with
+psutil 7.2's _pslinux.py.  tests/test_linux_catalog.py checks every record
+against `pminfo -m -d -t` of a reference pmcd (marker `interop`).
+
+Types are those of a 2.6.5+ kernel: pmdalinux narrows a few /proc/stat counters
+to 32 bits on older kernels, which we do not support.  Counters PCP exports as
+32-bit (type U32, e.g. disk.dev.avactive) wrap modulo 2**32 there; the agent
+must wrap them the same way.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from pmapi.desc import Desc
+from pmapi.ids import PM_INDOM_NULL, pmID_build, pmInDom_build
+from pmapi.types import PMSem, PMType
+from pmapi.units import Space, Time, Units
+
+#: The linux agent's domain number.
+DOMAIN = 60
+
+# Instance domain serials, with pmdalinux's names for them (linux.h).
+CPU_INDOM = 0
+DISK_INDOM = 1
+LOADAVG_INDOM = 2
+NET_DEV_INDOM = 3
+FILESYS_INDOM = 5
+
+
+@dataclass(frozen=True, slots=True)
+class InDomInfo:
+    """One of pmdalinux's instance domains: its serial and how instances are named."""
+
+    serial: int
+    name: str  # pmdalinux's enum name
+    instances: str  # how the real agent names and numbers the instances
+
+    @property
+    def indom(self) -> int:
+        """The pmInDom (60.serial)."""
+        return pmInDom_build(DOMAIN, self.serial)
+
+
+#: The instance domains catalog metrics use, by serial.
+INDOMS: dict[int, InDomInfo] = {
+    CPU_INDOM: InDomInfo(
+        CPU_INDOM,
+        "CPU_INDOM",
+        "one per online CPU (the cpuN lines of /proc/stat): internal id N, name 'cpuN' "
+        "('cpu0', 'cpu1', ...); ids are CPU numbers, so offline CPUs leave gaps",
+    ),
+    DISK_INDOM: InDomInfo(
+        DISK_INDOM,
+        "DISK_INDOM",
+        "one per whole disk in /proc/diskstats, named as there ('sda', 'vda', 'nvme0n1', "
+        "'mmcblk0', 'xvda'); no partitions, loop*, ram*, zram*, sr*, dm-*, md*; ids 0, 1, ... "
+        "in order first seen, kept across restarts by pmdaCache (config/pmda/60.1)",
+    ),
+    LOADAVG_INDOM: InDomInfo(
+        LOADAVG_INDOM,
+        "LOADAVG_INDOM",
+        "fixed: id 1 '1 minute', id 5 '5 minute', id 15 '15 minute'",
+    ),
+    NET_DEV_INDOM: InDomInfo(
+        NET_DEV_INDOM,
+        "NET_DEV_INDOM",
+        "one per line of /proc/net/dev, named as there ('lo', 'eth0', 'ifb0'), loopback and "
+        "down interfaces included; ids 0, 1, ... in order first seen, kept across restarts "
+        "by pmdaCache (config/pmda/60.3)",
+    ),
+    FILESYS_INDOM: InDomInfo(
+        FILESYS_INDOM,
+        "FILESYS_INDOM",
+        "one per mounted block-device filesystem (device under /dev, or the / mount), named "
+        "by the device's realpath ('/dev/sda1', '/dev/vda'; /dev/mapper/* and /dev/md* kept "
+        "as written); the first mount of a device wins; proc, sysfs, cgroup, devtmpfs, "
+        "devpts, nfs, squashfs, autofs, ... and tmpfs (its own indom) excluded; ids 0, 1, ... "
+        "in /proc/self/mounts order, not persisted",
+    ),
+}
+
+#: pmdalinux's other instance domains that the devices left out above go to.
+RELATED_INDOMS: dict[int, InDomInfo] = {
+    10: InDomInfo(10, "PARTITIONS_INDOM", "disk.partitions.*: sda1, nvme0n1p1, ..."),
+    17: InDomInfo(17, "NET_ADDR_INDOM", "network.interface.{inet,ipv6,hw}_addr: interface names"),
+    18: InDomInfo(18, "TMPFS_INDOM", "tmpfs.*: tmpfs mount points, e.g. '/dev/shm'"),
+    24: InDomInfo(24, "DM_INDOM", "disk.dm.*: dm-N under its /dev/mapper name"),
+    25: InDomInfo(25, "MD_INDOM", "disk.md.*: mdN, or its /dev/md/NAME name"),
+    38: InDomInfo(38, "ZRAM_INDOM", "zram.*: zram0, zram1, ..."),
+}
+
+#: kernel.all.load's instances (internal id, external name), fixed.
+LOAD_INSTANCES: tuple[tuple[int, str], ...] = ((1, "1 minute"), (5, "5 minute"), (15, "15 minute"))
+
+
+@dataclass(frozen=True, slots=True)
+class MetricInfo:
+    """One metric of PCP's linux agent, and how to compute it."""
+
+    name: str
+    cluster: int
+    item: int
+    type: PMType
+    indom: int | None  # serial of the instance domain (an INDOMS key), None for singular
+    sem: PMSem
+    units: Units
+    help: str  # the one-line help text, exactly as pmdalinux has it
+    source: str  # how to compute the value, with unit conversions
+
+    @property
+    def pmid(self) -> int:
+        return pmID_build(DOMAIN, self.cluster, self.item)
+
+    @property
+    def pmindom(self) -> int:
+        """The pmInDom, or PM_INDOM_NULL."""
+        return PM_INDOM_NULL if self.indom is None else pmInDom_build(DOMAIN, self.indom)
+
+    def desc(self) -> Desc:
+        return Desc(self.pmid, self.type, self.pmindom, self.sem, self.units)
+
+
+_U32 = PMType.PM_TYPE_U32
+_64 = PMType.PM_TYPE_64
+_U64 = PMType.PM_TYPE_U64
+_FLOAT = PMType.PM_TYPE_FLOAT
+_DOUBLE = PMType.PM_TYPE_DOUBLE
+_STRING = PMType.PM_TYPE_STRING
+
+_COUNTER = PMSem.PM_SEM_COUNTER
+_INSTANT = PMSem.PM_SEM_INSTANT
+_DISCRETE = PMSem.PM_SEM_DISCRETE
+
+_NONE = Units()
+_COUNT = Units(dimCount=1)
+_BYTE = Units(dimSpace=1, scaleSpace=Space.PM_SPACE_BYTE)
+_KBYTE = Units(dimSpace=1, scaleSpace=Space.PM_SPACE_KBYTE)
+_MBYTE = Units(dimSpace=1, scaleSpace=Space.PM_SPACE_MBYTE)
+_MSEC = Units(dimTime=1, scaleTime=Time.PM_TIME_MSEC)
+_SEC = Units(dimTime=1, scaleTime=Time.PM_TIME_SEC)
+_COUNT_PER_SEC = Units(dimTime=-1, dimCount=1, scaleTime=Time.PM_TIME_SEC)
+_BYTE_PER_SEC = Units(dimSpace=1, dimTime=-1, scaleTime=Time.PM_TIME_SEC)
+_MBYTE_PER_SEC = Units(
+    dimSpace=1, dimTime=-1, scaleSpace=Space.PM_SPACE_MBYTE, scaleTime=Time.PM_TIME_SEC
+)
+
+# In `source`: "x // 1024" is integer division; "round(x * 1000)" turns psutil's float
+# seconds (ticks / CLK_TCK) back into PCP's integer msec (ticks * 1000 / hz) without the
+# off-by-one that int() gives on float error; /proc/meminfo fields are kB, missing
+# fields mean no value.
+
+#: Every metric in the catalog, grouped by family.
+METRICS: tuple[MetricInfo, ...] = (
+    # --- CPU time, all CPUs: /proc/stat "cpu" line, ticks * 1000 / hz
+    MetricInfo(
+        "kernel.all.cpu.user",
+        cluster=0,
+        item=20,
+        type=_U64,
+        indom=None,
+        sem=_COUNTER,
+        units=_MSEC,
+        help="total user CPU time from /proc/stat for all CPUs, including guest CPU time",
+        source="psutil.cpu_times().user (includes guest), sec -> msec: round(x * 1000)",
+    ),
+    MetricInfo(
+        "kernel.all.cpu.nice",
+        cluster=0,
+        item=21,
+        type=_U64,
+        indom=None,
+        sem=_COUNTER,
+        units=_MSEC,
+        help="total nice user CPU time from /proc/stat for all CPUs, including guest time",
+        source="psutil.cpu_times().nice (includes guest_nice), sec -> msec: round(x * 1000)",
+    ),
+    MetricInfo(
+        "kernel.all.cpu.sys",
+        cluster=0,
+        item=22,
+        type=_U64,
+        indom=None,
+        sem=_COUNTER,
+        units=_MSEC,
+        help="total sys CPU time from /proc/stat for all CPUs",
+        source="psutil.cpu_times().system, sec -> msec: round(x * 1000)",
+    ),
+    MetricInfo(
+        "kernel.all.cpu.idle",
+        cluster=0,
+        item=23,
+        type=_U64,
+        indom=None,
+        sem=_COUNTER,
+        units=_MSEC,
+        help="total idle CPU time from /proc/stat for all CPUs",
+        source="psutil.cpu_times().idle (excludes iowait), sec -> msec: round(x * 1000)",
+    ),
+    MetricInfo(
+        "kernel.all.cpu.intr",
+        cluster=0,
+        item=34,
+        type=_U64,
+        indom=None,
+        sem=_COUNTER,
+        units=_MSEC,
+        help="total interrupt CPU time from /proc/stat for all CPUs",
+        source="t = psutil.cpu_times(); (t.irq + t.softirq), sec -> msec: round(x * 1000)",
+    ),
+    MetricInfo(
+        "kernel.all.cpu.wait.total",
+        cluster=0,
+        item=35,
+        type=_U64,
+        indom=None,
+        sem=_COUNTER,
+        units=_MSEC,
+        help="total wait CPU time from /proc/stat for all CPUs",
+        source=(
+            "psutil.cpu_times().iowait (PCP holds the previous value when iowait steps back by < "
+            "100 ticks), sec -> msec: round(x * 1000)"
+        ),
+    ),
+    MetricInfo(
+        "kernel.all.cpu.steal",
+        cluster=0,
+        item=55,
+        type=_U64,
+        indom=None,
+        sem=_COUNTER,
+        units=_MSEC,
+        help="total virtualisation CPU steal time for all CPUs",
+        source="psutil.cpu_times().steal, sec -> msec: round(x * 1000)",
+    ),
+    MetricInfo(
+        "kernel.all.cpu.irq.soft",
+        cluster=0,
+        item=53,
+        type=_U64,
+        indom=None,
+        sem=_COUNTER,
+        units=_MSEC,
+        help="soft interrupt CPU time from /proc/stat for all CPUs",
+        source="psutil.cpu_times().softirq, sec -> msec: round(x * 1000)",
+    ),
+    MetricInfo(
+        "kernel.all.cpu.irq.hard",
+        cluster=0,
+        item=54,
+        type=_U64,
+        indom=None,
+        sem=_COUNTER,
+        units=_MSEC,
+        help="hard interrupt CPU time from /proc/stat for all CPUs",
+        source="psutil.cpu_times().irq, sec -> msec: round(x * 1000)",
+    ),
+    MetricInfo(
+        "kernel.all.cpu.guest",
+        cluster=0,
+        item=60,
+        type=_U64,
+        indom=None,
+        sem=_COUNTER,
+        units=_MSEC,
+        help="total virtual guest CPU time for all CPUs",
+        source="psutil.cpu_times().guest, sec -> msec: round(x * 1000)",
+    ),
+    MetricInfo(
+        "kernel.all.cpu.guest_nice",
+        cluster=0,
+        item=81,
+        type=_U64,
+        indom=None,
+        sem=_COUNTER,
+        units=_MSEC,
+        help="total virtual guest CPU nice time for all CPUs",
+        source="psutil.cpu_times().guest_nice, sec -> msec: round(x * 1000)",
+    ),
+    MetricInfo(
+        "kernel.all.cpu.vuser",
+        cluster=0,
+        item=78,
+        type=_U64,
+        indom=None,
+        sem=_COUNTER,
+        units=_MSEC,
+        help="total user CPU time from /proc/stat for all CPUs, excluding guest CPU time",
+        source="t = psutil.cpu_times(); (t.user - t.guest), sec -> msec: round(x * 1000)",
+    ),
+    MetricInfo(
+        "kernel.all.cpu.vnice",
+        cluster=0,
+        item=82,
+        type=_U64,
+        indom=None,
+        sem=_COUNTER,
+        units=_MSEC,
+        help="total nice user CPU time from /proc/stat for all CPUs, excluding guest time",
+        source="t = psutil.cpu_times(); (t.nice - t.guest_nice), sec -> msec: round(x * 1000)",
+    ),
+    # --- CPU time per CPU: /proc/stat "cpuN" lines
+    MetricInfo(
+        "kernel.percpu.cpu.user",
+        cluster=0,
+        item=0,
+        type=_U64,
+        indom=CPU_INDOM,
+        sem=_COUNTER,
+        units=_MSEC,
+        help="percpu user CPU time metric from /proc/stat, including guest CPU time",
+        source=(
+            "psutil.cpu_times(percpu=True)[i].user (includes guest), sec -> msec: round(x * 1000);"
+            " i-th entry = i-th cpuN line of /proc/stat"
+        ),
+    ),
+    MetricInfo(
+        "kernel.percpu.cpu.nice",
+        cluster=0,
+        item=1,
+        type=_U64,
+        indom=CPU_INDOM,
+        sem=_COUNTER,
+        units=_MSEC,
+        help="percpu nice user CPU time metric from /proc/stat, including guest CPU time",
+        source=(
+            "psutil.cpu_times(percpu=True)[i].nice (includes guest_nice), sec -> msec: round(x * "
+            "1000); i-th entry = i-th cpuN line of /proc/stat"
+        ),
+    ),
+    MetricInfo(
+        "kernel.percpu.cpu.sys",
+        cluster=0,
+        item=2,
+        type=_U64,
+        indom=CPU_INDOM,
+        sem=_COUNTER,
+        units=_MSEC,
+        help="percpu sys CPU time metric from /proc/stat",
+        source=(
+            "psutil.cpu_times(percpu=True)[i].system, sec -> msec: round(x * 1000); i-th entry = "
+            "i-th cpuN line of /proc/stat"
+        ),
+    ),
+    MetricInfo(
+        "kernel.percpu.cpu.idle",
+        cluster=0,
+        item=3,
+        type=_U64,
+        indom=CPU_INDOM,
+        sem=_COUNTER,
+        units=_MSEC,
+        help="percpu idle CPU time metric from /proc/stat",
+        source=(
+            "psutil.cpu_times(percpu=True)[i].idle (excludes iowait), sec -> msec: round(x * "
+            "1000); i-th entry = i-th cpuN line of /proc/stat"
+        ),
+    ),
+    MetricInfo(
+        "kernel.percpu.cpu.intr",
+        cluster=0,
+        item=31,
+        type=_U64,
+        indom=CPU_INDOM,
+        sem=_COUNTER,
+        units=_MSEC,
+        help="percpu interrupt CPU time",
+        source=(
+            "t = psutil.cpu_times(percpu=True)[i]; (t.irq + t.softirq), sec -> msec: round(x * "
+            "1000); i-th entry = i-th cpuN line of /proc/stat"
+        ),
+    ),
+    MetricInfo(
+        "kernel.percpu.cpu.wait.total",
+        cluster=0,
+        item=30,
+        type=_U64,
+        indom=CPU_INDOM,
+        sem=_COUNTER,
+        units=_MSEC,
+        help="percpu wait CPU time",
+        source=(
+            "psutil.cpu_times(percpu=True)[i].iowait (PCP holds the previous value when iowait "
+            "steps back by < 100 ticks), sec -> msec: round(x * 1000); i-th entry = i-th cpuN line"
+            " of /proc/stat"
+        ),
+    ),
+    MetricInfo(
+        "kernel.percpu.cpu.steal",
+        cluster=0,
+        item=58,
+        type=_U64,
+        indom=CPU_INDOM,
+        sem=_COUNTER,
+        units=_MSEC,
+        help="percpu CPU steal time",
+        source=(
+            "psutil.cpu_times(percpu=True)[i].steal, sec -> msec: round(x * 1000); i-th entry = "
+            "i-th cpuN line of /proc/stat"
+        ),
+    ),
+    MetricInfo(
+        "kernel.percpu.cpu.irq.soft",
+        cluster=0,
+        item=56,
+        type=_U64,
+        indom=CPU_INDOM,
+        sem=_COUNTER,
+        units=_MSEC,
+        help="percpu soft interrupt CPU time",
+        source=(
+            "psutil.cpu_times(percpu=True)[i].softirq, sec -> msec: round(x * 1000); i-th entry = "
+            "i-th cpuN line of /proc/stat"
+        ),
+    ),
+    MetricInfo(
+        "kernel.percpu.cpu.irq.hard",
+        cluster=0,
+        item=57,
+        type=_U64,
+        indom=CPU_INDOM,
+        sem=_COUNTER,
+        units=_MSEC,
+        help="percpu hard interrupt CPU time",
+        source=(
+            "psutil.cpu_times(percpu=True)[i].irq, sec -> msec: round(x * 1000); i-th entry = i-th"
+            " cpuN line of /proc/stat"
+        ),
+    ),
+    MetricInfo(
+        "kernel.percpu.cpu.guest",
+        cluster=0,
+        item=61,
+        type=_U64,
+        indom=CPU_INDOM,
+        sem=_COUNTER,
+        units=_MSEC,
+        help="percpu guest CPU time",
+        source=(
+            "psutil.cpu_times(percpu=True)[i].guest, sec -> msec: round(x * 1000); i-th entry = "
+            "i-th cpuN line of /proc/stat"
+        ),
+    ),
+    MetricInfo(
+        "kernel.percpu.cpu.guest_nice",
+        cluster=0,
+        item=83,
+        type=_U64,
+        indom=CPU_INDOM,
+        sem=_COUNTER,
+        units=_MSEC,
+        help="percpu nice guest CPU time",
+        source=(
+            "psutil.cpu_times(percpu=True)[i].guest_nice, sec -> msec: round(x * 1000); i-th entry"
+            " = i-th cpuN line of /proc/stat"
+        ),
+    ),
+    MetricInfo(
+        "kernel.percpu.cpu.vuser",
+        cluster=0,
+        item=76,
+        type=_U64,
+        indom=CPU_INDOM,
+        sem=_COUNTER,
+        units=_MSEC,
+        help="percpu user CPU time metric from /proc/stat, excluding guest CPU time",
+        source=(
+            "t = psutil.cpu_times(percpu=True)[i]; (t.user - t.guest), sec -> msec: round(x * "
+            "1000); i-th entry = i-th cpuN line of /proc/stat"
+        ),
+    ),
+    MetricInfo(
+        "kernel.percpu.cpu.vnice",
+        cluster=0,
+        item=84,
+        type=_U64,
+        indom=CPU_INDOM,
+        sem=_COUNTER,
+        units=_MSEC,
+        help="percpu nice user CPU time metric from /proc/stat, excluding guest CPU time",
+        source=(
+            "t = psutil.cpu_times(percpu=True)[i]; (t.nice - t.guest_nice), sec -> msec: round(x *"
+            " 1000); i-th entry = i-th cpuN line of /proc/stat"
+        ),
+    ),
+    # --- load, uptime, process counts, /proc/stat counters
+    MetricInfo(
+        "kernel.all.load",
+        cluster=2,
+        item=0,
+        type=_FLOAT,
+        indom=LOADAVG_INDOM,
+        sem=_INSTANT,
+        units=_NONE,
+        help="1, 5 and 15 minute load average",
+        source=(
+            "/proc/loadavg fields 1-3 as float32, inst 1/5/15; psutil.getloadavg() (os.getloadavg)"
+            " is close but not the same number"
+        ),
+    ),
+    MetricInfo(
+        "kernel.all.uptime",
+        cluster=26,
+        item=0,
+        type=_DOUBLE,
+        indom=None,
+        sem=_INSTANT,
+        units=_SEC,
+        help="time the current kernel has been running",
+        source=(
+            "/proc/uptime field 1 (sec, double); time.time() - psutil.boot_time() only "
+            "approximates it"
+        ),
+    ),
+    MetricInfo(
+        "kernel.all.idletime",
+        cluster=26,
+        item=1,
+        type=_DOUBLE,
+        indom=None,
+        sem=_INSTANT,
+        units=_SEC,
+        help="time the current kernel has been idle since boot",
+        source="/proc/uptime field 2 (sec, double, summed over CPUs); not in psutil",
+    ),
+    MetricInfo(
+        "kernel.all.nprocs",
+        cluster=2,
+        item=3,
+        type=_U32,
+        indom=None,
+        sem=_INSTANT,
+        units=_NONE,
+        help="total number of processes (lightweight)",
+        source=(
+            "/proc/loadavg field 4, N of 'R/N' (all tasks, threads included); not "
+            "len(psutil.pids())"
+        ),
+    ),
+    MetricInfo(
+        "kernel.all.runnable",
+        cluster=2,
+        item=2,
+        type=_U32,
+        indom=None,
+        sem=_INSTANT,
+        units=_NONE,
+        help="total number of processes in the (per-CPU) run queues",
+        source="/proc/loadavg field 4, R of 'R/N'; not in psutil",
+    ),
+    MetricInfo(
+        "kernel.all.running",
+        cluster=0,
+        item=15,
+        type=_U64,
+        indom=None,
+        sem=_INSTANT,
+        units=_NONE,
+        help="number of currently running processes from /proc/stat",
+        source="/proc/stat procs_running; not in psutil",
+    ),
+    MetricInfo(
+        "kernel.all.blocked",
+        cluster=0,
+        item=16,
+        type=_U64,
+        indom=None,
+        sem=_INSTANT,
+        units=_NONE,
+        help="number of currently blocked processes from /proc/stat",
+        source="/proc/stat procs_blocked; not in psutil",
+    ),
+    MetricInfo(
+        "kernel.all.pswitch",
+        cluster=0,
+        item=13,
+        type=_U64,
+        indom=None,
+        sem=_COUNTER,
+        units=_COUNT,
+        help="context switches metric from /proc/stat",
+        source="psutil.cpu_stats().ctx_switches (/proc/stat ctxt)",
+    ),
+    MetricInfo(
+        "kernel.all.intr",
+        cluster=0,
+        item=12,
+        type=_U64,
+        indom=None,
+        sem=_COUNTER,
+        units=_COUNT,
+        help="interrupt count metric from /proc/stat",
+        source="psutil.cpu_stats().interrupts (first number of /proc/stat intr)",
+    ),
+    MetricInfo(
+        "kernel.all.sysfork",
+        cluster=0,
+        item=14,
+        type=_U64,
+        indom=None,
+        sem=_COUNTER,
+        units=_COUNT,
+        help="fork rate metric from /proc/stat",
+        source="/proc/stat processes; not in psutil",
+    ),
+    MetricInfo(
+        "kernel.all.hz",
+        cluster=0,
+        item=48,
+        type=_U32,
+        indom=None,
+        sem=_DISCRETE,
+        units=_COUNT_PER_SEC,
+        help="value of HZ (jiffies/second) for the currently running kernel",
+        source="os.sysconf('SC_CLK_TCK')",
+    ),
+    MetricInfo(
+        "kernel.all.boottime",
+        cluster=0,
+        item=17,
+        type=_64,
+        indom=None,
+        sem=_DISCRETE,
+        units=_SEC,
+        help="boot time from /proc/stat",
+        source="int(psutil.boot_time()) (/proc/stat btime)",
+    ),
+    MetricInfo(
+        "kernel.all.lastpid",
+        cluster=2,
+        item=1,
+        type=_U32,
+        indom=None,
+        sem=_INSTANT,
+        units=_NONE,
+        help="most recently allocated process identifier",
+        source="/proc/loadavg field 5; not in psutil",
+    ),
+    # --- hardware inventory
+    MetricInfo(
+        "hinv.ncpu",
+        cluster=0,
+        item=32,
+        type=_U32,
+        indom=None,
+        sem=_DISCRETE,
+        units=_NONE,
+        help="number of CPUs in the system",
+        source="len(psutil.cpu_times(percpu=True)): online CPUs, the active cpu instances",
+    ),
+    MetricInfo(
+        "hinv.physmem",
+        cluster=1,
+        item=9,
+        type=_U32,
+        indom=None,
+        sem=_DISCRETE,
+        units=_MBYTE,
+        help="total system memory metric from /proc/meminfo",
+        source="psutil.virtual_memory().total >> 20 (MemTotal kB >> 10, truncated)",
+    ),
+    MetricInfo(
+        "hinv.pagesize",
+        cluster=1,
+        item=11,
+        type=_U32,
+        indom=None,
+        sem=_DISCRETE,
+        units=_BYTE,
+        help="Memory page size",
+        source="os.sysconf('SC_PAGE_SIZE')",
+    ),
+    MetricInfo(
+        "hinv.ndisk",
+        cluster=0,
+        item=33,
+        type=_U32,
+        indom=None,
+        sem=_DISCRETE,
+        units=_NONE,
+        help="number of disks in the system",
+        source="number of disk.dev instances (whole disks only, see the disk indom)",
+    ),
+    MetricInfo(
+        "hinv.ninterface",
+        cluster=3,
+        item=27,
+        type=_U32,
+        indom=None,
+        sem=_DISCRETE,
+        units=_NONE,
+        help="number of active (up) network interfaces",
+        source=(
+            "len(psutil.net_io_counters(pernic=True)): every /proc/net/dev line, up or down, "
+            "whatever the help text says"
+        ),
+    ),
+    MetricInfo(
+        "hinv.nfilesys",
+        cluster=5,
+        item=0,
+        type=_U32,
+        indom=None,
+        sem=_DISCRETE,
+        units=_COUNT,
+        help="number of (local) file systems currently mounted",
+        source="number of filesys instances",
+    ),
+    # --- memory: /proc/meminfo, kB as the kernel gives them
+    MetricInfo(
+        "mem.physmem",
+        cluster=1,
+        item=0,
+        type=_U64,
+        indom=None,
+        sem=_DISCRETE,
+        units=_KBYTE,
+        help="total system memory metric reported by /proc/meminfo",
+        source="psutil.virtual_memory().total // 1024 (MemTotal)",
+    ),
+    MetricInfo(
+        "mem.freemem",
+        cluster=1,
+        item=10,
+        type=_U64,
+        indom=None,
+        sem=_INSTANT,
+        units=_KBYTE,
+        help="free system memory metric from /proc/meminfo",
+        source="psutil.virtual_memory().free // 1024 (MemFree)",
+    ),
+    MetricInfo(
+        "mem.util.used",
+        cluster=1,
+        item=1,
+        type=_U64,
+        indom=None,
+        sem=_INSTANT,
+        units=_KBYTE,
+        help="used memory metric from /proc/meminfo",
+        source=(
+            "(vm.total - vm.free) // 1024 (MemTotal - MemFree); not psutil's vm.used (total - "
+            "available)"
+        ),
+    ),
+    MetricInfo(
+        "mem.util.free",
+        cluster=1,
+        item=2,
+        type=_U64,
+        indom=None,
+        sem=_INSTANT,
+        units=_KBYTE,
+        help="free memory metric from /proc/meminfo",
+        source="psutil.virtual_memory().free // 1024 (MemFree)",
+    ),
+    MetricInfo(
+        "mem.util.shared",
+        cluster=1,
+        item=3,
+        type=_U64,
+        indom=None,
+        sem=_INSTANT,
+        units=_KBYTE,
+        help="shared memory metric from /proc/meminfo",
+        source=(
+            "/proc/meminfo MemShared (2.4 kernels): no value on current kernels; psutil's "
+            "vm.shared is Shmem, i.e. mem.util.shmem"
+        ),
+    ),
+    MetricInfo(
+        "mem.util.bufmem",
+        cluster=1,
+        item=4,
+        type=_U64,
+        indom=None,
+        sem=_INSTANT,
+        units=_KBYTE,
+        help="I/O buffers metric from /proc/meminfo",
+        source="psutil.virtual_memory().buffers // 1024 (Buffers)",
+    ),
+    MetricInfo(
+        "mem.util.cached",
+        cluster=1,
+        item=5,
+        type=_U64,
+        indom=None,
+        sem=_INSTANT,
+        units=_KBYTE,
+        help="page cache metric from /proc/meminfo",
+        source="/proc/meminfo Cached (kB); not psutil's vm.cached, which adds SReclaimable",
+    ),
+    MetricInfo(
+        "mem.util.other",
+        cluster=1,
+        item=12,
+        type=_U64,
+        indom=None,
+        sem=_INSTANT,
+        units=_KBYTE,
+        help="unaccounted memory",
+        source="/proc/meminfo max(0, MemTotal - MemFree - Cached - Buffers) (kB)",
+    ),
+    MetricInfo(
+        "mem.util.swapCached",
+        cluster=1,
+        item=13,
+        type=_U64,
+        indom=None,
+        sem=_INSTANT,
+        units=_KBYTE,
+        help="Kbytes in swap cache, from /proc/meminfo",
+        source="/proc/meminfo SwapCached (kB)",
+    ),
+    MetricInfo(
+        "mem.util.active",
+        cluster=1,
+        item=14,
+        type=_U64,
+        indom=None,
+        sem=_INSTANT,
+        units=_KBYTE,
+        help="Kbytes on the active page list (recently referenced pages)",
+        source="psutil.virtual_memory().active // 1024 (Active)",
+    ),
+    MetricInfo(
+        "mem.util.inactive",
+        cluster=1,
+        item=15,
+        type=_U64,
+        indom=None,
+        sem=_INSTANT,
+        units=_KBYTE,
+        help="Kbytes on the inactive page list (candidates for discarding)",
+        source="psutil.virtual_memory().inactive // 1024 (Inactive)",
+    ),
+    MetricInfo(
+        "mem.util.swapTotal",
+        cluster=1,
+        item=20,
+        type=_U64,
+        indom=None,
+        sem=_INSTANT,
+        units=_KBYTE,
+        help="Kbytes swap, from /proc/meminfo",
+        source="psutil.swap_memory().total // 1024 (SwapTotal)",
+    ),
+    MetricInfo(
+        "mem.util.swapFree",
+        cluster=1,
+        item=21,
+        type=_U64,
+        indom=None,
+        sem=_INSTANT,
+        units=_KBYTE,
+        help="Kbytes free swap, from /proc/meminfo",
+        source="psutil.swap_memory().free // 1024 (SwapFree)",
+    ),
+    MetricInfo(
+        "mem.util.dirty",
+        cluster=1,
+        item=22,
+        type=_U64,
+        indom=None,
+        sem=_INSTANT,
+        units=_KBYTE,
+        help="Kbytes in dirty pages, from /proc/meminfo",
+        source="/proc/meminfo Dirty (kB)",
+    ),
+    MetricInfo(
+        "mem.util.writeback",
+        cluster=1,
+        item=23,
+        type=_U64,
+        indom=None,
+        sem=_INSTANT,
+        units=_KBYTE,
+        help="Kbytes in writeback pages, from /proc/meminfo",
+        source="/proc/meminfo Writeback (kB)",
+    ),
+    MetricInfo(
+        "mem.util.mapped",
+        cluster=1,
+        item=24,
+        type=_U64,
+        indom=None,
+        sem=_INSTANT,
+        units=_KBYTE,
+        help="Kbytes in mapped pages, from /proc/meminfo",
+        source="/proc/meminfo Mapped (kB)",
+    ),
+    MetricInfo(
+        "mem.util.slab",
+        cluster=1,
+        item=25,
+        type=_U64,
+        indom=None,
+        sem=_INSTANT,
+        units=_KBYTE,
+        help="Kbytes in slab memory, from /proc/meminfo",
+        source="psutil.virtual_memory().slab // 1024 (Slab)",
+    ),
+    MetricInfo(
+        "mem.util.committed_AS",
+        cluster=1,
+        item=26,
+        type=_U64,
+        indom=None,
+        sem=_INSTANT,
+        units=_KBYTE,
+        help="Kbytes committed to address spaces, from /proc/meminfo",
+        source="/proc/meminfo Committed_AS (kB)",
+    ),
+    MetricInfo(
+        "mem.util.pageTables",
+        cluster=1,
+        item=27,
+        type=_U64,
+        indom=None,
+        sem=_INSTANT,
+        units=_KBYTE,
+        help="Kbytes in kernel page tables, from /proc/meminfo",
+        source="/proc/meminfo PageTables (kB)",
+    ),
+    MetricInfo(
+        "mem.util.cache_clean",
+        cluster=1,
+        item=29,
+        type=_U64,
+        indom=None,
+        sem=_INSTANT,
+        units=_KBYTE,
+        help="Kbytes cached and not dirty or writeback, derived from /proc/meminfo",
+        source="/proc/meminfo max(0, Cached - Dirty - Writeback) (kB)",
+    ),
+    MetricInfo(
+        "mem.util.anonpages",
+        cluster=1,
+        item=30,
+        type=_U64,
+        indom=None,
+        sem=_INSTANT,
+        units=_KBYTE,
+        help="Kbytes in user pages not backed by files, from /proc/meminfo",
+        source="/proc/meminfo AnonPages (kB)",
+    ),
+    MetricInfo(
+        "mem.util.commitLimit",
+        cluster=1,
+        item=31,
+        type=_U64,
+        indom=None,
+        sem=_INSTANT,
+        units=_KBYTE,
+        help="Kbytes limit for address space commit, from /proc/meminfo",
+        source="/proc/meminfo CommitLimit (kB)",
+    ),
+    MetricInfo(
+        "mem.util.slabReclaimable",
+        cluster=1,
+        item=34,
+        type=_U64,
+        indom=None,
+        sem=_INSTANT,
+        units=_KBYTE,
+        help="Kbytes in reclaimable slab pages, from /proc/meminfo",
+        source="/proc/meminfo SReclaimable (kB)",
+    ),
+    MetricInfo(
+        "mem.util.slabUnreclaimable",
+        cluster=1,
+        item=35,
+        type=_U64,
+        indom=None,
+        sem=_INSTANT,
+        units=_KBYTE,
+        help="Kbytes in unreclaimable slab pages, from /proc/meminfo",
+        source="/proc/meminfo SUnreclaim (kB)",
+    ),
+    MetricInfo(
+        "mem.util.active_anon",
+        cluster=1,
+        item=36,
+        type=_U64,
+        indom=None,
+        sem=_INSTANT,
+        units=_KBYTE,
+        help="anonymous Active list LRU memory",
+        source="/proc/meminfo Active(anon) (kB)",
+    ),
+    MetricInfo(
+        "mem.util.inactive_anon",
+        cluster=1,
+        item=37,
+        type=_U64,
+        indom=None,
+        sem=_INSTANT,
+        units=_KBYTE,
+        help="anonymous Inactive list LRU memory",
+        source="/proc/meminfo Inactive(anon) (kB)",
+    ),
+    MetricInfo(
+        "mem.util.active_file",
+        cluster=1,
+        item=38,
+        type=_U64,
+        indom=None,
+        sem=_INSTANT,
+        units=_KBYTE,
+        help="file-backed Active list LRU memory",
+        source="/proc/meminfo Active(file) (kB)",
+    ),
+    MetricInfo(
+        "mem.util.inactive_file",
+        cluster=1,
+        item=39,
+        type=_U64,
+        indom=None,
+        sem=_INSTANT,
+        units=_KBYTE,
+        help="file-backed Inactive list LRU memory",
+        source="/proc/meminfo Inactive(file) (kB)",
+    ),
+    MetricInfo(
+        "mem.util.unevictable",
+        cluster=1,
+        item=40,
+        type=_U64,
+        indom=None,
+        sem=_INSTANT,
+        units=_KBYTE,
+        help="kbytes of memory that is unevictable",
+        source="/proc/meminfo Unevictable (kB)",
+    ),
+    MetricInfo(
+        "mem.util.mlocked",
+        cluster=1,
+        item=41,
+        type=_U64,
+        indom=None,
+        sem=_INSTANT,
+        units=_KBYTE,
+        help="kbytes of memory that is pinned via mlock()",
+        source="/proc/meminfo Mlocked (kB)",
+    ),
+    MetricInfo(
+        "mem.util.shmem",
+        cluster=1,
+        item=42,
+        type=_U64,
+        indom=None,
+        sem=_INSTANT,
+        units=_KBYTE,
+        help="kbytes of shmem",
+        source="psutil.virtual_memory().shared // 1024 (Shmem)",
+    ),
+    MetricInfo(
+        "mem.util.kernelStack",
+        cluster=1,
+        item=43,
+        type=_U64,
+        indom=None,
+        sem=_INSTANT,
+        units=_KBYTE,
+        help="kbytes of memory used for kernel stacks",
+        source="/proc/meminfo KernelStack (kB)",
+    ),
+    MetricInfo(
+        "mem.util.hugepagesTotal",
+        cluster=1,
+        item=44,
+        type=_U64,
+        indom=None,
+        sem=_INSTANT,
+        units=_COUNT,
+        help="a count of total hugepages",
+        source="/proc/meminfo HugePages_Total (a page count, not kB)",
+    ),
+    MetricInfo(
+        "mem.util.hugepagesFree",
+        cluster=1,
+        item=45,
+        type=_U64,
+        indom=None,
+        sem=_INSTANT,
+        units=_COUNT,
+        help="a count of free hugepages",
+        source="/proc/meminfo HugePages_Free (a page count, not kB)",
+    ),
+    MetricInfo(
+        "mem.util.available",
+        cluster=1,
+        item=58,
+        type=_U64,
+        indom=None,
+        sem=_INSTANT,
+        units=_KBYTE,
+        help="available memory from /proc/meminfo",
+        source=(
+            "psutil.virtual_memory().available // 1024 (MemAvailable; both estimate it alike on "
+            "kernels without it)"
+        ),
+    ),
+    # --- swap: bytes (not Kbyte) and /proc/vmstat page counts
+    MetricInfo(
+        "swap.length",
+        cluster=1,
+        item=6,
+        type=_U64,
+        indom=None,
+        sem=_INSTANT,
+        units=_BYTE,
+        help="total swap available metric from /proc/meminfo",
+        source="psutil.swap_memory().total, bytes (SwapTotal kB * 1024)",
+    ),
+    MetricInfo(
+        "swap.used",
+        cluster=1,
+        item=7,
+        type=_U64,
+        indom=None,
+        sem=_INSTANT,
+        units=_BYTE,
+        help="swap used metric from /proc/meminfo",
+        source="psutil.swap_memory().used, bytes ((SwapTotal - SwapFree) kB * 1024)",
+    ),
+    MetricInfo(
+        "swap.free",
+        cluster=1,
+        item=8,
+        type=_U64,
+        indom=None,
+        sem=_INSTANT,
+        units=_BYTE,
+        help="swap free metric from /proc/meminfo",
+        source="psutil.swap_memory().free, bytes (SwapFree kB * 1024)",
+    ),
+    MetricInfo(
+        "swap.pagesin",
+        cluster=0,
+        item=8,
+        type=_U32,
+        indom=None,
+        sem=_COUNTER,
+        units=_COUNT,
+        help="pages read from swap devices due to demand for physical memory",
+        source="/proc/vmstat pswpin, wrapped to 32 bits (= psutil.swap_memory().sin // 4096)",
+    ),
+    MetricInfo(
+        "swap.pagesout",
+        cluster=0,
+        item=9,
+        type=_U32,
+        indom=None,
+        sem=_COUNTER,
+        units=_COUNT,
+        help="pages written to swap devices due to demand for physical memory",
+        source="/proc/vmstat pswpout, wrapped to 32 bits (= psutil.swap_memory().sout // 4096)",
+    ),
+    # --- per disk: /proc/diskstats
+    MetricInfo(
+        "disk.dev.read",
+        cluster=0,
+        item=4,
+        type=_U64,
+        indom=DISK_INDOM,
+        sem=_COUNTER,
+        units=_COUNT,
+        help="per-disk read operations",
+        source="d = psutil.disk_io_counters(perdisk=True)[name]; d.read_count",
+    ),
+    MetricInfo(
+        "disk.dev.write",
+        cluster=0,
+        item=5,
+        type=_U64,
+        indom=DISK_INDOM,
+        sem=_COUNTER,
+        units=_COUNT,
+        help="per-disk write operations",
+        source="d = psutil.disk_io_counters(perdisk=True)[name]; d.write_count",
+    ),
+    MetricInfo(
+        "disk.dev.total",
+        cluster=0,
+        item=28,
+        type=_U64,
+        indom=DISK_INDOM,
+        sem=_COUNTER,
+        units=_COUNT,
+        help="per-disk total (read+write) operations",
+        source="d = psutil.disk_io_counters(perdisk=True)[name]; d.read_count + d.write_count",
+    ),
+    MetricInfo(
+        "disk.dev.blkread",
+        cluster=0,
+        item=6,
+        type=_U64,
+        indom=DISK_INDOM,
+        sem=_COUNTER,
+        units=_COUNT,
+        help="per-disk block read operations",
+        source=(
+            "d = psutil.disk_io_counters(perdisk=True)[name]; d.read_bytes // 512; 512-byte sectors"
+        ),
+    ),
+    MetricInfo(
+        "disk.dev.blkwrite",
+        cluster=0,
+        item=7,
+        type=_U64,
+        indom=DISK_INDOM,
+        sem=_COUNTER,
+        units=_COUNT,
+        help="per-disk block write operations",
+        source=(
+            "d = psutil.disk_io_counters(perdisk=True)[name]; d.write_bytes // 512; 512-byte "
+            "sectors"
+        ),
+    ),
+    MetricInfo(
+        "disk.dev.blktotal",
+        cluster=0,
+        item=36,
+        type=_U64,
+        indom=DISK_INDOM,
+        sem=_COUNTER,
+        units=_COUNT,
+        help="per-disk total (read+write) block operations",
+        source=(
+            "d = psutil.disk_io_counters(perdisk=True)[name]; (d.read_bytes + d.write_bytes) // "
+            "512; 512-byte sectors"
+        ),
+    ),
+    MetricInfo(
+        "disk.dev.read_bytes",
+        cluster=0,
+        item=38,
+        type=_U64,
+        indom=DISK_INDOM,
+        sem=_COUNTER,
+        units=_KBYTE,
+        help="per-disk count of bytes read",
+        source=(
+            "d = psutil.disk_io_counters(perdisk=True)[name]; d.read_bytes // 1024; bytes -> Kbyte"
+            " (sectors // 2)"
+        ),
+    ),
+    MetricInfo(
+        "disk.dev.write_bytes",
+        cluster=0,
+        item=39,
+        type=_U64,
+        indom=DISK_INDOM,
+        sem=_COUNTER,
+        units=_KBYTE,
+        help="per-disk count of bytes written",
+        source=(
+            "d = psutil.disk_io_counters(perdisk=True)[name]; d.write_bytes // 1024; bytes -> "
+            "Kbyte (sectors // 2)"
+        ),
+    ),
+    MetricInfo(
+        "disk.dev.total_bytes",
+        cluster=0,
+        item=40,
+        type=_U64,
+        indom=DISK_INDOM,
+        sem=_COUNTER,
+        units=_KBYTE,
+        help="per-disk count of total bytes read and written",
+        source=(
+            "d = psutil.disk_io_counters(perdisk=True)[name]; (d.read_bytes + d.write_bytes) // "
+            "1024; bytes -> Kbyte"
+        ),
+    ),
+    MetricInfo(
+        "disk.dev.read_merge",
+        cluster=0,
+        item=49,
+        type=_U64,
+        indom=DISK_INDOM,
+        sem=_COUNTER,
+        units=_COUNT,
+        help="per-disk count of merged read requests",
+        source="d = psutil.disk_io_counters(perdisk=True)[name]; d.read_merged_count",
+    ),
+    MetricInfo(
+        "disk.dev.write_merge",
+        cluster=0,
+        item=50,
+        type=_U64,
+        indom=DISK_INDOM,
+        sem=_COUNTER,
+        units=_COUNT,
+        help="per-disk count of merged write requests",
+        source="d = psutil.disk_io_counters(perdisk=True)[name]; d.write_merged_count",
+    ),
+    MetricInfo(
+        "disk.dev.avactive",
+        cluster=0,
+        item=46,
+        type=_U32,
+        indom=DISK_INDOM,
+        sem=_COUNTER,
+        units=_MSEC,
+        help="per-disk count of active time",
+        source=(
+            "d = psutil.disk_io_counters(perdisk=True)[name]; d.busy_time; msec (io_ticks), "
+            "wrapped to 32 bits"
+        ),
+    ),
+    MetricInfo(
+        "disk.dev.aveq",
+        cluster=0,
+        item=47,
+        type=_U32,
+        indom=DISK_INDOM,
+        sem=_COUNTER,
+        units=_MSEC,
+        help="per-disk time averaged count of request queue length",
+        source=(
+            "/proc/diskstats field 11 after the name (weighted msec doing I/O); not in psutil, "
+            "wrapped to 32 bits"
+        ),
+    ),
+    MetricInfo(
+        "disk.dev.read_rawactive",
+        cluster=0,
+        item=72,
+        type=_U32,
+        indom=DISK_INDOM,
+        sem=_COUNTER,
+        units=_MSEC,
+        help="per-disk raw count of read response time",
+        source=(
+            "d = psutil.disk_io_counters(perdisk=True)[name]; d.read_time; msec, wrapped to 32 bits"
+        ),
+    ),
+    MetricInfo(
+        "disk.dev.write_rawactive",
+        cluster=0,
+        item=73,
+        type=_U32,
+        indom=DISK_INDOM,
+        sem=_COUNTER,
+        units=_MSEC,
+        help="per-disk raw count of write response time",
+        source=(
+            "d = psutil.disk_io_counters(perdisk=True)[name]; d.write_time; msec, wrapped to 32 "
+            "bits"
+        ),
+    ),
+    MetricInfo(
+        "disk.dev.total_rawactive",
+        cluster=0,
+        item=79,
+        type=_U32,
+        indom=DISK_INDOM,
+        sem=_COUNTER,
+        units=_MSEC,
+        help="per-disk raw count of I/O response time",
+        source=(
+            "d = psutil.disk_io_counters(perdisk=True)[name]; d.read_time + d.write_time; msec, "
+            "wrapped to 32 bits"
+        ),
+    ),
+    MetricInfo(
+        "disk.dev.inflight",
+        cluster=0,
+        item=95,
+        type=_U32,
+        indom=DISK_INDOM,
+        sem=_INSTANT,
+        units=_NONE,
+        help="number of I/Os currently in flight",
+        source="/proc/diskstats field 9 after the name (I/Os in progress); not in psutil",
+    ),
+    # --- all disks: sums over the disk instances
+    MetricInfo(
+        "disk.all.read",
+        cluster=0,
+        item=24,
+        type=_U64,
+        indom=None,
+        sem=_COUNTER,
+        units=_COUNT,
+        help="total read operations, summed for all disks",
+        source="sum of disk.dev.read over the disk instances",
+    ),
+    MetricInfo(
+        "disk.all.write",
+        cluster=0,
+        item=25,
+        type=_U64,
+        indom=None,
+        sem=_COUNTER,
+        units=_COUNT,
+        help="total write operations, summed for all disks",
+        source="sum of disk.dev.write over the disk instances",
+    ),
+    MetricInfo(
+        "disk.all.total",
+        cluster=0,
+        item=29,
+        type=_U64,
+        indom=None,
+        sem=_COUNTER,
+        units=_COUNT,
+        help="total (read+write) operations, summed for all disks",
+        source="sum of disk.dev.total over the disk instances",
+    ),
+    MetricInfo(
+        "disk.all.blkread",
+        cluster=0,
+        item=26,
+        type=_U64,
+        indom=None,
+        sem=_COUNTER,
+        units=_COUNT,
+        help="block read operations, summed for all disks",
+        source="sum of disk.dev.blkread over the disk instances",
+    ),
+    MetricInfo(
+        "disk.all.blkwrite",
+        cluster=0,
+        item=27,
+        type=_U64,
+        indom=None,
+        sem=_COUNTER,
+        units=_COUNT,
+        help="block write operations, summed for all disks",
+        source="sum of disk.dev.blkwrite over the disk instances",
+    ),
+    MetricInfo(
+        "disk.all.blktotal",
+        cluster=0,
+        item=37,
+        type=_U64,
+        indom=None,
+        sem=_COUNTER,
+        units=_COUNT,
+        help="total (read+write) block operations, summed for all disks",
+        source="sum of disk.dev.blktotal over the disk instances",
+    ),
+    MetricInfo(
+        "disk.all.read_bytes",
+        cluster=0,
+        item=41,
+        type=_U64,
+        indom=None,
+        sem=_COUNTER,
+        units=_KBYTE,
+        help="count of bytes read for all disk devices",
+        source="sum of disk.dev.read_bytes over the disk instances",
+    ),
+    MetricInfo(
+        "disk.all.write_bytes",
+        cluster=0,
+        item=42,
+        type=_U64,
+        indom=None,
+        sem=_COUNTER,
+        units=_KBYTE,
+        help="count of bytes written for all disk devices",
+        source="sum of disk.dev.write_bytes over the disk instances",
+    ),
+    MetricInfo(
+        "disk.all.total_bytes",
+        cluster=0,
+        item=43,
+        type=_U64,
+        indom=None,
+        sem=_COUNTER,
+        units=_KBYTE,
+        help="total count of bytes read and written for all disk devices",
+        source="sum of disk.dev.total_bytes over the disk instances",
+    ),
+    MetricInfo(
+        "disk.all.read_merge",
+        cluster=0,
+        item=51,
+        type=_U64,
+        indom=None,
+        sem=_COUNTER,
+        units=_COUNT,
+        help="total count of merged read requests, summed for all disks",
+        source="sum of disk.dev.read_merge over the disk instances",
+    ),
+    MetricInfo(
+        "disk.all.write_merge",
+        cluster=0,
+        item=52,
+        type=_U64,
+        indom=None,
+        sem=_COUNTER,
+        units=_COUNT,
+        help="total count of merged write requests, summed for all disks",
+        source="sum of disk.dev.write_merge over the disk instances",
+    ),
+    MetricInfo(
+        "disk.all.avactive",
+        cluster=0,
+        item=44,
+        type=_U64,
+        indom=None,
+        sem=_COUNTER,
+        units=_MSEC,
+        help="total count of active time, summed for all disks",
+        source="sum of disk.dev.avactive over the disk instances, 64-bit",
+    ),
+    MetricInfo(
+        "disk.all.aveq",
+        cluster=0,
+        item=45,
+        type=_U64,
+        indom=None,
+        sem=_COUNTER,
+        units=_MSEC,
+        help="total time averaged count of request queue length, summed for all disks",
+        source=(
+            "sum of disk.dev.aveq over the disk instances, 64-bit (/proc/diskstats; not in psutil)"
+        ),
+    ),
+    MetricInfo(
+        "disk.all.read_rawactive",
+        cluster=0,
+        item=74,
+        type=_U64,
+        indom=None,
+        sem=_COUNTER,
+        units=_MSEC,
+        help="raw count of read response time, summed for all disks",
+        source="sum of disk.dev.read_rawactive over the disk instances, 64-bit",
+    ),
+    MetricInfo(
+        "disk.all.write_rawactive",
+        cluster=0,
+        item=75,
+        type=_U64,
+        indom=None,
+        sem=_COUNTER,
+        units=_MSEC,
+        help="raw count of write response time, summed for all disks",
+        source="sum of disk.dev.write_rawactive over the disk instances, 64-bit",
+    ),
+    MetricInfo(
+        "disk.all.total_rawactive",
+        cluster=0,
+        item=80,
+        type=_U64,
+        indom=None,
+        sem=_COUNTER,
+        units=_MSEC,
+        help="raw count of I/O response time, summed for all disks",
+        source="sum of disk.dev.total_rawactive over the disk instances, 64-bit",
+    ),
+    MetricInfo(
+        "disk.all.inflight",
+        cluster=0,
+        item=104,
+        type=_U64,
+        indom=None,
+        sem=_INSTANT,
+        units=_NONE,
+        help="aggregate number of I/Os currently in flight",
+        source="sum of disk.dev.inflight over the disk instances (/proc/diskstats; not in psutil)",
+    ),
+    # --- network interfaces: /proc/net/dev and sysfs/ethtool
+    MetricInfo(
+        "network.interface.in.bytes",
+        cluster=3,
+        item=0,
+        type=_U64,
+        indom=NET_DEV_INDOM,
+        sem=_COUNTER,
+        units=_BYTE,
+        help="network recv read bytes from /proc/net/dev per network interface",
+        source="n = psutil.net_io_counters(pernic=True)[nic]; n.bytes_recv",
+    ),
+    MetricInfo(
+        "network.interface.in.packets",
+        cluster=3,
+        item=1,
+        type=_U64,
+        indom=NET_DEV_INDOM,
+        sem=_COUNTER,
+        units=_COUNT,
+        help="network recv read packets from /proc/net/dev per network interface",
+        source="n = psutil.net_io_counters(pernic=True)[nic]; n.packets_recv",
+    ),
+    MetricInfo(
+        "network.interface.in.errors",
+        cluster=3,
+        item=2,
+        type=_U64,
+        indom=NET_DEV_INDOM,
+        sem=_COUNTER,
+        units=_COUNT,
+        help="network recv read errors from /proc/net/dev per network interface",
+        source="n = psutil.net_io_counters(pernic=True)[nic]; n.errin",
+    ),
+    MetricInfo(
+        "network.interface.in.drops",
+        cluster=3,
+        item=3,
+        type=_U64,
+        indom=NET_DEV_INDOM,
+        sem=_COUNTER,
+        units=_COUNT,
+        help="network recv read drops from /proc/net/dev per network interface",
+        source="n = psutil.net_io_counters(pernic=True)[nic]; n.dropin",
+    ),
+    MetricInfo(
+        "network.interface.in.fifo",
+        cluster=3,
+        item=4,
+        type=_U64,
+        indom=NET_DEV_INDOM,
+        sem=_COUNTER,
+        units=_COUNT,
+        help="network recv fifo overrun errors from /proc/net/dev per network interface",
+        source="/proc/net/dev receive fifo (column 5); psutil reads but drops it",
+    ),
+    MetricInfo(
+        "network.interface.in.frame",
+        cluster=3,
+        item=5,
+        type=_U64,
+        indom=NET_DEV_INDOM,
+        sem=_COUNTER,
+        units=_COUNT,
+        help="network recv frames errors from /proc/net/dev per network interface",
+        source="/proc/net/dev receive frame (column 6); psutil reads but drops it",
+    ),
+    MetricInfo(
+        "network.interface.in.compressed",
+        cluster=3,
+        item=6,
+        type=_U64,
+        indom=NET_DEV_INDOM,
+        sem=_COUNTER,
+        units=_COUNT,
+        help="network recv compressed from /proc/net/dev per network interface",
+        source="/proc/net/dev receive compressed (column 7); psutil reads but drops it",
+    ),
+    MetricInfo(
+        "network.interface.in.mcasts",
+        cluster=3,
+        item=7,
+        type=_U64,
+        indom=NET_DEV_INDOM,
+        sem=_COUNTER,
+        units=_COUNT,
+        help="network recv multicast packets from /proc/net/dev per network interface",
+        source="/proc/net/dev receive multicast (column 8); psutil reads but drops it",
+    ),
+    MetricInfo(
+        "network.interface.out.bytes",
+        cluster=3,
+        item=8,
+        type=_U64,
+        indom=NET_DEV_INDOM,
+        sem=_COUNTER,
+        units=_BYTE,
+        help="network send bytes from /proc/net/dev per network interface",
+        source="n = psutil.net_io_counters(pernic=True)[nic]; n.bytes_sent",
+    ),
+    MetricInfo(
+        "network.interface.out.packets",
+        cluster=3,
+        item=9,
+        type=_U64,
+        indom=NET_DEV_INDOM,
+        sem=_COUNTER,
+        units=_COUNT,
+        help="network send packets from /proc/net/dev per network interface",
+        source="n = psutil.net_io_counters(pernic=True)[nic]; n.packets_sent",
+    ),
+    MetricInfo(
+        "network.interface.out.errors",
+        cluster=3,
+        item=10,
+        type=_U64,
+        indom=NET_DEV_INDOM,
+        sem=_COUNTER,
+        units=_COUNT,
+        help="network send errors from /proc/net/dev per network interface",
+        source="n = psutil.net_io_counters(pernic=True)[nic]; n.errout",
+    ),
+    MetricInfo(
+        "network.interface.out.drops",
+        cluster=3,
+        item=11,
+        type=_U64,
+        indom=NET_DEV_INDOM,
+        sem=_COUNTER,
+        units=_COUNT,
+        help="network send drops from /proc/net/dev per network interface",
+        source="n = psutil.net_io_counters(pernic=True)[nic]; n.dropout",
+    ),
+    MetricInfo(
+        "network.interface.out.fifo",
+        cluster=3,
+        item=12,
+        type=_U64,
+        indom=NET_DEV_INDOM,
+        sem=_COUNTER,
+        units=_COUNT,
+        help="network send fifos from /proc/net/dev per network interface",
+        source="/proc/net/dev transmit fifo (column 13); psutil reads but drops it",
+    ),
+    MetricInfo(
+        "network.interface.out.carrier",
+        cluster=3,
+        item=14,
+        type=_U64,
+        indom=NET_DEV_INDOM,
+        sem=_COUNTER,
+        units=_COUNT,
+        help="network send carrier from /proc/net/dev per network interface",
+        source="/proc/net/dev transmit carrier (column 15); psutil reads but drops it",
+    ),
+    MetricInfo(
+        "network.interface.out.compressed",
+        cluster=3,
+        item=15,
+        type=_U64,
+        indom=NET_DEV_INDOM,
+        sem=_COUNTER,
+        units=_COUNT,
+        help="network send compressed from /proc/net/dev per network interface",
+        source="/proc/net/dev transmit compressed (column 16); psutil reads but drops it",
+    ),
+    MetricInfo(
+        "network.interface.collisions",
+        cluster=3,
+        item=13,
+        type=_U64,
+        indom=NET_DEV_INDOM,
+        sem=_COUNTER,
+        units=_COUNT,
+        help="network send collisions from /proc/net/dev per network interface",
+        source="/proc/net/dev transmit colls (column 14); psutil reads but drops it",
+    ),
+    MetricInfo(
+        "network.interface.total.bytes",
+        cluster=3,
+        item=16,
+        type=_U64,
+        indom=NET_DEV_INDOM,
+        sem=_COUNTER,
+        units=_BYTE,
+        help="network total (in+out) bytes from /proc/net/dev per network interface",
+        source="n = psutil.net_io_counters(pernic=True)[nic]; n.bytes_recv + n.bytes_sent",
+    ),
+    MetricInfo(
+        "network.interface.total.packets",
+        cluster=3,
+        item=17,
+        type=_U64,
+        indom=NET_DEV_INDOM,
+        sem=_COUNTER,
+        units=_COUNT,
+        help="network total (in+out) packets from /proc/net/dev per network interface",
+        source="n = psutil.net_io_counters(pernic=True)[nic]; n.packets_recv + n.packets_sent",
+    ),
+    MetricInfo(
+        "network.interface.total.errors",
+        cluster=3,
+        item=18,
+        type=_U64,
+        indom=NET_DEV_INDOM,
+        sem=_COUNTER,
+        units=_COUNT,
+        help="network total (in+out) errors from /proc/net/dev per network interface",
+        source="n = psutil.net_io_counters(pernic=True)[nic]; n.errin + n.errout",
+    ),
+    MetricInfo(
+        "network.interface.total.drops",
+        cluster=3,
+        item=19,
+        type=_U64,
+        indom=NET_DEV_INDOM,
+        sem=_COUNTER,
+        units=_COUNT,
+        help="network total (in+out) drops from /proc/net/dev per network interface",
+        source="n = psutil.net_io_counters(pernic=True)[nic]; n.dropin + n.dropout",
+    ),
+    MetricInfo(
+        "network.interface.total.mcasts",
+        cluster=3,
+        item=20,
+        type=_U64,
+        indom=NET_DEV_INDOM,
+        sem=_COUNTER,
+        units=_COUNT,
+        help="network total (in) mcasts from /proc/net/dev per network interface",
+        source=(
+            "same as network.interface.in.mcasts (/proc/net/dev receive multicast; there is no "
+            "transmit count)"
+        ),
+    ),
+    MetricInfo(
+        "network.interface.mtu",
+        cluster=3,
+        item=21,
+        type=_U32,
+        indom=NET_DEV_INDOM,
+        sem=_INSTANT,
+        units=_BYTE,
+        help="maximum transmission unit on network interface",
+        source="psutil.net_if_stats()[nic].mtu; no value when 0",
+    ),
+    MetricInfo(
+        "network.interface.speed",
+        cluster=3,
+        item=22,
+        type=_FLOAT,
+        indom=NET_DEV_INDOM,
+        sem=_DISCRETE,
+        units=_MBYTE_PER_SEC,
+        help="interface speed in megabytes per second",
+        source=(
+            "psutil.net_if_stats()[nic].speed (Mbit/s) * 1e6 / 8 / 2**20 as float32; no value when"
+            " 0 (PCP shows an unknown speed, sysfs -1, as 5.12e+08)"
+        ),
+    ),
+    MetricInfo(
+        "network.interface.baudrate",
+        cluster=3,
+        item=23,
+        type=_U64,
+        indom=NET_DEV_INDOM,
+        sem=_DISCRETE,
+        units=_BYTE_PER_SEC,
+        help="interface speed in bytes per second",
+        source=(
+            "psutil.net_if_stats()[nic].speed (Mbit/s) * 1000000 // 8, byte/s; no value when 0 "
+            "(PCP: 536870911875000 for an unknown speed)"
+        ),
+    ),
+    MetricInfo(
+        "network.interface.duplex",
+        cluster=3,
+        item=24,
+        type=_U32,
+        indom=NET_DEV_INDOM,
+        sem=_DISCRETE,
+        units=_NONE,
+        help="value one for half or two for full duplex interface",
+        source=(
+            "psutil.net_if_stats()[nic].duplex (NIC_DUPLEX_HALF 1, FULL 2: PCP's numbers); no "
+            "value when 0 (unknown)"
+        ),
+    ),
+    MetricInfo(
+        "network.interface.up",
+        cluster=3,
+        item=25,
+        type=_U32,
+        indom=NET_DEV_INDOM,
+        sem=_INSTANT,
+        units=_NONE,
+        help="boolean for whether interface is currently up or down",
+        source="'up' in psutil.net_if_stats()[nic].flags.split(',') (IFF_UP)",
+    ),
+    MetricInfo(
+        "network.interface.running",
+        cluster=3,
+        item=26,
+        type=_U32,
+        indom=NET_DEV_INDOM,
+        sem=_INSTANT,
+        units=_NONE,
+        help="boolean for whether interface has resources allocated",
+        source="psutil.net_if_stats()[nic].isup, which is IFF_RUNNING ('running' flag)",
+    ),
+    # --- mounted filesystems: statfs() of each mount point
+    MetricInfo(
+        "filesys.capacity",
+        cluster=5,
+        item=1,
+        type=_U64,
+        indom=FILESYS_INDOM,
+        sem=_DISCRETE,
+        units=_KBYTE,
+        help="Total capacity of mounted filesystem (Kbytes)",
+        source="s = os.statvfs(mount point); s.f_blocks * s.f_bsize // 1024",
+    ),
+    MetricInfo(
+        "filesys.used",
+        cluster=5,
+        item=2,
+        type=_U64,
+        indom=FILESYS_INDOM,
+        sem=_INSTANT,
+        units=_KBYTE,
+        help="Total space used on mounted filesystem (Kbytes)",
+        source=(
+            "s = os.statvfs(mount point); (s.f_blocks - s.f_bfree) * s.f_bsize // 1024 (= "
+            "psutil.disk_usage(mnt).used // 1024)"
+        ),
+    ),
+    MetricInfo(
+        "filesys.free",
+        cluster=5,
+        item=3,
+        type=_U64,
+        indom=FILESYS_INDOM,
+        sem=_INSTANT,
+        units=_KBYTE,
+        help="Total space free on mounted filesystem (Kbytes)",
+        source=(
+            "s = os.statvfs(mount point); s.f_bfree * s.f_bsize // 1024 (root's free space; not "
+            "psutil.disk_usage().free, which is filesys.avail)"
+        ),
+    ),
+    MetricInfo(
+        "filesys.avail",
+        cluster=5,
+        item=10,
+        type=_U64,
+        indom=FILESYS_INDOM,
+        sem=_INSTANT,
+        units=_KBYTE,
+        help="Total space free to non-superusers on mounted filesystem (Kbytes)",
+        source=(
+            "s = os.statvfs(mount point); s.f_bavail * s.f_bsize // 1024 (= "
+            "psutil.disk_usage(mnt).free // 1024)"
+        ),
+    ),
+    MetricInfo(
+        "filesys.maxfiles",
+        cluster=5,
+        item=4,
+        type=_U32,
+        indom=FILESYS_INDOM,
+        sem=_DISCRETE,
+        units=_NONE,
+        help="Inodes capacity of mounted filesystem",
+        source="s = os.statvfs(mount point); s.f_files, wrapped to 32 bits",
+    ),
+    MetricInfo(
+        "filesys.usedfiles",
+        cluster=5,
+        item=5,
+        type=_U32,
+        indom=FILESYS_INDOM,
+        sem=_INSTANT,
+        units=_NONE,
+        help="Number of inodes allocated on mounted filesystem",
+        source="s = os.statvfs(mount point); s.f_files - s.f_ffree, wrapped to 32 bits",
+    ),
+    MetricInfo(
+        "filesys.freefiles",
+        cluster=5,
+        item=6,
+        type=_U32,
+        indom=FILESYS_INDOM,
+        sem=_INSTANT,
+        units=_NONE,
+        help="Number of unallocated inodes on mounted filesystem",
+        source="s = os.statvfs(mount point); s.f_ffree, wrapped to 32 bits",
+    ),
+    MetricInfo(
+        "filesys.mountdir",
+        cluster=5,
+        item=7,
+        type=_STRING,
+        indom=FILESYS_INDOM,
+        sem=_DISCRETE,
+        units=_NONE,
+        help="File system mount point",
+        source=(
+            "the mount point (field 2 of /proc/self/mounts; "
+            "psutil.disk_partitions(all=True)[i].mountpoint)"
+        ),
+    ),
+    MetricInfo(
+        "filesys.full",
+        cluster=5,
+        item=8,
+        type=_DOUBLE,
+        indom=FILESYS_INDOM,
+        sem=_INSTANT,
+        units=_NONE,
+        help="Percentage of filesystem in use",
+        source=(
+            "s = os.statvfs(mount point); used = s.f_blocks - s.f_bfree; 100.0 * used / (used + "
+            "s.f_bavail) (psutil.disk_usage().percent, unrounded)"
+        ),
+    ),
+    MetricInfo(
+        "filesys.blocksize",
+        cluster=5,
+        item=9,
+        type=_U32,
+        indom=FILESYS_INDOM,
+        sem=_INSTANT,
+        units=_BYTE,
+        help="Size of each block on mounted filesystem (Bytes)",
+        source="s = os.statvfs(mount point); s.f_bsize",
+    ),
+    MetricInfo(
+        "filesys.readonly",
+        cluster=5,
+        item=11,
+        type=_U32,
+        indom=FILESYS_INDOM,
+        sem=_INSTANT,
+        units=_NONE,
+        help="Indicates whether a filesystem is mounted readonly",
+        source=(
+            "1 if 'ro' is one of the comma-separated mount options, else 0 "
+            "(psutil.disk_partitions(all=True)[i].opts)"
+        ),
+    ),
+)
+
+#: The catalog by metric name.
+BY_NAME: dict[str, MetricInfo] = {m.name: m for m in METRICS}

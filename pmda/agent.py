@@ -1,0 +1,446 @@
+"""The Agent base class: what a PMDA is, and how it answers pmcd's requests.
+
+A subclass names itself and its default domain, declares its metrics and
+instance domains (pmda.metrics), and supplies values.  The namespace comes from
+`pmns/NAME` and the help text from `help/NAME`, with the symbol NAME.upper()
+standing for the domain, as PCP's own agents ship them.  Everything here is
+sans-IO: `handle` takes a request PDU record and returns the reply record (or
+None where PCP sends none); pmda.serve moves the bytes.
+"""
+
+from __future__ import annotations
+
+import errno
+import logging
+import re
+import threading
+from collections.abc import Callable, Iterable, Mapping
+from pathlib import Path
+from typing import Any, ClassVar
+
+from pmapi.desc import Desc
+from pmapi.errors import (  # type: ignore[attr-defined]
+    PM_ERR_INDOM,
+    PM_ERR_INST,
+    PM_ERR_NAME,
+    PM_ERR_PMID,
+    PM_ERR_TEXT,
+    PM_ERR_TYPE,
+    PMError,
+)
+from pmapi.helptext import HelpText, load_help
+from pmapi.ids import PM_IN_NULL, PM_INDOM_NULL, pmID_cluster, pmID_domain, pmInDom_build
+from pmapi.labels import (
+    PM_LABEL_CLUSTER,
+    PM_LABEL_COMPOUND,
+    PM_LABEL_DOMAIN,
+    PM_LABEL_INDOM,
+    PM_LABEL_INSTANCES,
+    PM_LABEL_ITEM,
+    PM_LABEL_OPTIONAL,
+    LabelSet,
+    domain_labels,
+)
+from pmapi.pdu.constants import PM_PROFILE_INCLUDE, PM_TEXT_HELP, PM_TEXT_INDOM, PM_TEXT_PMID
+from pmapi.pdu.records import (
+    AttrPDU,
+    CredsPDU,
+    DescPDU,
+    DescReqPDU,
+    ErrorPDU,
+    FetchPDU,
+    InstancePDU,
+    InstanceReqPDU,
+    LabelPDU,
+    LabelReqPDU,
+    PMNSChildPDU,
+    PMNSIdsPDU,
+    PMNSNamesPDU,
+    PMNSTraversePDU,
+    ProfilePDU,
+    ResultPDU,
+    TextPDU,
+    TextReqPDU,
+)
+from pmapi.pmns import PMNS
+from pmapi.values import Result, Timestamp, ValueSet
+
+from .metrics import NOSUPPORT, InDom, Metric, instance_map
+
+#: Where the agents' namespace and help sources live (beside this package, installed or not).
+DATA_DIR = Path(__file__).resolve().parents[1]
+
+
+class Agent:
+    """Base class of every agent: subclass it, name it, declare metrics, supply values.
+
+    Class attributes: `name` (its pmns/ and help/ files, and its label
+    {"agent": name}), `domain` (the default; pmcd's -d wins), `labels` (extra
+    domain labels) and `cluster_labels` ({cluster: labels}).
+    """
+
+    name: ClassVar[str] = ""
+    domain: ClassVar[int] = 0
+    labels: ClassVar[Mapping[str, Any]] = {}
+    cluster_labels: ClassVar[Mapping[int, Mapping[str, Any]]] = {}
+
+    _metrics: ClassVar[tuple[Metric, ...]] = ()
+    _indoms: ClassVar[tuple[InDom, ...]] = ()
+    _refreshers: ClassVar[tuple[tuple[int, float | None, Callable], ...]] = ()
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        found: dict[str, Any] = {}
+        for klass in reversed(cls.__mro__):
+            found.update(vars(klass))
+        cls._metrics = tuple(v for v in found.values() if isinstance(v, Metric))
+        cls._indoms = tuple(v for v in found.values() if isinstance(v, InDom))
+        cls._refreshers = tuple(
+            (*v._pmda_refresh, v) for v in found.values() if hasattr(v, "_pmda_refresh")
+        )
+
+    def __init__(
+        self,
+        domain: int | None = None,
+        *,
+        pmns_path: str | Path | None = None,
+        help_path: str | Path | None = None,
+        log: logging.Logger | None = None,
+    ) -> None:
+        self.domain = type(self).domain if domain is None else domain  # type: ignore[misc]
+        self.log = log or logging.getLogger(f"pmda.{self.name}")
+        symbols = {self.name.upper(): self.domain}
+        self.pmns = _load_pmns(Path(pmns_path or DATA_DIR / "pmns" / self.name), symbols)
+        help_file = Path(help_path or DATA_DIR / "help" / self.name)
+        self.help = load_help(str(help_file), self.pmns, symbols) if help_file.exists() else None
+        self._by_pmid: dict[int, Metric] = {}
+        self._descs: dict[int, Desc] = {}
+        for m in self._metrics:
+            pmid = self.pmns.lookup(m.name)
+            if pmID_domain(pmid) != self.domain:
+                raise PMError(PM_ERR_PMID, f"{m.name}: {pmns_path} gives it domain {pmid >> 22}")
+            indom = PM_INDOM_NULL if m.indom is None else self.indom_id(m.indom)
+            self._by_pmid[pmid] = m
+            self._descs[pmid] = Desc(pmid, m.type, indom, m.sem, m.units)
+        self._pmid_of = {m: pmid for pmid, m in self._by_pmid.items()}
+        self._indom_of: dict[int, InDom] = {self.indom_id(i): i for i in self._indoms}
+        self._instances: dict[InDom, dict[int, str]] = {
+            i: dict(i.instances or {}) for i in self._indoms
+        }
+        self._profile: ProfilePDU | None = None
+        self._stop = threading.Event()
+        self._threads: list[threading.Thread] = []
+
+    # -- for subclasses -----------------------------------------------------------
+
+    def indom_id(self, indom: InDom) -> int:
+        """The pmInDom of INDOM in this agent's domain."""
+        return pmInDom_build(self.domain, indom.serial)
+
+    def set_instances(self, indom: InDom, instances: Iterable[str] | Mapping[int, str]) -> None:
+        """Replace the instances of (dynamic) INDOM."""
+        self._instances[indom] = instance_map(instances)
+
+    def instances(self, indom: InDom) -> dict[int, str]:
+        """The current {inst: name} of INDOM."""
+        return self._instances[indom]
+
+    def on_fetch(self) -> None:
+        """Runs once at the start of every fetch; override for per-fetch work."""
+
+    def instance_labels(self, indom: InDom, inst: int, name: str) -> Mapping[str, Any] | None:
+        """Labels of one instance (PM_LABEL_INSTANCES); override to supply them."""
+        return None
+
+    # -- life cycle ---------------------------------------------------------------
+
+    def start(self) -> None:
+        """Start the background refreshes (refresh(..., every=N)); each runs once first."""
+        for _cluster, every, method in self._refreshers:
+            if every is not None:
+                self._run_refresh(method)
+                thread = threading.Thread(
+                    target=self._background,
+                    args=(method, every),
+                    daemon=True,
+                    name=f"{self.name}-{method.__name__}",
+                )
+                thread.start()
+                self._threads.append(thread)
+
+    def stop(self) -> None:
+        """Stop the background refreshes."""
+        self._stop.set()
+        for thread in self._threads:
+            thread.join(timeout=5)
+
+    def _background(self, method: Callable, every: float) -> None:
+        while not self._stop.wait(every):
+            self._run_refresh(method)
+
+    def _run_refresh(self, method: Callable) -> None:
+        try:
+            method(self)
+        except Exception as exc:  # a failing source must not end the agent
+            self.log.error("%s: refresh %s failed: %s", self.name, method.__name__, exc)
+
+    # -- requests -------------------------------------------------------------------
+
+    def handle(self, pdu: Any) -> Any:
+        """The reply to request PDU (a record), or None where PCP sends no reply."""
+        handler = _HANDLERS.get(type(pdu))
+        if handler is None:
+            self.log.error("%s: unexpected %s PDU ignored", self.name, type(pdu).__name__)
+            return None
+        try:
+            return handler(self, pdu)
+        except PMError as exc:
+            return ErrorPDU(exc.code)
+
+    def _on_error(self, pdu: ErrorPDU) -> None:
+        return None  # end of a client context, or pmcd's notice: nothing to answer
+
+    def _on_profile(self, pdu: ProfilePDU) -> None:
+        self._profile = pdu
+        return None
+
+    def _on_attr(self, pdu: AttrPDU) -> None:
+        return None
+
+    def _on_creds(self, pdu: CredsPDU) -> None:
+        return None
+
+    def in_profile(self, indom: int, inst: int) -> bool:
+        """Whether pmcd's instance profile asks for INST of INDOM (libpcp's rule)."""
+        profile = self._profile
+        if profile is None:
+            return True
+        for entry in profile.profiles:
+            if entry.indom == indom:
+                return (inst in entry.insts) != (entry.state == PM_PROFILE_INCLUDE)
+        return profile.state == PM_PROFILE_INCLUDE
+
+    def _on_fetch(self, pdu: FetchPDU) -> ResultPDU:
+        return ResultPDU(self.fetch(pdu.pmids))
+
+    def fetch(self, pmids: Iterable[int]) -> Result:
+        """One value set per PMID, as pmdaFetch builds them."""
+        pmids = tuple(pmids)
+        self.on_fetch()
+        wanted = [self._by_pmid.get(pmid) for pmid in pmids]
+        for indom in {m.indom for m in wanted if m is not None and m.indom is not None}:
+            self._refresh_indom(indom)
+        clusters = {pmID_cluster(pmid) for pmid, m in zip(pmids, wanted, strict=True) if m}
+        for cluster, every, method in self._refreshers:
+            if every is None and cluster in clusters:
+                method(self)
+        vsets = tuple(self._fetch_one(pmid, m) for pmid, m in zip(pmids, wanted, strict=True))
+        return Result(Timestamp(0, 0), vsets)
+
+    def _fetch_one(self, pmid: int, m: Metric | None) -> ValueSet:
+        if m is None or m.fetcher is None:
+            return ValueSet.of_error(pmid, PM_ERR_PMID)
+        if m.type == NOSUPPORT:
+            return ValueSet.of_atoms(pmid, m.type, ())
+        status = 0
+        pairs: list[tuple[int, Any]] = []
+        try:
+            if m.indom is None:
+                value = m.fetcher(self)
+                if value is not None:
+                    pairs.append((PM_IN_NULL, value))
+            else:
+                indom_id = self.indom_id(m.indom)
+                insts = [i for i in self._instances[m.indom] if self.in_profile(indom_id, i)]
+                if m.per_instance:
+                    for inst in insts:
+                        try:
+                            value = m.fetcher(self, inst)
+                        except PMError as exc:
+                            status = exc.code
+                            continue
+                        if value is not None:
+                            pairs.append((inst, value))
+                else:
+                    pairs = self._from_mapping(m, m.fetcher(self), insts)
+        except PMError as exc:
+            status = exc.code
+        if not pairs:
+            return (
+                ValueSet.of_error(pmid, status)
+                if status < 0
+                else ValueSet.of_atoms(pmid, m.type, ())
+            )
+        try:
+            return ValueSet.of_atoms(pmid, m.type, pairs)
+        except PMError as exc:
+            self.log.error("%s: %s: %s", self.name, m.name, exc)
+            return ValueSet.of_error(pmid, PM_ERR_TYPE)
+
+    def _from_mapping(self, m: Metric, values: Mapping, insts: list[int]) -> list[tuple[int, Any]]:
+        """(inst, value) pairs from a fetch method's {inst or name: value} mapping."""
+        names = self._instances[m.indom]  # type: ignore[index]
+        pairs = []
+        for inst in insts:
+            value = values.get(inst)
+            if value is None:
+                value = values.get(names[inst])
+            if value is not None:
+                pairs.append((inst, value))
+        return pairs
+
+    def _refresh_indom(self, indom: InDom) -> None:
+        if indom.refresher is not None:
+            instances = indom.refresher(self)
+            if instances is not None:
+                self.set_instances(indom, instances)
+
+    def _on_desc_req(self, pdu: DescReqPDU) -> DescPDU:
+        desc = self._descs.get(pdu.pmid)
+        if desc is None:
+            raise PMError(PM_ERR_PMID)
+        return DescPDU(desc)
+
+    def _on_instance_req(self, pdu: InstanceReqPDU) -> InstancePDU:
+        indom = self._indom_of.get(pdu.indom)
+        if indom is None:
+            raise PMError(PM_ERR_INDOM)
+        self._refresh_indom(indom)
+        instances = self._instances[indom]
+        inst = pdu.inst & 0xFFFFFFFF
+        if inst == PM_IN_NULL and pdu.name is None:
+            return InstancePDU(pdu.indom, tuple(instances), tuple(instances.values()))
+        if pdu.name is None:
+            if inst not in instances:
+                raise PMError(PM_ERR_INST)
+            return InstancePDU(pdu.indom, (PM_IN_NULL,), (instances[inst],))
+        return InstancePDU(pdu.indom, (_match_name(instances, pdu.name),), ("",))
+
+    def _on_text_req(self, pdu: TextReqPDU) -> TextPDU:
+        texts = None
+        if self.help is not None:
+            texts = (self.help.pmids if pdu.type & PM_TEXT_PMID else self.help.indoms).get(
+                pdu.ident
+            )
+        if texts is None or not (pdu.type & (PM_TEXT_PMID | PM_TEXT_INDOM)):
+            raise PMError(PM_ERR_TEXT)
+        oneline, text = texts
+        body = text if pdu.type & PM_TEXT_HELP else oneline
+        return TextPDU(pdu.ident, body)
+
+    def _on_result(self, pdu: ResultPDU) -> ErrorPDU:
+        self.store(pdu.result)
+        return ErrorPDU(0)
+
+    def store(self, result: Result) -> None:
+        """Store each value set's values through its metric's store method, in order.
+
+        The first error ends the store: PM_ERR_PMID for an unknown metric, -EACCES
+        for one that cannot be stored (seed 004, section 2.4.5 and example 2-28),
+        or whatever the store method raised (values it accepted before then stay
+        stored).
+        """
+        for vs in result.vsets:
+            m = self._by_pmid.get(vs.pmid)
+            if m is None:
+                raise PMError(PM_ERR_PMID)
+            if m.storer is None:
+                raise PMError(-errno.EACCES)
+            atoms = vs.atoms(m.type)
+            if m.indom is None:
+                if vs.numval > 0:
+                    m.storer(self, atoms[0])
+                continue
+            self._refresh_indom(m.indom)
+            for inst, value in zip(vs.insts, atoms, strict=True):
+                if inst not in self._instances[m.indom]:
+                    raise PMError(PM_ERR_INST)
+                m.storer(self, inst, value)
+
+    def _on_label_req(self, pdu: LabelReqPDU) -> LabelPDU:
+        return LabelPDU(pdu.ident, pdu.type, self.label_sets(pdu.ident, pdu.type))
+
+    def label_sets(self, ident: int, type_: int) -> tuple[LabelSet, ...]:
+        """The label sets for a LABEL_REQ of TYPE about IDENT, as pmdaLabel answers.
+
+        The domain's labels default to {"agent": name}; a level with no labels
+        answers no set at all; instances answer one set each, empty ones included.
+        """
+        level = type_ & ~(PM_LABEL_COMPOUND | PM_LABEL_OPTIONAL)
+        labels: Mapping[str, Any] = {}
+        if level == PM_LABEL_DOMAIN:
+            if not self.labels:
+                return (domain_labels(self.name),)
+            labels = self.labels
+        elif level == PM_LABEL_INDOM:
+            indom = self._indom_of.get(ident)
+            labels = indom.labels if indom else {}
+        elif level == PM_LABEL_CLUSTER:
+            labels = self.cluster_labels.get(pmID_cluster(ident), {})
+        elif level == PM_LABEL_ITEM:
+            m = self._by_pmid.get(ident)
+            labels = m.labels if m else {}
+        elif level == PM_LABEL_INSTANCES:
+            indom = self._indom_of.get(ident)
+            if indom is None:
+                return ()
+            self._refresh_indom(indom)
+            return tuple(
+                _instance_set(inst, self.instance_labels(indom, inst, name))
+                for inst, name in self._instances[indom].items()
+            )
+        return (LabelSet.from_dict(labels, level),) if labels else ()
+
+    def _on_pmns(self, pdu: Any) -> None:
+        raise PMError(PM_ERR_NAME)  # no dynamic namespace: pmcd's PMNS has every name
+
+
+def _load_pmns(path: Path, symbols: Mapping[str, int]) -> PMNS:
+    """An agent's namespace file (its subtrees, as PCP ships them) under a root of its own."""
+    text = path.read_text()
+    tops = dict.fromkeys(m.group(1) for m in _BLOCK_HEAD.finditer(text))
+    text += "\nroot {\n" + "".join(f"    {top}\n" for top in tops) + "}\n"
+    return PMNS.from_string(text, file=str(path), macros=symbols)
+
+
+#: The first name component of each "name {" block head in a namespace file.
+_BLOCK_HEAD = re.compile(r"^\s*([A-Za-z_]\w*)[\w.]*\s*\{", re.MULTILINE)
+
+
+def _instance_set(inst: int, labels: Mapping[str, Any] | None) -> LabelSet:
+    """One instance's label set; an instance without labels has an empty set, as in PCP."""
+    if not labels:
+        return LabelSet(inst, 0, b"", ())
+    return LabelSet.from_dict(labels, PM_LABEL_INSTANCES, inst=inst)
+
+
+def _match_name(instances: Mapping[int, str], name: str) -> int:
+    """pmdaInstance's lookup by name: exact, or (for a name without spaces) the first word."""
+    for inst, full in instances.items():
+        if full == name:
+            return inst
+    if " " not in name:
+        for inst, full in instances.items():
+            if full.split(" ", 1)[0] == name:
+                return inst
+    raise PMError(PM_ERR_INST)
+
+
+_HANDLERS: dict[type, Callable[[Agent, Any], Any]] = {
+    ErrorPDU: Agent._on_error,
+    ProfilePDU: Agent._on_profile,
+    AttrPDU: Agent._on_attr,
+    CredsPDU: Agent._on_creds,
+    FetchPDU: Agent._on_fetch,
+    DescReqPDU: Agent._on_desc_req,
+    InstanceReqPDU: Agent._on_instance_req,
+    TextReqPDU: Agent._on_text_req,
+    ResultPDU: Agent._on_result,
+    LabelReqPDU: Agent._on_label_req,
+    PMNSIdsPDU: Agent._on_pmns,
+    PMNSNamesPDU: Agent._on_pmns,
+    PMNSChildPDU: Agent._on_pmns,
+    PMNSTraversePDU: Agent._on_pmns,
+}
+
+__all__ = ["DATA_DIR", "Agent", "HelpText"]

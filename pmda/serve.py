@@ -1,0 +1,162 @@
+"""Running an agent as a daemon PMDA: pmdaGetOpt's flags, the connection to pmcd, the loop.
+
+`main(AgentClass)` is what `python -m agents.NAME` runs.  The agent talks PDUs with
+pmcd over its standard input and output (-p, the default), or listens on a TCP
+port (-i PORT) or a unix socket (-u PATH) and serves the pmcd that connects.  As
+libpcp_pmda does, the agent speaks first: a CREDS PDU announcing protocol version
+2; everything after that is pmcd's request and the agent's reply (pmda.agent).
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import os
+import socket
+import sys
+from collections.abc import Callable, Sequence
+from typing import BinaryIO
+
+from pmapi.errors import PMError
+from pmapi.pdu.codec import PDUError, decode, encode
+from pmapi.pdu.constants import CVERSION
+from pmapi.pdu.framer import PDUFramer
+from pmapi.pdu.records import Cred, CredsPDU
+
+from .agent import Agent
+
+#: Protocol version an agent announces in its CREDS PDU.
+AGENT_PDU_VERSION = 2
+
+
+def options(agent_class: type[Agent]) -> argparse.ArgumentParser:
+    """pmdaGetOpt's command line (-d -l -i -u -p -D -U), for AGENT_CLASS."""
+    parser = argparse.ArgumentParser(
+        prog=f"pmda{agent_class.name}",
+        description=f"The {agent_class.name} performance metrics domain agent.",
+    )
+    parser.add_argument(
+        "-d",
+        "--domain",
+        type=int,
+        default=agent_class.domain,
+        help=f"performance metrics domain (default {agent_class.domain})",
+    )
+    parser.add_argument("-l", "--log", metavar="LOGFILE", help="log file (default: stderr)")
+    where = parser.add_mutually_exclusive_group()
+    where.add_argument("-p", "--pipe", action="store_true", help="talk to pmcd on stdin/stdout")
+    where.add_argument("-i", "--inet", type=int, metavar="PORT", help="listen on TCP PORT")
+    where.add_argument("-u", "--unix", metavar="SOCKET", help="listen on unix SOCKET")
+    parser.add_argument("-D", "--debug", metavar="FLAGS", help="debug flags (log at debug level)")
+    parser.add_argument("-U", "--username", help="accepted for PCP compatibility; not used")
+    return parser
+
+
+def main(agent_class: type[Agent], argv: Sequence[str] | None = None) -> int:
+    """Parse the command line, connect to pmcd and serve it until it hangs up."""
+    args = options(agent_class).parse_args(argv)
+    log = _open_log(agent_class.name, args.log, args.debug)
+    try:
+        agent = agent_class(args.domain, log=log)
+    except (PMError, OSError, ValueError) as exc:
+        log.error("%s: cannot start: %s", agent_class.name, exc)
+        return 1
+    agent.start()
+    try:
+        if args.inet is not None or args.unix is not None:
+            return _serve_listening(agent, args.inet, args.unix)
+        return serve_stream(agent, sys.stdin.buffer, sys.stdout.buffer)
+    except KeyboardInterrupt:
+        return 0
+    finally:
+        agent.stop()
+
+
+def _open_log(name: str, path: str | None, debug: str | None) -> logging.Logger:
+    log = logging.getLogger(f"pmda.{name}")
+    handler: logging.Handler = logging.FileHandler(path) if path else logging.StreamHandler()
+    handler.setFormatter(
+        logging.Formatter("[%(asctime)s] pmda" + name + "(%(process)d) %(levelname)s: %(message)s")
+    )
+    log.addHandler(handler)
+    log.setLevel(logging.DEBUG if debug else logging.INFO)
+    log.propagate = False
+    return log
+
+
+def _serve_listening(agent: Agent, port: int | None, path: str | None) -> int:
+    """Listen as pmdaConnect does for -i/-u, and serve each pmcd that connects, in turn."""
+    if path is not None:
+        if os.path.exists(path):
+            os.unlink(path)
+        listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        listener.bind(path)
+    else:
+        listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        listener.bind(("", port or 0))
+    with listener:
+        listener.listen(1)
+        conn, _ = listener.accept()
+        with (
+            conn,
+            conn.makefile("rb", buffering=0) as rfile,
+            conn.makefile("wb", buffering=0) as wfile,
+        ):
+            return serve_stream(agent, rfile, wfile)  # type: ignore[arg-type]
+
+
+def serve_stream(agent: Agent, rfile: BinaryIO, wfile: BinaryIO) -> int:
+    """Announce ourselves with CREDS, then answer requests until end of file."""
+
+    def write(data: bytes) -> None:
+        wfile.write(data)
+        wfile.flush()
+
+    write(encode(CredsPDU((Cred(CVERSION, AGENT_PDU_VERSION, 0, 0),), os.getpid())))
+    read = getattr(rfile, "read1", rfile.read)  # whatever has arrived, not a full buffer
+    return answer_requests(agent, read, write)
+
+
+def answer_requests(
+    agent: Agent, read: Callable[[int], bytes | None], write: Callable[[bytes], object]
+) -> int:
+    """The request loop: decode, handle, encode the reply; 0 at pmcd's end of file.
+
+    A malformed PDU is logged and answered with its error code (PCP's agents
+    answer a bad request with an ERROR PDU); an exception in agent code is
+    logged and answered as PM_ERR_GENERIC, never ending the agent.
+    """
+    framer = PDUFramer()
+    log = agent.log
+    while True:
+        data = read(1 << 16)
+        if not data:
+            return 0
+        framer.feed(data)
+        try:
+            frames = list(framer.frames())
+        except PDUError as exc:
+            log.error("%s: %s; closing", agent.name, exc)
+            return 1
+        for frame in frames:
+            reply = _reply_to(agent, frame)
+            if reply is not None:
+                write(reply)
+
+
+def _reply_to(agent: Agent, frame: bytes) -> bytes | None:
+    from pmapi.errors import PM_ERR_GENERIC  # type: ignore[attr-defined]
+    from pmapi.pdu.records import ErrorPDU
+
+    try:
+        request = decode(frame)
+    except PDUError as exc:
+        agent.log.error("%s: bad request: %s", agent.name, exc)
+        return encode(ErrorPDU(exc.code))
+    try:
+        reply = agent.handle(request)
+        return None if reply is None else encode(reply)
+    except Exception as exc:  # agent code failed: answer, log, and keep serving
+        agent.log.exception("%s: %s failed: %s", agent.name, type(request).__name__, exc)
+        return encode(ErrorPDU(PM_ERR_GENERIC))

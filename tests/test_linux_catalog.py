@@ -1,0 +1,295 @@
+"""agents.linux.catalog: consistent in itself, and identical to PCP 6's own linux agent.
+
+The interop tests start a private reference pmcd (PCP 6's /usr/lib/pcp/bin/pmcd with
+the linux agent as a DSO, on an ephemeral port bound to 127.0.0.1, with its run, log
+and pmdaCache files in a temp dir), ask it once with `pminfo -m -d -t -f` for every
+catalog metric, and compare the PMID, help, type, indom, semantics and units lines
+with what pmapi.desc prints for our records, and the instances pminfo lists with what
+the catalog says about their names.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import signal
+import socket
+import subprocess
+import tempfile
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+
+import pytest
+
+from agents.linux import catalog
+from agents.linux.catalog import BY_NAME, INDOMS, LOAD_INSTANCES, METRICS, MetricInfo
+from pmapi.ids import pmIDStr
+from pmapi.types import PMSem, PMType
+from pmapi.units import Units
+
+PMCD = "/usr/lib/pcp/bin/pmcd"
+LINUX_DSO = "/var/lib/pcp/pmdas/linux/pmda_linux.so"
+PMNS_ROOT = "/var/lib/pcp/pmns/root"
+
+#: The metrics the agent was asked to export, at least.
+REQUIRED = [
+    "kernel.all.load",
+    *(f"kernel.all.cpu.{f}" for f in ("user", "nice", "sys", "idle", "wait.total", "intr")),
+    "kernel.all.cpu.steal",
+    *(f"kernel.percpu.cpu.{f}" for f in ("user", "nice", "sys", "idle")),
+    "kernel.all.uptime",
+    "kernel.all.nprocs",
+    "hinv.ncpu",
+    "hinv.physmem",
+    "mem.physmem",
+    *(f"mem.util.{f}" for f in ("free", "used", "cached", "bufmem", "available")),
+    *(f"swap.{f}" for f in ("length", "used", "free")),
+    *(
+        f"disk.{d}.{f}"
+        for d in ("dev", "all")
+        for f in ("read", "write", "total", "read_bytes", "write_bytes")
+    ),
+    *(
+        f"network.interface.{d}.{f}"
+        for d in ("in", "out")
+        for f in ("bytes", "packets", "errors", "drops")
+    ),
+    "network.interface.speed",
+    *(f"filesys.{f}" for f in ("capacity", "used", "free")),
+]
+
+
+# --- the catalog on its own ------------------------------------------------------------
+
+
+def test_required_metrics_present() -> None:
+    assert [name for name in REQUIRED if name not in BY_NAME] == []
+
+
+def test_names_unique_and_well_formed() -> None:
+    names = [m.name for m in METRICS]
+    assert len(names) == len(set(names)) == len(BY_NAME)
+    for name in names:
+        assert re.fullmatch(r"[A-Za-z][A-Za-z0-9_]*(\.[A-Za-z][A-Za-z0-9_]*)+", name), name
+
+
+def test_pmids_unique_and_in_range() -> None:
+    ids = [(m.cluster, m.item) for m in METRICS]
+    assert len(ids) == len(set(ids))
+    for m in METRICS:
+        assert 0 <= m.cluster < 1 << 12 and 0 <= m.item < 1 << 10, m.name
+        assert pmIDStr(m.pmid) == f"60.{m.cluster}.{m.item}"
+
+
+def test_indoms_declared() -> None:
+    assert catalog.DOMAIN == 60
+    for serial, info in INDOMS.items():
+        assert info.serial == serial and info.instances
+    for m in METRICS:
+        assert m.indom is None or m.indom in INDOMS, m.name
+    assert {m.indom for m in METRICS} - {None} == set(INDOMS)
+    assert not set(INDOMS) & set(catalog.RELATED_INDOMS)
+    assert [inst for inst, _ in LOAD_INSTANCES] == [1, 5, 15]
+    assert BY_NAME["kernel.all.load"].indom == catalog.LOADAVG_INDOM
+
+
+def test_fields_are_valid() -> None:
+    for m in METRICS:
+        assert isinstance(m, MetricInfo)
+        assert isinstance(m.type, PMType) and m.type >= 0, m.name
+        assert isinstance(m.sem, PMSem), m.name
+        assert isinstance(m.units, Units), m.name
+        # canonical pmUnits, as PMDA_PMUNITS builds them: no scale without a dimension
+        u = m.units
+        assert u.pad == 0, m.name
+        assert u.dimSpace or not u.scaleSpace, m.name
+        assert u.dimTime or not u.scaleTime, m.name
+        assert u.dimCount or not u.scaleCount, m.name
+        assert m.help and m.help == m.help.strip() and "\n" not in m.help, m.name
+        assert m.source and "\n" not in m.source, m.name
+
+
+def test_families_complete() -> None:
+    """Where the catalog has one of a family, it has the whole family."""
+    cpu = {m.name.removeprefix("kernel.all.cpu.") for m in METRICS if ".all.cpu." in m.name}
+    percpu = {m.name.removeprefix("kernel.percpu.cpu.") for m in METRICS if ".percpu." in m.name}
+    assert cpu == percpu and len(cpu) == 13
+    dev = {m.name.removeprefix("disk.dev.") for m in METRICS if m.name.startswith("disk.dev.")}
+    all_ = {m.name.removeprefix("disk.all.") for m in METRICS if m.name.startswith("disk.all.")}
+    assert dev == all_
+
+
+# --- against the reference linux agent -----------------------------------------------
+
+
+@dataclass
+class Block:
+    """What pminfo -m -d -t -f printed for one metric."""
+
+    header: str
+    desc: list[str] = field(default_factory=list)
+    instances: list[tuple[int, str]] = field(default_factory=list)
+    other: list[str] = field(default_factory=list)
+
+
+_INST = re.compile(r'    inst \[(\d+) or "(.*)"\] value .*')
+
+
+def _parse_pminfo(text: str) -> dict[str, Block]:
+    blocks: dict[str, Block] = {}
+    current: Block | None = None
+    for line in text.splitlines():
+        if not line:
+            current = None
+        elif current is None:
+            current = blocks[line.split(" ", 1)[0]] = Block(line)
+        elif line.startswith(("    Data Type:", "    Semantics:")):
+            current.desc.append(line)
+        elif m := _INST.fullmatch(line):
+            current.instances.append((int(m[1]), m[2]))
+        else:
+            current.other.append(line)
+    return blocks
+
+
+def _free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _wait_listening(proc: subprocess.Popen, port: int, timeout: float = 15.0) -> bool:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            return False
+        try:
+            with socket.create_connection(("127.0.0.1", port), timeout=0.5):
+                return True
+        except OSError:
+            time.sleep(0.1)
+    return False
+
+
+def _stop(proc: subprocess.Popen) -> None:
+    if proc.poll() is None:
+        proc.send_signal(signal.SIGTERM)
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+
+
+@pytest.fixture(scope="module")
+def reference() -> Iterator[dict[str, Block]]:
+    """pminfo's answer, from a private reference pmcd, for every catalog metric."""
+    for path, what in (
+        (PMCD, "pmcd"),
+        (LINUX_DSO, "the linux agent"),
+        (PMNS_ROOT, "the PMNS"),
+    ):
+        if not os.path.exists(path):
+            pytest.skip(f"reference PCP 6 is not installed: no {what} ({path}; Debian package pcp)")
+    pminfo = shutil.which("pminfo")
+    if pminfo is None:
+        pytest.skip("reference PCP 6 is not installed: no pminfo (Debian package pcp)")
+
+    tmp = tempfile.mkdtemp(prefix="pypcp-linux-catalog-")
+    proc = None
+    try:
+        conf = os.path.join(tmp, "pmcd.conf")
+        with open(conf, "w") as f:
+            f.write(f"linux\t60\tdso\tlinux_init\t{LINUX_DSO}\n")
+        os.mkdir(os.path.join(tmp, "run"))
+        # PCP_VAR_DIR only moves the agent's pmdaCache files (instance ids it would save
+        # under /var/lib/pcp/config/pmda) into the temp dir; every other path is explicit
+        env = dict(
+            os.environ,
+            PCP_RUN_DIR=os.path.join(tmp, "run"),
+            PCP_VAR_DIR=tmp,
+            PCP_DERIVED_CONFIG="",
+        )
+        for _attempt in range(3):  # another process may take the port we picked
+            port = _free_port()
+            proc = subprocess.Popen(
+                [
+                    PMCD,
+                    "-f",
+                    "-A",
+                    "-i",
+                    "127.0.0.1",
+                    "-p",
+                    str(port),
+                    "-s",
+                    os.path.join(tmp, "run", "pmcd.socket"),
+                    "-c",
+                    conf,
+                    "-n",
+                    PMNS_ROOT,
+                    "-l",
+                    os.path.join(tmp, "pmcd.log"),
+                ],
+                env=env,
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+                cwd=tmp,
+            )
+            if _wait_listening(proc, port):
+                break
+            _stop(proc)
+        else:
+            with open(os.path.join(tmp, "pmcd.log"), errors="replace") as f:
+                pytest.fail(f"reference pmcd did not start:\n{f.read()}")
+
+        out = subprocess.run(
+            [pminfo, "-h", f"127.0.0.1:{port}", "-m", "-d", "-t", "-f", *BY_NAME],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+        assert out.returncode == 0, out.stderr
+        yield _parse_pminfo(out.stdout)
+    finally:
+        if proc is not None:
+            _stop(proc)
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+@pytest.mark.interop
+def test_descriptors_match_reference(reference: dict[str, Block]) -> None:
+    mismatches = []
+    for m in METRICS:
+        block = reference.get(m.name)
+        if block is None:
+            mismatches.append(f"{m.name}: not known to the reference agent")
+            continue
+        ours = [f"{m.name} PMID: {pmIDStr(m.pmid)} [{m.help}]", *m.desc().describe().splitlines()]
+        theirs = [block.header, *block.desc]
+        if ours != theirs:
+            mismatches.append("\n".join(["ours:", *ours, "reference:", *theirs]))
+    assert mismatches == [], "\n\n".join(mismatches)
+
+
+@pytest.mark.interop
+def test_load_instances_match_reference(reference: dict[str, Block]) -> None:
+    assert reference["kernel.all.load"].instances == list(LOAD_INSTANCES)
+
+
+@pytest.mark.interop
+def test_cpu_instances_named_by_number(reference: dict[str, Block]) -> None:
+    instances = reference["kernel.percpu.cpu.user"].instances
+    assert instances, "no CPU instances"
+    assert all(name == f"cpu{inst}" for inst, name in instances), instances
+    assert len(instances) == os.sysconf("SC_NPROCESSORS_ONLN")
+
+
+@pytest.mark.interop
+def test_network_instances_are_proc_net_dev(reference: dict[str, Block]) -> None:
+    psutil = pytest.importorskip("psutil")
+    names = {name for _, name in reference["network.interface.in.bytes"].instances}
+    assert names == set(psutil.net_io_counters(pernic=True))

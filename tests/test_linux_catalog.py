@@ -12,12 +12,6 @@ from __future__ import annotations
 
 import os
 import re
-import shutil
-import signal
-import socket
-import subprocess
-import tempfile
-import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
@@ -28,10 +22,9 @@ from agents.linux.catalog import BY_NAME, INDOMS, LOAD_INSTANCES, METRICS, Metri
 from pmapi.ids import pmIDStr
 from pmapi.types import PMSem, PMType
 from pmapi.units import Units
+from tests.reference_pmcd import reference_pmcd, require_reference
 
-PMCD = "/usr/lib/pcp/bin/pmcd"
 LINUX_DSO = "/var/lib/pcp/pmdas/linux/pmda_linux.so"
-PMNS_ROOT = "/var/lib/pcp/pmns/root"
 
 #: The metrics the agent was asked to export, at least.
 REQUIRED = [
@@ -154,113 +147,18 @@ def _parse_pminfo(text: str) -> dict[str, Block]:
     return blocks
 
 
-def _free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def _wait_listening(proc: subprocess.Popen, port: int, timeout: float = 15.0) -> bool:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            return False
-        try:
-            with socket.create_connection(("127.0.0.1", port), timeout=0.5):
-                return True
-        except OSError:
-            time.sleep(0.1)
-    return False
-
-
-def _stop(proc: subprocess.Popen) -> None:
-    if proc.poll() is None:
-        proc.send_signal(signal.SIGTERM)
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
-
-
 @pytest.fixture(scope="module")
 def reference() -> Iterator[dict[str, Block]]:
     """pminfo's answer, from a private reference pmcd, for every catalog metric."""
-    for path, what in (
-        (PMCD, "pmcd"),
-        (LINUX_DSO, "the linux agent"),
-        (PMNS_ROOT, "the PMNS"),
-    ):
-        if not os.path.exists(path):
-            pytest.skip(f"reference PCP 6 is not installed: no {what} ({path}; Debian package pcp)")
-    pminfo = shutil.which("pminfo")
-    if pminfo is None:
-        pytest.skip("reference PCP 6 is not installed: no pminfo (Debian package pcp)")
-
-    tmp = tempfile.mkdtemp(prefix="pypcp-linux-catalog-")
-    proc = None
-    try:
-        conf = os.path.join(tmp, "pmcd.conf")
-        with open(conf, "w") as f:
-            f.write(f"linux\t60\tdso\tlinux_init\t{LINUX_DSO}\n")
-        os.mkdir(os.path.join(tmp, "run"))
-        # PCP_VAR_DIR only moves the agent's pmdaCache files (instance ids it would save
-        # under /var/lib/pcp/config/pmda) into the temp dir; every other path is explicit
-        env = dict(
-            os.environ,
-            PCP_RUN_DIR=os.path.join(tmp, "run"),
-            PCP_VAR_DIR=tmp,
-            PCP_DERIVED_CONFIG="",
-        )
-        for _attempt in range(3):  # another process may take the port we picked
-            port = _free_port()
-            proc = subprocess.Popen(
-                [
-                    PMCD,
-                    "-f",
-                    "-A",
-                    "-i",
-                    "127.0.0.1",
-                    "-p",
-                    str(port),
-                    "-s",
-                    os.path.join(tmp, "run", "pmcd.socket"),
-                    "-c",
-                    conf,
-                    "-n",
-                    PMNS_ROOT,
-                    "-l",
-                    os.path.join(tmp, "pmcd.log"),
-                ],
-                env=env,
-                stdin=subprocess.DEVNULL,
-                stdout=subprocess.DEVNULL,
-                stderr=subprocess.DEVNULL,
-                cwd=tmp,
-            )
-            if _wait_listening(proc, port):
-                break
-            _stop(proc)
-        else:
-            with open(os.path.join(tmp, "pmcd.log"), errors="replace") as f:
-                pytest.fail(f"reference pmcd did not start:\n{f.read()}")
-
-        out = subprocess.run(
-            [pminfo, "-h", f"127.0.0.1:{port}", "-m", "-d", "-t", "-f", *BY_NAME],
-            env=env,
-            capture_output=True,
-            text=True,
-            timeout=60,
-        )
+    require_reference("pminfo")
+    if not os.path.exists(LINUX_DSO):
+        pytest.skip(f"reference PCP 6 is not installed: no linux agent ({LINUX_DSO})")
+    with reference_pmcd([f"linux\t60\tdso\tlinux_init\t{LINUX_DSO}"]) as pmcd:
+        out = pmcd.run("pminfo", "-m", "-d", "-t", "-f", *BY_NAME)
         assert out.returncode == 0, out.stderr
         yield _parse_pminfo(out.stdout)
-    finally:
-        if proc is not None:
-            _stop(proc)
-        shutil.rmtree(tmp, ignore_errors=True)
 
 
-@pytest.mark.interop
 def test_descriptors_match_reference(reference: dict[str, Block]) -> None:
     mismatches = []
     for m in METRICS:

@@ -1,0 +1,297 @@
+"""The agent framework driven in memory: requests in, replies out, as pmcd would see them.
+
+Covers pmdaFetch's rules (profiles, per-instance errors, no values, unknown
+PMIDs), instance lookups, help text, labels at every level, the store rules of
+seed 004 examples 2-25 to 2-28, dynamic and background-refreshed instance
+domains, the byte-level request loop, and the agents' line budgets.
+"""
+
+from __future__ import annotations
+
+import errno
+import io
+import os
+import threading
+from pathlib import Path
+
+import pytest
+
+from agents.simple import Simple
+from agents.trivial import Trivial
+from pmapi.errors import (  # type: ignore[attr-defined]
+    PM_ERR_AGAIN,
+    PM_ERR_CONV,
+    PM_ERR_GENERIC,
+    PM_ERR_INDOM,
+    PM_ERR_INST,
+    PM_ERR_PMID,
+    PM_ERR_SIGN,
+    PM_ERR_TEXT,
+    PMError,
+)
+from pmapi.ids import PM_IN_NULL, pmID_build, pmInDom_build
+from pmapi.pdu.codec import decode, encode
+from pmapi.pdu.framer import split_stream
+from pmapi.pdu.records import (
+    CredsPDU,
+    DescPDU,
+    DescReqPDU,
+    ErrorPDU,
+    FetchPDU,
+    InDomProfile,
+    InstancePDU,
+    InstanceReqPDU,
+    LabelPDU,
+    LabelReqPDU,
+    ProfilePDU,
+    ResultPDU,
+    TextPDU,
+    TextReqPDU,
+)
+from pmapi.values import Result, Timestamp, ValueSet
+from pmda import NOSUPPORT, U32, U64, Agent, InDom, metric, refresh
+from pmda.serve import answer_requests, serve_stream
+
+SIMPLE = 253
+NUMFETCH, COLOR = pmID_build(SIMPLE, 0, 0), pmID_build(SIMPLE, 0, 1)
+USER, SYS, NOW = pmID_build(SIMPLE, 1, 2), pmID_build(SIMPLE, 1, 3), pmID_build(SIMPLE, 2, 4)
+COLORS, TIMENOW = pmInDom_build(SIMPLE, 0), pmInDom_build(SIMPLE, 1)
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture
+def simple(tmp_path, monkeypatch):
+    (tmp_path / "simple").mkdir()
+    (tmp_path / "simple" / "simple.conf").write_text("sec,min,hour\n")
+    monkeypatch.setenv("PCP_PMDAS_DIR", str(tmp_path))
+    return Simple()
+
+
+def values(agent: Agent, *pmids: int) -> list:
+    """Per PMID: a dict {inst: value}, or the error code the value set carries."""
+    out = []
+    for vs, pmid in zip(agent.fetch(pmids).vsets, pmids, strict=True):
+        desc = agent._descs.get(pmid)
+        if vs.numval < 0:
+            out.append(int(vs.numval))
+        else:
+            out.append(dict(zip(vs.insts, vs.atoms(desc.type if desc else None), strict=True)))
+    return out
+
+
+def store(agent: Agent, pmid: int, pairs) -> ErrorPDU:
+    vtype = agent._descs[pmid].type
+    return agent.handle(
+        ResultPDU(Result(Timestamp(0, 0), (ValueSet.of_atoms(pmid, vtype, pairs),)))
+    )
+
+
+def test_simple_fetch_follows_seed_004(simple):
+    assert values(simple, NUMFETCH, COLOR) == [{PM_IN_NULL: 1}, {0: 1, 1: 101, 2: 201}]
+    assert values(simple, COLOR, NUMFETCH) == [{0: 2, 1: 102, 2: 202}, {PM_IN_NULL: 2}]
+    user, system = values(simple, USER, SYS)
+    assert user[PM_IN_NULL] >= 0 and system[PM_IN_NULL] >= 0
+    now = values(simple, NOW)[0]
+    assert sorted(now) == [0, 1, 2] and 0 <= now[0] < 61 and 0 <= now[2] < 24
+    assert values(simple, pmID_build(SIMPLE, 7, 7)) == [PM_ERR_PMID]
+
+
+def test_colors_wrap_after_255(simple):
+    assert store(simple, COLOR, [(0, 254)]) == ErrorPDU(0)
+    assert [values(simple, COLOR)[0][0] for _ in range(3)] == [255, 0, 1]
+
+
+def test_the_profile_limits_instances_as_libpcp_reads_it(simple):
+    # a per-indom entry listing instances to include (state EXCLUDE: all but these)
+    simple.handle(ProfilePDU(0, 0, (InDomProfile(COLORS, 1, (2, 0)),)))
+    assert list(values(simple, COLOR)[0]) == [0, 2]  # indom order, not the profile's
+    simple.handle(ProfilePDU(0, 1, ()))  # nothing included by default
+    assert values(simple, COLOR, NUMFETCH) == [{}, {PM_IN_NULL: 2}]
+    simple.handle(ProfilePDU(0, 0, ()))
+    assert list(values(simple, COLOR)[0]) == [0, 1, 2]
+
+
+def test_store_rules_of_seed_004_examples_2_25_to_2_28(simple):
+    # 2-25/2-26: a bad colour is clamped and stored, and ends the store
+    assert store(simple, COLOR, [(0, 300), (1, 7)]) == ErrorPDU(PM_ERR_CONV)
+    assert simple.rgb[:2] == [255, 100]
+    assert store(simple, COLOR, [(2, -4)]) == ErrorPDU(PM_ERR_SIGN)
+    assert simple.rgb[2] == 0
+    assert store(simple, COLOR, [(9, 5)]) == ErrorPDU(PM_ERR_INST)
+    assert store(simple, COLOR, [(0, 7), (1, 8)]) == ErrorPDU(0)
+    assert simple.rgb[:2] == [7, 8]
+    assert store(simple, NUMFETCH, [(PM_IN_NULL, 42)]) == ErrorPDU(0)
+    assert values(simple, NUMFETCH) == [{PM_IN_NULL: 43}]
+    # 2-28: metrics that cannot be altered, and metrics that do not exist
+    assert store(simple, USER, [(PM_IN_NULL, 1.0)]) == ErrorPDU(-errno.EACCES)
+    assert store(simple, NOW, [(0, 1)]) == ErrorPDU(-errno.EACCES)
+    unknown = ValueSet.of_atoms(pmID_build(SIMPLE, 0, 9), U32, [(PM_IN_NULL, 1)])
+    assert simple.handle(ResultPDU(Result(Timestamp(0, 0), (unknown,)))) == ErrorPDU(PM_ERR_PMID)
+
+
+def test_descriptors_instances_and_help(simple):
+    desc = simple.handle(DescReqPDU(USER))
+    assert isinstance(desc, DescPDU) and desc.desc.units.text() == "sec"
+    assert simple.handle(DescReqPDU(pmID_build(SIMPLE, 3, 3))) == ErrorPDU(PM_ERR_PMID)
+    every = simple.handle(InstanceReqPDU(COLORS, PM_IN_NULL))
+    assert every == InstancePDU(COLORS, (0, 1, 2), ("red", "green", "blue"))
+    assert simple.handle(InstanceReqPDU(COLORS, 1)).names == ("green",)
+    assert simple.handle(InstanceReqPDU(COLORS, PM_IN_NULL, "blue")).insts == (2,)
+    assert simple.handle(InstanceReqPDU(COLORS, 7)) == ErrorPDU(PM_ERR_INST)
+    assert simple.handle(InstanceReqPDU(pmInDom_build(SIMPLE, 9), PM_IN_NULL)) == ErrorPDU(
+        PM_ERR_INDOM
+    )
+    oneline = simple.handle(TextReqPDU(COLOR, 4 | 1))
+    assert oneline == TextPDU(COLOR, "Metrics which increment with each fetch")
+    assert "0 (red)" in simple.handle(TextReqPDU(COLOR, 4 | 2)).text
+    assert simple.handle(TextReqPDU(COLORS, 8 | 1)).text.startswith('Instance domain "colour"')
+    assert simple.handle(TextReqPDU(pmID_build(SIMPLE, 5, 5), 4 | 1)) == ErrorPDU(PM_ERR_TEXT)
+
+
+def test_the_timenow_domain_follows_its_file(simple, tmp_path):
+    conf = tmp_path / "simple" / "simple.conf"
+    conf.write_text("hour,bogus,sec\n")
+    os.utime(conf, ns=(1, 1))  # a new modification time whatever the clock's resolution
+    names = simple.handle(InstanceReqPDU(TIMENOW, PM_IN_NULL)).names
+    assert names == ("hour", "sec")
+    assert set(values(simple, NOW)[0]) == set(simple.handle(InstanceReqPDU(TIMENOW, -1)).insts)
+    conf.unlink()
+    assert simple.handle(InstanceReqPDU(TIMENOW, PM_IN_NULL)).insts == ()
+    assert values(simple, NOW) == [{}]
+
+
+def test_labels_at_every_level(simple):
+    def json(ident, level):
+        reply = simple.handle(LabelReqPDU(ident, level))
+        assert isinstance(reply, LabelPDU)
+        return [(s.inst, s.json) for s in reply.sets]
+
+    assert json(SIMPLE, 2) == [(PM_IN_NULL, b'{"role":"testing"}')]
+    assert json(COLORS, 4) == [(PM_IN_NULL, b'{"indom_name":"color","model":"RGB"}')]
+    assert json(COLOR, 8) == [] and json(COLOR, 16) == []
+    assert json(COLORS, 32) == [(0, b""), (1, b""), (2, b"")]
+    assert json(TIMENOW, 32)[0] == (0, b'{"units":"sec"}')
+    trivial = Trivial()
+    assert trivial.handle(LabelReqPDU(250, 2)).sets[0].json == b'{"agent":"trivial"}'
+
+
+class Toy(Agent):
+    """An agent exercising what trivial and simple do not."""
+
+    name, domain = "toy", 250
+    disks = InDom(3, {10: "sda", 11: "sdb", 12: "nvme0n1 slot"})
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.cache: dict = {}
+        self.refreshed = threading.Event()
+
+    @metric("toy.reads", U64, indom=disks, units="count")
+    def reads(self):  # a mapping for all instances, keyed by id or by name
+        return {10: 5, "nvme0n1 slot": 7}
+
+    @metric("toy.flaky", U32, indom=disks)
+    def flaky(self, inst):
+        if inst == 11:
+            raise PMError(PM_ERR_AGAIN)
+        return None if inst == 12 else inst
+
+    @metric("toy.broken", U32, indom=disks)
+    def broken(self, inst):
+        raise PMError(PM_ERR_AGAIN)
+
+    @metric("toy.missing", NOSUPPORT)
+    def missing(self):
+        return None
+
+    @metric("toy.cached", U32)
+    def cached(self):
+        return self.cache.get("value")
+
+    @refresh(1, every=0.01)
+    def slow_source(self):
+        self.cache = {"value": 99}
+        self.refreshed.set()
+
+
+@pytest.fixture
+def toy(tmp_path):
+    (tmp_path / "pmns").write_text(
+        "toy {\n reads TOY:0:0\n flaky TOY:0:1\n broken TOY:0:2\n"
+        " missing TOY:0:3\n cached TOY:1:4\n}\n"
+    )
+    (tmp_path / "help").write_text("@ toy.reads disk reads\nHow many.\n")
+    return Toy(pmns_path=tmp_path / "pmns", help_path=tmp_path / "help")
+
+
+def test_mapping_fetches_errors_and_unsupported_metrics(toy):
+    reads, flaky, broken, missing = (pmID_build(250, 0, i) for i in range(4))
+    assert values(toy, reads) == [{10: 5, 12: 7}]
+    assert values(toy, flaky) == [{10: 10}]  # a failing or empty instance is left out
+    assert values(toy, broken) == [PM_ERR_AGAIN]  # no values at all: the error is the set's
+    assert values(toy, missing) == [{}]  # PM_TYPE_NOSUPPORT: no values (seed 004, 2.4.5)
+    assert toy.handle(DescReqPDU(missing)).desc.type == NOSUPPORT
+    assert toy.handle(InstanceReqPDU(pmInDom_build(250, 3), PM_IN_NULL, "nvme0n1")).insts == (12,)
+
+
+def test_background_refresh_feeds_fetches_without_running_in_them(toy):
+    cached = pmID_build(250, 1, 4)
+    toy.cache = {}
+    toy.refreshed.clear()
+    toy.start()  # runs the refresh once at once, then every 10 ms in a thread
+    try:
+        assert toy.refreshed.wait(10)
+        assert values(toy, cached) == [{PM_IN_NULL: 99}]
+    finally:
+        toy.stop()
+    toy.cache = {}
+    assert values(toy, cached) == [{}]  # a fetch never runs a background refresh itself
+
+
+def test_the_request_loop_over_bytes(simple):
+    requests = b"".join(
+        encode(p)
+        for p in (
+            CredsPDU(()),
+            ProfilePDU(0, 0, ()),
+            FetchPDU(0, (NUMFETCH,)),
+            DescReqPDU(NUMFETCH),
+            ErrorPDU(-12391),
+        )
+    )
+    requests += b"\0\0\0\x0c\0\0\x70\x99\0\0\0\0"  # an unknown PDU type
+    out = io.BytesIO()
+    assert serve_stream(simple, io.BytesIO(requests), out) == 0
+    replies = [decode(f) for f in split_stream(out.getvalue())]
+    assert isinstance(replies[0], CredsPDU) and replies[0].creds[0].vala == 2
+    assert isinstance(replies[1], ResultPDU) and replies[1].result.vsets[0].numval == 1
+    assert isinstance(replies[2], DescPDU)
+    assert isinstance(replies[3], ErrorPDU) and replies[3].code < 0
+    assert len(replies) == 4
+
+
+def test_agent_code_that_fails_is_answered_not_fatal(simple):
+    def explode(self):
+        raise RuntimeError("boom")
+
+    simple.on_fetch = explode.__get__(simple)
+    out: list[bytes] = []
+    data = iter([encode(FetchPDU(0, (NUMFETCH,))), b""])
+    assert answer_requests(simple, lambda n: next(data), out.append) == 0
+    assert decode(out[0]) == ErrorPDU(PM_ERR_GENERIC)
+
+
+def code_lines(*paths: Path) -> int:
+    """Lines that are not blank and not comments (docstrings count)."""
+    return sum(
+        1
+        for path in paths
+        for line in path.read_text().splitlines()
+        if line.strip() and not line.strip().startswith("#")
+    )
+
+
+def test_agents_fit_their_line_budgets():
+    # issue: half of PCP's Python versions (pmdasimple.python 217 code lines, trivial 48)
+    assert code_lines(*(ROOT / "agents" / "trivial").glob("*.py")) <= 20
+    assert code_lines(*(ROOT / "agents" / "simple").glob("*.py")) <= 110

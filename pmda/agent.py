@@ -28,7 +28,7 @@ from pmapi.errors import (  # type: ignore[attr-defined]
     PM_ERR_TYPE,
     PMError,
 )
-from pmapi.helptext import HelpText, load_help
+from pmapi.helptext import load_help
 from pmapi.ids import PM_IN_NULL, PM_INDOM_NULL, pmID_cluster, pmID_domain, pmInDom_build
 from pmapi.labels import (
     PM_LABEL_CLUSTER,
@@ -122,7 +122,6 @@ class Agent:
             indom = PM_INDOM_NULL if m.indom is None else self.indom_id(m.indom)
             self._by_pmid[pmid] = m
             self._descs[pmid] = Desc(pmid, m.type, indom, m.sem, m.units)
-        self._pmid_of = {m: pmid for pmid, m in self._by_pmid.items()}
         self._indom_of: dict[int, InDom] = {self.indom_id(i): i for i in self._indoms}
         self._instances: dict[InDom, dict[int, str]] = {
             i: dict(i.instances or {}) for i in self._indoms
@@ -443,4 +442,4 @@ _HANDLERS: dict[type, Callable[[Agent, Any], Any]] = {
     PMNSTraversePDU: Agent._on_pmns,
 }
 
-__all__ = ["DATA_DIR", "Agent", "HelpText"]
+__all__ = ["DATA_DIR", "Agent"]

@@ -17,11 +17,11 @@ import sys
 from collections.abc import Callable, Sequence
 from typing import BinaryIO
 
-from pmapi.errors import PMError
+from pmapi.errors import PM_ERR_GENERIC, PMError  # type: ignore[attr-defined]
 from pmapi.pdu.codec import PDUError, decode, encode
 from pmapi.pdu.constants import CVERSION
 from pmapi.pdu.framer import PDUFramer
-from pmapi.pdu.records import Cred, CredsPDU
+from pmapi.pdu.records import Cred, CredsPDU, ErrorPDU
 
 from .agent import Agent
 
@@ -146,9 +146,6 @@ def answer_requests(
 
 
 def _reply_to(agent: Agent, frame: bytes) -> bytes | None:
-    from pmapi.errors import PM_ERR_GENERIC  # type: ignore[attr-defined]
-    from pmapi.pdu.records import ErrorPDU
-
     try:
         request = decode(frame)
     except PDUError as exc:

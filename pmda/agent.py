@@ -20,6 +20,7 @@ from typing import Any, ClassVar
 
 from pmapi.desc import Desc
 from pmapi.errors import (  # type: ignore[attr-defined]
+    PM_ERR_AGAIN,
     PM_ERR_INDOM,
     PM_ERR_INST,
     PM_ERR_NAME,
@@ -76,13 +77,16 @@ class Agent:
 
     Class attributes: `name` (its pmns/ and help/ files, and its label
     {"agent": name}), `domain` (the default; pmcd's -d wins), `labels` (extra
-    domain labels) and `cluster_labels` ({cluster: labels}).
+    domain labels), `cluster_labels` ({cluster: labels}) and `metrics`: metrics
+    declared as data (built from a table) rather than on methods, whose values
+    come from their cluster's `refresh` method.
     """
 
     name: ClassVar[str] = ""
     domain: ClassVar[int] = 0
     labels: ClassVar[Mapping[str, Any]] = {}
     cluster_labels: ClassVar[Mapping[int, Mapping[str, Any]]] = {}
+    metrics: ClassVar[Iterable[Metric]] = ()
 
     _metrics: ClassVar[tuple[Metric, ...]] = ()
     _indoms: ClassVar[tuple[InDom, ...]] = ()
@@ -93,7 +97,10 @@ class Agent:
         found: dict[str, Any] = {}
         for klass in reversed(cls.__mro__):
             found.update(vars(klass))
-        cls._metrics = tuple(v for v in found.values() if isinstance(v, Metric))
+        cls._metrics = (
+            *(v for v in found.values() if isinstance(v, Metric)),
+            *cls.metrics,
+        )
         cls._indoms = tuple(v for v in found.values() if isinstance(v, InDom))
         cls._refreshers = tuple(
             (*v._pmda_refresh, v) for v in found.values() if hasattr(v, "_pmda_refresh")
@@ -127,6 +134,8 @@ class Agent:
             i: dict(i.instances or {}) for i in self._indoms
         }
         self._profile: ProfilePDU | None = None
+        #: what each cluster's refresh method last returned: {metric name: values}
+        self._cluster_values: dict[int, Mapping[str, Any] | PMError | None] = {}
         self._stop = threading.Event()
         self._threads: list[threading.Thread] = []
 
@@ -157,10 +166,10 @@ class Agent:
         """Start the background refreshes (refresh(..., every=N)); each runs once first."""
         for _cluster, every, method in self._refreshers:
             if every is not None:
-                self._run_refresh(method)
+                self._run_refresh(_cluster, method)
                 thread = threading.Thread(
                     target=self._background,
-                    args=(method, every),
+                    args=(_cluster, method, every),
                     daemon=True,
                     name=f"{self.name}-{method.__name__}",
                 )
@@ -173,15 +182,29 @@ class Agent:
         for thread in self._threads:
             thread.join(timeout=5)
 
-    def _background(self, method: Callable, every: float) -> None:
+    def _background(self, cluster: int, method: Callable, every: float) -> None:
         while not self._stop.wait(every):
-            self._run_refresh(method)
+            self._run_refresh(cluster, method, background=True)
 
-    def _run_refresh(self, method: Callable) -> None:
+    def _run_refresh(self, cluster: int, method: Callable, *, background: bool = False) -> None:
+        """Run a refresh method, keeping the values it returns for its cluster's metrics.
+
+        A failure in a per-fetch refresh gives the cluster's metrics that error
+        (PM_ERR_AGAIN for anything but a PMError) in this fetch; a failing
+        background refresh is logged and the values it last gave stay in use.
+        """
         try:
-            method(self)
+            values = method(self)
+        except PMError as exc:
+            error = exc
         except Exception as exc:  # a failing source must not end the agent
             self.log.error("%s: refresh %s failed: %s", self.name, method.__name__, exc)
+            error = PMError(PM_ERR_AGAIN)
+        else:
+            self._cluster_values[cluster] = values
+            return
+        if not background:
+            self._cluster_values[cluster] = error
 
     # -- requests -------------------------------------------------------------------
 
@@ -232,26 +255,31 @@ class Agent:
         clusters = {pmID_cluster(pmid) for pmid, m in zip(pmids, wanted, strict=True) if m}
         for cluster, every, method in self._refreshers:
             if every is None and cluster in clusters:
-                method(self)
+                self._run_refresh(cluster, method)
         vsets = tuple(self._fetch_one(pmid, m) for pmid, m in zip(pmids, wanted, strict=True))
         return Result(Timestamp(0, 0), vsets)
 
     def _fetch_one(self, pmid: int, m: Metric | None) -> ValueSet:
-        if m is None or m.fetcher is None:
+        if m is None:
             return ValueSet.of_error(pmid, PM_ERR_PMID)
         if m.type == NOSUPPORT:
             return ValueSet.of_atoms(pmid, m.type, ())
         status = 0
         pairs: list[tuple[int, Any]] = []
         try:
+            supplied = self._cluster_values.get(pmID_cluster(pmid))
+            if isinstance(supplied, PMError):
+                raise supplied
             if m.indom is None:
-                value = m.fetcher(self)
+                value = m.fetcher(self) if m.fetcher else (supplied or {}).get(m.name)
                 if value is not None:
                     pairs.append((PM_IN_NULL, value))
             else:
                 indom_id = self.indom_id(m.indom)
                 insts = [i for i in self._instances[m.indom] if self.in_profile(indom_id, i)]
-                if m.per_instance:
+                if m.fetcher is None:
+                    pairs = self._from_mapping(m, (supplied or {}).get(m.name) or {}, insts)
+                elif m.per_instance:
                     for inst in insts:
                         try:
                             value = m.fetcher(self, inst)

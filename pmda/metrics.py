@@ -71,7 +71,8 @@ class Metric:
     instance domain it takes (self, inst) and is called per instance, or takes
     (self) and returns a mapping {inst or instance name: value} for all of them.
     It returns a plain Python value, None for "no value now", or raises PMError
-    with the PCP error it means (PM_ERR_INST, PM_ERR_AGAIN, ...).
+    with the PCP error it means (PM_ERR_INST, PM_ERR_AGAIN, ...).  A metric built
+    without FETCH gets its values from its cluster's `refresh` method instead.
     """
 
     def __init__(
@@ -130,6 +131,12 @@ def refresh(cluster: int, *, every: float | None = None) -> Callable[[Callable],
     With EVERY (seconds) it runs in a background thread at that interval instead,
     and fetches answer from what it last left behind; it should build its new
     values and then assign them in one statement.
+
+    It may return the values of the cluster's metrics that have no fetch method
+    of their own (metrics declared as data, `Agent.metrics`): a mapping {metric
+    name: value}, where a metric with an instance domain has a mapping {inst or
+    instance name: value}.  Raising PMError gives the cluster's metrics that
+    error for this fetch.
     """
 
     def mark(method: Callable) -> Callable:

@@ -49,7 +49,7 @@ from pmapi.pdu.records import (
     TextReqPDU,
 )
 from pmapi.values import Result, Timestamp, ValueSet
-from pmda import NOSUPPORT, U32, U64, Agent, InDom, metric, refresh
+from pmda import COUNTER, NOSUPPORT, U32, U64, Agent, InDom, Metric, metric, refresh
 from pmda.serve import answer_requests, serve_stream
 
 SIMPLE = 253
@@ -246,6 +246,50 @@ def test_background_refresh_feeds_fetches_without_running_in_them(toy):
         toy.stop()
     toy.cache = {}
     assert values(toy, cached) == [{}]  # a fetch never runs a background refresh itself
+
+
+class Table(Agent):
+    """Metrics declared as data, valued by their cluster's refresh: how the linux agent works."""
+
+    name, domain = "table", 250
+    cpus = InDom(0, {0: "cpu0", 1: "cpu1"})
+    metrics = (
+        Metric("table.load", U32),
+        Metric("table.cpu.user", U64, COUNTER, "msec", indom=cpus),
+        Metric("table.gone", U32),
+        Metric("table.fails", U32),
+    )
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.reads = 0
+
+    @refresh(0)
+    def stat(self):
+        self.reads += 1
+        return {"table.load": 3, "table.cpu.user": {0: 10, "cpu1": 20}}
+
+    @refresh(1)
+    def broken(self):
+        raise OSError("no such file")
+
+
+def test_table_metrics_take_their_cluster_refresh_values(tmp_path):
+    (tmp_path / "pmns").write_text(
+        "table {\n load TABLE:0:0\n cpu\n gone TABLE:0:2\n fails TABLE:1:0\n}\n"
+        "table.cpu {\n user TABLE:0:1\n}\n"
+    )
+    agent = Table(pmns_path=tmp_path / "pmns", help_path=tmp_path / "nohelp")
+    load, user, gone, fails = (pmID_build(250, c, i) for c, i in ((0, 0), (0, 1), (0, 2), (1, 0)))
+    assert values(agent, load, user, gone, fails) == [
+        {PM_IN_NULL: 3},
+        {0: 10, 1: 20},
+        {},  # the refresh gave no value for it
+        PM_ERR_AGAIN,  # the cluster's refresh failed (logged), so its metrics carry the error
+    ]
+    assert agent.reads == 1  # once per fetch, however many of its metrics were asked for
+    desc = agent.handle(DescReqPDU(user)).desc
+    assert (desc.sem, desc.indom) == (COUNTER, pmInDom_build(250, 0))
 
 
 def test_the_request_loop_over_bytes(simple):

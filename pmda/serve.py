@@ -13,13 +13,14 @@ import argparse
 import logging
 import os
 import socket
+import struct
 import sys
 from collections.abc import Callable, Sequence
 from typing import BinaryIO
 
 from pmapi.errors import PM_ERR_GENERIC, PMError  # type: ignore[attr-defined]
 from pmapi.pdu.codec import PDUError, decode, encode
-from pmapi.pdu.constants import CVERSION
+from pmapi.pdu.constants import CVERSION, PDUType
 from pmapi.pdu.framer import PDUFramer
 from pmapi.pdu.records import Cred, CredsPDU, ErrorPDU
 
@@ -123,15 +124,22 @@ def answer_requests(
 ) -> int:
     """The request loop: decode, handle, encode the reply; 0 at pmcd's end of file.
 
-    A malformed PDU is logged and answered with its error code (PCP's agents
-    answer a bad request with an ERROR PDU); an exception in agent code is
-    logged and answered as PM_ERR_GENERIC, never ending the agent.
+    A malformed request is logged and answered with its error code, as PCP's
+    agents answer a bad request with an ERROR PDU; PDUs that never get a reply
+    (ERROR, PROFILE, ATTR, CREDS, unknown types) get none even when malformed,
+    since pmcd does not wait for one and would read it as the next answer.  An
+    exception in agent code is logged and answered as PM_ERR_GENERIC, never
+    ending the agent.  Bytes of an unfinished PDU at end of file are logged.
     """
     framer = PDUFramer()
     log = agent.log
     while True:
         data = read(1 << 16)
         if not data:
+            if framer.buffered:
+                log.error(
+                    "%s: %d bytes of an unfinished PDU at end of input", agent.name, framer.buffered
+                )
             return 0
         framer.feed(data)
         try:
@@ -145,15 +153,40 @@ def answer_requests(
                 write(reply)
 
 
+#: The requests an agent answers; everything else pmcd sends expects no reply.
+ANSWERED = frozenset(
+    {
+        PDUType.PDU_FETCH,
+        PDUType.PDU_DESC_REQ,
+        PDUType.PDU_INSTANCE_REQ,
+        PDUType.PDU_TEXT_REQ,
+        PDUType.PDU_RESULT,
+        PDUType.PDU_PMNS_NAMES,
+        PDUType.PDU_PMNS_IDS,
+        PDUType.PDU_PMNS_CHILD,
+        PDUType.PDU_PMNS_TRAVERSE,
+        PDUType.PDU_LABEL_REQ,
+    }
+)
+
+
 def _reply_to(agent: Agent, frame: bytes) -> bytes | None:
+    (pdutype,) = struct.unpack_from(">i", frame, 4)
+    if pdutype not in ANSWERED and pdutype not in _SILENT:
+        agent.log.error("%s: unrecognised PDU type %#x ignored", agent.name, pdutype)
+        return None
     try:
         request = decode(frame)
     except PDUError as exc:
-        agent.log.error("%s: bad request: %s", agent.name, exc)
-        return encode(ErrorPDU(exc.code))
+        agent.log.error("%s: bad %s PDU: %s", agent.name, PDUType(pdutype).name, exc)
+        return encode(ErrorPDU(exc.code)) if pdutype in ANSWERED else None
     try:
         reply = agent.handle(request)
         return None if reply is None else encode(reply)
     except Exception as exc:  # agent code failed: answer, log, and keep serving
         agent.log.exception("%s: %s failed: %s", agent.name, type(request).__name__, exc)
-        return encode(ErrorPDU(PM_ERR_GENERIC))
+        return encode(ErrorPDU(PM_ERR_GENERIC)) if pdutype in ANSWERED else None
+
+
+#: The PDUs pmcd sends that get no reply.
+_SILENT = frozenset({PDUType.PDU_ERROR, PDUType.PDU_PROFILE, PDUType.PDU_ATTR, PDUType.PDU_CREDS})

@@ -292,7 +292,7 @@ def test_table_metrics_take_their_cluster_refresh_values(tmp_path):
     assert (desc.sem, desc.indom) == (COUNTER, pmInDom_build(250, 0))
 
 
-def test_the_request_loop_over_bytes(simple):
+def test_the_request_loop_over_bytes(simple, caplog):
     requests = b"".join(
         encode(p)
         for p in (
@@ -303,7 +303,10 @@ def test_the_request_loop_over_bytes(simple):
             ErrorPDU(-12391),
         )
     )
-    requests += b"\0\0\0\x0c\0\0\x70\x99\0\0\0\0"  # an unknown PDU type
+    requests += b"\0\0\0\x0c\0\0\x70\x99\0\0\0\0"  # an unknown PDU type: no reply
+    requests += b"\0\0\0\x10\0\0\x70\x02\0\0\0\0\0\0\0\0"  # a PROFILE cut short: no reply
+    requests += b"\0\0\0\x0c\0\0\x70\x04\0\0\0\0"  # a DESC_REQ without its PMID: an ERROR
+    requests += b"\0\0\0\x20\0\0"  # the start of a PDU, then end of file
     out = io.BytesIO()
     assert serve_stream(simple, io.BytesIO(requests), out) == 0
     replies = [decode(f) for f in split_stream(out.getvalue())]
@@ -312,6 +315,10 @@ def test_the_request_loop_over_bytes(simple):
     assert isinstance(replies[2], DescPDU)
     assert isinstance(replies[3], ErrorPDU) and replies[3].code < 0
     assert len(replies) == 4
+    logged = caplog.text
+    assert "unrecognised PDU type 0x7099" in logged
+    assert "bad PDU_PROFILE PDU" in logged and "bad PDU_DESC_REQ PDU" in logged
+    assert "6 bytes of an unfinished PDU" in logged
 
 
 def test_agent_code_that_fails_is_answered_not_fatal(simple):

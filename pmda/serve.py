@@ -86,25 +86,31 @@ def _open_log(name: str, path: str | None, debug: str | None) -> logging.Logger:
 
 
 def _serve_listening(agent: Agent, port: int | None, path: str | None) -> int:
-    """Listen as pmdaConnect does for -i/-u, and serve each pmcd that connects, in turn."""
+    """Listen as pmdaConnect does for -i/-u and serve the one pmcd that connects.
+
+    Like libpcp_pmda, a TCP agent listens on the loopback address only, a unix
+    socket replaces a stale path and is made group-writable, and the agent ends
+    when that connection does.
+    """
     if path is not None:
         if os.path.exists(path):
             os.unlink(path)
         listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         listener.bind(path)
+        os.chmod(path, 0o660)
     else:
         listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
         listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        listener.bind(("", port or 0))
+        listener.bind(("127.0.0.1", port or 0))
     with listener:
         listener.listen(1)
         conn, _ = listener.accept()
-        with (
-            conn,
-            conn.makefile("rb", buffering=0) as rfile,
-            conn.makefile("wb", buffering=0) as wfile,
-        ):
-            return serve_stream(agent, rfile, wfile)  # type: ignore[arg-type]
+    with (
+        conn,
+        conn.makefile("rb", buffering=0) as rfile,
+        conn.makefile("wb", buffering=0) as wfile,
+    ):
+        return serve_stream(agent, rfile, wfile)  # type: ignore[arg-type]
 
 
 def serve_stream(agent: Agent, rfile: BinaryIO, wfile: BinaryIO) -> int:

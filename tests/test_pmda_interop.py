@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.reference_pmcd import RunningPMCD, reference_pmcd, require_reference
+from tests.reference_pmcd import RunningPMCD, free_port, reference_pmcd, require_reference
 
 pytestmark = pytest.mark.interop
 ROOT = Path(__file__).resolve().parents[1]
@@ -86,3 +86,27 @@ def test_pmprobe_and_labels(pmcd):
     assert lines["trivial.time"].startswith("1 ")
     labels = ok(pmcd.run("pminfo", "-l", "simple.now"))
     assert '"role":"testing"' in labels and '"units":"min"' in labels
+
+
+def test_socket_agents_serve_the_real_pmcd(tmp_path):
+    """-i PORT and -u PATH: pmcd starts the agent, waits as PCP's does, then connects."""
+    require_reference("pminfo")
+
+    port, path = free_port(), tmp_path / "trivial.socket"
+    root = tmp_path / "root"
+    root.write_text(
+        "#define TRIVIAL 250\n#define SIMPLE 253\nroot {\n    trivial\n    simple\n}\n"
+        + (ROOT / "pmns" / "trivial").read_text()
+        + (ROOT / "pmns" / "simple").read_text()
+    )
+    python = sys.executable
+    conf = [
+        f"simple\t253\tsocket\tinet {port}\t{python} -m agents.simple -d 253 -i {port}",
+        f"trivial\t250\tsocket\tunix {path}\t{python} -m agents.trivial -u {path}",
+    ]
+    env = {"PYTHONPATH": str(ROOT), "PCP_PMDAS_DIR": str(tmp_path)}
+    with reference_pmcd(conf, str(root), extra_env=env) as running:
+        out = ok(running.run("pminfo", "-f", "simple.numfetch", "simple.color", "trivial.time"))
+    assert "simple.numfetch\n    value 1\n" in out
+    assert 'inst [2 or "blue"] value 201' in out
+    assert "trivial.time\n    value " in out

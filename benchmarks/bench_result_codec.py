@@ -18,19 +18,14 @@ on an ephemeral port.  Prints both, and their ratio; the target is a ratio under
 from __future__ import annotations
 
 import argparse
-import os
-import shutil
-import socket
 import statistics
-import subprocess
 import sys
-import tempfile
-import time
 import timeit
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from benchmarks.reference_pmcd import PMDAS, reference_fetch_seconds
 from pmapi.pdu.codec import decode, encode
 from pmapi.pdu.records import HighResResultPDU, ResultPDU
 from pmapi.pdu.result_layout import LAYOUTS
@@ -139,90 +134,12 @@ PATHS = {
 }
 
 
-_REFERENCE = """
-import statistics, sys, time
-from pcp import pmapi
-import cpmapi as c
-ctx = pmapi.pmContext(c.PM_CONTEXT_HOST, sys.argv[1])
-pmids = ctx.pmLookupName(("pmcd.numagents",))
-number = int(sys.argv[2])
-for _ in range(500):
-    ctx.pmFreeResult(ctx.pmFetch(pmids))
-runs = []
-for _ in range(7):
-    t = time.perf_counter()
-    for _ in range(number):
-        ctx.pmFreeResult(ctx.pmFetch(pmids))
-    runs.append((time.perf_counter() - t) / number)
-print(statistics.median(runs))
-"""
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 def reference(number: int) -> float | None:
-    """Median seconds per real pmFetch round trip, or None if PCP is not installed."""
-    pmcd = Path("/usr/lib/pcp/bin/pmcd")
-    dso = Path("/var/lib/pcp/pmdas/pmcd/pmda_pmcd.so")
-    root = Path("/var/lib/pcp/pmns/root")
-    python = shutil.which("python3", path="/usr/bin")
-    if not (pmcd.exists() and dso.exists() and root.exists() and python):
+    """Median seconds per real pmFetch round trip of pmcd.numagents, or None without PCP."""
+    dso = PMDAS / "pmcd" / "pmda_pmcd.so"
+    if not dso.exists():
         return None
-    check = subprocess.run([python, "-c", "import pcp.pmapi"], capture_output=True)
-    if check.returncode != 0:
-        return None
-    with tempfile.TemporaryDirectory(prefix="bench-pmcd-") as tmp:
-        conf = Path(tmp, "pmcd.conf")
-        conf.write_text(f"pmcd\t2\tdso\tpmcd_init\t{dso}\n")
-        port = _free_port()
-        env = dict(os.environ, PCP_RUN_DIR=tmp)
-        daemon = subprocess.Popen(
-            [
-                str(pmcd),
-                "-f",
-                "-A",
-                "-p",
-                str(port),
-                "-s",
-                f"{tmp}/pmcd.socket",
-                "-c",
-                str(conf),
-                "-n",
-                str(root),
-                "-l",
-                f"{tmp}/pmcd.log",
-            ],
-            env=env,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-            stdin=subprocess.DEVNULL,
-            start_new_session=True,
-        )
-        try:
-            host = f"localhost:{port}"
-            for _ in range(100):
-                probe = subprocess.run(
-                    ["pminfo", "-h", host, "pmcd.numagents"], capture_output=True
-                )
-                if probe.returncode == 0:
-                    break
-                time.sleep(0.1)
-            else:
-                return None
-            out = subprocess.run(
-                [python, "-c", _REFERENCE, host, str(number)],
-                capture_output=True,
-                text=True,
-                check=True,
-            )
-            return float(out.stdout.strip())
-        finally:
-            daemon.terminate()
-            daemon.wait(timeout=10)
+    return reference_fetch_seconds([f"pmcd\t2\tdso\tpmcd_init\t{dso}"], ["pmcd.numagents"], number)
 
 
 def main() -> int:

@@ -42,7 +42,13 @@ from pmapi.labels import (
     LabelSet,
     domain_labels,
 )
-from pmapi.pdu.constants import PM_PROFILE_INCLUDE, PM_TEXT_HELP, PM_TEXT_INDOM, PM_TEXT_PMID
+from pmapi.pdu.constants import (
+    PM_PROFILE_INCLUDE,
+    PM_TEXT_HELP,
+    PM_TEXT_INDOM,
+    PM_TEXT_PMID,
+    PMCDState,
+)
 from pmapi.pdu.records import (
     AttrPDU,
     CredsPDU,
@@ -134,6 +140,7 @@ class Agent:
             i: dict(i.instances or {}) for i in self._indoms
         }
         self._profile: ProfilePDU | None = None
+        self._changes = PMCDState.PMCD_NO_CHANGE
         #: what each cluster's refresh method last returned: {metric name: values}
         self._cluster_values: dict[int, Mapping[str, Any] | PMError | None] = {}
         self._stop = threading.Event()
@@ -152,6 +159,16 @@ class Agent:
     def instances(self, indom: InDom) -> dict[int, str]:
         """The current {inst: name} of INDOM."""
         return self._instances[indom]
+
+    def changed(self, *, labels: bool = False, names: bool = False) -> None:
+        """Tell pmcd, with the next fetch's answer, that labels or names have changed.
+
+        As pmdaExtSetFlags does: the flags ride in the RESULT's timestamp seconds
+        once, and pmcd passes the news on to its clients.
+        """
+        self._changes |= (PMCDState.PMCD_LABEL_CHANGE if labels else 0) | (
+            PMCDState.PMCD_NAMES_CHANGE if names else 0
+        )
 
     def on_fetch(self) -> None:
         """Runs once at the start of every fetch; override for per-fetch work."""
@@ -257,7 +274,8 @@ class Agent:
             if every is None and cluster in clusters:
                 self._run_refresh(cluster, method)
         vsets = tuple(self._fetch_one(pmid, m) for pmid, m in zip(pmids, wanted, strict=True))
-        return Result(Timestamp(0, 0), vsets)
+        changes, self._changes = self._changes, PMCDState.PMCD_NO_CHANGE
+        return Result(Timestamp(int(changes), 0), vsets)
 
     def _fetch_one(self, pmid: int, m: Metric | None) -> ValueSet:
         if m is None:

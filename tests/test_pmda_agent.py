@@ -50,6 +50,7 @@ from pmapi.pdu.records import (
 )
 from pmapi.values import Result, Timestamp, ValueSet
 from pmda import COUNTER, NOSUPPORT, U32, U64, Agent, InDom, Metric, metric, refresh
+from pmda.inproc import AgentLoadError, load_agent
 from pmda.serve import answer_requests, serve_stream
 
 SIMPLE = 253
@@ -346,3 +347,33 @@ def test_agents_fit_their_line_budgets():
     # issue: half of PCP's Python versions (pmdasimple.python 217 code lines, trivial 48)
     assert code_lines(*(ROOT / "agents" / "trivial").glob("*.py")) <= 20
     assert code_lines(*(ROOT / "agents" / "simple").glob("*.py")) <= 110
+
+
+def test_changed_labels_and_names_ride_once_in_the_next_result(simple):
+    """pmdaExtSetFlags: the flags go in the RESULT's seconds once, then are cleared."""
+    simple.changed(labels=True, names=True)
+    first = simple.handle(FetchPDU(0, (NUMFETCH,))).result.timestamp
+    second = simple.handle(FetchPDU(0, (NUMFETCH,))).result.timestamp
+    assert (first.sec, first.nsec) == (8 | 16, 0)
+    assert (second.sec, second.nsec) == (0, 0)
+
+
+def test_agents_load_in_process_by_module_or_file(tmp_path):
+    """pmcd's dso lines and dbpmda's 'open dso' name a module or file, and maybe the class."""
+    agent = load_agent("agents.simple")
+    assert isinstance(agent, Simple) and agent.domain == SIMPLE
+    agent.stop()
+    agent = load_agent(f"{ROOT / 'agents' / 'trivial' / '__init__.py'}:Trivial", 251)
+    assert agent.domain == 251 and type(agent).__name__ == "Trivial"
+    (tmp_path / "fails.py").write_text("import no_such_module_here\n")
+    problems = {
+        "agents.no_such": "agents.no_such: cannot import: No module named 'agents.no_such'",
+        "agents.simple:Nope": "agents.simple:Nope: agents.simple has no agent class Nope",
+        "agents": "agents: agents defines no agent class; name one as agents:Class",
+        str(tmp_path / "nofile.py"): "no such file",
+        str(tmp_path / "fails.py"): "ModuleNotFoundError: No module named 'no_such_module_here'",
+    }
+    for spec, message in problems.items():
+        with pytest.raises(AgentLoadError) as caught:
+            load_agent(spec)
+        assert message in str(caught.value) and "\n" not in str(caught.value)

@@ -55,6 +55,17 @@ class PDUFlag(IntFlag):
     PDU_FLAG_DESCS = 1 << 11
 
 
+class PMCDState(IntFlag):
+    """State changes pmcd reports to clients; an agent sets LABEL/NAMES in a RESULT's seconds."""
+
+    PMCD_NO_CHANGE = 0
+    PMCD_ADD_AGENT = 1 << 0
+    PMCD_RESTART_AGENT = 1 << 1
+    PMCD_DROP_AGENT = 1 << 2
+    PMCD_LABEL_CHANGE = 1 << 3
+    PMCD_NAMES_CHANGE = 1 << 4
+
+
 class Attr(IntEnum):
     """Connection attribute codes carried by PDU_ATTR (PCP_ATTR_*)."""
 
@@ -80,6 +91,7 @@ class Attr(IntEnum):
 globals().update(PDUType.__members__)
 globals().update(PDUFlag.__members__)
 globals().update(Attr.__members__)
+globals().update(PMCDState.__members__)
 
 #: Bytes in every PDU header: length, type, from (big-endian int32 each).
 HEADER_SIZE = 12

@@ -1,0 +1,676 @@
+"""The linux agent (domain 60): PCP's kernel, memory, disk, network and filesystem metrics.
+
+Every metric has the name, PMID, type, semantics, units and instance domain of
+PCP 6's own pmdalinux (agents/linux/catalog.py lists them), so PCP tools and
+configurations work with this agent unchanged.  The metrics are declared as
+data, from the catalog; one `refresh` method per PCP cluster reads that
+cluster's sources once per fetch and returns the values of the metrics the
+fetch asked for.  The values are what pmdalinux computes, from the same /proc
+files, interface ioctls and statfs calls (agents/linux/procfs.py and netif.py):
+psutil's Linux functions read those same files, but they convert units, drop
+the fields PCP needs, or do per-device work PCP does not (see
+docs/linux-agent-notes.md), so the agent parses the files itself.
+
+Instance domains follow pmdalinux's rules: CPUs are numbered by the N of cpuN;
+disks, network interfaces and filesystems get ids 0, 1, 2, ... in the order they
+are first seen, and a device keeps its id while the agent runs, even if it goes
+away and comes back.  Disk and interface ids are also saved where pmdalinux
+saves them ($PCP_VAR_DIR/config/pmda/60.1 and 60.3, pmdaCache's format) so they
+survive restarts, but only when $PCP_VAR_DIR is set, as it is under pmcd.  Like
+pmdalinux, the agent takes its files from under $LINUX_STATSPATH, and its clock
+rate and CPU count from $LINUX_HERTZ and $LINUX_NCPUS, when those are set.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import re
+import struct
+import time
+from collections.abc import Callable, Iterable, Mapping
+from operator import itemgetter
+from pathlib import Path
+from typing import Any
+
+from pmapi.values import Result
+from pmda import Agent, InDom, Metric, refresh
+
+from . import catalog, procfs
+from .netif import IFF_RUNNING, IFF_UP, NetIoctl
+
+U32 = 0xFFFFFFFF
+U64 = 0xFFFFFFFFFFFFFFFF
+#: A fall of less than this many ticks in iowait is kernel jitter: pmdalinux keeps the old value.
+WAITIO_SLOP = 100
+
+# --- instance domains ---------------------------------------------------------------------
+
+CPU_INDOM = InDom(catalog.CPU_INDOM)
+DISK_INDOM = InDom(catalog.DISK_INDOM)
+LOAD_INDOM = InDom(catalog.LOADAVG_INDOM, dict(catalog.LOAD_INSTANCES))
+NET_INDOM = InDom(catalog.NET_DEV_INDOM)
+FILESYS_INDOM = InDom(catalog.FILESYS_INDOM)
+INDOMS: dict[int, InDom] = {
+    indom.serial: indom for indom in (CPU_INDOM, DISK_INDOM, LOAD_INDOM, NET_INDOM, FILESYS_INDOM)
+}
+
+# --- how each metric is computed from its source --------------------------------------------
+
+Ticks = tuple[int, ...]  # user nice sys idle iowait irq softirq steal guest guest_nice
+
+#: kernel.{all,percpu}.cpu.SUFFIX: ticks from a /proc/stat cpu line.
+CPU_TIMES: dict[str, Callable[[Ticks], int]] = {
+    "user": lambda t: t[0],
+    "nice": lambda t: t[1],
+    "sys": lambda t: t[2],
+    "idle": lambda t: t[3],
+    "wait.total": lambda t: t[4],
+    "intr": lambda t: t[5] + t[6],
+    "irq.hard": lambda t: t[5],
+    "irq.soft": lambda t: t[6],
+    "steal": lambda t: t[7],
+    "guest": lambda t: t[8],
+    "guest_nice": lambda t: t[9],
+    "vuser": lambda t: t[0] - t[8],
+    "vnice": lambda t: t[1] - t[9],
+}
+_CPU_METRICS = tuple(
+    (f"kernel.all.cpu.{suffix}", f"kernel.percpu.cpu.{suffix}", ticks)
+    for suffix, ticks in CPU_TIMES.items()
+)
+
+#: /proc/stat counters by metric.
+STAT_COUNTERS: dict[str, bytes] = {
+    "kernel.all.intr": b"intr",
+    "kernel.all.pswitch": b"ctxt",
+    "kernel.all.sysfork": b"processes",
+    "kernel.all.running": b"procs_running",
+    "kernel.all.blocked": b"procs_blocked",
+    "kernel.all.boottime": b"btime",
+}
+
+Disk = tuple[int, ...]  # procfs.DISK_FIELDS
+
+#: disk.dev.SUFFIX from a disk's /proc/diskstats counts; disk.all.SUFFIX sums them over disks.
+DISK_VALUES: dict[str, Callable[[Disk], int]] = {
+    "read": lambda d: d[0],
+    "write": lambda d: d[4],
+    "total": lambda d: d[0] + d[4],
+    "blkread": lambda d: d[2],
+    "blkwrite": lambda d: d[6],
+    "blktotal": lambda d: d[2] + d[6],
+    "read_bytes": lambda d: d[2] // 2,
+    "write_bytes": lambda d: d[6] // 2,
+    "total_bytes": lambda d: (d[2] + d[6]) // 2,
+    "read_merge": lambda d: d[1],
+    "write_merge": lambda d: d[5],
+    "avactive": lambda d: d[9] & U32,
+    "aveq": lambda d: d[10] & U32,
+    "read_rawactive": lambda d: d[3] & U32,
+    "write_rawactive": lambda d: d[7] & U32,
+    "total_rawactive": lambda d: ((d[3] & U32) + (d[7] & U32)) & U32,
+    "inflight": lambda d: d[8] & U32,
+}
+_DISK_METRICS = tuple(
+    (f"disk.dev.{suffix}", f"disk.all.{suffix}", value) for suffix, value in DISK_VALUES.items()
+)
+
+Counters = tuple[int, ...]  # the 16 columns of a /proc/net/dev line
+
+#: network.interface.* from an interface's /proc/net/dev columns.
+NET_COUNTERS: dict[str, Callable[[Counters], int]] = {
+    **{
+        f"network.interface.{name}": itemgetter(column)
+        for column, name in enumerate(
+            (
+                *(f"in.{f}" for f in ("bytes", "packets", "errors", "drops")),
+                *(f"in.{f}" for f in ("fifo", "frame", "compressed", "mcasts")),
+                *(f"out.{f}" for f in ("bytes", "packets", "errors", "drops")),
+                "out.fifo",
+                "collisions",
+                "out.carrier",
+                "out.compressed",
+            )
+        )
+    },
+    "network.interface.total.bytes": lambda c: c[0] + c[8],
+    "network.interface.total.packets": lambda c: c[1] + c[9],
+    "network.interface.total.errors": lambda c: c[2] + c[10],
+    "network.interface.total.drops": lambda c: c[3] + c[11],
+    "network.interface.total.mcasts": lambda c: c[7],  # no transmit count exists
+}
+_LINK_METRICS = (
+    "network.interface.speed",
+    "network.interface.baudrate",
+    "network.interface.duplex",
+)
+_FLAG_METRICS = ("network.interface.up", "network.interface.running")
+
+#: mem.* metrics that are one /proc/meminfo field as the kernel gives it (kB, or pages).
+MEMINFO: dict[str, bytes] = {
+    "mem.physmem": b"MemTotal",
+    "mem.freemem": b"MemFree",
+    "mem.util.free": b"MemFree",
+    "mem.util.shared": b"MemShared",
+    "mem.util.bufmem": b"Buffers",
+    "mem.util.cached": b"Cached",
+    "mem.util.swapCached": b"SwapCached",
+    "mem.util.active": b"Active",
+    "mem.util.inactive": b"Inactive",
+    "mem.util.swapTotal": b"SwapTotal",
+    "mem.util.swapFree": b"SwapFree",
+    "mem.util.dirty": b"Dirty",
+    "mem.util.writeback": b"Writeback",
+    "mem.util.mapped": b"Mapped",
+    "mem.util.slab": b"Slab",
+    "mem.util.committed_AS": b"Committed_AS",
+    "mem.util.pageTables": b"PageTables",
+    "mem.util.anonpages": b"AnonPages",
+    "mem.util.commitLimit": b"CommitLimit",
+    "mem.util.slabReclaimable": b"SReclaimable",
+    "mem.util.slabUnreclaimable": b"SUnreclaim",
+    "mem.util.active_anon": b"Active(anon)",
+    "mem.util.inactive_anon": b"Inactive(anon)",
+    "mem.util.active_file": b"Active(file)",
+    "mem.util.inactive_file": b"Inactive(file)",
+    "mem.util.unevictable": b"Unevictable",
+    "mem.util.mlocked": b"Mlocked",
+    "mem.util.shmem": b"Shmem",
+    "mem.util.kernelStack": b"KernelStack",
+    "mem.util.hugepagesTotal": b"HugePages_Total",
+    "mem.util.hugepagesFree": b"HugePages_Free",
+    "mem.util.available": b"MemAvailable",
+}
+
+Meminfo = Mapping[bytes, int]
+
+
+def _difference(*fields: bytes, at_least: int | None = None) -> Callable[[Meminfo], int | None]:
+    """The first meminfo field less the others (no value if one is missing), floored at AT_LEAST."""
+
+    def compute(mem: Meminfo) -> int | None:
+        """The difference, or None."""
+        if not all(f in mem for f in fields):
+            return None
+        value = mem[fields[0]] - sum(mem[f] for f in fields[1:])
+        return value if at_least is None else max(value, at_least)
+
+    return compute
+
+
+def _scaled(field: bytes, shift: int, mask: int = U64) -> Callable[[Meminfo], int | None]:
+    """A meminfo field shifted left (positive SHIFT) or right, as a MASK-bit number."""
+
+    def compute(mem: Meminfo) -> int | None:
+        """The scaled field, or None."""
+        value = mem.get(field)
+        if value is None:
+            return None
+        return (value << shift if shift >= 0 else value >> -shift) & mask
+
+    return compute
+
+
+#: mem.*, swap.* and hinv.physmem metrics computed from several meminfo fields, or rescaled.
+MEMINFO_DERIVED: dict[str, Callable[[Meminfo], int | None]] = {
+    "mem.util.used": _difference(b"MemTotal", b"MemFree"),
+    "mem.util.other": _difference(b"MemTotal", b"MemFree", b"Cached", b"Buffers", at_least=0),
+    "mem.util.cache_clean": _difference(b"Cached", b"Dirty", b"Writeback", at_least=0),
+    "swap.length": _scaled(b"SwapTotal", 10),
+    "swap.free": _scaled(b"SwapFree", 10),
+    "swap.used": lambda mem: (
+        ((mem[b"SwapTotal"] - mem[b"SwapFree"]) << 10) & U64
+        if b"SwapTotal" in mem and b"SwapFree" in mem
+        else None
+    ),
+    "hinv.physmem": _scaled(b"MemTotal", -10, U32),
+}
+
+#: filesys.* from a filesystem's statfs and its mount point and options.
+FilesysValue = Callable[[os.statvfs_result, str, str], Any]
+
+
+def _full(st: os.statvfs_result) -> float:
+    """Percentage of the space a non-root user could have that is in use (NaN if none)."""
+    used = st.f_blocks - st.f_bfree
+    total = used + st.f_bavail
+    return 100.0 * used / total if total else math.nan
+
+
+FILESYS_VALUES: dict[str, FilesysValue] = {
+    "filesys.capacity": lambda st, path, opts: st.f_blocks * st.f_bsize // 1024,
+    "filesys.used": lambda st, path, opts: (st.f_blocks - st.f_bfree) * st.f_bsize // 1024,
+    "filesys.free": lambda st, path, opts: st.f_bfree * st.f_bsize // 1024,
+    "filesys.avail": lambda st, path, opts: st.f_bavail * st.f_bsize // 1024,
+    "filesys.maxfiles": lambda st, path, opts: st.f_files & U32,
+    "filesys.usedfiles": lambda st, path, opts: (st.f_files - st.f_ffree) & U32,
+    "filesys.freefiles": lambda st, path, opts: st.f_ffree & U32,
+    "filesys.mountdir": lambda st, path, opts: path,
+    "filesys.full": lambda st, path, opts: _full(st),
+    "filesys.blocksize": lambda st, path, opts: st.f_bsize & U32,
+    "filesys.readonly": lambda st, path, opts: int(procfs.is_readonly(opts)),
+}
+
+_F32 = struct.Struct("f")
+
+
+def _float32(value: float) -> float:
+    """VALUE rounded to the nearest 32-bit float, as C stores it in a float."""
+    return _F32.unpack(_F32.pack(value))[0]
+
+
+def speed_mbyte(mbit: int) -> float:
+    """network.interface.speed from Mbit/s, in pmdalinux's float arithmetic (* 1e6 / 2**23)."""
+    return _float32(_float32(mbit) * 1e6) / 8 / 1024 / 1024
+
+
+class InstanceIds:
+    """Instance ids for names: 0, 1, 2, ... in the order first seen, kept for the agent's life.
+
+    With a PATH, the ids are also loaded from and saved to that file in
+    pmdaCache's format ($PCP_VAR_DIR/config/pmda/DOMAIN.SERIAL), so they survive
+    restarts and agree with the ids PCP's own pmdalinux saved there.
+    """
+
+    def __init__(self, path: Path | None = None) -> None:
+        """No names yet, or those saved in PATH (a file that cannot be read is ignored)."""
+        self.path = path
+        self._ids: dict[str, int] = {}
+        self._stamps: dict[int, int] = {}
+        if path is not None:
+            self._load(path)
+        self._next = max(self._ids.values(), default=-1) + 1
+        self._unsaved = False
+
+    def __call__(self, name: str) -> int:
+        """The id of NAME, giving it the next one if it is new (`save` then writes it)."""
+        inst = self._ids.get(name)
+        if inst is None:
+            inst = self._ids[name] = self._next
+            self._next += 1
+            self._stamps[inst] = int(time.time())
+            self._unsaved = True
+        return inst
+
+    def _load(self, path: Path) -> None:
+        """Read a pmdaCache file: a "version mode maxinst" line, then "inst stamp [key] name"."""
+        try:
+            header, *lines = path.read_text(errors="replace").splitlines()
+            if header.split()[0] not in ("1", "2"):
+                return
+        except (OSError, ValueError, IndexError):
+            return
+        for line in lines:
+            m = _CACHE_LINE.fullmatch(line)
+            if m and m["name"] not in self._ids and int(m["inst"]) not in self._stamps:
+                self._ids[m["name"]] = int(m["inst"])
+                self._stamps[int(m["inst"])] = int(m["stamp"])
+
+    def save(self) -> None:
+        """Write the ids to PATH if new ones were given, as pmdaCache saves them (best effort)."""
+        if self.path is None or not self._unsaved:
+            return
+        self._unsaved = False
+        lines = [f"2 0 {0x7FFFFFFF}\n"]
+        for name, inst in sorted(self._ids.items(), key=lambda item: item[1]):
+            lines.append(f"{inst} {self._stamps[inst]} {name}\n")
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            part = self.path.with_name(f".{self.path.name}.{os.getpid()}")
+            part.write_text("".join(lines))
+            part.replace(self.path)
+        except OSError:
+            pass
+
+
+#: One entry of a pmdaCache file.
+_CACHE_LINE = re.compile(r"\s*(?P<inst>\d+)\s+(?P<stamp>\d+)\s+(?:\[[0-9a-f]*\]\s*)?(?P<name>.+)")
+
+
+class Linux(Agent):
+    """PCP's linux agent: kernel, hinv, mem, swap, disk, network.interface and filesys metrics."""
+
+    name, domain = "linux", catalog.DOMAIN
+    cpus, disks, loadavg, interfaces, filesystems = (
+        CPU_INDOM,
+        DISK_INDOM,
+        LOAD_INDOM,
+        NET_INDOM,
+        FILESYS_INDOM,
+    )
+    metrics = tuple(
+        Metric(
+            info.name,
+            info.type,
+            info.sem,
+            info.units,
+            indom=None if info.indom is None else INDOMS[info.indom],
+        )
+        for info in catalog.METRICS
+    )
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        """Agent's arguments; the /proc files and the ioctl socket open when first needed."""
+        super().__init__(*args, **kwargs)
+        self.proc = procfs.ProcFiles(os.environ.get("LINUX_STATSPATH", ""))
+        self.net = NetIoctl()
+        # pmdalinux's test settings: a clock rate and a CPU count to match a copied /proc
+        self.hz = int(os.environ.get("LINUX_HERTZ") or os.sysconf("SC_CLK_TCK"))
+        self.ncpus_configured = int(
+            os.environ.get("LINUX_NCPUS") or os.sysconf("SC_NPROCESSORS_CONF")
+        )
+        self.pagesize = os.sysconf("SC_PAGE_SIZE")
+        self._name_of = {self.pmns.lookup(m.name): m.name for m in type(self).metrics}
+        self._all_names = frozenset(self._name_of.values())
+        self._wanted: frozenset[str] = self._all_names
+        self._snapshot: dict[str, Any] | None = None
+        # pmdalinux saves disk and interface ids (not filesystem ids) under $PCP_VAR_DIR
+        self._disk_ids = InstanceIds(self._cache_file(self.disks))
+        self._net_ids = InstanceIds(self._cache_file(self.interfaces))
+        self._filesys_ids = InstanceIds()
+        self._is_disk: dict[str, bool] = {}
+        self._prev_wait: dict[int | None, int] = {}
+        self._last: dict[InDom, dict[int, str]] = {}
+
+    def _cache_file(self, indom: InDom) -> Path | None:
+        """Where pmdaCache keeps INDOM's ids: only when $PCP_VAR_DIR is set, as under pmcd."""
+        var = os.environ.get("PCP_VAR_DIR")
+        return Path(var, "config", "pmda", f"{self.domain}.{indom.serial}") if var else None
+
+    def fetch(self, pmids: Iterable[int]) -> Result:
+        """A fetch, reading each source at most once and computing only the metrics asked for."""
+        pmids = tuple(pmids)
+        name_of = self._name_of
+        self._wanted = frozenset(name_of[p] for p in pmids if p in name_of)
+        self._snapshot = {}
+        try:
+            return super().fetch(pmids)
+        finally:
+            self._snapshot = None
+            self._wanted = self._all_names
+
+    def stop(self) -> None:
+        """Stop, closing the files and the socket kept open between fetches."""
+        super().stop()
+        self.proc.close()
+        self.net.close()
+
+    # -- sources, read once per fetch -------------------------------------------------
+
+    def _once(self, key: str, read: Callable[[], Any]) -> Any:
+        """READ(), or what it gave earlier in this fetch (outside a fetch, always fresh)."""
+        snapshot = self._snapshot
+        if snapshot is None:
+            return read()
+        if key not in snapshot:
+            snapshot[key] = read()
+        return snapshot[key]
+
+    def _read(self, path: str, parse: Callable[[bytes], Any]) -> Any:
+        """PARSE applied to the contents of PATH, or None if it cannot be read."""
+        data = self.proc.read(path)
+        return None if data is None else parse(data)
+
+    def _stat(self) -> procfs.Stat | None:
+        """/proc/stat, parsed (None if unreadable)."""
+        return self._once("stat", lambda: self._read("/proc/stat", procfs.parse_stat))
+
+    def _percpu(self, stat: procfs.Stat) -> dict[int, Ticks]:
+        """Ticks by CPU number; a kernel built for one CPU gets the all-CPU line, as in PCP."""
+        if self.ncpus_configured == 1 and stat.all is not None:
+            return {0: stat.all}
+        return stat.cpus
+
+    def _disks(self) -> list[tuple[int, str, Disk]]:
+        """(inst, name, counts) of each disk in /proc/diskstats."""
+        return self._once("disks", self._read_disks)
+
+    def _read_disks(self) -> list[tuple[int, str, Disk]]:
+        """Read /proc/diskstats, giving new disks their ids."""
+        rows = self._read("/proc/diskstats", lambda data: procfs.parse_diskstats(data, self._disk))
+        disks = [(self._disk_ids(name), name, counts) for name, counts in rows or ()]
+        self._disk_ids.save()
+        return disks
+
+    def _disk(self, name: str) -> bool:
+        """procfs.is_disk(NAME), remembered: the same names come back every fetch."""
+        known = self._is_disk.get(name)
+        if known is None:
+            known = self._is_disk[name] = procfs.is_disk(name)
+        return known
+
+    def _netdev(self) -> list[tuple[int, str, Counters]]:
+        """(inst, name, counters) of each interface in /proc/net/dev."""
+        return self._once("netdev", self._read_netdev)
+
+    def _read_netdev(self) -> list[tuple[int, str, Counters]]:
+        """Read /proc/net/dev, giving new interfaces their ids."""
+        rows = self._read("/proc/net/dev", procfs.parse_net_dev)
+        interfaces = [(self._net_ids(name), name, counts) for name, counts in rows or ()]
+        self._net_ids.save()
+        return interfaces
+
+    def _filesys(self) -> list[tuple[int, str, str, str]]:
+        """(inst, device, mount point, options) of each filesystem instance."""
+        return self._once("filesys", self._read_filesys)
+
+    def _read_filesys(self) -> list[tuple[int, str, str, str]]:
+        """Read /proc/self/mounts and apply pmdalinux's rule, giving new filesystems ids."""
+        rows = self._read("/proc/self/mounts", procfs.parse_mounts)
+        mounts = procfs.filesys_mounts(rows or ())
+        return [
+            (self._filesys_ids(device), device, path, options)
+            for device, (path, options) in mounts.items()
+        ]
+
+    def _current(self, indom: InDom, current: dict[int, str]) -> dict[int, str] | None:
+        """CURRENT in instance order, or None if INDOM's instances have not changed."""
+        current = dict(sorted(current.items()))
+        if current == self._last.get(indom):
+            return None
+        self._last[indom] = current
+        return current
+
+    # -- instance domains ------------------------------------------------------------------
+
+    @cpus.refresh
+    def _cpu_instances(self) -> dict[int, str] | None:
+        """cpuN for each CPU with a line in /proc/stat, id N."""
+        stat = self._stat()
+        percpu = {} if stat is None else self._percpu(stat)
+        return self._current(self.cpus, {n: f"cpu{n}" for n in percpu})
+
+    @disks.refresh
+    def _disk_instances(self) -> dict[int, str] | None:
+        """The disks of /proc/diskstats."""
+        return self._current(self.disks, {inst: name for inst, name, _ in self._disks()})
+
+    @interfaces.refresh
+    def _interface_instances(self) -> dict[int, str] | None:
+        """The interfaces of /proc/net/dev."""
+        return self._current(self.interfaces, {inst: name for inst, name, _ in self._netdev()})
+
+    @filesystems.refresh
+    def _filesys_instances(self) -> dict[int, str] | None:
+        """The filesystems of /proc/self/mounts that pmdalinux reports."""
+        return self._current(self.filesystems, {inst: name for inst, name, _, _ in self._filesys()})
+
+    # -- clusters --------------------------------------------------------------------------
+
+    def _msec(self, ticks: int) -> int | None:
+        """Clock ticks as milliseconds (1000 * ticks / hz, truncated); no value if negative."""
+        return ticks * 1000 // self.hz if ticks >= 0 else None
+
+    def _hold_wait(self, key: int | None, ticks: Ticks) -> Ticks:
+        """TICKS with iowait kept at its last value if it fell by less than WAITIO_SLOP."""
+        wait, prev = ticks[4], self._prev_wait.get(key, 0)
+        if prev >= WAITIO_SLOP and prev - WAITIO_SLOP < wait < prev:
+            return (*ticks[:4], prev, *ticks[5:])
+        self._prev_wait[key] = wait
+        return ticks
+
+    @refresh(0)
+    def _refresh_stat(self) -> dict[str, Any]:
+        """Cluster 0: /proc/stat (CPU time, counters), /proc/diskstats, /proc/vmstat."""
+        wanted, values = self._wanted, {}
+        if not wanted.isdisjoint(_STAT_NAMES):
+            stat = self._stat()
+            if stat is not None:
+                self._stat_values(stat, values, wanted)
+        if not wanted.isdisjoint(_DISK_NAMES):
+            disks = self._disks()
+            values["hinv.ndisk"] = len(disks)
+            for dev, all_, value in _DISK_METRICS:
+                if dev in wanted:
+                    values[dev] = {inst: value(counts) for inst, _, counts in disks}
+                if all_ in wanted:
+                    values[all_] = sum(value(counts) for _, _, counts in disks) & U64
+        if not wanted.isdisjoint(_VMSTAT):
+            vmstat = self._read("/proc/vmstat", lambda d: procfs.parse_vmstat(d, _VMSTAT.values()))
+            for name, key in _VMSTAT.items():
+                if vmstat and key in vmstat:
+                    values[name] = vmstat[key] & U32
+        return values
+
+    def _stat_values(self, stat: procfs.Stat, values: dict[str, Any], wanted: frozenset) -> None:
+        """Fill VALUES with the /proc/stat metrics in WANTED."""
+        msec = self._msec
+        percpu = {n: self._hold_wait(n, t) for n, t in self._percpu(stat).items()}
+        total = None if stat.all is None else self._hold_wait(None, stat.all)
+        for all_, each, ticks in _CPU_METRICS:
+            if all_ in wanted and total is not None:
+                values[all_] = msec(ticks(total))
+            if each in wanted:
+                values[each] = {n: msec(ticks(t)) for n, t in percpu.items()}
+        for name, key in STAT_COUNTERS.items():
+            if key in stat.counters:
+                values[name] = stat.counters[key]
+        values["hinv.ncpu"] = len(percpu)
+        values["kernel.all.hz"] = self.hz
+
+    @refresh(1)
+    def _refresh_meminfo(self) -> dict[str, Any]:
+        """Cluster 1: /proc/meminfo, as kB (mem.*), bytes (swap.*) or Mbyte (hinv.physmem)."""
+        wanted = self._wanted
+        mem = self._read("/proc/meminfo", procfs.parse_meminfo)
+        values: dict[str, Any] = {"hinv.pagesize": self.pagesize}
+        if mem is None:
+            return values
+        if b"MemAvailable" not in mem and "mem.util.available" in wanted:
+            self._estimate_available(mem)
+        for name, key in MEMINFO.items():
+            if name in wanted:
+                values[name] = mem.get(key)
+        for name, compute in MEMINFO_DERIVED.items():
+            if name in wanted:
+                values[name] = compute(mem)
+        return values
+
+    def _estimate_available(self, mem: dict[bytes, int]) -> None:
+        """Add MemAvailable as pmdalinux estimates it for kernels before 3.14.
+
+        The zones' low watermarks are summed in bytes and taken from kB values,
+        as pmdalinux does.
+        """
+        needed = (b"MemTotal", b"MemFree", b"Active(file)", b"Inactive(file)", b"SReclaimable")
+        if not all(key in mem for key in needed):
+            return
+        low = 0
+        zoneinfo = self.proc.read("/proc/zoneinfo") or b""
+        for line in zoneinfo.split(b"\n"):
+            at = line.find(b"low ")
+            if at >= 0:
+                word = line[at + 4 :].split(None, 1)
+                if word and word[0].lstrip(b"-").isdigit():
+                    low += int(word[0])
+        low *= self.pagesize
+        pagecache = mem[b"Active(file)"] + mem[b"Inactive(file)"]
+        pagecache -= min(pagecache // 2, low)
+        slab = mem[b"SReclaimable"]
+        available = mem[b"MemFree"] - low + pagecache + slab - min(slab // 2, low)
+        mem[b"MemAvailable"] = max(available, 0)
+
+    @refresh(2)
+    def _refresh_loadavg(self) -> dict[str, Any]:
+        """Cluster 2: /proc/loadavg."""
+        load = self._read("/proc/loadavg", procfs.parse_loadavg)
+        if load is None:
+            return {}
+        one, five, fifteen = load.load
+        return {
+            "kernel.all.load": {1: one, 5: five, 15: fifteen},
+            "kernel.all.runnable": load.runnable & U32,
+            "kernel.all.nprocs": load.nprocs & U32,
+            "kernel.all.lastpid": load.lastpid & U32,
+        }
+
+    @refresh(26)
+    def _refresh_uptime(self) -> dict[str, Any]:
+        """Cluster 26: /proc/uptime."""
+        uptime = self._read("/proc/uptime", procfs.parse_uptime)
+        if uptime is None:
+            return {}
+        return {"kernel.all.uptime": uptime[0], "kernel.all.idletime": uptime[1]}
+
+    @refresh(3)
+    def _refresh_net_dev(self) -> dict[str, Any]:
+        """Cluster 3: /proc/net/dev, and the interface ioctls when their metrics are asked for."""
+        wanted = self._wanted
+        interfaces = self._netdev()
+        values: dict[str, Any] = {"hinv.ninterface": len(interfaces)}
+        for name, value in NET_COUNTERS.items():
+            if name in wanted:
+                values[name] = {inst: value(counts) for inst, _, counts in interfaces}
+        if "network.interface.mtu" in wanted:
+            mtus = {inst: self.net.mtu(name) for inst, name, _ in interfaces}
+            values["network.interface.mtu"] = {i: m & U32 for i, m in mtus.items() if m}
+        if not wanted.isdisjoint(_FLAG_METRICS):
+            flags = {inst: self.net.flags(name) or 0 for inst, name, _ in interfaces}
+            values["network.interface.up"] = {i: int(bool(f & IFF_UP)) for i, f in flags.items()}
+            values["network.interface.running"] = {
+                i: int(bool(f & IFF_RUNNING)) for i, f in flags.items()
+            }
+        if not wanted.isdisjoint(_LINK_METRICS):
+            links = {inst: self.net.link(name) or (0, 0) for inst, name, _ in interfaces}
+            speeds = {i: speed for i, (speed, _) in links.items() if speed}
+            values["network.interface.speed"] = {i: speed_mbyte(s) for i, s in speeds.items()}
+            values["network.interface.baudrate"] = {i: s * 1000000 // 8 for i, s in speeds.items()}
+            values["network.interface.duplex"] = {i: d for i, (_, d) in links.items() if d}
+        return values
+
+    @refresh(5)
+    def _refresh_filesys(self) -> dict[str, Any]:
+        """Cluster 5: the filesystems of /proc/self/mounts, and statfs of those asked about."""
+        wanted = self._wanted
+        filesystems = self._filesys()
+        values: dict[str, Any] = {"hinv.nfilesys": len(filesystems)}
+        asked = [(name, value) for name, value in FILESYS_VALUES.items() if name in wanted]
+        if not asked:
+            return values
+        for name, _ in asked:
+            values[name] = {}
+        for inst, _, path, options in filesystems:
+            try:
+                st = os.statvfs(path)
+            except OSError:
+                continue  # as in pmdalinux: no values for a filesystem statfs cannot reach
+            for name, value in asked:
+                values[name][inst] = value(st, path, options)
+        return values
+
+
+_STAT_NAMES = frozenset(
+    {
+        *(name for all_, each, _ in _CPU_METRICS for name in (all_, each)),
+        *STAT_COUNTERS,
+        "hinv.ncpu",
+        "kernel.all.hz",
+    }
+)
+_DISK_NAMES = frozenset(
+    {*(name for dev, all_, _ in _DISK_METRICS for name in (dev, all_)), "hinv.ndisk"}
+)
+_VMSTAT = {"swap.pagesin": b"pswpin", "swap.pagesout": b"pswpout"}
+
+__all__ = ["Linux"]

@@ -409,7 +409,8 @@ class Agent:
         """The label sets for a LABEL_REQ of TYPE about IDENT, as pmdaLabel answers.
 
         The domain's labels default to {"agent": name}; a level with no labels
-        answers no set at all; instances answer one set each, empty ones included.
+        answers no set at all; instances answer one set each, empty ones included,
+        for the instances the profile selects.
         """
         level = type_ & ~(PM_LABEL_COMPOUND | PM_LABEL_OPTIONAL)
         labels: Mapping[str, Any] = {}
@@ -433,6 +434,7 @@ class Agent:
             return tuple(
                 _instance_set(inst, self.instance_labels(indom, inst, name))
                 for inst, name in self._instances[indom].items()
+                if self.in_profile(ident, inst)
             )
         return (LabelSet.from_dict(labels, level),) if labels else ()
 

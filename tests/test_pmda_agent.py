@@ -172,6 +172,8 @@ def test_labels_at_every_level(simple):
     assert json(COLOR, 8) == [] and json(COLOR, 16) == []
     assert json(COLORS, 32) == [(0, b""), (1, b""), (2, b"")]
     assert json(TIMENOW, 32)[0] == (0, b'{"units":"sec"}')
+    simple.handle(ProfilePDU(0, 0, (InDomProfile(COLORS, 1, (2, 0)),)))
+    assert json(COLORS, 32) == [(0, b""), (2, b"")]  # as pmdaLabel: the profile's instances
     trivial = Trivial()
     assert trivial.handle(LabelReqPDU(250, 2)).sets[0].json == b'{"agent":"trivial"}'
 

@@ -439,7 +439,9 @@ class Agent:
         return (LabelSet.from_dict(labels, level),) if labels else ()
 
     def _on_pmns(self, pdu: Any) -> None:
-        raise PMError(PM_ERR_NAME)  # no dynamic namespace: pmcd's PMNS has every name
+        # no dynamic namespace: pmcd's PMNS has every name, so these find nothing,
+        # failing as libpcp_pmda's defaults do (a PMID's names: PM_ERR_PMID)
+        raise PMError(PM_ERR_PMID if isinstance(pdu, PMNSIdsPDU) else PM_ERR_NAME)
 
 
 def _load_pmns(path: Path, symbols: Mapping[str, int]) -> PMNS:

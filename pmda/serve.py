@@ -67,7 +67,7 @@ def main(agent_class: type[Agent], argv: Sequence[str] | None = None) -> int:
         if args.inet is not None or args.unix is not None:
             return _serve_listening(agent, args.inet, args.unix)
         return serve_stream(agent, sys.stdin.buffer, sys.stdout.buffer)
-    except KeyboardInterrupt:
+    except (KeyboardInterrupt, BrokenPipeError, ConnectionResetError):
         return 0
     finally:
         agent.stop()
@@ -140,7 +140,10 @@ def answer_requests(
     framer = PDUFramer()
     log = agent.log
     while True:
-        data = read(1 << 16)
+        try:
+            data = read(1 << 16)
+        except ConnectionResetError:  # pmcd and dbpmda close sockets with a reset (SO_LINGER 0)
+            data = b""
         if not data:
             if framer.buffered:
                 log.error(
@@ -156,7 +159,11 @@ def answer_requests(
         for frame in frames:
             reply = _reply_to(agent, frame)
             if reply is not None:
-                write(reply)
+                try:
+                    write(reply)
+                except (BrokenPipeError, ConnectionResetError):
+                    log.info("%s: pmcd has gone; exiting", agent.name)
+                    return 0
 
 
 #: The requests an agent answers; everything else pmcd sends expects no reply.

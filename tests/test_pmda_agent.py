@@ -24,6 +24,7 @@ from pmapi.errors import (  # type: ignore[attr-defined]
     PM_ERR_GENERIC,
     PM_ERR_INDOM,
     PM_ERR_INST,
+    PM_ERR_NAME,
     PM_ERR_PMID,
     PM_ERR_SIGN,
     PM_ERR_TEXT,
@@ -43,6 +44,8 @@ from pmapi.pdu.records import (
     InstanceReqPDU,
     LabelPDU,
     LabelReqPDU,
+    PMNSIdsPDU,
+    PMNSNamesPDU,
     ProfilePDU,
     ResultPDU,
     TextPDU,
@@ -379,3 +382,18 @@ def test_agents_load_in_process_by_module_or_file(tmp_path):
         with pytest.raises(AgentLoadError) as caught:
             load_agent(spec)
         assert message in str(caught.value) and "\n" not in str(caught.value)
+
+
+def test_namespace_requests_fail_as_libpcp_pmda_defaults_do(simple):
+    """No dynamic namespace: a name lookup is PM_ERR_NAME, a PMID's names PM_ERR_PMID."""
+    assert simple.handle(PMNSNamesPDU(("simple.nosuch",))) == ErrorPDU(PM_ERR_NAME)
+    assert simple.handle(PMNSIdsPDU(0, (NUMFETCH,))) == ErrorPDU(PM_ERR_PMID)
+
+
+def test_a_reset_connection_ends_the_loop_quietly(simple):
+    """pmcd and dbpmda close agent sockets with a reset; that is the end, not a crash."""
+
+    def read(n):
+        raise ConnectionResetError(104, "Connection reset by peer")
+
+    assert answer_requests(simple, read, lambda data: None) == 0

@@ -1,0 +1,1 @@
+"""Command-line tools of the agent framework: dbpmda (and, later, pmda install/remove/new)."""

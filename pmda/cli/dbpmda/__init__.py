@@ -1,0 +1,10 @@
+"""dbpmda, the PMDA debugger: `main` parses the command line, `run` executes a script.
+
+Modules: main (command line and session), lex (reading and tokenising commands),
+gram (the command grammar), agents (pipe, socket and in-process agents),
+fmt (printing replies as PCP's dbpmda does), state (profile, debug flags, values).
+"""
+
+from .main import main, run
+
+__all__ = ["main", "run"]

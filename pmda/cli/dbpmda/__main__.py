@@ -1,0 +1,7 @@
+"""`python -m pmda.cli.dbpmda`: the dbpmda command."""
+
+import sys
+
+from .main import main
+
+sys.exit(main())

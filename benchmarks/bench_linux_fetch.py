@@ -21,34 +21,11 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from agents.linux import Linux
+from agents.linux.catalog import REQUIRED
 from benchmarks.reference_pmcd import PMDAS, reference_fetch_seconds
 
 #: The issue's list of linux metrics, and three more to make fifty.
-NAMES = (
-    "kernel.all.load",
-    *(f"kernel.all.cpu.{f}" for f in ("user", "nice", "sys", "idle", "wait.total", "intr")),
-    "kernel.all.cpu.steal",
-    *(f"kernel.percpu.cpu.{f}" for f in ("user", "nice", "sys", "idle")),
-    "kernel.all.uptime",
-    "kernel.all.nprocs",
-    "hinv.ncpu",
-    "hinv.physmem",
-    "mem.physmem",
-    *(f"mem.util.{f}" for f in ("free", "used", "cached", "bufmem", "available")),
-    *(f"swap.{f}" for f in ("length", "used", "free")),
-    *(f"disk.dev.{f}" for f in ("read", "write", "total", "read_bytes", "write_bytes")),
-    *(f"disk.all.{f}" for f in ("read", "write", "total", "read_bytes", "write_bytes")),
-    *(
-        f"network.interface.{d}.{f}"
-        for d in ("in", "out")
-        for f in ("bytes", "packets", "errors", "drops")
-    ),
-    "network.interface.speed",
-    *(f"filesys.{f}" for f in ("capacity", "used", "free")),
-    "kernel.all.intr",
-    "kernel.all.pswitch",
-    "hinv.ninterface",
-)
+NAMES = (*REQUIRED, "kernel.all.intr", "kernel.all.pswitch", "hinv.ninterface")
 
 
 def ours(number: int) -> float:

@@ -26,7 +26,7 @@ import pytest
 
 from agents.linux import INDOMS as AGENT_INDOMS
 from agents.linux import NET_COUNTERS, Linux, make_pmns, procfs, speed_mbyte
-from agents.linux.catalog import BY_NAME, INDOMS, LOAD_INSTANCES, METRICS, MetricInfo
+from agents.linux.catalog import BY_NAME, INDOMS, LOAD_INSTANCES, METRICS, REQUIRED, MetricInfo
 from pmapi.ids import PM_IN_NULL, pmInDom_build
 from pmapi.pdu.records import DescReqPDU, InstanceReqPDU
 from pmapi.types import PMSem, PMType
@@ -42,32 +42,6 @@ INTEGER_TYPES = {
     PMType.PM_TYPE_U64,
 }
 
-#: The metrics the issue lists, compared with pmdalinux first.
-REQUIRED = [
-    "kernel.all.load",
-    *(f"kernel.all.cpu.{f}" for f in ("user", "nice", "sys", "idle", "wait.total", "intr")),
-    "kernel.all.cpu.steal",
-    *(f"kernel.percpu.cpu.{f}" for f in ("user", "nice", "sys", "idle")),
-    "kernel.all.uptime",
-    "kernel.all.nprocs",
-    "hinv.ncpu",
-    "hinv.physmem",
-    "mem.physmem",
-    *(f"mem.util.{f}" for f in ("free", "used", "cached", "bufmem", "available")),
-    *(f"swap.{f}" for f in ("length", "used", "free")),
-    *(
-        f"disk.{d}.{f}"
-        for d in ("dev", "all")
-        for f in ("read", "write", "total", "read_bytes", "write_bytes")
-    ),
-    *(
-        f"network.interface.{d}.{f}"
-        for d in ("in", "out")
-        for f in ("bytes", "packets", "errors", "drops")
-    ),
-    "network.interface.speed",
-    *(f"filesys.{f}" for f in ("capacity", "used", "free")),
-]
 #: Metrics a Linux host may legitimately have no value for.
 MAY_BE_EMPTY = {
     "mem.util.shared",  # MemShared: 2.4 kernels only
@@ -711,7 +685,7 @@ def ok(result) -> str:
     return result.stdout
 
 
-LISTS = pytest.mark.parametrize("names", [REQUIRED, list(BY_NAME)], ids=["issue", "catalog"])
+LISTS = pytest.mark.parametrize("names", [list(REQUIRED), list(BY_NAME)], ids=["issue", "catalog"])
 
 
 @pytest.mark.interop

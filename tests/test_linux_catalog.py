@@ -18,40 +18,13 @@ from dataclasses import dataclass, field
 import pytest
 
 from agents.linux import catalog
-from agents.linux.catalog import BY_NAME, INDOMS, LOAD_INSTANCES, METRICS, MetricInfo
+from agents.linux.catalog import BY_NAME, INDOMS, LOAD_INSTANCES, METRICS, REQUIRED, MetricInfo
 from pmapi.ids import pmIDStr
 from pmapi.types import PMSem, PMType
 from pmapi.units import Units
 from tests.reference_pmcd import reference_pmcd, require_reference
 
 LINUX_DSO = "/var/lib/pcp/pmdas/linux/pmda_linux.so"
-
-#: The metrics the agent was asked to export, at least.
-REQUIRED = [
-    "kernel.all.load",
-    *(f"kernel.all.cpu.{f}" for f in ("user", "nice", "sys", "idle", "wait.total", "intr")),
-    "kernel.all.cpu.steal",
-    *(f"kernel.percpu.cpu.{f}" for f in ("user", "nice", "sys", "idle")),
-    "kernel.all.uptime",
-    "kernel.all.nprocs",
-    "hinv.ncpu",
-    "hinv.physmem",
-    "mem.physmem",
-    *(f"mem.util.{f}" for f in ("free", "used", "cached", "bufmem", "available")),
-    *(f"swap.{f}" for f in ("length", "used", "free")),
-    *(
-        f"disk.{d}.{f}"
-        for d in ("dev", "all")
-        for f in ("read", "write", "total", "read_bytes", "write_bytes")
-    ),
-    *(
-        f"network.interface.{d}.{f}"
-        for d in ("in", "out")
-        for f in ("bytes", "packets", "errors", "drops")
-    ),
-    "network.interface.speed",
-    *(f"filesys.{f}" for f in ("capacity", "used", "free")),
-]
 
 
 # --- the catalog on its own ------------------------------------------------------------

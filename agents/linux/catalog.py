@@ -110,6 +110,34 @@ RELATED_INDOMS: dict[int, InDomInfo] = {
 LOAD_INSTANCES: tuple[tuple[int, str], ...] = ((1, "1 minute"), (5, "5 minute"), (15, "15 minute"))
 
 
+#: The metrics every PCP user of a linux agent expects, at the least (our issue's list).
+REQUIRED: tuple[str, ...] = (
+    "kernel.all.load",
+    *(f"kernel.all.cpu.{f}" for f in ("user", "nice", "sys", "idle", "wait.total", "intr")),
+    "kernel.all.cpu.steal",
+    *(f"kernel.percpu.cpu.{f}" for f in ("user", "nice", "sys", "idle")),
+    "kernel.all.uptime",
+    "kernel.all.nprocs",
+    "hinv.ncpu",
+    "hinv.physmem",
+    "mem.physmem",
+    *(f"mem.util.{f}" for f in ("free", "used", "cached", "bufmem", "available")),
+    *(f"swap.{f}" for f in ("length", "used", "free")),
+    *(
+        f"disk.{d}.{f}"
+        for d in ("dev", "all")
+        for f in ("read", "write", "total", "read_bytes", "write_bytes")
+    ),
+    *(
+        f"network.interface.{d}.{f}"
+        for d in ("in", "out")
+        for f in ("bytes", "packets", "errors", "drops")
+    ),
+    "network.interface.speed",
+    *(f"filesys.{f}" for f in ("capacity", "used", "free")),
+)
+
+
 @dataclass(frozen=True, slots=True)
 class MetricInfo:
     """One metric of PCP's linux agent, and how to compute it."""

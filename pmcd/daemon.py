@@ -1,0 +1,244 @@
+"""The pmcd daemon: agents started and watched, clients accepted and served, all under trio.
+
+`Daemon` owns the agents (one channel per domain, pmcd.channels), the namespace,
+and the listeners.  Each client gets a task (pmcd.session), and a request to a
+slow agent waits only in that client's task.  An agent that dies, times out or
+talks nonsense is closed, reported as PM_ERR_NOAGENT meanwhile, and restarted
+with backoff: the first restart within 2 seconds, then 4, 8, ... up to a minute.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import re
+import socket
+import subprocess
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import trio
+
+from pmapi.errors import PMError
+from pmapi.labels import PM_LABEL_CONTEXT, LabelSet
+from pmapi.pdu.records import ErrorPDU
+from pmapi.pmns import PMNS
+from pmda.agent import DATA_DIR
+from pmda.inproc import AgentLoadError, load_agent
+
+from .channels import Channel, InProcessChannel, connect_socket_agent, start_pipe_agent
+from .config import AgentLine, PmcdConfig
+from .session import Session
+
+log = logging.getLogger("pmcd")
+
+#: PM_ERR_NOTCONN: what pmcd tells every agent when a client goes.
+PM_ERR_NOTCONN = -12391
+#: Seconds before the first restart of a failed agent, and the most it waits.
+FIRST_RESTART, LONGEST_RESTART = 2.0, 60.0
+
+
+@dataclass
+class Settings:
+    """What the command line decides."""
+
+    timeout: float = 5.0  # -t: seconds to wait for an agent's reply
+    creds_timeout: float = 3.0  # -q: seconds to wait for an agent's first PDU
+    port: int = 44321  # -p
+    addresses: Sequence[str] = ()  # -i: addresses to listen on (default: all)
+    unix_path: str | None = None  # -s
+    env: dict[str, str] = field(default_factory=lambda: dict(os.environ))
+
+
+def namespace_for(config: PmcdConfig, pmns_path: str | None) -> PMNS:
+    """The namespace: -n FILE, else the agents' own namespace files under one root."""
+    if pmns_path is not None:
+        return PMNS.from_file(pmns_path)
+    texts, tops, macros = [], [], {}
+    for agent in config.agents:
+        path = DATA_DIR / "pmns" / agent.name
+        if path.exists():
+            text = path.read_text()
+            texts.append(text)
+            macros[agent.name.upper()] = agent.domain
+            tops.extend(_tops(text))
+    root = "root {\n" + "".join(f"    {top}\n" for top in dict.fromkeys(tops)) + "}\n"
+    return PMNS.from_string(root + "".join(texts), file="(agents' namespaces)", macros=macros)
+
+
+def _tops(text: str) -> Iterable[str]:
+    """The first name component of each block in a namespace file."""
+    return (m.group(1) for m in re.finditer(r"^\s*([A-Za-z_]\w*)[\w.]*\s*\{", text, re.M))
+
+
+class Daemon:
+    """pmcd: its agents, its namespace and its clients."""
+
+    def __init__(self, config: PmcdConfig, pmns: PMNS, settings: Settings) -> None:
+        self.config = config
+        self.pmns = pmns
+        self.settings = settings
+        self.channels: dict[int, Channel] = {}
+        self.sessions: dict[int, Session] = {}
+        self.listening: list[str] = []
+        self.ready = trio.Event()
+
+    # -- agents --------------------------------------------------------------------------
+
+    async def start_agent(self, line: AgentLine) -> Channel:
+        """Start (or connect to) the agent of LINE and shake hands with it."""
+        if line.kind == "dso":
+            spec = line.python_spec
+            if spec is None:
+                raise PMError(-12386, line.load_problem or f"{line.path}: cannot load")
+            try:
+                agent = await trio.to_thread.run_sync(load_agent, spec, line.domain)
+            except AgentLoadError as exc:
+                raise PMError(-12386, str(exc)) from exc
+            return InProcessChannel(line.name, line.domain, agent)
+        timeout = self.settings.creds_timeout
+        if line.kind == "pipe":
+            return await start_pipe_agent(
+                line.name, line.domain, line.argv, timeout, self.settings.env
+            )
+        process = None
+        if line.argv:  # pmcd starts the agent, then connects once it listens
+            process = await trio.lowlevel.open_process(
+                list(line.argv), stdin=subprocess.DEVNULL, stdout=2, env=self.settings.env
+            )
+        return await connect_socket_agent(
+            line.name,
+            line.domain,
+            lambda: self._connect(line),
+            timeout,
+            line.family or "inet",
+            process,
+        )
+
+    async def _connect(self, line: AgentLine) -> trio.abc.Stream:
+        """Connect to a socket agent, retrying for a few seconds while it starts."""
+        with trio.move_on_after(max(self.settings.creds_timeout, 5)):
+            while True:
+                try:
+                    if line.family == "unix":
+                        return await trio.open_unix_socket(line.socket_name or "")
+                    host = "::1" if line.family == "ipv6" else "127.0.0.1"
+                    return await trio.open_tcp_stream(host, line.port or 0)
+                except OSError:
+                    await trio.sleep(0.1)
+        raise PMError(-12386, f"{line.name}: cannot connect to the agent's socket")
+
+    async def supervise(self, line: AgentLine, task_status=trio.TASK_STATUS_IGNORED) -> None:
+        """Keep LINE's agent running: start it, and restart it with backoff when it fails.
+
+        Reports itself started after the first attempt, whether or not it worked.
+        """
+        delay = FIRST_RESTART
+        while True:
+            try:
+                channel = await self.start_agent(line)
+            except PMError as exc:
+                log.error('Cannot start "%s" agent (domain %d): %s', line.name, line.domain, exc)
+                task_status.started()
+                task_status = trio.TASK_STATUS_IGNORED
+                if line.kind == "dso":
+                    return  # loading will not work better next time
+            else:
+                task_status.started()
+                task_status = trio.TASK_STATUS_IGNORED
+                self.channels[line.domain] = channel
+                log.info('Started "%s" agent (domain %d, %s)', line.name, line.domain, line.kind)
+                delay = FIRST_RESTART
+                while channel.alive:
+                    await trio.sleep(0.2)
+                log.warning('"%s" agent (domain %d) failed; restarting', line.name, line.domain)
+                await channel.close()
+            await trio.sleep(delay)
+            delay = min(delay * 2, LONGEST_RESTART)
+
+    # -- clients -------------------------------------------------------------------------
+
+    def context_labels(self) -> tuple[LabelSet, ...]:
+        """pmcd's context labels: hostname, domain name and machine id."""
+        hostname = socket.gethostname()
+        labels = {"domainname": _domainname(), "hostname": hostname}
+        machine_id = _read("/etc/machine-id")
+        if machine_id:
+            labels["machineid"] = machine_id
+        return (LabelSet.from_dict(labels, PM_LABEL_CONTEXT),)
+
+    async def serve_client(self, stream: trio.abc.Stream) -> None:
+        """Serve one client connection until it ends; then tell the agents."""
+        slot = next(i for i in range(len(self.sessions) + 1) if i not in self.sessions)
+        session = Session(
+            slot,
+            stream,
+            lambda: self.pmns,
+            self.channels,
+            lambda: self.settings.timeout,
+            self.context_labels,
+        )
+        self.sessions[slot] = session
+        try:
+            async with stream:
+                await session.serve()
+        finally:
+            del self.sessions[slot]
+            for channel in list(self.channels.values()):
+                if channel.alive and not channel.lock.locked():
+                    await channel.notify(ErrorPDU(PM_ERR_NOTCONN, None, slot))
+                if channel.profile_of and channel.profile_of[0] == slot:
+                    channel.profile_of = None
+
+    async def run(self, task_status=trio.TASK_STATUS_IGNORED) -> None:
+        """Start every agent, listen, and serve until cancelled."""
+        async with trio.open_nursery() as nursery:
+            async with trio.open_nursery() as starting:  # agents first, as pmcd does
+                for line in self.config.agents:
+                    starting.start_soon(nursery.start, self.supervise, line)
+            listeners = await self._listen()
+            for listener in listeners:
+                nursery.start_soon(trio.serve_listeners, self.serve_client, [listener])
+            task_status.started(self.listening)
+            self.ready.set()
+
+    async def _listen(self) -> list[trio.SocketListener]:
+        listeners: list[trio.SocketListener] = []
+        port = self.settings.port
+        if port >= 0:
+            hosts = list(self.settings.addresses) or ["0.0.0.0", "::"]
+            for host in hosts:
+                try:
+                    found = await trio.open_tcp_listeners(port, host=host)
+                except OSError:
+                    if host == "::":  # no IPv6 here
+                        continue
+                    raise
+                for listener in found:
+                    listeners.append(listener)
+                    name = listener.socket.getsockname()
+                    self.listening.append(f"{name[0]}:{name[1]}")
+                    port = name[1]  # with -p 0, every address gets the port the first got
+        path = self.settings.unix_path
+        if path:
+            Path(path).unlink(missing_ok=True)
+            sock = trio.socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            await sock.bind(path)
+            os.chmod(path, 0o777)
+            sock.listen(128)
+            listeners.append(trio.SocketListener(sock))
+            self.listening.append(f"unix:{path}")
+        return listeners
+
+
+def _read(path: str) -> str:
+    try:
+        return Path(path).read_text().strip()
+    except OSError:
+        return ""
+
+
+def _domainname() -> str:
+    fqdn = socket.getfqdn()
+    return fqdn.partition(".")[2] or "localdomain"

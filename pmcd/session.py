@@ -1,0 +1,324 @@
+"""One client's connection to pmcd: the greeting, then request after request.
+
+pmcd speaks first (an ERROR PDU whose datum announces protocol version 2 and
+pmcd's features), the client answers with CREDS, and from then on each request
+gets one reply, except PROFILE, CREDS, ATTR and ERROR, which get none.  Names
+are answered from pmcd's namespace; everything about a metric, an instance
+domain or a value goes to the agent of its domain, and a fetch or store is split
+across agents, which are asked at the same time.  A malformed PDU ends this
+connection only.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import logging
+from collections.abc import Callable, Mapping
+from typing import Any
+
+import trio
+
+from pmapi.desc import Desc
+from pmapi.errors import (  # type: ignore[attr-defined]
+    PM_ERR_IPC,
+    PM_ERR_NAME,
+    PM_ERR_NOAGENT,
+    PM_ERR_NOPROFILE,
+    PM_ERR_PMID,
+    PM_ERR_TOOBIG,
+    PMError,
+)
+from pmapi.ids import PM_ID_NULL, pmID_domain, pmInDom_domain
+from pmapi.labels import PM_LABEL_CLUSTER, PM_LABEL_CONTEXT, PM_LABEL_DOMAIN, PM_LABEL_ITEM
+from pmapi.pdu.codec import PDUError, decode, encode
+from pmapi.pdu.constants import CLIENT_PDU_CEILING, PM_TEXT_PMID
+from pmapi.pdu.framer import PDUFramer
+from pmapi.pdu.records import (
+    AttrPDU,
+    CredsPDU,
+    DescIdsPDU,
+    DescPDU,
+    DescReqPDU,
+    DescsPDU,
+    ErrorPDU,
+    FetchPDU,
+    HighResFetchPDU,
+    HighResResultPDU,
+    InstancePDU,
+    InstanceReqPDU,
+    LabelPDU,
+    LabelReqPDU,
+    PDUInfo,
+    PMNSChildPDU,
+    PMNSIdsPDU,
+    PMNSNamesPDU,
+    PMNSTraversePDU,
+    ProfilePDU,
+    ResultPDU,
+    TextPDU,
+    TextReqPDU,
+)
+from pmapi.pmns import PMNS
+from pmapi.values import Result, Timestamp, ValueSet
+
+from .channels import Channel
+
+#: The features pmcd 6 announces in its greeting (as the reference pmcd does).
+FEATURES = 0x0E44
+
+log = logging.getLogger("pmcd")
+
+
+class Session:
+    """A connected client: its slot number, profiles by context, and the loop serving it."""
+
+    def __init__(
+        self,
+        slot: int,
+        stream: trio.abc.Stream,
+        pmns: Callable[[], PMNS],
+        channels: Mapping[int, Channel],
+        timeout: Callable[[], float],
+        context_labels: Callable[[], tuple],
+        count: Callable[[str, int], None] = lambda direction, pdutype: None,
+    ) -> None:
+        self.slot = slot
+        self.stream = stream
+        self.pmns = pmns
+        self.channels = channels
+        self.timeout = timeout
+        self.context_labels = context_labels
+        self.count = count
+        self.profiles: dict[int, ProfilePDU] = {}
+        self.attributes: dict[int, bytes] = {}
+
+    async def send(self, pdu: Any) -> None:
+        self.count("out", pdu.TYPE)
+        await self.stream.send_all(encode(pdu))
+
+    async def serve(self) -> None:
+        """Greet the client and answer it until it goes or sends something malformed."""
+        await self.send(ErrorPDU(0, PDUInfo(2, 1, FEATURES).pack()))
+        framer = PDUFramer(CLIENT_PDU_CEILING)
+        while True:
+            try:
+                data = await self.stream.receive_some(1 << 16)
+            except (trio.BrokenResourceError, trio.ClosedResourceError, OSError):
+                return
+            if not data:
+                return
+            framer.feed(data)
+            try:
+                frames = list(framer.frames())
+            except PDUError as exc:
+                log.info("client %d: %s; closing its connection", self.slot, exc)
+                await self._refuse(exc.code)
+                return
+            for frame in frames:
+                try:
+                    request = decode(frame)
+                except PDUError as exc:
+                    log.info("client %d: bad PDU: %s; closing its connection", self.slot, exc)
+                    await self._refuse(exc.code)
+                    return
+                self.count("in", request.TYPE)
+                reply = await self.answer(request)
+                if reply is not None:
+                    await self.send(reply)
+
+    async def _refuse(self, code: int) -> None:
+        """Tell a misbehaving client why it is being dropped, if it still listens."""
+        with contextlib.suppress(trio.BrokenResourceError, trio.ClosedResourceError, OSError):
+            await self.send(ErrorPDU(code if code in (PM_ERR_IPC, PM_ERR_TOOBIG) else PM_ERR_IPC))
+
+    async def answer(self, request: Any) -> Any:
+        """The reply to one request (None for those that get none)."""
+        handler = _HANDLERS.get(type(request))
+        if handler is None:
+            return ErrorPDU(PM_ERR_IPC)
+        try:
+            return await handler(self, request)
+        except PMError as exc:
+            return ErrorPDU(exc.code)
+
+    # -- requests answered without an agent ----------------------------------------------
+
+    async def _profile(self, pdu: ProfilePDU) -> None:
+        self.profiles[pdu.ctxid] = pdu
+
+    async def _creds(self, pdu: CredsPDU) -> None:
+        return None
+
+    async def _attr(self, pdu: AttrPDU) -> None:
+        self.attributes[pdu.attr] = pdu.value
+
+    async def _error(self, pdu: ErrorPDU) -> None:
+        return None
+
+    async def _pmns_names(self, pdu: PMNSNamesPDU) -> Any:
+        pmns = self.pmns()
+        pmids = []
+        for name in pdu.names:
+            try:
+                pmids.append(pmns.lookup(name))
+            except PMError:
+                pmids.append(PM_ID_NULL)
+        found = sum(pmid != PM_ID_NULL for pmid in pmids)
+        if found == 0 and len(pmids) == 1:
+            raise PMError(PM_ERR_NAME)
+        return PMNSIdsPDU(found, tuple(pmids))
+
+    async def _pmns_ids(self, pdu: PMNSIdsPDU) -> Any:
+        names = self.pmns().names(pdu.pmids[0]) if pdu.pmids else []
+        if not names:
+            raise PMError(PM_ERR_PMID)
+        return PMNSNamesPDU(tuple(names))
+
+    async def _pmns_child(self, pdu: PMNSChildPDU) -> Any:
+        children = self.pmns().children(pdu.name)
+        names = tuple(name for name, _ in children)
+        statuses = tuple(status for _, status in children) if pdu.subtype else None
+        return PMNSNamesPDU(names, statuses)
+
+    async def _pmns_traverse(self, pdu: PMNSTraversePDU) -> Any:
+        return PMNSNamesPDU(tuple(self.pmns().traverse(pdu.name)))
+
+    # -- requests for one agent ----------------------------------------------------------
+
+    def _channel(self, domain: int) -> Channel:
+        channel = self.channels.get(domain)
+        if channel is None or not channel.alive:
+            raise PMError(PM_ERR_NOAGENT)
+        return channel
+
+    async def _ask(self, domain: int, pdu: Any, expect: type) -> Any:
+        """Send PDU to DOMAIN's agent; its reply if of type EXPECT, its error raised if ERROR."""
+        reply = await self._channel(domain).request(pdu, self.timeout())
+        if isinstance(reply, ErrorPDU):
+            raise PMError(reply.code if reply.code < 0 else PM_ERR_IPC)
+        if not isinstance(reply, expect):
+            raise PMError(PM_ERR_IPC)
+        return reply
+
+    async def _desc(self, pdu: DescReqPDU) -> Any:
+        return await self._ask(pmID_domain(pdu.pmid), DescReqPDU(pdu.pmid, self.slot), DescPDU)
+
+    async def _descs(self, pdu: DescIdsPDU) -> Any:
+        descs = []
+        status = 0
+        for pmid in pdu.pmids:
+            try:
+                reply = await self._desc(DescReqPDU(pmid))
+                descs.append(reply.desc)
+            except PMError as exc:
+                status = exc.code
+                descs.append(Desc(PM_ID_NULL, 0, 0, 0))  # PCP zeroes a failed descriptor
+        if len(pdu.pmids) == 1 and status < 0:
+            raise PMError(status)
+        return DescsPDU(tuple(descs))
+
+    async def _instance(self, pdu: InstanceReqPDU) -> Any:
+        return await self._ask(pmInDom_domain(pdu.indom), _resend(pdu, self.slot), InstancePDU)
+
+    async def _text(self, pdu: TextReqPDU) -> Any:
+        domain = pmID_domain(pdu.ident) if pdu.type & PM_TEXT_PMID else pmInDom_domain(pdu.ident)
+        return await self._ask(domain, _resend(pdu, self.slot), TextPDU)
+
+    async def _label(self, pdu: LabelReqPDU) -> Any:
+        level = pdu.type & 0x3F
+        if level == PM_LABEL_CONTEXT:
+            return LabelPDU(pdu.ident, pdu.type, self.context_labels())
+        if level == PM_LABEL_DOMAIN:
+            domain = pdu.ident
+        elif level in (PM_LABEL_CLUSTER, PM_LABEL_ITEM):
+            domain = pmID_domain(pdu.ident)
+        else:
+            domain = pmInDom_domain(pdu.ident)
+        reply = await self._ask(domain, _resend(pdu, self.slot), LabelPDU)
+        return LabelPDU(pdu.ident, pdu.type, reply.sets)
+
+    # -- fetch and store, across agents ----------------------------------------------------
+
+    async def _fetch(self, pdu: FetchPDU | HighResFetchPDU) -> Any:
+        profile = self.profiles.get(pdu.ctxid)
+        if profile is None:
+            raise PMError(PM_ERR_NOPROFILE)
+        by_domain: dict[int, list[int]] = {}
+        for pmid in pdu.pmids:
+            by_domain.setdefault(pmID_domain(pmid), []).append(pmid)
+        answers: dict[int, ValueSet] = {}
+
+        async def fetch_from(domain: int, pmids: list[int]) -> None:
+            try:
+                answers.update(await self._fetch_domain(domain, pdu.ctxid, profile, pmids))
+            except PMError as exc:
+                answers.update({pmid: ValueSet.of_error(pmid, exc.code) for pmid in pmids})
+
+        async with trio.open_nursery() as nursery:
+            for domain, pmids in by_domain.items():
+                nursery.start_soon(fetch_from, domain, pmids)
+        result = Result(Timestamp.now(), tuple(answers[pmid] for pmid in pdu.pmids))
+        if isinstance(pdu, HighResFetchPDU):
+            return HighResResultPDU(result)
+        return ResultPDU(result)
+
+    async def _fetch_domain(
+        self, domain: int, ctxid: int, profile: ProfilePDU, pmids: list[int]
+    ) -> dict[int, ValueSet]:
+        channel = self._channel(domain)
+        owner = (self.slot, ctxid)
+        if channel.profile_of != owner:
+            await channel.notify(ProfilePDU(ctxid, profile.state, profile.profiles, self.slot))
+            channel.profile_of = owner
+        reply = await channel.request(FetchPDU(ctxid, tuple(pmids), self.slot), self.timeout())
+        if isinstance(reply, ErrorPDU):
+            raise PMError(reply.code if reply.code < 0 else PM_ERR_IPC)
+        if not isinstance(reply, ResultPDU) or len(reply.result.vsets) != len(pmids):
+            raise PMError(PM_ERR_IPC)
+        return {vs.pmid: vs for vs in reply.result.vsets}
+
+    async def _store(self, pdu: ResultPDU) -> Any:
+        by_domain: dict[int, list[ValueSet]] = {}
+        for vs in pdu.result.vsets:
+            by_domain.setdefault(pmID_domain(vs.pmid), []).append(vs)
+        status = 0
+        for domain, vsets in by_domain.items():
+            try:
+                store = ResultPDU(Result(pdu.result.timestamp, tuple(vsets)), self.slot)
+                reply = await self._channel(domain).request(store, self.timeout())
+            except PMError as exc:
+                status = status or exc.code
+                continue
+            if not isinstance(reply, ErrorPDU):
+                status = status or PM_ERR_IPC
+            elif reply.code < 0:
+                status = status or reply.code
+        return ErrorPDU(status)
+
+
+def _resend(pdu: Any, slot: int) -> Any:
+    """PDU as pmcd forwards it: the same request, from the client's slot."""
+    return dataclasses.replace(pdu, sender=slot)
+
+
+_HANDLERS: dict[type, Callable[[Session, Any], Any]] = {
+    ProfilePDU: Session._profile,
+    CredsPDU: Session._creds,
+    AttrPDU: Session._attr,
+    ErrorPDU: Session._error,
+    PMNSNamesPDU: Session._pmns_names,
+    PMNSIdsPDU: Session._pmns_ids,
+    PMNSChildPDU: Session._pmns_child,
+    PMNSTraversePDU: Session._pmns_traverse,
+    DescReqPDU: Session._desc,
+    DescIdsPDU: Session._descs,
+    InstanceReqPDU: Session._instance,
+    TextReqPDU: Session._text,
+    LabelReqPDU: Session._label,
+    FetchPDU: Session._fetch,
+    HighResFetchPDU: Session._fetch,
+    ResultPDU: Session._store,
+}
+
+__all__ = ["FEATURES", "Session"]

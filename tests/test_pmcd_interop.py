@@ -1,0 +1,99 @@
+"""PCP 6's own tools against our pmcd, over TCP and its unix socket (marker interop).
+
+Our pmcd runs as a process (tests/our_pmcd.py) with our agents in-process and
+as pipe and socket agents, and with PCP's C pmdalinux as a pipe agent; PCP's
+pminfo, pmval, pmprobe, pmstore, pmlogger and pmlogcheck are the clients.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from collections.abc import Iterator
+
+import pytest
+
+from tests.our_pmcd import OurPMCD, our_pmcd
+from tests.reference_pmcd import reference_pmcd, require_reference
+
+pytestmark = pytest.mark.interop
+PY = sys.executable
+
+
+def ok(result) -> str:
+    assert result.returncode == 0, result.stderr + result.stdout
+    return result.stdout
+
+
+@pytest.fixture(scope="module")
+def pmcd(tmp_path_factory) -> Iterator[OurPMCD]:
+    require_reference("pminfo", "pmval", "pmstore", "pmprobe")
+    tmp = tmp_path_factory.mktemp("ourpmcd")
+    (tmp / "simple").mkdir()
+    (tmp / "simple" / "simple.conf").write_text("sec,min,hour\n")
+    conf = (
+        f"trivial 250 socket unix {tmp}/trivial.sock {PY} -m agents.trivial -u {tmp}/trivial.sock\n"
+        f"simple 253 pipe binary {PY} -m agents.simple -d 253\n"
+        "linux 60 dso Linux agents.linux\n"
+    )
+    with our_pmcd(conf, tmp) as running:
+        yield running
+
+
+@pytest.mark.parametrize("via_unix", [False, True], ids=["tcp", "unix"])
+def test_pminfo_fdtTl(pmcd, via_unix):
+    out = ok(pmcd.run("pminfo", "-fdtTl", "simple", "trivial", via_unix=via_unix))
+    assert "simple.color [Metrics which increment with each fetch]" in out
+    assert "Data Type: 32-bit int  InDom: 253.0 0x3f400000" in out
+    assert 'inst [1 or "green"] value' in out
+    assert '"role":"testing"' in out and '"hostname"' in out
+    assert "trivial.time [time in seconds since 1 Jan 1970]" in out
+
+
+def test_pmval_five_samples(pmcd):
+    out = ok(pmcd.run("pmval", "-s", "5", "-t", "0.1", "simple.color"))
+    rows = [line.split() for line in out.splitlines() if line.strip()[:1].isdigit()]
+    assert len(rows) == 5 and all(len(row) == 3 for row in rows)
+
+
+def test_pmprobe_values_of_the_linux_agent(pmcd):
+    out = ok(pmcd.run("pmprobe", "-v", "hinv.ncpu", "kernel.all.load", "mem.physmem"))
+    counts = {line.split()[0]: int(line.split()[1]) for line in out.splitlines()}
+    assert counts == {"hinv.ncpu": 1, "kernel.all.load": 3, "mem.physmem": 1}
+
+
+def test_pmstore_through_our_pmcd(pmcd):
+    refused = pmcd.run("pmstore", "simple.color", "300")
+    assert "Impossible value or scale conversion" in refused.stdout + refused.stderr
+    out = ok(pmcd.run("pmstore", "-i", "red", "simple.color", "7", via_unix=True))
+    assert "new value=7" in out
+    assert 'inst [0 or "red"] value 8' in ok(pmcd.run("pminfo", "-f", "simple.color"))
+
+
+def test_pmlogger_records_from_our_pmcd_and_pmlogcheck_passes(pmcd, tmp_path):
+    require_reference("pmlogger", "pmlogcheck")
+    config = tmp_path / "config"
+    config.write_text("log mandatory on every 100 msec { simple.color kernel.all.load }\n")
+    archive = tmp_path / "arch"
+    ok(pmcd.run("pmlogger", "-V", "2", "-s", "5", "-c", str(config), str(archive), timeout=60))
+    check = subprocess.run(  # pmlogcheck reads the archive, it takes no -h
+        ["pmlogcheck", str(archive)], capture_output=True, text=True, env=pmcd.env, timeout=60
+    )
+    assert check.returncode == 0, check.stdout + check.stderr
+
+
+def test_pcp_pmdalinux_as_our_pipe_agent_answers_as_under_pcp_pmcd(tmp_path):
+    require_reference("pminfo")
+    pmdalinux = "/var/lib/pcp/pmdas/linux/pmdalinux"
+    line = f"linux 60 pipe binary {pmdalinux} -d 60\n"
+    root = "/var/lib/pcp/pmns/root"
+    names = ["hinv.ncpu", "hinv.physmem", "kernel.all.load"]
+    with our_pmcd(line, tmp_path, "-n", root) as ours:
+        mine = ok(ours.run("pminfo", "-f", *names))
+    with reference_pmcd([line.strip().replace(" ", "\t", 4)], root) as theirs:
+        real = ok(theirs.run("pminfo", "-f", *names))
+
+    def shape(text: str) -> list[str]:  # load averages move: compare all but their values
+        return [ln.rsplit(" value ", 1)[0] if "minute" in ln else ln for ln in text.splitlines()]
+
+    assert shape(mine) == shape(real)

@@ -9,10 +9,12 @@ with backoff: the first restart within 2 seconds, then 4, 8, ... up to a minute.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import re
 import socket
+import struct
 import subprocess
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -22,11 +24,13 @@ import trio
 
 from pmapi.errors import PMError
 from pmapi.labels import PM_LABEL_CONTEXT, LabelSet
+from pmapi.pdu.codec import encode
 from pmapi.pdu.records import ErrorPDU
 from pmapi.pmns import PMNS
 from pmda.agent import DATA_DIR
 from pmda.inproc import AgentLoadError, load_agent
 
+from .access import Gatekeeper, Peer
 from .channels import Channel, InProcessChannel, connect_socket_agent, start_pipe_agent
 from .config import AgentLine, PmcdConfig
 from .session import Session
@@ -82,6 +86,7 @@ class Daemon:
         self.channels: dict[int, Channel] = {}
         self.sessions: dict[int, Session] = {}
         self.listening: list[str] = []
+        self.gatekeeper = Gatekeeper(config.access)
         self.ready = trio.Event()
 
     # -- agents --------------------------------------------------------------------------
@@ -168,8 +173,16 @@ class Daemon:
             labels["machineid"] = machine_id
         return (LabelSet.from_dict(labels, PM_LABEL_CONTEXT),)
 
-    async def serve_client(self, stream: trio.abc.Stream) -> None:
-        """Serve one client connection until it ends; then tell the agents."""
+    async def serve_client(self, stream: trio.SocketStream) -> None:
+        """Serve one client connection, if [access] admits it; at its end, tell the agents."""
+        peer = _peer(stream)
+        decision = self.gatekeeper.admit(peer)
+        if not decision.may_connect:
+            log.info("client %s refused: %s", peer.address or "on the unix socket", decision)
+            async with stream:
+                with contextlib.suppress(trio.BrokenResourceError, OSError):
+                    await stream.send_all(encode(ErrorPDU(decision.status)))
+            return
         slot = next(i for i in range(len(self.sessions) + 1) if i not in self.sessions)
         session = Session(
             slot,
@@ -178,6 +191,7 @@ class Daemon:
             self.channels,
             lambda: self.settings.timeout,
             self.context_labels,
+            denied=decision.deny,
         )
         self.sessions[slot] = session
         try:
@@ -185,6 +199,7 @@ class Daemon:
                 await session.serve()
         finally:
             del self.sessions[slot]
+            self.gatekeeper.del_client(peer.address)
             for channel in list(self.channels.values()):
                 if channel.alive and not channel.lock.locked():
                     await channel.notify(ErrorPDU(PM_ERR_NOTCONN, None, slot))
@@ -230,6 +245,19 @@ class Daemon:
             listeners.append(trio.SocketListener(sock))
             self.listening.append(f"unix:{path}")
         return listeners
+
+
+def _peer(stream: trio.SocketStream) -> Peer:
+    """Who is connecting: an address for TCP, the peer's uid and gid on the unix socket."""
+    sock = stream.socket
+    if sock.family == socket.AF_UNIX:
+        try:
+            creds = sock.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i"))
+            _pid, uid, gid = struct.unpack("3i", creds)
+        except OSError:
+            return Peer.unix()
+        return Peer.unix(uid, gid)
+    return Peer(sock.getpeername()[0])
 
 
 def _read(path: str) -> str:

@@ -25,6 +25,7 @@ from pmapi.errors import (  # type: ignore[attr-defined]
     PM_ERR_NAME,
     PM_ERR_NOAGENT,
     PM_ERR_NOPROFILE,
+    PM_ERR_PERMISSION,
     PM_ERR_PMID,
     PM_ERR_TOOBIG,
     PMError,
@@ -62,6 +63,7 @@ from pmapi.pdu.records import (
 from pmapi.pmns import PMNS
 from pmapi.values import Result, Timestamp, ValueSet
 
+from .access import PmcdOp
 from .channels import Channel
 
 #: The features pmcd 6 announces in its greeting (as the reference pmcd does).
@@ -82,6 +84,7 @@ class Session:
         timeout: Callable[[], float],
         context_labels: Callable[[], tuple],
         count: Callable[[str, int], None] = lambda direction, pdutype: None,
+        denied: PmcdOp = PmcdOp.PMCD_OP_NONE,
     ) -> None:
         self.slot = slot
         self.stream = stream
@@ -90,6 +93,7 @@ class Session:
         self.timeout = timeout
         self.context_labels = context_labels
         self.count = count
+        self.denied = denied  # what [access] forbids this client
         self.profiles: dict[int, ProfilePDU] = {}
         self.attributes: dict[int, bytes] = {}
 
@@ -137,6 +141,9 @@ class Session:
         handler = _HANDLERS.get(type(request))
         if handler is None:
             return ErrorPDU(PM_ERR_IPC)
+        op = PmcdOp.PMCD_OP_STORE if isinstance(request, ResultPDU) else PmcdOp.PMCD_OP_FETCH
+        if self.denied & op and type(request) not in _ALWAYS_ALLOWED:
+            return ErrorPDU(PM_ERR_PERMISSION)
         try:
             return await handler(self, request)
         except PMError as exc:
@@ -301,6 +308,9 @@ def _resend(pdu: Any, slot: int) -> Any:
     """PDU as pmcd forwards it: the same request, from the client's slot."""
     return dataclasses.replace(pdu, sender=slot)
 
+
+#: Requests that [access] never refuses: they ask nothing of the agents.
+_ALWAYS_ALLOWED = (CredsPDU, AttrPDU, ErrorPDU)
 
 _HANDLERS: dict[type, Callable[[Session, Any], Any]] = {
     ProfilePDU: Session._profile,

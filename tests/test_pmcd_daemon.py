@@ -9,6 +9,11 @@ is reported and restarted, and that a malformed PDU ends only its connection.
 
 from __future__ import annotations
 
+import os
+import random
+import signal
+import struct
+import sys
 import time
 
 import pytest
@@ -18,6 +23,7 @@ from pmapi.errors import (  # type: ignore[attr-defined]
     PM_ERR_IPC,
     PM_ERR_NOAGENT,
     PM_ERR_NOPROFILE,
+    PM_ERR_PERMISSION,
     PM_ERR_TIMEOUT,
 )
 from pmapi.ids import PM_ID_NULL, pmID_build, pmInDom_build
@@ -215,4 +221,109 @@ async def test_an_agent_that_times_out_is_reported_then_restarted(sleepy):
                 await trio.sleep(0.05)
         third = (await c.ask(HighResFetchPDU(0, (TRIVIAL_TIME,)))).result
         assert third.vsets[0].numval == 1
+        nursery.cancel_scope.cancel()
+
+
+async def test_access_rules_refuse_stores_or_whole_clients():
+    """[access]: a denied operation answers PM_ERR_PERMISSION; a denied host is turned away."""
+    conf = CONF + "[access]\nallow * : fetch;\ndisallow * : store;\n"
+    async with trio.open_nursery() as nursery:
+        _, port = await start(nursery, conf)
+        c = await Client.connect(port)
+        await c.send(ProfilePDU(0, 0, ()))
+        assert isinstance(await c.ask(HighResFetchPDU(0, (NUMFETCH,))), HighResResultPDU)
+        store = Result(Timestamp(0, 0), (ValueSet.of_atoms(COLOR, 0, [(0, 7)]),))
+        assert await c.ask(ResultPDU(store)) == ErrorPDU(PM_ERR_PERMISSION)
+        nursery.cancel_scope.cancel()
+    async with trio.open_nursery() as nursery:
+        _, port = await start(nursery, CONF + "[access]\ndisallow * : all;\n")
+        stream = await trio.open_tcp_stream("127.0.0.1", port)
+        refused = Client(stream)
+        assert await refused.receive() == ErrorPDU(PM_ERR_PERMISSION)
+        assert await refused.receive() is None
+        nursery.cancel_scope.cancel()
+
+
+async def test_ten_thousand_malformed_pdus_leave_the_daemon_serving():
+    """Garbage on 400 connections (25 PDUs each): each ends its connection, nothing else."""
+    rng = random.Random(4)
+    types = [0x7000 + t for t in range(0x18)] + [0x6FFF, 0x7099]
+
+    def garbage() -> bytes:
+        body = rng.randbytes(rng.choice([0, 1, 3, 4, 8, 13, 40]))
+        length = 12 + len(body) if rng.random() < 0.9 else rng.choice([0, 5, 11, 1 << 30])
+        return struct.pack(">iii", length, rng.choice(types), rng.randrange(100)) + body
+
+    async with trio.open_nursery() as nursery:
+        daemon, port = await start(nursery, CONF)
+
+        async def spray() -> None:
+            try:
+                stream = await trio.open_tcp_stream("127.0.0.1", port)
+                async with stream:
+                    await stream.send_all(b"".join(garbage() for _ in range(25)))
+                    with trio.move_on_after(5):
+                        while await stream.receive_some(65536):
+                            pass
+            except trio.BrokenResourceError:
+                pass  # pmcd hung up first: what it should do
+
+        async with trio.open_nursery() as sprayers:
+            for _ in range(400):
+                sprayers.start_soon(spray)
+        c = await Client.connect(port)
+        await c.send(ProfilePDU(0, 0, ()))
+        result = (await c.ask(HighResFetchPDU(0, (COLOR, NUMFETCH)))).result
+        assert [vs.numval for vs in result.vsets] == [3, 1]
+        assert all(channel.alive for channel in daemon.channels.values())
+        nursery.cancel_scope.cancel()
+
+
+async def test_five_hundred_clients_fetching_at_once_are_all_answered():
+    async with trio.open_nursery() as nursery:
+        _, port = await start(nursery, CONF)
+        answered = []
+
+        async def one_client() -> None:
+            c = await Client.connect(port)
+            await c.send(ProfilePDU(0, 0, ()))
+            reply = await c.ask(HighResFetchPDU(0, (COLOR, TRIVIAL_TIME)))
+            answered.append(isinstance(reply, HighResResultPDU) and reply.result.vsets[0].numval)
+            await c.stream.aclose()
+
+        with trio.fail_after(60):
+            async with trio.open_nursery() as clients:
+                for _ in range(500):
+                    clients.start_soon(one_client)
+        assert answered == [3] * 500
+        nursery.cancel_scope.cancel()
+
+
+async def test_a_pipe_agent_killed_mid_fetch_is_reported_and_restarted(sleepy):
+    """SIGKILL while pmcd waits on the agent: the waiting client gets an error, not a hang."""
+    sleepy.write_text(
+        SLEEPY + "\nif __name__ == '__main__':\n    import sys, pmda\n"
+        "    sys.exit(pmda.main(Sleepy))\n"
+    )
+    conf = f"trivial 250 pipe binary {sys.executable} {sleepy}\n"
+    async with trio.open_nursery() as nursery:
+        daemon, port = await start(nursery, conf, timeout=30)
+        first_pid = daemon.channels[TRIVIAL].pid
+        c = await Client.connect(port)
+        await c.send(ProfilePDU(0, 0, ()))
+        sleepy.with_name("sleepy.py.delay").write_text("30")
+        await c.send(HighResFetchPDU(0, (TRIVIAL_TIME,)))
+        await trio.sleep(0.5)  # the agent is now inside its fetch
+        os.kill(first_pid, signal.SIGKILL)
+        with trio.fail_after(10):
+            reply = await c.receive()
+        assert reply.result.vsets[0].numval == PM_ERR_NOAGENT
+        sleepy.with_name("sleepy.py.delay").write_text("0")
+        with trio.fail_after(15):
+            while not (
+                daemon.channels[TRIVIAL].alive and daemon.channels[TRIVIAL].pid != first_pid
+            ):
+                await trio.sleep(0.05)
+        again = (await c.ask(HighResFetchPDU(0, (TRIVIAL_TIME,)))).result
+        assert again.vsets[0].numval == 1
         nursery.cancel_scope.cancel()

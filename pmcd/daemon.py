@@ -218,6 +218,13 @@ class Daemon:
             task_status.started(self.listening)
             self.ready.set()
 
+    async def close(self) -> None:
+        """Stop every agent (each is told by its channel closing) and remove the unix socket."""
+        for channel in list(self.channels.values()):
+            await channel.close()
+        if self.settings.unix_path:
+            Path(self.settings.unix_path).unlink(missing_ok=True)
+
     async def _listen(self) -> list[trio.SocketListener]:
         listeners: list[trio.SocketListener] = []
         port = self.settings.port

@@ -107,9 +107,8 @@ async def _serve(daemon: Daemon) -> None:
                 logging.getLogger("pmcd").info("pmcd: %s, shutting down", name)
                 break
             nursery.cancel_scope.cancel()
-    for channel in daemon.channels.values():
-        with trio.CancelScope(shield=True):
-            await channel.close()
+    with trio.CancelScope(shield=True):
+        await daemon.close()
 
 
 def _open_log(path: str) -> None:

@@ -31,9 +31,25 @@ from pmda.agent import DATA_DIR
 from pmda.inproc import AgentLoadError, load_agent
 
 from .access import Gatekeeper, Peer
-from .channels import Channel, InProcessChannel, connect_socket_agent, start_pipe_agent
+from .channels import (
+    Channel,
+    InProcessChannel,
+    StreamChannel,
+    connect_socket_agent,
+    start_pipe_agent,
+)
 from .config import AgentLine, PmcdConfig
+from .pmcd_agent import PmcdAgent
 from .session import Session
+from .stats import (
+    AGENT_TYPE,
+    REASON_EXIT,
+    REASON_NOSTART,
+    STATUS_READY,
+    AgentRecord,
+    DaemonState,
+    termination_status,
+)
 
 log = logging.getLogger("pmcd")
 
@@ -87,6 +103,12 @@ class Daemon:
         self.sessions: dict[int, Session] = {}
         self.listening: list[str] = []
         self.gatekeeper = Gatekeeper(config.access)
+        self.state = DaemonState(creds_timeout=round(settings.creds_timeout))
+        self.state.timeout = settings.timeout  # type: ignore[assignment]  # -t may be fractional
+        self.state.set_agents(
+            AgentRecord(a.name, a.domain, AGENT_TYPE[a.kind], termination_status(REASON_NOSTART))
+            for a in config.agents
+        )
         self.ready = trio.Event()
 
     # -- agents --------------------------------------------------------------------------
@@ -94,13 +116,15 @@ class Daemon:
     async def start_agent(self, line: AgentLine) -> Channel:
         """Start (or connect to) the agent of LINE and shake hands with it."""
         if line.kind == "dso":
-            spec = line.python_spec
-            if spec is None:
+            if _is_pcp_pmcd_dso(line) or line.python_spec == PMCD_AGENT:
+                agent = PmcdAgent(line.domain, state=self.state)  # pmcd's own agent
+            elif line.python_spec is None:
                 raise PMError(-12386, line.load_problem or f"{line.path}: cannot load")
-            try:
-                agent = await trio.to_thread.run_sync(load_agent, spec, line.domain)
-            except AgentLoadError as exc:
-                raise PMError(-12386, str(exc)) from exc
+            else:
+                try:
+                    agent = await trio.to_thread.run_sync(load_agent, line.python_spec, line.domain)
+                except AgentLoadError as exc:
+                    raise PMError(-12386, str(exc)) from exc
             return InProcessChannel(line.name, line.domain, agent)
         timeout = self.settings.creds_timeout
         if line.kind == "pipe":
@@ -145,6 +169,7 @@ class Daemon:
                 channel = await self.start_agent(line)
             except PMError as exc:
                 log.error('Cannot start "%s" agent (domain %d): %s', line.name, line.domain, exc)
+                self._set_status(line, termination_status(REASON_NOSTART), None)
                 task_status.started()
                 task_status = trio.TASK_STATUS_IGNORED
                 if line.kind == "dso":
@@ -153,14 +178,28 @@ class Daemon:
                 task_status.started()
                 task_status = trio.TASK_STATUS_IGNORED
                 self.channels[line.domain] = channel
+                self._set_status(line, STATUS_READY, channel.pid)
+                self.state.seqnum += 1
                 log.info('Started "%s" agent (domain %d, %s)', line.name, line.domain, line.kind)
                 delay = FIRST_RESTART
                 while channel.alive:
                     await trio.sleep(0.2)
                 log.warning('"%s" agent (domain %d) failed; restarting', line.name, line.domain)
                 await channel.close()
+                code = (
+                    channel.process.returncode
+                    if isinstance(channel, StreamChannel) and (channel.process)
+                    else None
+                )
+                self._set_status(line, termination_status(REASON_EXIT, code), None)
             await trio.sleep(delay)
             delay = min(delay * 2, LONGEST_RESTART)
+
+    def _set_status(self, line: AgentLine, status: int, pid: int | None) -> None:
+        """Record an agent's state for pmcd.agent.status and friends."""
+        record = self.state.agent(line.domain)
+        if record is not None:
+            record.status, record.pid = status, pid
 
     # -- clients -------------------------------------------------------------------------
 
@@ -189,16 +228,20 @@ class Daemon:
             stream,
             lambda: self.pmns,
             self.channels,
-            lambda: self.settings.timeout,
+            lambda: float(self.state.timeout),  # pmcd.control.timeout may change it
             self.context_labels,
+            count=self.state.count,
             denied=decision.deny,
         )
         self.sessions[slot] = session
+        self.state.client_connected(slot, peer.address)
+        self.state.note_fd(stream.socket.fileno())
         try:
             async with stream:
                 await session.serve()
         finally:
             del self.sessions[slot]
+            self.state.client_disconnected(slot)
             self.gatekeeper.del_client(peer.address)
             for channel in list(self.channels.values()):
                 if channel.alive and not channel.lock.locked():
@@ -265,6 +308,15 @@ def _peer(stream: trio.SocketStream) -> Peer:
             return Peer.unix()
         return Peer.unix(uid, gid)
     return Peer(sock.getpeername()[0])
+
+
+#: How pmcd.conf names pmcd's own agent in our form, and PCP's C library for it.
+PMCD_AGENT = "pmcd.pmcd_agent:PmcdAgent"
+
+
+def _is_pcp_pmcd_dso(line: AgentLine) -> bool:
+    """A PCP pmcd.conf's line for the pmcd agent (pmda_pmcd.so): ours stands in for it."""
+    return line.domain == 2 and (line.path or "").endswith("pmda_pmcd.so")
 
 
 def _read(path: str) -> str:

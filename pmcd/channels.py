@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import math
 import os
+import subprocess
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -195,11 +196,16 @@ class StreamChannel(Channel):
 
 
 async def start_pipe_agent(
-    name: str, domain: int, argv: Sequence[str], creds_timeout: float, env: dict[str, str]
+    name: str,
+    domain: int,
+    argv: Sequence[str],
+    creds_timeout: float,
+    env: dict[str, str],
+    cwd: str | None = None,
 ) -> StreamChannel:
     """Start a pipe agent (stdin/stdout are its channel, stderr is pmcd's) and shake hands."""
     process = await trio.lowlevel.open_process(
-        list(argv), stdin=-1, stdout=-1, env=env, start_new_session=False
+        list(argv), stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env, cwd=cwd
     )
     assert process.stdin is not None and process.stdout is not None
     channel = StreamChannel(name, domain, process.stdin, process.stdout, process, "pipe")

@@ -69,6 +69,8 @@ class Settings:
     addresses: Sequence[str] = ()  # -i: addresses to listen on (default: all)
     unix_path: str | None = None  # -s
     env: dict[str, str] = field(default_factory=lambda: dict(os.environ))
+    #: where agents pmcd starts run (and so write their logs), as PCP's pmcd log directory
+    agent_dir: str | None = None
 
 
 def namespace_for(config: PmcdConfig, pmns_path: str | None) -> PMNS:
@@ -129,12 +131,21 @@ class Daemon:
         timeout = self.settings.creds_timeout
         if line.kind == "pipe":
             return await start_pipe_agent(
-                line.name, line.domain, line.argv, timeout, self.settings.env
+                line.name,
+                line.domain,
+                line.argv,
+                timeout,
+                self.settings.env,
+                self.settings.agent_dir,
             )
         process = None
         if line.argv:  # pmcd starts the agent, then connects once it listens
             process = await trio.lowlevel.open_process(
-                list(line.argv), stdin=subprocess.DEVNULL, stdout=2, env=self.settings.env
+                list(line.argv),
+                stdin=subprocess.DEVNULL,
+                stdout=2,
+                env=self.settings.env,
+                cwd=self.settings.agent_dir,
             )
         return await connect_socket_agent(
             line.name,

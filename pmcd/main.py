@@ -85,6 +85,7 @@ def main(argv: list[str] | None = None) -> int:
         port=port,
         addresses=args.interface,
         unix_path=unix or None,
+        agent_dir=str(Path(log_path).resolve().parent) if log_path != "-" else str(rundir),
     )
     daemon = Daemon(config, pmns, settings)
     try:

@@ -75,7 +75,9 @@ def test_pmlogger_records_from_our_pmcd_and_pmlogcheck_passes(pmcd, tmp_path):
     config = tmp_path / "config"
     config.write_text("log mandatory on every 100 msec { simple.color kernel.all.load }\n")
     archive = tmp_path / "arch"
-    ok(pmcd.run("pmlogger", "-V", "2", "-s", "5", "-c", str(config), str(archive), timeout=60))
+    log = str(tmp_path / "pmlogger.log")
+    argv = ["pmlogger", "-V", "2", "-s", "5", "-l", log, "-c", str(config), str(archive)]
+    ok(pmcd.run(*argv, timeout=60))
     check = subprocess.run(  # pmlogcheck reads the archive, it takes no -h
         ["pmlogcheck", str(archive)], capture_output=True, text=True, env=pmcd.env, timeout=60
     )

@@ -38,7 +38,7 @@ from .channels import (
     connect_socket_agent,
     start_pipe_agent,
 )
-from .config import AgentLine, PmcdConfig
+from .config import AgentChanges, AgentLine, PmcdConfig, compare_agents
 from .pmcd_agent import PmcdAgent
 from .session import Session
 from .stats import (
@@ -107,10 +107,9 @@ class Daemon:
         self.gatekeeper = Gatekeeper(config.access)
         self.state = DaemonState(creds_timeout=round(settings.creds_timeout))
         self.state.timeout = settings.timeout  # type: ignore[assignment]  # -t may be fractional
-        self.state.set_agents(
-            AgentRecord(a.name, a.domain, AGENT_TYPE[a.kind], termination_status(REASON_NOSTART))
-            for a in config.agents
-        )
+        self.state.set_agents(_agent_record(a, None) for a in config.agents)
+        self._supervisors: dict[int, tuple[trio.CancelScope, trio.Event]] = {}
+        self._nursery: trio.Nursery | None = None
         self.ready = trio.Event()
 
     # -- agents --------------------------------------------------------------------------
@@ -173,38 +172,77 @@ class Daemon:
         """Keep LINE's agent running: start it, and restart it with backoff when it fails.
 
         Reports itself started after the first attempt, whether or not it worked.
+        A reload stops it by cancelling its scope; its agent is closed on the way out.
         """
-        delay = FIRST_RESTART
-        while True:
-            try:
-                channel = await self.start_agent(line)
-            except PMError as exc:
-                log.error('Cannot start "%s" agent (domain %d): %s', line.name, line.domain, exc)
-                self._set_status(line, termination_status(REASON_NOSTART), None)
-                task_status.started()
-                task_status = trio.TASK_STATUS_IGNORED
-                if line.kind == "dso":
-                    return  # loading will not work better next time
-            else:
-                task_status.started()
-                task_status = trio.TASK_STATUS_IGNORED
-                self.channels[line.domain] = channel
-                self._set_status(line, STATUS_READY, channel.pid)
-                self.state.seqnum += 1
-                log.info('Started "%s" agent (domain %d, %s)', line.name, line.domain, line.kind)
+        scope, done = trio.CancelScope(), trio.Event()
+        self._supervisors[line.domain] = (scope, done)
+        channel: Channel | None = None
+        try:
+            with scope:
                 delay = FIRST_RESTART
-                while channel.alive:
-                    await trio.sleep(0.2)
-                log.warning('"%s" agent (domain %d) failed; restarting', line.name, line.domain)
-                await channel.close()
-                code = (
-                    channel.process.returncode
-                    if isinstance(channel, StreamChannel) and (channel.process)
-                    else None
-                )
-                self._set_status(line, termination_status(REASON_EXIT, code), None)
-            await trio.sleep(delay)
-            delay = min(delay * 2, LONGEST_RESTART)
+                while True:
+                    try:
+                        channel = await self.start_agent(line)
+                    except PMError as exc:
+                        log.error(
+                            'Cannot start "%s" agent (domain %d): %s', line.name, line.domain, exc
+                        )
+                        self._set_status(line, termination_status(REASON_NOSTART), None)
+                        task_status.started()
+                        task_status = trio.TASK_STATUS_IGNORED
+                        if line.kind == "dso":
+                            return  # loading will not work better next time
+                    else:
+                        task_status.started()
+                        task_status = trio.TASK_STATUS_IGNORED
+                        await self._watch(line, channel)
+                        delay = FIRST_RESTART
+                    await trio.sleep(delay)
+                    delay = min(delay * 2, LONGEST_RESTART)
+        finally:
+            task_status.started()  # a reload may stop it before its first attempt ends
+            if channel is not None and self.channels.get(line.domain) is channel:
+                del self.channels[line.domain]
+                with trio.CancelScope(shield=True):
+                    await channel.close()
+            done.set()
+
+    async def _watch(self, line: AgentLine, channel: Channel) -> None:
+        """Serve with CHANNEL until it fails; then close it and record why."""
+        self.channels[line.domain] = channel
+        self._set_status(line, STATUS_READY, channel.pid)
+        self.state.seqnum += 1
+        log.info('Started "%s" agent (domain %d, %s)', line.name, line.domain, line.kind)
+        while channel.alive:
+            await trio.sleep(0.2)
+        log.warning('"%s" agent (domain %d) failed; restarting', line.name, line.domain)
+        await channel.close()
+        process = channel.process if isinstance(channel, StreamChannel) else None
+        code = process.returncode if process is not None else None
+        self._set_status(line, termination_status(REASON_EXIT, code), None)
+
+    async def reload(self, config: PmcdConfig, pmns: PMNS) -> AgentChanges:
+        """SIGHUP: take CONFIG and PMNS, restarting only the agents whose lines changed."""
+        changes = compare_agents(self.config, config)
+        stopping = [old for old in changes.removed] + [old for old, _ in changes.changed]
+        for old in stopping:
+            scope, done = self._supervisors.pop(old.domain, (None, None))
+            if scope is not None and done is not None:
+                scope.cancel()
+                await done.wait()
+        previous = {record.domain: record for record in self.state.agents}
+        self.config, self.pmns = config, pmns
+        self.gatekeeper = Gatekeeper(config.access)
+        self.state.set_agents(_agent_record(a, previous.get(a.domain)) for a in config.agents)
+        self.state.sighups += 1
+        for new in [*changes.added, *(new for _, new in changes.changed)]:
+            await self._nursery.start(self.supervise, new)
+        for what, lines in (("stopped", changes.removed), ("restarted", changes.changed)):
+            if lines:
+                log.info("reload: %s %s", what, ", ".join(_agent_name(a) for a in lines))
+        if changes.added:
+            log.info("reload: started %s", ", ".join(a.name for a in changes.added))
+        return changes
 
     def _set_status(self, line: AgentLine, status: int, pid: int | None) -> None:
         """Record an agent's state for pmcd.agent.status and friends."""
@@ -263,6 +301,7 @@ class Daemon:
     async def run(self, task_status=trio.TASK_STATUS_IGNORED) -> None:
         """Start every agent, listen, and serve until cancelled."""
         async with trio.open_nursery() as nursery:
+            self._nursery = nursery
             async with trio.open_nursery() as starting:  # agents first, as pmcd does
                 for line in self.config.agents:
                     starting.start_soon(nursery.start, self.supervise, line)
@@ -319,6 +358,20 @@ def _peer(stream: trio.SocketStream) -> Peer:
             return Peer.unix()
         return Peer.unix(uid, gid)
     return Peer(sock.getpeername()[0])
+
+
+def _agent_record(line: AgentLine, previous: AgentRecord | None) -> AgentRecord:
+    """LINE's entry in pmcd.agent.*: the running agent's state if it is kept, else not started."""
+    record = AgentRecord(line.name, line.domain, AGENT_TYPE[line.kind])
+    if previous is not None:
+        record.status, record.pid = previous.status, previous.pid
+    else:
+        record.status = termination_status(REASON_NOSTART)
+    return record
+
+
+def _agent_name(item: AgentLine | tuple[AgentLine, AgentLine]) -> str:
+    return item[0].name if isinstance(item, tuple) else item.name
 
 
 #: How pmcd.conf names pmcd's own agent in our form, and PCP's C library for it.

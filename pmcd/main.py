@@ -89,27 +89,48 @@ def main(argv: list[str] | None = None) -> int:
     )
     daemon = Daemon(config, pmns, settings)
     try:
-        trio.run(_serve, daemon)
+        trio.run(_serve, daemon, conf_path, args.namespace)
     except OSError as exc:
         print(f"pmcd: cannot listen: {exc.strerror or exc}", file=sys.stderr)
         return 1
     return 0
 
 
-async def _serve(daemon: Daemon) -> None:
-    """Run DAEMON until SIGTERM or SIGINT."""
-    with trio.open_signal_receiver(signal.SIGTERM, signal.SIGINT) as signals:
+async def _serve(daemon: Daemon, conf_path: str, pmns_path: str | None) -> None:
+    """Run DAEMON until SIGTERM or SIGINT; SIGHUP reloads pmcd.conf and the namespace."""
+    log = logging.getLogger("pmcd")
+    with trio.open_signal_receiver(signal.SIGTERM, signal.SIGINT, signal.SIGHUP) as signals:
         async with trio.open_nursery() as nursery:
             where = await nursery.start(daemon.run)
-            logging.getLogger("pmcd").info("pmcd: listening on %s", ", ".join(where))
+            log.info("pmcd: listening on %s", ", ".join(where))
             print(f"pmcd: listening on {', '.join(where)}", file=sys.stderr, flush=True)
             async for signum in signals:
-                name = signal.Signals(signum).name
-                logging.getLogger("pmcd").info("pmcd: %s, shutting down", name)
+                if signum == signal.SIGHUP:
+                    await _reload(daemon, conf_path, pmns_path)
+                    continue
+                log.info("pmcd: %s, shutting down", signal.Signals(signum).name)
                 break
             nursery.cancel_scope.cancel()
     with trio.CancelScope(shield=True):
         await daemon.close()
+
+
+async def _reload(daemon: Daemon, conf_path: str, pmns_path: str | None) -> None:
+    """Re-read the configuration; a bad one is reported and the running one kept, as in PCP."""
+    log = logging.getLogger("pmcd")
+    log.info("pmcd: SIGHUP: reloading %s", conf_path)
+    try:
+        config = load_config(conf_path)
+        for message in config.messages:
+            log.warning("%s", message)
+        if not config.ok:
+            log.error("pmcd: %s has errors; keeping the configuration in use", conf_path)
+            return
+        pmns = namespace_for(config, pmns_path)
+    except (OSError, PMError) as exc:
+        log.error("pmcd: reload failed, keeping the configuration in use: %s", exc)
+        return
+    await daemon.reload(config, pmns)
 
 
 def _open_log(path: str) -> None:

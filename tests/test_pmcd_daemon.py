@@ -327,3 +327,22 @@ async def test_a_pipe_agent_killed_mid_fetch_is_reported_and_restarted(sleepy):
         again = (await c.ask(HighResFetchPDU(0, (TRIVIAL_TIME,)))).result
         assert again.vsets[0].numval == 1
         nursery.cancel_scope.cancel()
+
+
+async def test_a_reload_restarts_only_the_agents_whose_lines_changed():
+    """SIGHUP's work: simple kept (same agent object), trivial removed, linux added."""
+    async with trio.open_nursery() as nursery:
+        daemon, port = await start(nursery, CONF)
+        simple_before = daemon.channels[SIMPLE]
+        new = parse_config("simple 253 dso Simple agents.simple\nlinux 60 dso Linux agents.linux\n")
+        changes = await daemon.reload(new, namespace_for(new, None))
+        assert [a.name for a in changes.added] == ["linux"]
+        assert [a.name for a in changes.removed] == ["trivial"]
+        assert daemon.channels[SIMPLE] is simple_before and TRIVIAL not in daemon.channels
+        c = await Client.connect(port)
+        await c.send(ProfilePDU(0, 0, ()))
+        load = (await c.ask(PMNSNamesPDU(("kernel.all.load",)))).pmids[0]
+        result = (await c.ask(HighResFetchPDU(0, (load, TRIVIAL_TIME, NUMFETCH)))).result
+        assert [vs.numval for vs in result.vsets] == [3, PM_ERR_NOAGENT, 1]
+        assert [a.name for a in daemon.state.agents] == ["simple", "linux"]
+        nursery.cancel_scope.cancel()

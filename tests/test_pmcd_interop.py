@@ -7,8 +7,12 @@ pminfo, pmval, pmprobe, pmstore, pmlogger and pmlogcheck are the clients.
 
 from __future__ import annotations
 
+import os
+import re
+import signal
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 
 import pytest
@@ -99,3 +103,18 @@ def test_pcp_pmdalinux_as_our_pipe_agent_answers_as_under_pcp_pmcd(tmp_path):
         return [ln.rsplit(" value ", 1)[0] if "minute" in ln else ln for ln in text.splitlines()]
 
     assert shape(mine) == shape(real)
+
+
+def test_sighup_reloads_pmcd_conf(tmp_path):
+    require_reference("pminfo")
+    with our_pmcd("trivial 250 dso Trivial agents.trivial\n", tmp_path) as ours:
+        assert "trivial.time" in ok(ours.run("pminfo", "trivial"))
+        (tmp_path / "pmcd.conf").write_text("simple 253 pipe binary " + PY + " -m agents.simple\n")
+        pid = int(re.search(r"pmcd\((\d+)\)", ours.log()).group(1))
+        os.kill(pid, signal.SIGHUP)
+        deadline = time.monotonic() + 20
+        while "reload: started simple" not in ours.log() and time.monotonic() < deadline:
+            time.sleep(0.1)
+        out = ok(ours.run("pminfo", "-f", "simple.numfetch"))
+        assert "value 1" in out
+        assert ours.run("pminfo", "trivial").returncode != 0

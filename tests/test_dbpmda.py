@@ -392,11 +392,17 @@ def test_handshake_profile_and_notconn_on_the_wire(world):
     assert no_children()
 
 
-def test_agent_that_never_starts(world):
+def _not_an_agent(where: Path) -> str:
+    """A program that exits at once without a word: /bin/sh running an empty script."""
+    path = where / "true"
+    path.write_text("#!/bin/sh\nexit 0\n")
+    path.chmod(0o755)
+    return str(path)
+
+
+def test_agent_that_never_starts(world, tmp_path):
     """No CREDS (the program is not an agent): the warnings, then errors, no hang."""
-    true = shutil.which("true")
-    if true is None:
-        pytest.skip("no true(1) here")
+    true = _not_an_agent(tmp_path)
     rc, out, err = dbpmda(world, f"open pipe {true}\ndesc 253.0.1\n", "-q", "1")
     assert rc == 0
     assert err == (

@@ -22,6 +22,7 @@ from contextlib import ExitStack
 from pathlib import Path
 from typing import Any
 
+import psutil
 import pytest
 
 from agents.linux import INDOMS as AGENT_INDOMS
@@ -204,7 +205,6 @@ def test_instances_named_as_pcp_names_them(agent: Linux) -> None:
 
 def test_values_agree_with_proc_and_psutil(agent: Linux) -> None:
     """Units and values agree with /proc/meminfo, sysconf and psutil."""
-    psutil = pytest.importorskip("psutil")
     meminfo = procfs.parse_meminfo(Path("/proc/meminfo").read_bytes())
     names = ("hinv.ncpu", "mem.physmem", "hinv.physmem", "hinv.ninterface", "kernel.all.hz")
     before = psutil.cpu_times()
@@ -223,7 +223,6 @@ def test_values_agree_with_proc_and_psutil(agent: Linux) -> None:
 
 def test_disk_counts_agree_with_psutil(agent: Linux) -> None:
     """Per-disk counts lie between two psutil readings taken around the fetch."""
-    psutil = pytest.importorskip("psutil")
     before = psutil.disk_io_counters(perdisk=True)
     values = fetch(agent, "disk.dev.read", "disk.dev.read_bytes", "disk.all.read")
     after = psutil.disk_io_counters(perdisk=True)

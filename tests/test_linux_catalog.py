@@ -15,6 +15,7 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
+import psutil
 import pytest
 
 from agents.linux import catalog
@@ -161,6 +162,5 @@ def test_cpu_instances_named_by_number(reference: dict[str, Block]) -> None:
 
 @pytest.mark.interop
 def test_network_instances_are_proc_net_dev(reference: dict[str, Block]) -> None:
-    psutil = pytest.importorskip("psutil")
     names = {name for _, name in reference["network.interface.in.bytes"].instances}
     assert names == set(psutil.net_io_counters(pernic=True))

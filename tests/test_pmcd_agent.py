@@ -419,7 +419,10 @@ def test_services_lists_a_running_pmproxy(agent, state, dead_pid):
     assert one(agent, "pmcd.services") == "pmcd pmproxy"
 
 
-@pytest.mark.skipif(not (ZONES / "Australia" / "Melbourne").exists(), reason="no tzdata")
+@pytest.mark.skipif(
+    not (ZONES / "Australia" / "Melbourne").exists(),
+    reason="the system time zone database (tzdata package) is not installed",
+)
 def test_timezone_as_pcp_squashes_it(monkeypatch, tmp_path):
     monkeypatch.setattr(pmcd_agent, "LOCALTIME", str(ZONES / "Australia" / "Melbourne"))
     assert host_timezone(time.mktime((2026, 1, 15, 12, 0, 0, 0, 0, 0))) == "AEDT-11"
@@ -432,7 +435,10 @@ def test_timezone_as_pcp_squashes_it(monkeypatch, tmp_path):
     assert host_timezone() == "UTC"
 
 
-@pytest.mark.skipif(not (ZONES / "Europe" / "Paris").exists(), reason="no tzdata")
+@pytest.mark.skipif(
+    not (ZONES / "Europe" / "Paris").exists(),
+    reason="the system time zone database (tzdata package) is not installed",
+)
 def test_zoneinfo_from_the_link_or_the_contents(monkeypatch, tmp_path):
     link = tmp_path / "localtime"
     os.symlink(ZONES / "Europe" / "Paris", link)

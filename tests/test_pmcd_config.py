@@ -107,10 +107,11 @@ def test_default_config_agents() -> None:
     assert not config.access.creds_required
 
 
+@pytest.mark.interop
 def test_installed_default_config_parses_cleanly() -> None:
     path = "/etc/pcp/pmcd/pmcd.conf"
     if not os.path.exists(path):
-        pytest.skip(f"no {path} (Debian package pcp)")
+        pytest.skip(f"reference PCP 6 is not installed: no {path} (Debian package pcp)")
     config = load_config(path)
     assert config.ok, texts(config)
     assert config.agent("pmcd") is not None and config.path == path

@@ -209,12 +209,7 @@ async def start_pipe_agent(
     )
     assert process.stdin is not None and process.stdout is not None
     channel = StreamChannel(name, domain, process.stdin, process.stdout, process, "pipe")
-    try:
-        await channel.handshake(creds_timeout)
-    except PMError:
-        await channel.close()
-        raise
-    return channel
+    return await _shake_hands(channel, creds_timeout)
 
 
 async def connect_socket_agent(
@@ -237,7 +232,13 @@ async def connect_socket_agent(
             process.kill()
             await process.wait()
         raise
-    channel = StreamChannel(name, domain, stream, stream, process, kind)
+    return await _shake_hands(
+        StreamChannel(name, domain, stream, stream, process, kind), creds_timeout
+    )
+
+
+async def _shake_hands(channel: StreamChannel, creds_timeout: float) -> StreamChannel:
+    """CHANNEL once its agent has exchanged CREDS; closed (and the error raised) if not."""
     try:
         await channel.handshake(creds_timeout)
     except PMError:

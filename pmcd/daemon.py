@@ -12,11 +12,10 @@ from __future__ import annotations
 import contextlib
 import logging
 import os
-import re
 import socket
 import struct
 import subprocess
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -27,7 +26,7 @@ from pmapi.labels import PM_LABEL_CONTEXT, LabelSet
 from pmapi.pdu.codec import encode
 from pmapi.pdu.records import ErrorPDU
 from pmapi.pmns import PMNS
-from pmda.agent import DATA_DIR
+from pmda.agent import DATA_DIR, combined_pmns
 from pmda.inproc import AgentLoadError, load_agent
 
 from .access import Gatekeeper, Peer
@@ -77,21 +76,10 @@ def namespace_for(config: PmcdConfig, pmns_path: str | None) -> PMNS:
     """The namespace: -n FILE, else the agents' own namespace files under one root."""
     if pmns_path is not None:
         return PMNS.from_file(pmns_path)
-    texts, tops, macros = [], [], {}
-    for agent in config.agents:
-        path = DATA_DIR / "pmns" / agent.name
-        if path.exists():
-            text = path.read_text()
-            texts.append(text)
-            macros[agent.name.upper()] = agent.domain
-            tops.extend(_tops(text))
-    root = "root {\n" + "".join(f"    {top}\n" for top in dict.fromkeys(tops)) + "}\n"
-    return PMNS.from_string(root + "".join(texts), file="(agents' namespaces)", macros=macros)
-
-
-def _tops(text: str) -> Iterable[str]:
-    """The first name component of each block in a namespace file."""
-    return (m.group(1) for m in re.finditer(r"^\s*([A-Za-z_]\w*)[\w.]*\s*\{", text, re.M))
+    known = [a for a in config.agents if (DATA_DIR / "pmns" / a.name).exists()]
+    return combined_pmns(
+        [DATA_DIR / "pmns" / a.name for a in known], {a.name.upper(): a.domain for a in known}
+    )
 
 
 class Daemon:
@@ -111,6 +99,7 @@ class Daemon:
         self._supervisors: dict[int, tuple[trio.CancelScope, trio.Event]] = {}
         self._nursery: trio.Nursery | None = None
         self.ready = trio.Event()
+        self._context_labels: tuple[LabelSet, ...] | None = None
 
     # -- agents --------------------------------------------------------------------------
 
@@ -253,13 +242,14 @@ class Daemon:
     # -- clients -------------------------------------------------------------------------
 
     def context_labels(self) -> tuple[LabelSet, ...]:
-        """pmcd's context labels: hostname, domain name and machine id."""
-        hostname = socket.gethostname()
-        labels = {"domainname": _domainname(), "hostname": hostname}
-        machine_id = _read("/etc/machine-id")
-        if machine_id:
-            labels["machineid"] = machine_id
-        return (LabelSet.from_dict(labels, PM_LABEL_CONTEXT),)
+        """pmcd's context labels: hostname, domain name and machine id (found once)."""
+        if self._context_labels is None:
+            labels = {"domainname": _domainname(), "hostname": socket.gethostname()}
+            machine_id = _read("/etc/machine-id")
+            if machine_id:
+                labels["machineid"] = machine_id
+            self._context_labels = (LabelSet.from_dict(labels, PM_LABEL_CONTEXT),)
+        return self._context_labels
 
     async def serve_client(self, stream: trio.SocketStream) -> None:
         """Serve one client connection, if [access] admits it; at its end, tell the agents."""

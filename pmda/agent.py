@@ -446,10 +446,19 @@ class Agent:
 
 def _load_pmns(path: Path, symbols: Mapping[str, int]) -> PMNS:
     """An agent's namespace file (its subtrees, as PCP ships them) under a root of its own."""
-    text = path.read_text()
-    tops = dict.fromkeys(m.group(1) for m in _BLOCK_HEAD.finditer(text))
-    text += "\nroot {\n" + "".join(f"    {top}\n" for top in tops) + "}\n"
-    return PMNS.from_string(text, file=str(path), macros=symbols)
+    return combined_pmns([path], symbols)
+
+
+def combined_pmns(paths: Iterable[Path], symbols: Mapping[str, int]) -> PMNS:
+    """Agents' namespace files under one root naming their top-level subtrees.
+
+    SYMBOLS gives each file's domain macro (NAME.upper() -> domain).
+    """
+    texts = [path.read_text() for path in paths]
+    tops = dict.fromkeys(m.group(1) for text in texts for m in _BLOCK_HEAD.finditer(text))
+    root = "root {\n" + "".join(f"    {top}\n" for top in tops) + "}\n"
+    where = ", ".join(str(p) for p in paths)
+    return PMNS.from_string("\n".join(texts) + "\n" + root, file=where, macros=symbols)
 
 
 #: The first name component of each "name {" block head in a namespace file.
@@ -492,4 +501,4 @@ _HANDLERS: dict[type, Callable[[Agent, Any], Any]] = {
     PMNSTraversePDU: Agent._on_pmns,
 }
 
-__all__ = ["DATA_DIR", "Agent"]
+__all__ = ["DATA_DIR", "Agent", "combined_pmns"]

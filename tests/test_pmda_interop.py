@@ -20,16 +20,21 @@ pytestmark = pytest.mark.interop
 ROOT = Path(__file__).resolve().parents[1]
 
 
+def write_root(path: Path) -> None:
+    """A namespace for PCP's pmcd naming our trivial and simple agents."""
+    path.write_text(
+        "#define TRIVIAL 250\n#define SIMPLE 253\nroot {\n    trivial\n    simple\n}\n"
+        + (ROOT / "pmns" / "trivial").read_text()
+        + (ROOT / "pmns" / "simple").read_text()
+    )
+
+
 @pytest.fixture(scope="module")
 def pmcd(tmp_path_factory) -> Iterator[RunningPMCD]:
     require_reference("pminfo", "pmval", "pmstore", "pmprobe")
     tmp = tmp_path_factory.mktemp("agents")
     root = tmp / "root"
-    root.write_text(
-        "#define TRIVIAL 250\n#define SIMPLE 253\nroot {\n    trivial\n    simple\n}\n"
-        + (ROOT / "pmns" / "trivial").read_text()
-        + (ROOT / "pmns" / "simple").read_text()
-    )
+    write_root(root)
     (tmp / "simple").mkdir()
     (tmp / "simple" / "simple.conf").write_text("sec,min,hour\n")
     python = sys.executable
@@ -94,11 +99,7 @@ def test_socket_agents_serve_the_real_pmcd(tmp_path):
 
     port, path = free_port(), tmp_path / "trivial.socket"
     root = tmp_path / "root"
-    root.write_text(
-        "#define TRIVIAL 250\n#define SIMPLE 253\nroot {\n    trivial\n    simple\n}\n"
-        + (ROOT / "pmns" / "trivial").read_text()
-        + (ROOT / "pmns" / "simple").read_text()
-    )
+    write_root(root)
     python = sys.executable
     conf = [
         f"simple\t253\tsocket\tinet {port}\t{python} -m agents.simple -d 253 -i {port}",

@@ -82,6 +82,10 @@ PM_LABEL_INDOM, PM_LABEL_CLUSTER, PM_LABEL_ITEM, PM_LABEL_INSTANCES = 4, 8, 16, 
 _EMPTY = "Error: __pmGetPDU() failed: PDU empty, PMDA may have died\n"
 
 
+#: The libpcp decoder dbpmda names when a name list does not decode.
+_NAMES = "__pmDecodeNameList"
+
+
 class Driver:
     """What both kinds of connection share."""
 
@@ -334,10 +338,9 @@ class DaemonAgent(Driver):
         sts = self.send_profile()
         if sts < 0:
             return sts
-        pdutype, record = self.request(FetchPDU(0, tuple(pmids)), "__pmSendFetch")
-        if pdutype is None:
-            return record
-        got = self.reply(pdutype, record, ResultPDU, "__pmDecodeResult", wrong="x")
+        got = self.ask(
+            FetchPDU(0, tuple(pmids)), "__pmSendFetch", ResultPDU, "__pmDecodeResult", wrong="x"
+        )
         if not isinstance(got, ResultPDU):
             return got
         self.print_fetched(got.result, descs, self.iname)
@@ -367,10 +370,7 @@ class DaemonAgent(Driver):
     def instance(self, indom: int, inst: int, name: str | None) -> int:
         self.out(f"pmInDom: {pmInDomStr(indom)}\n")
         request = InstanceReqPDU(indom, inst & 0xFFFFFFFF, name)
-        pdutype, record = self.request(request, "__pmSendInstanceReq")
-        if pdutype is None:
-            return record
-        got = self.reply(pdutype, record, InstancePDU, "__pmDecodeInstance")
+        got = self.ask(request, "__pmSendInstanceReq", InstancePDU, "__pmDecodeInstance")
         if not isinstance(got, InstancePDU):
             return got
         self.out(instance_lines(got.insts, got.names))
@@ -385,10 +385,7 @@ class DaemonAgent(Driver):
         if sts < 0:
             return sts
         self.out("Getting Result Structure...\n")
-        pdutype, record = self.request(FetchPDU(0, (desc.pmid,)), "__pmSendFetch")
-        if pdutype is None:
-            return record
-        got = self.reply(pdutype, record, ResultPDU, "__pmDecodeResult")
+        got = self.ask(FetchPDU(0, (desc.pmid,)), "__pmSendFetch", ResultPDU, "__pmDecodeResult")
         if not isinstance(got, ResultPDU):
             return got
         if "fetch" in self.session.debug:
@@ -430,10 +427,9 @@ class DaemonAgent(Driver):
         ident = self.heading(label_type, ident, indom)
         if label_type == PM_LABEL_INSTANCES:
             self.send_profile()
-        pdutype, record = self.request(LabelReqPDU(ident, label_type), "__pmSendLabelReq")
-        if pdutype is None:
-            return record
-        got = self.reply(pdutype, record, LabelPDU, "__pmDecodeLabel")
+        got = self.ask(
+            LabelReqPDU(ident, label_type), "__pmSendLabelReq", LabelPDU, "__pmDecodeLabel"
+        )
         if not isinstance(got, LabelPDU):
             return got
         self.out(label_lines(got.sets))
@@ -441,12 +437,16 @@ class DaemonAgent(Driver):
             self.out("Info: __pmDecodeLabel() returns 0 label sets\n")
         return 0
 
-    def pmns_name(self, pmid: int) -> int:
-        self.out(f"PMID: {pmIDStr(pmid)}\n")
-        pdutype, record = self.request(PMNSIdsPDU(0, (pmid,)), "__pmSendIDList")
+    def ask(self, pdu: Any, sender: str, want: type, decoder: str, wrong: str = "") -> Any:
+        """request() then reply(): the WANT record, or the status after printing why not."""
+        pdutype, record = self.request(pdu, sender)
         if pdutype is None:
             return record
-        got = self.reply(pdutype, record, PMNSNamesPDU, "__pmDecodeNameList")
+        return self.reply(pdutype, record, want, decoder, wrong)
+
+    def pmns_name(self, pmid: int) -> int:
+        self.out(f"PMID: {pmIDStr(pmid)}\n")
+        got = self.ask(PMNSIdsPDU(0, (pmid,)), "__pmSendIDList", PMNSNamesPDU, _NAMES)
         if not isinstance(got, PMNSNamesPDU):
             return got
         self.out("".join(f"   {n}\n" for n in got.names))
@@ -454,10 +454,7 @@ class DaemonAgent(Driver):
 
     def pmid(self, name: str) -> int:
         self.out(f"Metric: {name}\n")
-        pdutype, record = self.request(PMNSNamesPDU((name,)), "__pmSendIDList")
-        if pdutype is None:
-            return record
-        got = self.reply(pdutype, record, PMNSIdsPDU, "__pmDecodeIDList")
+        got = self.ask(PMNSNamesPDU((name,)), "__pmSendIDList", PMNSIdsPDU, "__pmDecodeIDList")
         if not isinstance(got, PMNSIdsPDU):
             return got
         if not got.pmids:
@@ -468,10 +465,7 @@ class DaemonAgent(Driver):
 
     def children(self, name: str) -> int:
         self.out(f"Metric: {name}\n")
-        pdutype, record = self.request(PMNSChildPDU(name, 1), "__pmSendChildReq")
-        if pdutype is None:
-            return record
-        got = self.reply(pdutype, record, PMNSNamesPDU, "__pmDecodeNameList")
+        got = self.ask(PMNSChildPDU(name, 1), "__pmSendChildReq", PMNSNamesPDU, _NAMES)
         if not isinstance(got, PMNSNamesPDU):
             return got
         self.out(child_lines(got))
@@ -479,10 +473,7 @@ class DaemonAgent(Driver):
 
     def traverse(self, name: str) -> int:
         self.out(f"Metric: {name}\n")
-        pdutype, record = self.request(PMNSTraversePDU(name), "__pmSendTraversePMNS")
-        if pdutype is None:
-            return record
-        got = self.reply(pdutype, record, PMNSNamesPDU, "__pmDecodeNameList")
+        got = self.ask(PMNSTraversePDU(name), "__pmSendTraversePMNS", PMNSNamesPDU, _NAMES)
         if not isinstance(got, PMNSNamesPDU):
             return got
         self.out("".join(f"   {n}\n" for n in got.names))

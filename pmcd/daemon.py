@@ -316,10 +316,11 @@ class Daemon:
             for host in hosts:
                 try:
                     found = await trio.open_tcp_listeners(port, host=host)
-                except OSError:
-                    if host == "::":  # no IPv6 here
-                        continue
-                    raise
+                except OSError as exc:
+                    if host == "::" and not self.settings.addresses:
+                        continue  # no IPv6 on this host: IPv4 alone will do
+                    where = f"[{host}]" if ":" in host else host
+                    raise OSError(exc.errno, f"{where}:{port}: {exc.strerror}") from exc
                 for listener in found:
                     listeners.append(listener)
                     name = listener.socket.getsockname()

@@ -64,8 +64,8 @@ def main(argv: list[str] | None = None) -> int:
     except OSError as exc:
         print(f"pmcd: cannot read {conf_path}: {exc.strerror}", file=sys.stderr)
         return 1
-    for message in config.messages:
-        print(message, file=sys.stderr)
+    for message in config.messages:  # PCP's words, after the file they are about
+        print(f"{message.file or conf_path}: {message}", file=sys.stderr)
     if args.verify or not config.ok:
         return 0 if config.ok else 1
     try:
@@ -90,10 +90,25 @@ def main(argv: list[str] | None = None) -> int:
     daemon = Daemon(config, pmns, settings)
     try:
         trio.run(_serve, daemon, conf_path, args.namespace)
-    except OSError as exc:
+    except (OSError, BaseExceptionGroup) as failure:
+        exc = _first_os_error(failure)
+        if exc is None:
+            raise
         print(f"pmcd: cannot listen: {exc.strerror or exc}", file=sys.stderr)
         return 1
     return 0
+
+
+def _first_os_error(failure: BaseException) -> OSError | None:
+    """FAILURE if it is an OSError, else the first one in its (nested) exception group."""
+    if isinstance(failure, OSError):
+        return failure
+    if isinstance(failure, BaseExceptionGroup):
+        for exc in failure.exceptions:
+            found = _first_os_error(exc)
+            if found is not None:
+                return found
+    return None
 
 
 async def _serve(daemon: Daemon, conf_path: str, pmns_path: str | None) -> None:

@@ -1,0 +1,57 @@
+"""The pmcd command's bad inputs: each a clear one-line message and a non-zero status."""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def pmcd(*args: str, tmp) -> subprocess.CompletedProcess[str]:
+    env = dict(os.environ, PYTHONPATH=ROOT, PCP_RUN_DIR=str(tmp))
+    argv = [sys.executable, "-m", "pmcd.main", *args]
+    return subprocess.run(argv, capture_output=True, text=True, env=env, timeout=60)
+
+
+def test_a_bad_config_names_file_and_line(tmp_path):
+    conf = tmp_path / "pmcd.conf"
+    conf.write_text("simple x dso\nfoo 3 pipe\n")
+    for flags in ((), ("-v",)):
+        result = pmcd(*flags, "-c", str(conf), tmp=tmp_path)
+        assert result.returncode == 1
+        assert result.stderr.splitlines() == [
+            f'{conf}: pmcd config[line 1]: Error: expected domain number for "simple" agent',
+            f"{conf}: pmcd config[line 2]: Error: pipe PDU type expected (`binary')",
+        ]
+
+
+def test_a_good_config_checks_clean(tmp_path):
+    conf = tmp_path / "pmcd.conf"
+    conf.write_text("simple 253 dso Simple agents.simple\n")
+    result = pmcd("-v", "-c", str(conf), tmp=tmp_path)
+    assert (result.returncode, result.stderr) == (0, "")
+
+
+def test_missing_files_and_a_busy_port_are_one_line_each(tmp_path):
+    missing = pmcd("-c", str(tmp_path / "nope.conf"), tmp=tmp_path)
+    assert missing.returncode == 1
+    assert (
+        missing.stderr == f"pmcd: cannot read {tmp_path / 'nope.conf'}: No such file or directory\n"
+    )
+    (tmp_path / "bad.pmns").write_text("garbage {\n")
+    conf = tmp_path / "pmcd.conf"
+    conf.write_text("simple 253 dso Simple agents.simple\n")
+    bad_pmns = pmcd("-f", "-c", str(conf), "-n", str(tmp_path / "bad.pmns"), tmp=tmp_path)
+    assert bad_pmns.returncode == 1 and len(bad_pmns.stderr.splitlines()) == 1
+    assert bad_pmns.stderr.startswith("pmcd: cannot load the namespace: ")
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        port = busy.getsockname()[1]
+        taken = pmcd("-f", "-c", str(conf), "-p", str(port), "-i", "127.0.0.1", "-s", "",
+                     tmp=tmp_path)  # fmt: skip
+    assert taken.returncode == 1
+    assert taken.stderr == f"pmcd: cannot listen: 127.0.0.1:{port}: Address already in use\n"

@@ -69,6 +69,10 @@ def main(agent_class: type[Agent], argv: Sequence[str] | None = None) -> int:
         return serve_stream(agent, sys.stdin.buffer, sys.stdout.buffer)
     except (KeyboardInterrupt, BrokenPipeError, ConnectionResetError):
         return 0
+    except OSError as exc:  # e.g. -i PORT already taken, -u PATH in a missing directory
+        where = f"port {args.inet}" if args.inet is not None else args.unix or "stdin/stdout"
+        log.error("%s: cannot serve on %s: %s", agent_class.name, where, exc.strerror or exc)
+        return 1
     finally:
         agent.stop()
 

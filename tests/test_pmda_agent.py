@@ -55,6 +55,7 @@ from pmapi.values import Result, Timestamp, ValueSet
 from pmda import COUNTER, NOSUPPORT, U32, U64, Agent, InDom, Metric, metric, refresh
 from pmda.inproc import AgentLoadError, load_agent
 from pmda.serve import answer_requests, serve_stream
+from pmda.serve import main as pmda_main
 
 SIMPLE = 253
 NUMFETCH, COLOR = pmID_build(SIMPLE, 0, 0), pmID_build(SIMPLE, 0, 1)
@@ -397,3 +398,11 @@ def test_a_reset_connection_ends_the_loop_quietly(simple):
         raise ConnectionResetError(104, "Connection reset by peer")
 
     assert answer_requests(simple, read, lambda data: None) == 0
+
+
+def test_an_agent_that_cannot_listen_says_so_in_one_line(tmp_path, capsys):
+    """-u in a missing directory: one logged line and status 1, no traceback."""
+    path = tmp_path / "missing" / "agent.socket"
+    assert pmda_main(Trivial, ["-u", str(path)]) == 1
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and f"cannot serve on {path}: No such file" in err

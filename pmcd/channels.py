@@ -44,8 +44,8 @@ class Channel:
         self.lock = trio.Lock()
         self.alive = False
         self.pid: int | None = None
-        #: (client slot, context) whose profile the agent holds now
-        self.profile_of: tuple[int, int] | None = None
+        #: the instance profile the agent holds now (global state, per-indom entries)
+        self.profile: tuple[int, tuple] | None = None
         self.flags = 0
 
     async def request(self, pdu: Any, timeout: float) -> Any:

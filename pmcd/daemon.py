@@ -285,8 +285,6 @@ class Daemon:
             for channel in list(self.channels.values()):
                 if channel.alive and not channel.lock.locked():
                     await channel.notify(ErrorPDU(PM_ERR_NOTCONN, None, slot))
-                if channel.profile_of and channel.profile_of[0] == slot:
-                    channel.profile_of = None
 
     async def run(self, task_status=trio.TASK_STATUS_IGNORED) -> None:
         """Start every agent, listen, and serve until cancelled."""

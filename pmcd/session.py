@@ -274,10 +274,10 @@ class Session:
         self, domain: int, ctxid: int, profile: ProfilePDU, pmids: list[int]
     ) -> dict[int, ValueSet]:
         channel = self._channel(domain)
-        owner = (self.slot, ctxid)
-        if channel.profile_of != owner:
+        wanted = (profile.state, profile.profiles)
+        if channel.profile != wanted:  # PCP resends per client; an equal profile is no news
             await channel.notify(ProfilePDU(ctxid, profile.state, profile.profiles, self.slot))
-            channel.profile_of = owner
+            channel.profile = wanted
         reply = await channel.request(FetchPDU(ctxid, tuple(pmids), self.slot), self.timeout())
         if isinstance(reply, ErrorPDU):
             raise PMError(reply.code if reply.code < 0 else PM_ERR_IPC)

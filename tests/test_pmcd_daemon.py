@@ -39,6 +39,7 @@ from pmapi.pdu.records import (
     ErrorPDU,
     HighResFetchPDU,
     HighResResultPDU,
+    InDomProfile,
     InstancePDU,
     InstanceReqPDU,
     LabelPDU,
@@ -345,4 +346,18 @@ async def test_a_reload_restarts_only_the_agents_whose_lines_changed():
         result = (await c.ask(HighResFetchPDU(0, (load, TRIVIAL_TIME, NUMFETCH)))).result
         assert [vs.numval for vs in result.vsets] == [3, PM_ERR_NOAGENT, 1]
         assert [a.name for a in daemon.state.agents] == ["simple", "linux"]
+        nursery.cancel_scope.cancel()
+
+
+async def test_each_client_gets_its_own_profile_applied():
+    """The agent holds one profile; pmcd sends a client's whenever it differs from that."""
+    colors = pmInDom_build(SIMPLE, 0)
+    async with trio.open_nursery() as nursery:
+        _, port = await start(nursery, CONF)
+        everything, only_red = await Client.connect(port), await Client.connect(port)
+        await everything.send(ProfilePDU(0, 0, ()))
+        await only_red.send(ProfilePDU(0, 0, (InDomProfile(colors, 1, (0,)),)))
+        for client, insts in ((only_red, [0]), (everything, [0, 1, 2]), (only_red, [0])):
+            result = (await client.ask(HighResFetchPDU(0, (COLOR,)))).result
+            assert list(result.vsets[0].insts) == insts
         nursery.cancel_scope.cancel()

@@ -79,6 +79,7 @@ def reference_fetch_seconds(
             stderr=subprocess.DEVNULL,
             stdin=subprocess.DEVNULL,
             start_new_session=True,
+            cwd=tmp,  # its pipe agents write their logs in the current directory
         )
         try:
             host = f"localhost:{port}"

@@ -14,7 +14,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import logging
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import trio
@@ -60,6 +60,7 @@ from pmapi.pdu.records import (
     TextPDU,
     TextReqPDU,
 )
+from pmapi.pdu.result_layout import ColumnValueSets
 from pmapi.pmns import PMNS
 from pmapi.values import Result, Timestamp, ValueSet
 
@@ -98,6 +99,7 @@ class Session:
         self.attributes: dict[int, bytes] = {}
 
     async def send(self, pdu: Any) -> None:
+        """Send PDU; raises trio.BrokenResourceError when the client has gone."""
         self.count("out", pdu.TYPE)
         await self.stream.send_all(encode(pdu))
 
@@ -119,7 +121,9 @@ class Session:
                 log.info("client %d: %s; closing its connection", self.slot, exc)
                 await self._refuse(exc.code)
                 return
-            for frame in frames:
+            for number, frame in enumerate(frames, 1):
+                if number % 16 == 0:
+                    await trio.lowlevel.checkpoint()  # a long pipeline lets others in too
                 try:
                     request = decode(frame)
                 except PDUError as exc:
@@ -128,8 +132,12 @@ class Session:
                     return
                 self.count("in", request.TYPE)
                 reply = await self.answer(request)
-                if reply is not None:
+                if reply is None:
+                    continue
+                try:
                     await self.send(reply)
+                except (trio.BrokenResourceError, trio.ClosedResourceError, OSError):
+                    return  # the client went without waiting for its answer
 
     async def _refuse(self, code: int) -> None:
         """Tell a misbehaving client why it is being dropped, if it still listens."""
@@ -251,28 +259,49 @@ class Session:
         profile = self.profiles.get(pdu.ctxid)
         if profile is None:
             raise PMError(PM_ERR_NOPROFILE)
-        by_domain: dict[int, list[int]] = {}
-        for pmid in pdu.pmids:
-            by_domain.setdefault(pmID_domain(pmid), []).append(pmid)
-        answers: dict[int, ValueSet] = {}
+        pmids = pdu.pmids
+        domain = pmID_domain(pmids[0])
+        if all(pmID_domain(pmid) == domain for pmid in pmids):  # one agent: no tasks to start
+            vsets = await self._fetch_from(domain, pdu.ctxid, profile, pmids)
+        else:
+            by_domain: dict[int, list[int]] = {}
+            for pmid in pmids:
+                by_domain.setdefault(pmID_domain(pmid), []).append(pmid)
+            answers: dict[int, ValueSet] = {}
 
-        async def fetch_from(domain: int, pmids: list[int]) -> None:
-            try:
-                answers.update(await self._fetch_domain(domain, pdu.ctxid, profile, pmids))
-            except PMError as exc:
-                answers.update({pmid: ValueSet.of_error(pmid, exc.code) for pmid in pmids})
+            async def fetch_from(domain: int, some: list[int]) -> None:
+                got = await self._fetch_from(domain, pdu.ctxid, profile, some)
+                answers.update({vs.pmid: vs for vs in got})
 
-        async with trio.open_nursery() as nursery:
-            for domain, pmids in by_domain.items():
-                nursery.start_soon(fetch_from, domain, pmids)
-        result = Result(Timestamp.now(), tuple(answers[pmid] for pmid in pdu.pmids))
+            async with trio.open_nursery() as nursery:
+                for domain, some in by_domain.items():
+                    nursery.start_soon(fetch_from, domain, some)
+            vsets = tuple(answers[pmid] for pmid in pmids)
+        result = Result(Timestamp.now(), vsets)  # type: ignore[arg-type]
         if isinstance(pdu, HighResFetchPDU):
             return HighResResultPDU(result)
         return ResultPDU(result)
 
+    async def _fetch_from(
+        self, domain: int, ctxid: int, profile: ProfilePDU, pmids: Sequence[int]
+    ) -> Sequence[ValueSet]:
+        """DOMAIN's value sets for PMIDS, in that order; its error in each if it fails.
+
+        An agent's answer in the order asked goes on as it came: a decoded PDU
+        is relayed, not rebuilt.
+        """
+        try:
+            vsets = await self._fetch_domain(domain, ctxid, profile, pmids)
+        except PMError as exc:
+            return tuple(ValueSet.of_error(pmid, exc.code) for pmid in pmids)
+        if _pmids_of(vsets) == tuple(pmids):
+            return vsets
+        by_pmid = {vs.pmid: vs for vs in vsets}
+        return tuple(by_pmid.get(pmid) or ValueSet.of_error(pmid, PM_ERR_IPC) for pmid in pmids)
+
     async def _fetch_domain(
-        self, domain: int, ctxid: int, profile: ProfilePDU, pmids: list[int]
-    ) -> dict[int, ValueSet]:
+        self, domain: int, ctxid: int, profile: ProfilePDU, pmids: Sequence[int]
+    ) -> Sequence[ValueSet]:
         channel = self._channel(domain)
         wanted = (profile.state, profile.profiles)
         if channel.profile != wanted:  # PCP resends per client; an equal profile is no news
@@ -283,7 +312,7 @@ class Session:
             raise PMError(reply.code if reply.code < 0 else PM_ERR_IPC)
         if not isinstance(reply, ResultPDU) or len(reply.result.vsets) != len(pmids):
             raise PMError(PM_ERR_IPC)
-        return {vs.pmid: vs for vs in reply.result.vsets}
+        return reply.result.vsets
 
     async def _store(self, pdu: ResultPDU) -> Any:
         by_domain: dict[int, list[ValueSet]] = {}
@@ -302,6 +331,13 @@ class Session:
             elif reply.code < 0:
                 status = status or reply.code
         return ErrorPDU(status)
+
+
+def _pmids_of(vsets: Sequence[ValueSet]) -> tuple[int, ...]:
+    """The PMIDs of VSETS, in order (read from a decoded PDU's layout without unpacking)."""
+    if type(vsets) is ColumnValueSets:
+        return vsets.layout.pmids
+    return tuple(vs.pmid for vs in vsets)
 
 
 def _resend(pdu: Any, slot: int) -> Any:

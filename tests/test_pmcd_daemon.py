@@ -172,6 +172,24 @@ async def test_a_malformed_pdu_ends_only_its_own_connection():
         nursery.cancel_scope.cancel()
 
 
+async def test_a_client_that_resets_with_answers_pending_ends_only_its_connection():
+    async with trio.open_nursery() as nursery:
+        _, port = await start(nursery, CONF)
+        for _ in range(20):  # each leaves pmcd replies it cannot deliver
+            sock = trio.socket.socket()
+            await sock.connect(("127.0.0.1", port))
+            await sock.recv(64)
+            await sock.send(encode(CredsPDU((Cred(1, 2, 0, 0),), 1)))
+            await sock.send(encode(PMNSTraversePDU("")) * 50)
+            sock.setsockopt(trio.socket.SOL_SOCKET, trio.socket.SO_LINGER, struct.pack("ii", 1, 0))
+            sock.close()  # with linger 0: a reset, so pmcd's next send fails
+        await trio.sleep(0.2)
+        good = await Client.connect(port)
+        await good.send(ProfilePDU(0, 0, ()))
+        assert isinstance(await good.ask(HighResFetchPDU(0, (NUMFETCH,))), HighResResultPDU)
+        nursery.cancel_scope.cancel()
+
+
 @pytest.fixture
 def sleepy(tmp_path):
     path = tmp_path / "sleepy.py"

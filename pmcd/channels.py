@@ -62,19 +62,29 @@ class Channel:
 
 
 class InProcessChannel(Channel):
-    """An agent loaded into pmcd: requests run in a worker thread, one at a time."""
+    """An agent loaded into pmcd: requests run in a worker thread, one at a time.
+
+    INLINE agents (pmcd's own, which only reads pmcd's state and a few local
+    files) answer on the event loop itself: no thread hand-off, no timeout.
+    """
 
     kind = "dso"
 
-    def __init__(self, name: str, domain: int, agent: Agent) -> None:
+    def __init__(self, name: str, domain: int, agent: Agent, inline: bool = False) -> None:
         super().__init__(name, domain)
         self.agent = agent
+        self.inline = inline
         self.alive = True
         self.pid = os.getpid()
 
     async def request(self, pdu: Any, timeout: float) -> Any:
         if not self.alive:
             raise PMError(PM_ERR_NOAGENT)
+        if self.inline:
+            reply = self.agent.handle(pdu)
+            if reply is None:
+                raise PMError(PM_ERR_IPC, f"{self.name} agent gave no reply")
+            return reply
         async with self.lock:
             # the agent's own code may block (psutil, files): keep it off pmcd's event loop
             with trio.move_on_after(timeout if timeout > 0 else math.inf) as scope:
@@ -90,7 +100,9 @@ class InProcessChannel(Channel):
         return reply
 
     async def notify(self, pdu: Any) -> None:
-        if self.alive:
+        if self.alive and self.inline:
+            self.agent.handle(pdu)
+        elif self.alive:
             async with self.lock:
                 await trio.to_thread.run_sync(self.agent.handle, pdu)
 

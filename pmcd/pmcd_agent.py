@@ -104,16 +104,31 @@ ZONESHARED = "/usr/share/zoneinfo"
 PM_TZ_MAXLEN = 40
 
 
+_zone_cache: dict[tuple[int, int, int], Any] = {}
+
+
+def _local_zone() -> Any:
+    """/etc/localtime's zone, parsed again only when the file changes (UTC if unreadable)."""
+    try:
+        st = os.stat(LOCALTIME)
+        key = (st.st_ino, st.st_size, st.st_mtime_ns)
+        zone = _zone_cache.get(key)
+        if zone is None:
+            with open(LOCALTIME, "rb") as f:
+                zone = ZoneInfo.from_file(f)
+            _zone_cache.clear()
+            _zone_cache[key] = zone
+        return zone
+    except (OSError, ValueError):
+        return UTC
+
+
 def host_timezone(when: float | None = None) -> str:
     """pmcd.timezone: the system zone as a $TZ value ("UTC", "AEDT-11", "IST-5:30").
 
     Like pmcd, the zone is /etc/localtime's, whatever pmcd's own $TZ says.
     """
-    try:
-        with open(LOCALTIME, "rb") as f:
-            zone: Any = ZoneInfo.from_file(f)
-    except (OSError, ValueError):
-        zone = UTC
+    zone = _local_zone()
     moment = datetime.fromtimestamp(time.time() if when is None else when, zone)
     name = moment.tzname() or "UTC"
     offset = -int(moment.utcoffset().total_seconds())  # type: ignore[union-attr]
@@ -322,10 +337,16 @@ def _pdu_metrics(direction: str) -> tuple[Metric, ...]:
     )
 
 
+_PDU_VALUE_NAMES = {
+    direction: [(f"pmcd.pdu_{direction}.{name}", s) for s, name in PDU_NAMES.items()]
+    for direction in ("in", "out")
+}
+
+
 def _pdu_values(direction: str, counts: list[int]) -> dict[str, int]:
-    values = {f"pmcd.pdu_{direction}.{name}": counts[s] for s, name in PDU_NAMES.items()}
-    values[f"pmcd.pdu_{direction}.total"] = sum(counts)
-    return {name: count & 0xFFFFFFFF for name, count in values.items()}
+    values = {name: counts[s] & 0xFFFFFFFF for name, s in _PDU_VALUE_NAMES[direction]}
+    values[f"pmcd.pdu_{direction}.total"] = sum(counts) & 0xFFFFFFFF
+    return values
 
 
 #: pmdapmcd's buffer pool instances (pmcd.buf.*): ids and names.

@@ -91,6 +91,7 @@ class ResultLayout:
         "_siblings",
         "_tail",
         "_vlist_runs",
+        "pmids",
         "preamble",
         "shape",
         "size",
@@ -102,6 +103,7 @@ class ResultLayout:
 
     def __init__(self, shape: tuple[SetShape, ...], preamble: int, pdutype: int) -> None:
         self.shape = shape
+        self.pmids = tuple(s.pmid for s in shape)
         self.preamble = preamble
         self._siblings: dict[int, ResultLayout] = {preamble: self}
         vlist_size = sum(12 + 8 * s.numval if s.numval > 0 else 8 for s in shape)

@@ -51,6 +51,10 @@ _SPTR_TYPES = frozenset(
 )
 #: The vtype recorded for a set whose values are insitu (or absent).
 NO_BLOCKS = PMType.PM_TYPE_UNKNOWN
+# plain ints for the hot path (an enum member's lookup costs more than the work)
+_I32, _U32, _STR = int(PMType.PM_TYPE_32), int(PMType.PM_TYPE_U32), int(PMType.PM_TYPE_STRING)
+_INSITU, _DPTR, _SPTR = int(ValFmt.PM_VAL_INSITU), int(ValFmt.PM_VAL_DPTR), int(ValFmt.PM_VAL_SPTR)
+_NO_BLOCKS = int(NO_BLOCKS)
 
 
 class Timestamp(NamedTuple):
@@ -156,31 +160,38 @@ class ValueSet(NamedTuple):
     @classmethod
     def of_atoms(cls, pmid: int, type_: int, pairs: Iterable[tuple[int, Any]]) -> ValueSet:
         """Build a set from (inst, atom) pairs of a metric of TYPE, as pmStuffValue would."""
-        items = list(pairs)
+        items = pairs if type(pairs) is list else list(pairs)
         try:
-            insts = array("I", [inst for inst, _ in items])
+            if len(items) == 1:  # most metrics have one value
+                insts = array("I", (items[0][0],))
+                atoms = [items[0][1]]
+            else:
+                insts = array("I", [inst for inst, _ in items])
+                atoms = [atom for _, atom in items]
         except (OverflowError, TypeError) as exc:
             raise PMError(PM_ERR_CONV, f"bad instance id: {exc}") from None
-        atoms = [atom for _, atom in items]
         if not items:
-            return cls(pmid, 0, ValFmt.PM_VAL_INSITU, NO_BLOCKS, insts, array("I"))
+            return cls(pmid, 0, _INSITU, _NO_BLOCKS, insts, array("I"))
         try:
-            if type_ == PMType.PM_TYPE_32:
+            if type_ == _U32:
+                return cls(pmid, len(items), _INSITU, _NO_BLOCKS, insts, array("I", atoms))
+            if type_ == _I32:
                 words = array("I", array("i", atoms).tobytes())
-                return cls(pmid, len(items), ValFmt.PM_VAL_INSITU, NO_BLOCKS, insts, words)
-            if type_ == PMType.PM_TYPE_U32:
-                words = array("I", atoms)
-                return cls(pmid, len(items), ValFmt.PM_VAL_INSITU, NO_BLOCKS, insts, words)
+                return cls(pmid, len(items), _INSITU, _NO_BLOCKS, insts, words)
             code = ARRAY_CODES.get(type_)
             if code is not None:
                 values: Any = tuple(array(code, atoms))  # range-checked and rounded as stored
-            elif type_ == PMType.PM_TYPE_STRING or type_ in BYTES_TYPES:
+            elif type_ == _STR and all(type(a) is str and "\0" not in a for a in atoms):
+                for atom in atoms:  # stored as given, once it is known to encode
+                    atom.encode("utf-8", "surrogateescape")
+                values = tuple(atoms)
+            elif type_ == _STR or type_ in BYTES_TYPES:
                 values = tuple(block_atom(type_, block_payload(type_, atom)) for atom in atoms)
             else:
                 raise PMError(PM_ERR_TYPE, f"cannot build values of type {type_}")
         except (OverflowError, TypeError, ValueError) as exc:
             raise PMError(PM_ERR_CONV, f"value does not fit type {type_}: {exc}") from None
-        valfmt = ValFmt.PM_VAL_SPTR if type_ in _SPTR_TYPES else ValFmt.PM_VAL_DPTR
+        valfmt = _SPTR if type_ in _SPTR_TYPES else _DPTR
         return cls(pmid, len(items), valfmt, type_, insts, values)
 
     @classmethod

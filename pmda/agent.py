@@ -266,20 +266,34 @@ class Agent:
         """One value set per PMID, as pmdaFetch builds them."""
         pmids = tuple(pmids)
         self.on_fetch()
-        wanted = [self._by_pmid.get(pmid) for pmid in pmids]
+        by_pmid = self._by_pmid
+        wanted = [by_pmid.get(pmid) for pmid in pmids]
         for indom in {m.indom for m in wanted if m is not None and m.indom is not None}:
             self._refresh_indom(indom)
-        clusters = {pmID_cluster(pmid) for pmid, m in zip(pmids, wanted, strict=True) if m}
-        for cluster, every, method in self._refreshers:
-            if every is None and cluster in clusters:
-                self._run_refresh(cluster, method)
-        vsets = tuple(self._fetch_one(pmid, m) for pmid, m in zip(pmids, wanted, strict=True))
-        changes, self._changes = self._changes, PMCDState.PMCD_NO_CHANGE
+        if self._refreshers:
+            clusters = {pmID_cluster(pmid) for pmid, m in zip(pmids, wanted, strict=True) if m}
+            for cluster, every, method in self._refreshers:
+                if every is None and cluster in clusters:
+                    self._run_refresh(cluster, method)
+        vsets = tuple(map(self._fetch_one, pmids, wanted))
+        changes = self._changes
+        if changes:
+            self._changes = PMCDState.PMCD_NO_CHANGE
         return Result(Timestamp(int(changes), 0), vsets)
 
     def _fetch_one(self, pmid: int, m: Metric | None) -> ValueSet:
         if m is None:
             return ValueSet.of_error(pmid, PM_ERR_PMID)
+        if m.indom is None and m.fetcher is not None and m.type != NOSUPPORT:
+            # the common case, kept short: one value from the metric's own method
+            supplied = self._cluster_values.get(pmID_cluster(pmid))
+            try:
+                if isinstance(supplied, PMError):
+                    raise supplied
+                value = m.fetcher(self)
+            except PMError as exc:
+                return ValueSet.of_error(pmid, exc.code)
+            return self._stuff(pmid, m, [] if value is None else [(PM_IN_NULL, value)])
         if m.type == NOSUPPORT:
             return ValueSet.of_atoms(pmid, m.type, ())
         status = 0
@@ -288,8 +302,8 @@ class Agent:
             supplied = self._cluster_values.get(pmID_cluster(pmid))
             if isinstance(supplied, PMError):
                 raise supplied
-            if m.indom is None:
-                value = m.fetcher(self) if m.fetcher else (supplied or {}).get(m.name)
+            if m.indom is None:  # (one with a fetch method took the short way above)
+                value = (supplied or {}).get(m.name)
                 if value is not None:
                     pairs.append((PM_IN_NULL, value))
             else:
@@ -310,12 +324,12 @@ class Agent:
                     pairs = self._from_mapping(m, m.fetcher(self), insts)
         except PMError as exc:
             status = exc.code
-        if not pairs:
-            return (
-                ValueSet.of_error(pmid, status)
-                if status < 0
-                else ValueSet.of_atoms(pmid, m.type, ())
-            )
+        if not pairs and status < 0:
+            return ValueSet.of_error(pmid, status)
+        return self._stuff(pmid, m, pairs)
+
+    def _stuff(self, pmid: int, m: Metric, pairs: list[tuple[int, Any]]) -> ValueSet:
+        """The value set of PAIRS; PM_ERR_TYPE (and a log line) if a value will not fit."""
         try:
             return ValueSet.of_atoms(pmid, m.type, pairs)
         except PMError as exc:

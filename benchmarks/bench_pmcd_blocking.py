@@ -13,12 +13,8 @@ p99 exceeds 100 ms.
 from __future__ import annotations
 
 import argparse
-import contextlib
 import os
-import re
-import signal
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -29,7 +25,7 @@ import trio
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from benchmarks.reference_pmcd import PMCD, _free_port  # noqa: E402
+from benchmarks.reference_pmcd import PMCD, running_pmcd  # noqa: E402
 from pmapi.pdu.codec import decode, encode  # noqa: E402
 from pmapi.pdu.framer import PDUFramer  # noqa: E402
 from pmapi.pdu.records import (  # noqa: E402
@@ -134,40 +130,6 @@ def namespace(tmp: str) -> str:
     return str(root)
 
 
-@contextlib.contextmanager
-def daemon(ours: bool, tmp: str):
-    """Run our pmcd or the reference one on a free port; yield the port."""
-    conf = Path(tmp, "pmcd.conf")
-    conf.write_text("".join(line + "\n" for line in conf_lines()))
-    port = _free_port()
-    env = dict(os.environ, PYTHONPATH=str(ROOT), PCP_RUN_DIR=tmp, PCP_PMDAS_DIR=tmp)
-    common = ["-f", "-p", str(port), "-s", f"{tmp}/pmcd.socket", "-c", str(conf)]
-    common += ["-n", namespace(tmp), "-l", f"{tmp}/pmcd.log", "-t", "10"]
-    argv = [sys.executable, "-m", "pmcd.main", *common] if ours else [str(PMCD), "-A", *common]
-    proc = subprocess.Popen(
-        argv, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL, start_new_session=True, cwd=tmp,
-    )  # fmt: skip
-    try:
-        deadline = time.monotonic() + 30
-        while time.monotonic() < deadline:
-            log = Path(tmp, "pmcd.log")
-            text = log.read_text(errors="replace") if log.exists() else ""
-            if re.search(r"listening on|Info: pmcd: PID", text):
-                break
-            time.sleep(0.1)
-        time.sleep(1.0)  # let both agents finish their start-up
-        yield port
-    finally:
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(proc.pid, signal.SIGTERM)
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            os.killpg(proc.pid, signal.SIGKILL)
-            proc.wait()
-
-
 def report(name: str, latencies: list[float], seconds: float) -> float:
     """Print the fast clients' figures; return the p99 (seconds)."""
     ordered = sorted(latencies)
@@ -196,7 +158,10 @@ def main() -> int:
         if not ours and not PMCD.exists():
             print("reference: PCP 6 (Debian package pcp) is not installed")
             continue
-        with tempfile.TemporaryDirectory(prefix="bench-hol-") as tmp, daemon(ours, tmp) as port:
+        with (
+            tempfile.TemporaryDirectory(prefix="bench-hol-") as tmp,
+            running_pmcd(ours, conf_lines(), tmp, namespace(tmp)) as (port, _),
+        ):
             name = "ours" if ours else "reference"
             results[name] = report(name, trio.run(measure, port, args.seconds), args.seconds)
     if "ours" in results:

@@ -64,9 +64,11 @@ def system_python() -> str | None:
 
 @contextlib.contextmanager
 def running_pmcd(
-    ours: bool, conf_lines: Sequence[str], tmp: str, pmns: str | Path = PMNS_ROOT
+    ours: bool, conf_lines: Sequence[str], tmp: str, pmns: str | Path | None = PMNS_ROOT
 ) -> Iterator[tuple[int, subprocess.Popen]]:
     """Run our pmcd or the reference one in TMP on a free port; yield (port, process).
+
+    PMNS None runs the daemon with its default namespace (no -n).
 
     Waits until the daemon says it is listening, then a second more for its
     agents to finish starting.  Everything started is stopped on exit.
@@ -76,7 +78,7 @@ def running_pmcd(
     port = _free_port()
     env = dict(os.environ, PYTHONPATH=str(ROOT), PCP_RUN_DIR=tmp, PCP_PMDAS_DIR=tmp)
     common = ["-f", "-p", str(port), "-s", f"{tmp}/pmcd.socket", "-c", str(conf)]
-    common += ["-n", str(pmns), "-l", f"{tmp}/pmcd.log", "-t", "10"]
+    common += ["-l", f"{tmp}/pmcd.log", "-t", "10"] + (["-n", str(pmns)] if pmns else [])
     argv = [sys.executable, "-m", "pmcd.main", *common] if ours else [str(PMCD), "-A", *common]
     proc = subprocess.Popen(
         argv, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,

@@ -271,6 +271,7 @@ class Daemon:
             self.channels,
             lambda: float(self.state.timeout),  # pmcd.control.timeout may change it
             self.context_labels,
+            lambda: {agent.domain for agent in self.config.agents},
             count=self.state.count,
             denied=decision.deny,
         )

@@ -14,23 +14,25 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import logging
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Container, Mapping, Sequence
 from typing import Any
 
 import trio
 
 from pmapi.desc import Desc
 from pmapi.errors import (  # type: ignore[attr-defined]
+    PM_ERR_INDOM,
     PM_ERR_IPC,
     PM_ERR_NAME,
     PM_ERR_NOAGENT,
+    PM_ERR_NONLEAF,
     PM_ERR_NOPROFILE,
     PM_ERR_PERMISSION,
     PM_ERR_PMID,
     PM_ERR_TOOBIG,
     PMError,
 )
-from pmapi.ids import PM_ID_NULL, pmID_domain, pmInDom_domain
+from pmapi.ids import PM_ID_NULL, is_dynamic_root, pmID_cluster, pmID_domain, pmInDom_domain
 from pmapi.labels import PM_LABEL_CLUSTER, PM_LABEL_CONTEXT, PM_LABEL_DOMAIN, PM_LABEL_ITEM
 from pmapi.pdu.codec import PDUError, decode, encode
 from pmapi.pdu.constants import CLIENT_PDU_CEILING, PM_TEXT_PMID
@@ -84,6 +86,7 @@ class Session:
         channels: Mapping[int, Channel],
         timeout: Callable[[], float],
         context_labels: Callable[[], tuple],
+        domains: Callable[[], Container[int]] | None = None,
         count: Callable[[str, int], None] = lambda direction, pdutype: None,
         denied: PmcdOp = PmcdOp.PMCD_OP_NONE,
     ) -> None:
@@ -93,6 +96,7 @@ class Session:
         self.channels = channels
         self.timeout = timeout
         self.context_labels = context_labels
+        self.domains = domains or (lambda: self.channels)  # the configured agents' domains
         self.count = count
         self.denied = denied  # what [access] forbids this client
         self.profiles: dict[int, ProfilePDU] = {}
@@ -174,42 +178,100 @@ class Session:
     async def _pmns_names(self, pdu: PMNSNamesPDU) -> Any:
         pmns = self.pmns()
         pmids = []
+        status = 0
         for name in pdu.names:
             try:
-                pmids.append(pmns.lookup(name))
-            except PMError:
-                pmids.append(PM_ID_NULL)
-        found = sum(pmid != PM_ID_NULL for pmid in pmids)
-        if found == 0 and len(pmids) == 1:
-            raise PMError(PM_ERR_NAME)
-        return PMNSIdsPDU(found, tuple(pmids))
+                pmid = pmns.lookup(name)
+            except PMError as exc:
+                if len(pdu.names) == 1:
+                    raise PMError(exc.code if exc.code == PM_ERR_NONLEAF else PM_ERR_NAME) from None
+                pmid = PM_ID_NULL
+            if is_dynamic_root(pmid):  # a name the agent owning the subtree must look up
+                try:
+                    reply = await self._ask(
+                        pmID_cluster(pmid), PMNSNamesPDU((name,), None, self.slot), PMNSIdsPDU
+                    )
+                    pmid = reply.pmids[0] if reply.pmids else PM_ID_NULL
+                    code = reply.status
+                except PMError as exc:
+                    pmid, code = PM_ID_NULL, exc.code
+                # as pmcd: a serious error, or any error for a single name, is the answer
+                if code < 0 and not status and (code not in _LOOKUP_MISSES or len(pdu.names) == 1):
+                    status = code
+            pmids.append(pmid)
+        if status < 0:
+            raise PMError(status)
+        return PMNSIdsPDU(sum(pmid != PM_ID_NULL for pmid in pmids), tuple(pmids))
 
     async def _pmns_ids(self, pdu: PMNSIdsPDU) -> Any:
-        names = self.pmns().names(pdu.pmids[0]) if pdu.pmids else []
-        if not names:
+        if not pdu.pmids:
             raise PMError(PM_ERR_PMID)
-        return PMNSNamesPDU(tuple(names))
+        pmid = pdu.pmids[0]
+        names = self.pmns().names(pmid)
+        if names:
+            return PMNSNamesPDU(tuple(names))
+        # not in pmcd's namespace: perhaps in an agent's dynamic subtree
+        reply = await self._ask(pmID_domain(pmid), PMNSIdsPDU(0, (pmid,), self.slot), PMNSNamesPDU)
+        return PMNSNamesPDU(reply.names)
+
+    def _dynamic_domain(self, name: str) -> int | None:
+        """The domain of the agent whose dynamic subtree NAME is in (or roots), if any."""
+        try:
+            pmid = self.pmns().lookup(name)
+        except PMError:
+            return None
+        return pmID_cluster(pmid) if is_dynamic_root(pmid) else None
 
     async def _pmns_child(self, pdu: PMNSChildPDU) -> Any:
+        domain = self._dynamic_domain(pdu.name)
+        if domain is not None:
+            ask = PMNSChildPDU(pdu.name, pdu.subtype, self.slot)
+            reply = await self._ask(domain, ask, PMNSNamesPDU)
+            return PMNSNamesPDU(reply.names, reply.statuses if pdu.subtype else None)
         children = self.pmns().children(pdu.name)
         names = tuple(name for name, _ in children)
         statuses = tuple(status for _, status in children) if pdu.subtype else None
         return PMNSNamesPDU(names, statuses)
 
     async def _pmns_traverse(self, pdu: PMNSTraversePDU) -> Any:
-        return PMNSNamesPDU(tuple(self.pmns().traverse(pdu.name)))
+        try:
+            names = self.pmns().traverse(pdu.name)
+            failure = None
+        except PMError as exc:  # perhaps a name below a dynamic subtree's root
+            names, failure = [pdu.name], exc
+        found: list[str] = []
+        for name in names:  # each dynamic root becomes the names its agent has below it
+            domain = self._dynamic_domain(name)
+            if domain is None:
+                if failure is None:
+                    found.append(name)
+                continue
+            try:
+                ask = PMNSTraversePDU(name, 0, self.slot)
+                found.extend((await self._ask(domain, ask, PMNSNamesPDU)).names)
+            except PMError:
+                if failure is None:
+                    found.append(name)  # as pmcd: the root stays, its agent could not say
+        if not found:
+            raise failure or PMError(PM_ERR_NAME)
+        return PMNSNamesPDU(tuple(found))
 
     # -- requests for one agent ----------------------------------------------------------
 
-    def _channel(self, domain: int) -> Channel:
+    def _channel(self, domain: int, unknown: int = PM_ERR_NOAGENT) -> Channel:
+        """DOMAIN's agent; PMError UNKNOWN if none is configured, NOAGENT if it is down."""
         channel = self.channels.get(domain)
         if channel is None or not channel.alive:
-            raise PMError(PM_ERR_NOAGENT)
+            raise PMError(PM_ERR_NOAGENT if domain in self.domains() else unknown)
         return channel
 
-    async def _ask(self, domain: int, pdu: Any, expect: type) -> Any:
-        """Send PDU to DOMAIN's agent; its reply if of type EXPECT, its error raised if ERROR."""
-        reply = await self._channel(domain).request(pdu, self.timeout())
+    async def _ask(self, domain: int, pdu: Any, expect: type, unknown: int = PM_ERR_NOAGENT) -> Any:
+        """Send PDU to DOMAIN's agent; its reply if of type EXPECT, its error raised if ERROR.
+
+        UNKNOWN is the error when no agent is configured for DOMAIN (pmcd's varies
+        with the request: PM_ERR_PMID for a descriptor, PM_ERR_INDOM for instances).
+        """
+        reply = await self._channel(domain, unknown).request(pdu, self.timeout())
         if isinstance(reply, ErrorPDU):
             raise PMError(reply.code if reply.code < 0 else PM_ERR_IPC)
         if not isinstance(reply, expect):
@@ -217,7 +279,8 @@ class Session:
         return reply
 
     async def _desc(self, pdu: DescReqPDU) -> Any:
-        return await self._ask(pmID_domain(pdu.pmid), DescReqPDU(pdu.pmid, self.slot), DescPDU)
+        ask = DescReqPDU(pdu.pmid, self.slot)
+        return await self._ask(pmID_domain(pdu.pmid), ask, DescPDU, PM_ERR_PMID)
 
     async def _descs(self, pdu: DescIdsPDU) -> Any:
         descs = []
@@ -234,23 +297,24 @@ class Session:
         return DescsPDU(tuple(descs))
 
     async def _instance(self, pdu: InstanceReqPDU) -> Any:
-        return await self._ask(pmInDom_domain(pdu.indom), _resend(pdu, self.slot), InstancePDU)
+        ask = _resend(pdu, self.slot)
+        return await self._ask(pmInDom_domain(pdu.indom), ask, InstancePDU, PM_ERR_INDOM)
 
     async def _text(self, pdu: TextReqPDU) -> Any:
         domain = pmID_domain(pdu.ident) if pdu.type & PM_TEXT_PMID else pmInDom_domain(pdu.ident)
-        return await self._ask(domain, _resend(pdu, self.slot), TextPDU)
+        return await self._ask(domain, _resend(pdu, self.slot), TextPDU, PM_ERR_PMID)
 
     async def _label(self, pdu: LabelReqPDU) -> Any:
         level = pdu.type & 0x3F
         if level == PM_LABEL_CONTEXT:
             return LabelPDU(pdu.ident, pdu.type, self.context_labels())
         if level == PM_LABEL_DOMAIN:
-            domain = pdu.ident
+            domain, unknown = pdu.ident, PM_ERR_NOAGENT
         elif level in (PM_LABEL_CLUSTER, PM_LABEL_ITEM):
-            domain = pmID_domain(pdu.ident)
+            domain, unknown = pmID_domain(pdu.ident), PM_ERR_PMID
         else:
-            domain = pmInDom_domain(pdu.ident)
-        reply = await self._ask(domain, _resend(pdu, self.slot), LabelPDU)
+            domain, unknown = pmInDom_domain(pdu.ident), PM_ERR_INDOM
+        reply = await self._ask(domain, _resend(pdu, self.slot), LabelPDU, unknown)
         return LabelPDU(pdu.ident, pdu.type, reply.sets)
 
     # -- fetch and store, across agents ----------------------------------------------------
@@ -344,6 +408,9 @@ def _resend(pdu: Any, slot: int) -> Any:
     """PDU as pmcd forwards it: the same request, from the client's slot."""
     return dataclasses.replace(pdu, sender=slot)
 
+
+#: Lookup failures that leave one name unresolved without failing a many-name lookup.
+_LOOKUP_MISSES = (PM_ERR_NAME, PM_ERR_NOAGENT, PM_ERR_NONLEAF)
 
 #: Requests that [access] never refuses: they ask nothing of the agents.
 _ALWAYS_ALLOWED = (CredsPDU, AttrPDU, ErrorPDU)

@@ -118,3 +118,31 @@ def test_sighup_reloads_pmcd_conf(tmp_path):
         out = ok(ours.run("pminfo", "-f", "simple.numfetch"))
         assert "value 1" in out
         assert ours.run("pminfo", "trivial").returncode != 0
+
+
+def test_dynamic_subtrees_of_pcp_pmdasample_answer_as_under_pcp_pmcd(tmp_path):
+    """sample.secret and sample.ghosts are "29:*:*" in pmcd's namespace: pmcd asks the agent."""
+    require_reference("pminfo")
+    pmdasample = "/var/lib/pcp/pmdas/sample/pmdasample"
+    if not os.path.exists(pmdasample):
+        pytest.skip("reference PCP 6 is not installed: no pmdasample (Debian package pcp)")
+    root = tmp_path / "root"
+    sample_pmns = open("/var/lib/pcp/pmdas/sample/pmns").read()
+    root.write_text("#define SAMPLE 29\nroot {\n    sample\n}\n" + sample_pmns)
+    line = f"sample 29 pipe binary {pmdasample} -d 29 -l {tmp_path}/sample.log\n"
+    queries = [
+        ("pminfo", "sample.secret"),  # traverse into a dynamic subtree
+        ("pminfo", "-m", "sample.secret.foo.bar.max.redirect"),  # a name inside one
+        ("pminfo", "-f", "sample.secret"),
+        ("pminfo", "-M", "sample.secret.bar"),  # the name of a PMID only the agent knows
+        ("pminfo", "sample.dynamic.meta"),  # a static part next to the dynamic ones
+        ("pminfo", "sample.secret.no.such"),
+    ]
+    mine, real = [], []
+    with our_pmcd(line, tmp_path, "-n", str(root)) as ours:
+        mine = [ours.run(*q) for q in queries]
+    with reference_pmcd([line.strip().replace(" ", "\t", 4)], str(root)) as theirs:
+        real = [theirs.run(*q) for q in queries]
+    for query, a, b in zip(queries, mine, real, strict=True):
+        assert (a.returncode, a.stdout, a.stderr) == (b.returncode, b.stdout, b.stderr), query
+    assert "sample.secret.foo.bar.max.redirect" in mine[0].stdout

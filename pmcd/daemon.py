@@ -25,6 +25,7 @@ import trio
 from pmapi.errors import PMError
 from pmapi.labels import PM_LABEL_CONTEXT, LabelSet
 from pmapi.pdu.codec import encode
+from pmapi.pdu.constants import PMCDState
 from pmapi.pdu.records import ErrorPDU
 from pmapi.pmns import PMNS
 from pmda.agent import DATA_DIR, combined_pmns
@@ -183,9 +184,12 @@ class Daemon:
                         if line.kind == "dso":
                             return  # loading will not work better next time
                     else:
+                        if task_status is trio.TASK_STATUS_IGNORED:  # not its first start
+                            self.mark_changes(PMCDState.PMCD_RESTART_AGENT)
                         task_status.started()
                         task_status = trio.TASK_STATUS_IGNORED
                         await self._watch(line, channel)
+                        self.mark_changes(PMCDState.PMCD_DROP_AGENT)
                         delay = FIRST_RESTART
                     await trio.sleep(delay)
                     delay = min(delay * 2, LONGEST_RESTART)
@@ -232,6 +236,11 @@ class Daemon:
                 log.info("reload: %s %s", what, ", ".join(_agent_name(a) for a in lines))
         if changes.added:
             log.info("reload: started %s", ", ".join(a.name for a in changes.added))
+        self.mark_changes(
+            (PMCDState.PMCD_ADD_AGENT if changes.added else 0)
+            | (PMCDState.PMCD_RESTART_AGENT if changes.changed else 0)
+            | (PMCDState.PMCD_DROP_AGENT if changes.removed else 0)
+        )
         _settle_memory()
         return changes
 
@@ -253,6 +262,11 @@ class Daemon:
             self._context_labels = (LabelSet.from_dict(labels, PM_LABEL_CONTEXT),)
         return self._context_labels
 
+    def mark_changes(self, changes: int) -> None:
+        """Tell every client, with its next fetch's answer, of pmcd state CHANGES."""
+        for session in self.sessions.values():
+            session.note_changes(changes)
+
     async def serve_client(self, stream: trio.SocketStream) -> None:
         """Serve one client connection, if [access] admits it; at its end, tell the agents."""
         peer = _peer(stream)
@@ -272,6 +286,7 @@ class Daemon:
             lambda: float(self.state.timeout),  # pmcd.control.timeout may change it
             self.context_labels,
             lambda: {agent.domain for agent in self.config.agents},
+            self.mark_changes,
             count=self.state.count,
             denied=decision.deny,
         )

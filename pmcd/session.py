@@ -87,6 +87,7 @@ class Session:
         timeout: Callable[[], float],
         context_labels: Callable[[], tuple],
         domains: Callable[[], Container[int]] | None = None,
+        mark_changes: Callable[[int], None] | None = None,
         count: Callable[[str, int], None] = lambda direction, pdutype: None,
         denied: PmcdOp = PmcdOp.PMCD_OP_NONE,
     ) -> None:
@@ -97,6 +98,10 @@ class Session:
         self.timeout = timeout
         self.context_labels = context_labels
         self.domains = domains or (lambda: self.channels)  # the configured agents' domains
+        #: tells every client of state changes an agent reported (PMCD_LABEL_CHANGE, ...)
+        self.mark_changes = mark_changes or self.note_changes
+        #: pmcd state changes (PMCDState bits) this client has not been told of yet
+        self.changes = 0
         self.count = count
         self.denied = denied  # what [access] forbids this client
         self.profiles: dict[int, ProfilePDU] = {}
@@ -138,10 +143,20 @@ class Session:
                 reply = await self.answer(request)
                 if reply is None:
                     continue
+                if self.changes and isinstance(reply, ResultPDU | HighResResultPDU):
+                    # as pmcd: news of agents or labels rides before a fetch's answer, in
+                    # an ERROR PDU with a positive code, which libpcp's pmFetch returns
+                    changes, self.changes = self.changes, 0
+                    reply = (ErrorPDU(changes), reply)
                 try:
-                    await self.send(reply)
+                    for pdu in reply if isinstance(reply, tuple) else (reply,):
+                        await self.send(pdu)
                 except (trio.BrokenResourceError, trio.ClosedResourceError, OSError):
                     return  # the client went without waiting for its answer
+
+    def note_changes(self, changes: int) -> None:
+        """Remember pmcd state CHANGES to tell this client with its next fetch's answer."""
+        self.changes |= changes
 
     async def _refuse(self, code: int) -> None:
         """Tell a misbehaving client why it is being dropped, if it still listens."""
@@ -376,6 +391,9 @@ class Session:
             raise PMError(reply.code if reply.code < 0 else PM_ERR_IPC)
         if not isinstance(reply, ResultPDU) or len(reply.result.vsets) != len(pmids):
             raise PMError(PM_ERR_IPC)
+        changes = reply.result.timestamp.sec & 0xFF  # pmdaExtSetFlags' news rides here
+        if changes:
+            self.mark_changes(changes)
         return reply.result.vsets
 
     async def _store(self, pdu: ResultPDU) -> Any:

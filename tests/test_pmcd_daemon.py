@@ -28,6 +28,7 @@ from pmapi.errors import (  # type: ignore[attr-defined]
 )
 from pmapi.ids import PM_ID_NULL, pmID_build, pmInDom_build
 from pmapi.pdu.codec import decode, encode
+from pmapi.pdu.constants import PMCDState
 from pmapi.pdu.framer import PDUFramer
 from pmapi.pdu.records import (
     Cred,
@@ -82,6 +83,7 @@ class Client:
     def __init__(self, stream: trio.abc.Stream) -> None:
         self.stream = stream
         self.framer = PDUFramer()
+        self.changes = 0  # pmcd state changes told so far (positive ERROR PDUs)
 
     @classmethod
     async def connect(cls, port: int) -> Client:
@@ -104,8 +106,13 @@ class Client:
         return decode(frame)
 
     async def ask(self, pdu):
+        """The reply to PDU; news of state changes before it is added to self.changes."""
         await self.send(pdu)
-        return await self.receive()
+        reply = await self.receive()
+        while isinstance(reply, ErrorPDU) and reply.code > 0:
+            self.changes |= reply.code
+            reply = await self.receive()
+        return reply
 
 
 async def start(nursery, conf: str, timeout: float = 5.0) -> tuple[Daemon, int]:
@@ -240,6 +247,40 @@ async def test_an_agent_that_times_out_is_reported_then_restarted(sleepy):
                 await trio.sleep(0.05)
         third = (await c.ask(HighResFetchPDU(0, (TRIVIAL_TIME,)))).result
         assert third.vsets[0].numval == 1
+        assert c.changes == PMCDState.PMCD_DROP_AGENT | PMCDState.PMCD_RESTART_AGENT
+        nursery.cancel_scope.cancel()
+
+
+CHANGER = """
+from pmda import U32, Agent, metric
+
+class Changer(Agent):
+    name, domain = "trivial", 250
+
+    @metric("trivial.time", U32, units="sec")
+    def now(self):
+        self.changed(names=True)
+        return 1
+"""
+
+
+async def test_an_agents_news_of_changed_names_reaches_every_client_once(tmp_path):
+    agent = tmp_path / "changer.py"
+    agent.write_text(CHANGER)
+    conf = f"trivial 250 dso Changer {agent}\nsimple 253 dso Simple agents.simple\n"
+    async with trio.open_nursery() as nursery:
+        _, port = await start(nursery, conf)
+        a, b = await Client.connect(port), await Client.connect(port)
+        for client in (a, b):
+            await client.send(ProfilePDU(0, 0, ()))
+        await a.stream.send_all(encode(HighResFetchPDU(0, (TRIVIAL_TIME,))))
+        news = await a.receive()  # before the answer: an ERROR PDU carrying the change bits
+        assert news == ErrorPDU(int(PMCDState.PMCD_NAMES_CHANGE))
+        assert isinstance(await a.receive(), HighResResultPDU)
+        assert isinstance(await b.ask(HighResFetchPDU(0, (NUMFETCH,))), HighResResultPDU)
+        assert b.changes == PMCDState.PMCD_NAMES_CHANGE  # told too, with its next answer
+        assert isinstance(await a.ask(HighResFetchPDU(0, (NUMFETCH,))), HighResResultPDU)
+        assert a.changes == 0  # no news twice (ask collects only what comes after the first)
         nursery.cancel_scope.cancel()
 
 

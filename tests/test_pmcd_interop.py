@@ -14,6 +14,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
@@ -127,7 +128,7 @@ def test_dynamic_subtrees_of_pcp_pmdasample_answer_as_under_pcp_pmcd(tmp_path):
     if not os.path.exists(pmdasample):
         pytest.skip("reference PCP 6 is not installed: no pmdasample (Debian package pcp)")
     root = tmp_path / "root"
-    sample_pmns = open("/var/lib/pcp/pmdas/sample/pmns").read()
+    sample_pmns = Path("/var/lib/pcp/pmdas/sample/pmns").read_text()
     root.write_text("#define SAMPLE 29\nroot {\n    sample\n}\n" + sample_pmns)
     line = f"sample 29 pipe binary {pmdasample} -d 29 -l {tmp_path}/sample.log\n"
     queries = [

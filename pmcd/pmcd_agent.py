@@ -123,13 +123,31 @@ def _local_zone() -> Any:
         return UTC
 
 
+_tz_cache: dict[tuple[Any, int], str] = {}
+
+
 def host_timezone(when: float | None = None) -> str:
     """pmcd.timezone: the system zone as a $TZ value ("UTC", "AEDT-11", "IST-5:30").
 
-    Like pmcd, the zone is /etc/localtime's, whatever pmcd's own $TZ says.
+    Like pmcd, the zone is /etc/localtime's, whatever pmcd's own $TZ says.  The
+    answer is worked out once a second at most (it changes only when the zone's
+    offset or abbreviation does).
     """
     zone = _local_zone()
-    moment = datetime.fromtimestamp(time.time() if when is None else when, zone)
+    second = int(time.time() if when is None else when)
+    key = (zone, second)
+    found = _tz_cache.get(key)
+    if found is None:
+        found = _tz_cache[key] = _tz_value(zone, second)
+        if len(_tz_cache) > 1:
+            _tz_cache.clear()
+            _tz_cache[key] = found
+    return found
+
+
+def _tz_value(zone: Any, when: int) -> str:
+    """The $TZ form of ZONE at time WHEN."""
+    moment = datetime.fromtimestamp(when, zone)
     name = moment.tzname() or "UTC"
     offset = -int(moment.utcoffset().total_seconds())  # type: ignore[union-attr]
     if offset == 0:

@@ -154,6 +154,11 @@ class Session:
                 except (trio.BrokenResourceError, trio.ClosedResourceError, OSError):
                     return  # the client went without waiting for its answer
 
+    def _refused(self, request: Any) -> bool:
+        """Whether [access] forbids this client REQUEST (a store, or any other request)."""
+        op = PmcdOp.PMCD_OP_STORE if isinstance(request, ResultPDU) else PmcdOp.PMCD_OP_FETCH
+        return bool(self.denied & op) and type(request) not in _ALWAYS_ALLOWED
+
     def note_changes(self, changes: int) -> None:
         """Remember pmcd state CHANGES to tell this client with its next fetch's answer."""
         self.changes |= changes
@@ -168,8 +173,7 @@ class Session:
         handler = _HANDLERS.get(type(request))
         if handler is None:
             return ErrorPDU(PM_ERR_IPC)
-        op = PmcdOp.PMCD_OP_STORE if isinstance(request, ResultPDU) else PmcdOp.PMCD_OP_FETCH
-        if self.denied & op and type(request) not in _ALWAYS_ALLOWED:
+        if self.denied and self._refused(request):
             return ErrorPDU(PM_ERR_PERMISSION)
         try:
             return await handler(self, request)

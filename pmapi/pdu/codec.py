@@ -72,6 +72,9 @@ class PDUError(PMError):
         super().__init__(code, detail)
 
 
+_INT = struct.Struct(">i")
+
+
 def _text(raw: bytes) -> str:
     return raw.decode("utf-8", "surrogateescape")
 
@@ -141,7 +144,7 @@ def _need(count: int, unit: int, frame: bytes, offset: int, what: str) -> None:
 
 def _decode_error(frame: bytes, sender: int) -> ErrorPDU:
     if len(frame) == HEADER_SIZE + 4:
-        return ErrorPDU(L.Error.parse(frame[HEADER_SIZE:]).code, None, sender)
+        return ErrorPDU(_INT.unpack_from(frame, HEADER_SIZE)[0], None, sender)
     if len(frame) == HEADER_SIZE + 8:
         body = L.XtendError.parse(frame[HEADER_SIZE:])
         code = body.code
@@ -227,26 +230,29 @@ def _decode_descs(frame: bytes, sender: int) -> DescsPDU:
     return DescsPDU(tuple(_desc(d) for d in body.descs), sender)
 
 
-def _id_list(frame: bytes) -> Container:
+def _id_list(frame: bytes) -> tuple[int, tuple[int, ...]]:
+    """(status word, ids) of an id list (struct, not construct: clients send many)."""
     if len(frame) < HEADER_SIZE + 8:
         raise PDUError(f"length {len(frame)} is shorter than an id list")
-    _, numids = struct.unpack_from(">ii", frame, HEADER_SIZE)
+    sts, numids = struct.unpack_from(">ii", frame, HEADER_SIZE)
     if numids <= 0:
         raise PDUError(f"id count {numids} is not positive")
     _need(numids, 4, frame, HEADER_SIZE + 8, "id")
-    return _parse(L.IDList, frame, "id list")
+    if len(frame) != HEADER_SIZE + 8 + 4 * numids:
+        raise PDUError("bytes left over after the id list")
+    return sts, struct.unpack_from(f">{numids}I", frame, HEADER_SIZE + 8)
 
 
 def _decode_desc_ids(frame: bytes, sender: int) -> DescIdsPDU:
-    body = _id_list(frame)
-    if body.sts != -1:
-        raise PDUError(f"status word {body.sts} is not -1")
-    return DescIdsPDU(tuple(body.ids), sender)
+    sts, ids = _id_list(frame)
+    if sts != -1:
+        raise PDUError(f"status word {sts} is not -1")
+    return DescIdsPDU(ids, sender)
 
 
 def _decode_pmns_ids(frame: bytes, sender: int) -> PMNSIdsPDU:
-    body = _id_list(frame)
-    return PMNSIdsPDU(body.sts, tuple(body.ids), sender)
+    sts, ids = _id_list(frame)
+    return PMNSIdsPDU(sts, ids, sender)
 
 
 def _decode_instance_req(frame: bytes, sender: int) -> InstanceReqPDU:
@@ -301,13 +307,27 @@ def _decode_pmns_names(frame: bytes, sender: int) -> PMNSNamesPDU:
     _need(numnames, 4, frame, HEADER_SIZE + 12, "name")
     if numstatus not in (0, numnames):
         raise PDUError(f"status count {numstatus} is neither 0 nor the name count {numnames}")
-    body = _parse(L.PMNSNames, frame, "names")
-    for entry in body.names:
-        if entry.namelen < 0:
-            raise PDUError(f"negative name length {entry.namelen}")
-    names = tuple(_text(e.name) for e in body.names)
-    statuses = tuple(e.status for e in body.names) if numstatus else None
-    return PMNSNamesPDU(names, statuses, sender)
+    names, statuses = [], []
+    at = HEADER_SIZE + 12
+    for _ in range(numnames):  # struct, not construct: every lookup sends one of these
+        if numstatus:
+            if at + 4 > len(frame):
+                raise PDUError("name list ends inside an entry")
+            statuses.append(_INT.unpack_from(frame, at)[0])
+            at += 4
+        if at + 4 > len(frame):
+            raise PDUError("name list ends inside an entry")
+        (namelen,) = _INT.unpack_from(frame, at)
+        if namelen < 0:
+            raise PDUError(f"negative name length {namelen}")
+        end = at + 4 + namelen
+        if end > len(frame):
+            raise PDUError(f"name of {namelen} bytes runs past the end of the PDU")
+        names.append(_text(frame[at + 4 : end]))
+        at = end + (-namelen % 4)
+    if at != len(frame):
+        raise PDUError("bytes left over after the names")
+    return PMNSNamesPDU(tuple(names), tuple(statuses) if numstatus else None, sender)
 
 
 def _decode_name_req(frame: bytes) -> Container:
@@ -395,7 +415,7 @@ def _frame(pdutype: int, sender: int, body: bytes) -> bytes:
 
 def _encode_error(pdu: ErrorPDU) -> bytes:
     if pdu.datum is None:
-        return _frame(pdu.TYPE, pdu.sender, L.Error.build(dict(code=pdu.code)))
+        return _frame(pdu.TYPE, pdu.sender, _INT.pack(pdu.code))
     code = pdu.code
     if code <= -PM_ERR_BASE2:  # the connection reply carries a PCP 1.x code
         code += PM_ERR_BASE2 - PM_ERR_BASE1
@@ -435,8 +455,30 @@ def _desc_dict(desc: Desc) -> dict[str, int]:
 
 
 def _encode_id_list(pdu: DescIdsPDU | PMNSIdsPDU, status: int) -> bytes:
-    body = L.IDList.build(dict(sts=status, numids=len(pdu.pmids), ids=list(pdu.pmids)))
-    return _frame(pdu.TYPE, pdu.sender, body)
+    n = len(pdu.pmids)
+    return _frame(pdu.TYPE, pdu.sender, struct.pack(f">ii{n}I", status, n, *pdu.pmids))
+
+
+def _encode_pmns_names(pdu: PMNSNamesPDU) -> bytes:
+    """A name list, each name padded with '~' to a word (struct: pmcd sends many)."""
+    raws = [_raw(name) for name in pdu.names]
+    statuses = pdu.statuses
+    if statuses is not None and len(statuses) != len(raws):
+        raise PDUError(f"{len(statuses)} statuses for {len(raws)} names")
+    parts = [
+        struct.pack(
+            ">iii",
+            sum(len(r) + 1 for r in raws),
+            len(raws) if statuses is not None else 0,
+            len(raws),
+        )
+    ]
+    for i, raw in enumerate(raws):
+        if statuses is not None:
+            parts.append(_INT.pack(statuses[i]))
+        parts.append(_INT.pack(len(raw)))
+        parts.append(raw + b"~" * (-len(raw) % 4))
+    return _frame(pdu.TYPE, pdu.sender, b"".join(parts))
 
 
 def _named(name: bytes) -> dict[str, Any]:
@@ -528,25 +570,7 @@ _ENCODERS: dict[type, Callable[[Any], bytes]] = {
         L.Creds.build(dict(numcreds=len(p.creds), creds=[c.pack() for c in p.creds])),
     ),
     PMNSIdsPDU: lambda p: _encode_id_list(p, p.status),
-    PMNSNamesPDU: lambda p: _frame(
-        p.TYPE,
-        p.sender,
-        L.PMNSNames.build(
-            dict(
-                nstrbytes=sum(len(_raw(n)) + 1 for n in p.names),
-                numstatus=len(p.names) if p.statuses is not None else 0,
-                numnames=len(p.names),
-                names=[
-                    dict(status=s, **_named(_raw(n)))
-                    for n, s in zip(
-                        p.names,
-                        p.statuses if p.statuses is not None else [0] * len(p.names),
-                        strict=True,
-                    )
-                ],
-            )
-        ),
-    ),
+    PMNSNamesPDU: _encode_pmns_names,
     PMNSChildPDU: lambda p: _frame(
         p.TYPE, p.sender, L.NameReq.build(dict(subtype=p.subtype, **_named(_raw(p.name))))
     ),

@@ -130,9 +130,7 @@ class Session:
                 log.info("client %d: %s; closing its connection", self.slot, exc)
                 await self._refuse(exc.code)
                 return
-            for number, frame in enumerate(frames, 1):
-                if number % 16 == 0:
-                    await trio.lowlevel.checkpoint()  # a long pipeline lets others in too
+            for frame in frames:
                 try:
                     request = decode(frame)
                 except PDUError as exc:
@@ -143,14 +141,13 @@ class Session:
                 reply = await self.answer(request)
                 if reply is None:
                     continue
-                if self.changes and isinstance(reply, ResultPDU | HighResResultPDU):
-                    # as pmcd: news of agents or labels rides before a fetch's answer, in
-                    # an ERROR PDU with a positive code, which libpcp's pmFetch returns
-                    changes, self.changes = self.changes, 0
-                    reply = (ErrorPDU(changes), reply)
                 try:
-                    for pdu in reply if isinstance(reply, tuple) else (reply,):
-                        await self.send(pdu)
+                    if self.changes and isinstance(reply, ResultPDU | HighResResultPDU):
+                        # as pmcd: news of agents or labels rides before a fetch's answer,
+                        # in an ERROR PDU with a positive code, which libpcp's pmFetch returns
+                        changes, self.changes = self.changes, 0
+                        await self.send(ErrorPDU(changes))
+                    await self.send(reply)
                 except (trio.BrokenResourceError, trio.ClosedResourceError, OSError):
                     return  # the client went without waiting for its answer
 

@@ -74,6 +74,15 @@ class Settings:
     agent_dir: str | None = None
 
 
+def host_context_labels() -> tuple[LabelSet, ...]:
+    """The context labels of this host: hostname, domain name and machine id."""
+    labels = {"domainname": _domainname(), "hostname": socket.gethostname()}
+    machine_id = _read("/etc/machine-id")
+    if machine_id:
+        labels["machineid"] = machine_id
+    return (LabelSet.from_dict(labels, PM_LABEL_CONTEXT),)
+
+
 def namespace_for(config: PmcdConfig, pmns_path: str | None) -> PMNS:
     """The namespace: -n FILE, else the agents' own namespace files under one root."""
     if pmns_path is not None:
@@ -255,11 +264,7 @@ class Daemon:
     def context_labels(self) -> tuple[LabelSet, ...]:
         """pmcd's context labels: hostname, domain name and machine id (found once)."""
         if self._context_labels is None:
-            labels = {"domainname": _domainname(), "hostname": socket.gethostname()}
-            machine_id = _read("/etc/machine-id")
-            if machine_id:
-                labels["machineid"] = machine_id
-            self._context_labels = (LabelSet.from_dict(labels, PM_LABEL_CONTEXT),)
+            self._context_labels = host_context_labels()
         return self._context_labels
 
     def mark_changes(self, changes: int) -> None:

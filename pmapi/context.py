@@ -1,0 +1,501 @@
+"""PMAPI contexts: where a client's metrics come from, and the operations on them.
+
+``Context.host("localhost")`` talks to a pmcd; ``Context.local()`` loads the
+Python agents of pmcd.conf into this process and asks them directly (PCP's
+PM_CONTEXT_LOCAL, the tools' -L).  Both answer the same calls: names and PMIDs,
+descriptors, instances, help text, labels, profiles, fetch and store.  A host
+context whose pmcd went away reconnects on the next call, as pmReconnectContext
+would.  ``AsyncContext`` has the same calls for trio code, each awaited.
+
+The protocol lives in pmapi.requests as generators; a context only moves their
+PDUs, so the synchronous and the trio flavours cannot drift apart.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Callable, Generator, Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from . import requests
+from .connection import (
+    REQUEST_TIMEOUT,
+    Connection,
+    connect_error,
+    default_port,
+    handshake_reply,
+    os_code,
+    parse_host,
+)
+from .desc import Desc
+from .errors import (  # type: ignore[attr-defined]
+    PM_ERR_IPC,
+    PM_ERR_NAME,
+    PM_ERR_PMID,
+    PM_ERR_TIMEOUT,
+    PMError,
+)
+from .ids import PM_ID_NULL
+from .labels import LabelSet
+from .pdu.codec import decode, encode
+from .pdu.constants import PDU_FLAG_DESCS, PDU_FLAG_HIGHRES
+from .pdu.framer import PDUFramer
+from .pdu.records import PDU, ErrorPDU, ProfilePDU
+from .pmns import PMNS
+from .profile import Profile
+from .values import Result, Timestamp
+
+_handles = itertools.count()
+
+
+class Source(Protocol):
+    """Somewhere PDUs go and answers come from: a pmcd connection or local agents."""
+
+    kind: str  # "host" or "local"
+    hostname: str
+    features: int
+    generation: int  # bumped on each (re)connection: the profile must be sent again
+    changes: int  # PMCD_* state-change bits pmcd has reported and nobody has read
+
+
+@dataclass(frozen=True)
+class Fetched:
+    """A fetch's answer: the raw pmResult, and typed values per metric."""
+
+    result: Result
+    descs: dict[int, Desc | None]
+
+    @property
+    def timestamp(self) -> Timestamp:
+        return self.result.timestamp
+
+    @property
+    def seconds(self) -> float:
+        """The timestamp as float seconds since the epoch."""
+        return float(self.result.timestamp)
+
+    def error(self, pmid: int) -> int:
+        """PMID's error code in this result (0 if it has values or none)."""
+        for vset in self.result.vsets:
+            if vset.pmid == pmid:
+                return min(vset.numval, 0)
+        raise KeyError(pmid)
+
+    def values(self, pmid: int) -> dict[int, Any]:
+        """{instance id: value} for PMID, typed by its descriptor; PMError if it failed."""
+        for vset in self.result.vsets:
+            if vset.pmid == pmid:
+                if vset.numval < 0:
+                    raise PMError(vset.numval)
+                desc = self.descs.get(pmid)
+                atoms = vset.atoms(desc.type if desc is not None else None)
+                return dict(zip(vset.insts, atoms, strict=True))
+        raise KeyError(pmid)
+
+
+class _Operations:
+    """The PMAPI calls, each one exchange run by the subclass's ``_run``."""
+
+    source: Any
+    pmns: PMNS | None
+
+    def __init__(self, source: Any, pmns: PMNS | None = None) -> None:
+        self.source = source
+        self.pmns = pmns  # a local namespace (-n FILE) answers name calls instead of pmcd
+        self.handle = next(_handles)
+        self.profile = Profile()
+        self._profile_generation = -1
+        self._descs: dict[int, Desc | None] = {}
+
+    def _run(self, op: Generator) -> Any:
+        raise NotImplementedError
+
+    # -- names ---------------------------------------------------------------------------
+
+    def lookup_names(self, names: Sequence[str]) -> list[int]:
+        """pmLookupName: PMIDs of NAMES (PM_ID_NULL for unknown ones, unless only one)."""
+        return self._run(self._names_op(names))
+
+    def lookup_name(self, name: str) -> int:
+        """The PMID of NAME; PMError(PM_ERR_NAME) if there is none."""
+        return self._run(_first(self._names_op([name])))
+
+    def _names_op(self, names: Sequence[str]) -> Generator:
+        if self.pmns is not None:
+            return _answered(self._local_lookup, names)
+        return requests.lookup_names(names, self.handle)
+
+    def name_all(self, pmid: int) -> list[str]:
+        """pmNameAll: every name of PMID."""
+        if self.pmns is not None:
+            return self._run(_answered(self._local_names, pmid))
+        return self._run(requests.name_all(pmid, self.handle))
+
+    def children(self, name: str) -> list[tuple[str, bool]]:
+        """pmGetChildrenStatus: (child, is_leaf) for each child of NAME ("" is the root)."""
+        if self.pmns is not None:
+            return self._run(_answered(self._local_children, name))
+        return self._run(requests.children(name, self.handle))
+
+    def traverse(self, name: str) -> list[str]:
+        """pmTraversePMNS: the leaf names at or below NAME ("" for all)."""
+        if self.pmns is not None:
+            return self._run(_answered(self.pmns.traverse, name))
+        return self._run(requests.traverse(name, self.handle))
+
+    def _local_lookup(self, names: Sequence[str]) -> list[int]:
+        pmids = []
+        for name in names:
+            try:
+                pmids.append(self.pmns.lookup(name))  # type: ignore[union-attr]
+            except PMError:
+                if len(names) == 1:
+                    raise
+                pmids.append(PM_ID_NULL)
+        return pmids
+
+    def _local_names(self, pmid: int) -> list[str]:
+        names = self.pmns.names(pmid)  # type: ignore[union-attr]
+        if not names:
+            raise PMError(PM_ERR_PMID)
+        return list(names)
+
+    def _local_children(self, name: str) -> list[tuple[str, bool]]:
+        return [(child, status == 0) for child, status in self.pmns.children(name)]  # type: ignore[union-attr]
+
+    # -- metadata ------------------------------------------------------------------------
+
+    def lookup_desc(self, pmid: int) -> Desc:
+        """pmLookupDesc."""
+        return self._run(self._desc_op(pmid))
+
+    def _desc_op(self, pmid: int) -> Generator:
+        desc = yield from requests.lookup_desc(pmid, self.handle)
+        self._descs[pmid] = desc
+        return desc
+
+    def lookup_descs(self, pmids: Sequence[int]) -> list[Desc | None]:
+        """pmLookupDescs: descriptors of PMIDS, None for those pmcd does not know."""
+        return self._run(self._descs_op(pmids))
+
+    def _descs_op(self, pmids: Sequence[int]) -> Generator:
+        batched = bool(self.source.features & PDU_FLAG_DESCS)
+        descs = yield from requests.lookup_descs(pmids, self.handle, batched)
+        self._descs.update(zip(pmids, descs, strict=True))
+        return descs
+
+    def instances(self, indom: int) -> list[tuple[int, str]]:
+        """pmGetInDom: (instance id, name) pairs of INDOM."""
+        return self._run(requests.instances(indom, self.handle))
+
+    def instance_name(self, indom: int, inst: int) -> str:
+        """pmNameInDom."""
+        return self._run(requests.instance_name(indom, inst, self.handle))
+
+    def instance_id(self, indom: int, name: str) -> int:
+        """pmLookupInDom."""
+        return self._run(requests.instance_id(indom, name, self.handle))
+
+    def text(self, ident: int, help: bool = False, indom: bool = False) -> str:
+        """pmLookupText (or pmLookupInDomText with indom=True): one-line text, or full help."""
+        return self._run(requests.text(ident, help, indom, self.handle))
+
+    def labels(self, ident: int, kind: int) -> tuple[LabelSet, ...]:
+        """The label sets at one PM_LABEL_* level for IDENT (pmGetItemLabels and friends)."""
+        return self._run(requests.labels(ident, kind, self.handle))
+
+    # -- values --------------------------------------------------------------------------
+
+    def fetch(self, pmids: Sequence[int]) -> Fetched:
+        """pmFetch: the values of PMIDS now, typed by their descriptors."""
+        return self._run(self._fetch_op(pmids))
+
+    def _fetch_op(self, pmids: Sequence[int]) -> Generator:
+        unknown = [pmid for pmid in dict.fromkeys(pmids) if pmid not in self._descs]
+        if unknown:
+            yield from self._descs_op(unknown)
+        source = self.source
+        profile = None
+        if self.profile.changed or self._profile_generation != source.generation:
+            profile = self.profile.pdu(self.handle, self.handle)
+        highres = bool(source.features & PDU_FLAG_HIGHRES)
+        result = yield from requests.fetch(pmids, self.handle, self.handle, profile, highres)
+        if profile is not None:
+            self.profile.changed = False
+            self._profile_generation = source.generation
+        return Fetched(result, {pmid: self._descs.get(pmid) for pmid in pmids})
+
+    def store(self, result: Result) -> None:
+        """pmStore: set the values in RESULT (its timestamp is ignored)."""
+        return self._run(requests.store(result, self.handle))
+
+    # -- the context ---------------------------------------------------------------------
+
+    def changes(self) -> int:
+        """The PMCD_* state changes pmcd reported since the last call (then forgotten)."""
+        changes, self.source.changes = self.source.changes, 0
+        return changes
+
+    @property
+    def kind(self) -> str:
+        return self.source.kind
+
+    @property
+    def hostname(self) -> str:
+        """The host the metrics come from (pmGetContextHostName)."""
+        return self.source.hostname
+
+
+def _answered(call: Callable[..., Any], *args: Any) -> Generator:
+    """An exchange that sends nothing: CALL answers it locally."""
+    return call(*args)
+    yield  # pragma: no cover - makes this a generator
+
+
+def _first(op: Generator) -> Generator:
+    pmids = yield from op
+    if pmids[0] == PM_ID_NULL:
+        raise PMError(PM_ERR_NAME)
+    return pmids[0]
+
+
+class HostSource:
+    """A blocking connection to pmcd that reconnects on the next call after a failure."""
+
+    kind = "host"
+
+    def __init__(self, spec: str) -> None:
+        self.spec = parse_host(spec)
+        self._connect = Connection
+        self.connection = Connection(self.spec)
+        self.generation = 0
+        self.changes = 0
+
+    @property
+    def hostname(self) -> str:
+        return self.spec.hostname
+
+    @property
+    def features(self) -> int:
+        return self.connection.features if self.connection is not None else 0
+
+    def ensure(self) -> None:
+        """Reconnect if the last call failed (before a call decides what to send)."""
+        if self.connection is None:
+            self.connection = self._connect(self.spec)
+            self.generation += 1
+
+    def exchange(self, pdu: PDU) -> PDU | None:
+        """Send PDU; pmcd's reply (None for a PDU that gets none)."""
+        self.ensure()
+        connection = self.connection
+        try:
+            connection.send(pdu)
+            if isinstance(pdu, ProfilePDU):
+                return None
+            reply = connection.receive()
+            while isinstance(reply, ErrorPDU) and reply.code > 0:
+                self.changes |= reply.code  # news of pmcd's state rides before an answer
+                reply = connection.receive()
+            return reply
+        except PMError:
+            connection.close()
+            self.connection = None
+            raise
+
+    def close(self) -> None:
+        if self.connection is not None:
+            self.connection.close()
+            self.connection = None
+
+
+class Context(_Operations):
+    """A synchronous PMAPI context: ``with Context.host("localhost") as ctx: ...``."""
+
+    @classmethod
+    def host(cls, spec: str = "local:", pmns: PMNS | None = None) -> Context:
+        """A context on the pmcd at SPEC (HOST, HOST:PORT, unix:PATH or local:)."""
+        return cls(HostSource(spec), pmns)
+
+    @classmethod
+    def local(
+        cls, changes: Iterable[str] = (), pmns: PMNS | None = None, config: str | None = None
+    ) -> Context:
+        """A context on this process's own agents (pmcd.conf's, edited by -K CHANGES)."""
+        from pmcd.local import LocalSource  # the local agents are run as pmcd would run them
+
+        return cls(LocalSource.start(list(changes), config), pmns)
+
+    def _run(self, op: Generator) -> Any:
+        source = self.source
+        if self.source is not None and self.source.kind == "host":
+            source.ensure()
+        try:
+            request = next(op)
+            while True:
+                pdu = request.pdu if isinstance(request, requests.NoReply) else request
+                reply = source.exchange(pdu)
+                request = op.send(reply)
+        except StopIteration as stop:
+            return stop.value
+
+    def close(self) -> None:
+        self.source.close()
+
+    def __enter__(self) -> Context:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+class AsyncHostSource:
+    """A trio connection to pmcd, reconnecting on the next call after a failure."""
+
+    kind = "host"
+
+    def __init__(self, spec: str) -> None:
+        self.spec = parse_host(spec)
+        self.stream: Any = None
+        self.framer: Any = None
+        self.features = 0
+        self.generation = -1
+        self.changes = 0
+
+    @property
+    def hostname(self) -> str:
+        return self.spec.hostname
+
+    async def connect(self) -> None:
+        """Open the connection and shake hands, as connection.Connection does."""
+        import trio
+
+        spec = self.spec
+        try:
+            if spec.path is not None:
+                try:
+                    stream = await trio.open_unix_socket(spec.path)
+                except OSError:
+                    if not spec.local:
+                        raise
+                    stream = await trio.open_tcp_stream("localhost", default_port())
+            else:
+                stream = await trio.open_tcp_stream(spec.host, spec.port)
+        except OSError as exc:
+            raise connect_error(spec, os_code(exc)) from None
+        self.stream, self.framer = stream, PDUFramer()
+        try:
+            greeting = await self._receive()
+        except PMError as exc:
+            await self.aclose()
+            raise connect_error(spec, exc.code) from None
+        try:
+            reply, self.features = handshake_reply(spec, greeting)
+        except PMError:
+            await self.aclose()
+            raise
+        await self._send(reply)
+        self.generation += 1
+
+    async def _send(self, pdu: PDU) -> None:
+        import trio
+
+        try:
+            await self.stream.send_all(encode(pdu))
+        except (trio.BrokenResourceError, trio.ClosedResourceError, OSError) as exc:
+            raise PMError(-32, f"sending to pmcd: {exc}") from None  # -EPIPE
+
+    async def _receive(self) -> PDU:
+        import trio
+
+        while True:
+            frame = self.framer.next_frame()
+            if frame is not None:
+                return decode(frame)
+            with trio.move_on_after(REQUEST_TIMEOUT) as scope:
+                try:
+                    data = await self.stream.receive_some(1 << 16)
+                except (trio.BrokenResourceError, trio.ClosedResourceError, OSError) as exc:
+                    raise PMError(PM_ERR_IPC, f"receiving from pmcd: {exc}") from None
+            if scope.cancelled_caught:
+                raise PMError(PM_ERR_TIMEOUT)
+            if not data:
+                raise PMError(PM_ERR_IPC, "pmcd closed the connection")
+            self.framer.feed(data)
+
+    async def ensure(self) -> None:
+        """Reconnect if the last call failed (before a call decides what to send)."""
+        if self.stream is None:
+            await self.connect()
+
+    async def exchange(self, pdu: PDU) -> PDU | None:
+        await self.ensure()
+        try:
+            await self._send(pdu)
+            if isinstance(pdu, ProfilePDU):
+                return None
+            reply = await self._receive()
+            while isinstance(reply, ErrorPDU) and reply.code > 0:
+                self.changes |= reply.code
+                reply = await self._receive()
+            return reply
+        except PMError:
+            await self.aclose()
+            raise
+
+    async def aclose(self) -> None:
+        if self.stream is not None:
+            stream, self.stream = self.stream, None
+            await stream.aclose()
+
+
+class AsyncContext(_Operations):
+    """A PMAPI context for trio code: every call is awaited.
+
+    ``async with await AsyncContext.host("localhost") as ctx: await ctx.fetch(...)``
+    """
+
+    @classmethod
+    async def host(cls, spec: str = "local:", pmns: PMNS | None = None) -> AsyncContext:
+        source = AsyncHostSource(spec)
+        await source.connect()
+        return cls(source, pmns)
+
+    @classmethod
+    async def local(
+        cls, changes: Iterable[str] = (), pmns: PMNS | None = None, config: str | None = None
+    ) -> AsyncContext:
+        import trio
+
+        from pmcd.local import LocalSource
+
+        source = await trio.to_thread.run_sync(LocalSource.start, list(changes), config)
+        return cls(source, pmns)
+
+    async def _run(self, op: Generator) -> Any:  # type: ignore[override]
+        source = self.source
+        exchange = getattr(source, "exchange_async", None) or source.exchange
+        if source.kind == "host":
+            await source.ensure()
+        try:
+            request = next(op)
+            while True:
+                pdu = request.pdu if isinstance(request, requests.NoReply) else request
+                reply = await exchange(pdu)
+                request = op.send(reply)
+        except StopIteration as stop:
+            return stop.value
+
+    async def aclose(self) -> None:
+        closer = getattr(self.source, "aclose", None)
+        if closer is not None:
+            await closer()
+        else:
+            self.source.close()
+
+    async def __aenter__(self) -> AsyncContext:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.aclose()

@@ -1,0 +1,127 @@
+"""A local context's source: pmcd.conf's in-process agents, asked with no daemon between.
+
+PCP's PM_CONTEXT_LOCAL (the tools' -L) loads the DSO agents named in pmcd.conf into
+the client and skips pmcd's own agent, which only makes sense inside pmcd.  Here
+the Python agents of the `dso` lines are loaded the same way, and each request is
+answered by pmcd's own request handling (routing by domain, namespaces, errors),
+so a local context answers exactly as our pmcd would.  -K edits the agent list:
+``add,DOMAIN,MODULE[,CLASS]``, ``del,DOMAIN`` and ``clear``, as pmSpecLocalPMDA.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+import trio
+
+from pmapi.errors import PMError
+from pmapi.pdu.records import PDU, ProfilePDU
+from pmda.agent import DATA_DIR, combined_pmns
+from pmda.inproc import AgentLoadError, load_agent
+
+from .channels import InProcessChannel
+from .config import AgentLine, load_config
+from .daemon import PMCD_AGENT, _is_pcp_pmcd_dso, host_context_labels
+from .main import DEFAULT_CONF
+from .session import Session
+
+#: PM_ERR_NOAGENT-like errors for agents that cannot be loaded
+_EINVAL = -22
+
+
+class LocalSpecError(PMError):
+    """A -K specification that cannot be applied."""
+
+    def __init__(self, spec: str, why: str) -> None:
+        super().__init__(_EINVAL, f'bad -K "{spec}": {why}')
+
+
+def apply_changes(
+    lines: list[tuple[str, int, str]], changes: list[str]
+) -> list[tuple[str, int, str]]:
+    """(name, domain, spec) agents after -K CHANGES (add/del/clear), in order."""
+    agents = list(lines)
+    for change in changes:
+        words = change.split(",")
+        op = words[0]
+        if op == "clear" and len(words) == 1:
+            agents = []
+        elif op == "del" and len(words) == 2 and words[1].isdigit():
+            agents = [a for a in agents if a[1] != int(words[1])]
+        elif op == "add" and len(words) in (3, 4) and words[1].isdigit() and words[2]:
+            spec = words[2] if len(words) == 3 or words[3] in ("", "-") else ":".join(words[2:])
+            agents = [a for a in agents if a[1] != int(words[1])]
+            agents.append(("", int(words[1]), spec))
+        else:
+            raise LocalSpecError(change, "expected add,DOMAIN,MODULE[,CLASS], del,DOMAIN or clear")
+    return agents
+
+
+def _configured(config: str | None) -> list[tuple[str, int, str]]:
+    path = config or os.environ.get("PCP_PMCDCONF_PATH") or str(DEFAULT_CONF)
+    agents = []
+    for line in load_config(path).agents:
+        if _local_candidate(line):
+            agents.append((line.name, line.domain, line.python_spec or ""))
+    return agents
+
+
+def _local_candidate(line: AgentLine) -> bool:
+    """A dso line for a Python agent other than pmcd's own."""
+    if line.kind != "dso" or _is_pcp_pmcd_dso(line) or line.python_spec == PMCD_AGENT:
+        return False
+    return line.python_spec is not None
+
+
+class LocalSource:
+    """Agents loaded into this process, answered through pmcd's session logic."""
+
+    kind = "local"
+    features = 0
+    generation = 0
+
+    def __init__(self, session: Session, channels: dict[int, InProcessChannel]) -> None:
+        self.session = session
+        self.channels = channels
+        self.hostname = "local:"
+        self.changes = 0
+
+    @classmethod
+    def start(cls, changes: list[str], config: str | None = None) -> LocalSource:
+        agents = apply_changes(_configured(config), changes)
+        channels: dict[int, InProcessChannel] = {}
+        names: dict[str, int] = {}
+        try:
+            for name, domain, spec in agents:
+                try:
+                    agent = load_agent(spec, domain)
+                except AgentLoadError as exc:
+                    raise PMError(-12386, str(exc)) from None  # PM_ERR_NOAGENT
+                name = name or agent.name or spec
+                channels[domain] = InProcessChannel(name, domain, agent, inline=True)
+                names[name] = domain
+        except BaseException:
+            for channel in channels.values():
+                channel.agent.stop()
+            raise
+        files = [DATA_DIR / "pmns" / name for name in names if (DATA_DIR / "pmns" / name).exists()]
+        pmns = combined_pmns(files, {Path(f).name.upper(): names[Path(f).name] for f in files})
+        labels = host_context_labels()
+        session = Session(0, None, lambda: pmns, channels, lambda: 0.0, lambda: labels)
+        return cls(session, channels)
+
+    def exchange(self, pdu: PDU) -> Any:
+        """The agents' answer to PDU (None for a profile), as pmcd would give it."""
+        reply = trio.run(self.session.answer, pdu)
+        return None if isinstance(pdu, ProfilePDU) else reply
+
+    async def exchange_async(self, pdu: PDU) -> Any:
+        reply = await self.session.answer(pdu)
+        return None if isinstance(pdu, ProfilePDU) else reply
+
+    def close(self) -> None:
+        for channel in self.channels.values():
+            channel.agent.stop()
+        self.channels.clear()

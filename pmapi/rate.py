@@ -1,0 +1,185 @@
+"""Counter values turned into rates as pmval does it: delta value over delta time.
+
+pmval reads both samples as doubles, subtracts, and divides by the time between
+the two results expressed in the counter's own time unit (so a counter of
+milliseconds gives a utilization, a counter of bytes gives bytes per second).
+A negative difference stays negative (pmval prints "!") unless PCP_COUNTER_WRAP
+is set in the environment: then 2^32 (32-bit types) or 2^64 (64-bit types) is
+added.  Without a previous value for an instance there is no rate (pmval prints
+"?", or nothing at all for its first sample).
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from collections.abc import Mapping
+from fractions import Fraction
+from typing import Any
+
+from .convert import extract_value
+from .desc import Desc
+from .types import PMType
+from .units import PM_TIME_SEC, Units, pmUnitsStr  # type: ignore[attr-defined]
+from .values import Timestamp, ValueSet
+
+__all__ = [
+    "CounterRates",
+    "counter_rate",
+    "counter_wrap_enabled",
+    "rate_units",
+    "rate_units_str",
+    "time_scale",
+    "timestamp_seconds",
+]
+
+_WRAP = {
+    PMType.PM_TYPE_32: 2.0**32,
+    PMType.PM_TYPE_U32: 2.0**32,
+    PMType.PM_TYPE_64: 2.0**64,
+    PMType.PM_TYPE_U64: 2.0**64,
+}
+
+
+def counter_wrap_enabled(environ: Mapping[str, str] = os.environ) -> bool:
+    """True when PCP_COUNTER_WRAP is set (to anything): pmval then corrects wrapped counters."""
+    return "PCP_COUNTER_WRAP" in environ
+
+
+def time_scale(units: Units) -> float:
+    """Counter time units per second, pmval's factor on the time between samples."""
+    if units.dimTime == 0:
+        return 1.0
+    if units.scaleTime > PM_TIME_SEC:
+        return math.pow(60, PM_TIME_SEC - units.scaleTime)
+    return math.pow(1000, PM_TIME_SEC - units.scaleTime)
+
+
+def rate_units(units: Units) -> Units:
+    """The units of a counter's rate: one less time dimension, seconds when it had none."""
+    scale_time = PM_TIME_SEC if units.dimTime == 0 else units.scaleTime
+    return Units(
+        units.dimSpace,
+        units.dimTime - 1,
+        units.dimCount,
+        units.scaleSpace,
+        scale_time,
+        units.scaleCount,
+    )
+
+
+def rate_units_str(units: Units) -> str:
+    """What pmval's header says it converts a counter to: "Kbyte / sec", "time utilization"."""
+    rate = rate_units(units)
+    if (rate.dimSpace, rate.dimTime, rate.dimCount) == (0, 0, 0):
+        return "time utilization"
+    return pmUnitsStr(rate) or "none"
+
+
+def _round64(x: Fraction) -> Fraction:
+    """X rounded to an x87 long double (64-bit significand, ties to even)."""
+    if x == 0:
+        return x
+    shift = 64 - (abs(x.numerator).bit_length() - x.denominator.bit_length())
+    scaled = x * Fraction(2) ** shift
+    while abs(scaled) >= 1 << 64:  # the estimate can be one bit off either way
+        shift, scaled = shift - 1, scaled / 2
+    while abs(scaled) < 1 << 63:
+        shift, scaled = shift + 1, scaled * 2
+    return Fraction(round(scaled)) / Fraction(2) ** shift
+
+
+def timestamp_seconds(stamp: Timestamp) -> float:
+    """A timestamp in seconds as libpcp's pmtimespecToReal computes it (in long double)."""
+    return float(_round64(stamp.sec + _round64(Fraction(stamp.nsec, 1_000_000_000))))
+
+
+#: The NaN x86-64 makes of an invalid operation (0/0, inf - inf): its sign bit is set.
+_DEFAULT_NAN = math.copysign(math.nan, -1.0)
+
+
+def _cdivide(v: float, delta: float) -> float:
+    """v / delta as x86-64 computes it for a zero delta: +-inf, or -nan for 0/0."""
+    if delta == 0.0:
+        if math.isnan(v):
+            return v
+        if v == 0.0:
+            return _DEFAULT_NAN
+        return math.copysign(math.inf, v) * math.copysign(1.0, delta)
+    return v / delta
+
+
+def counter_rate(
+    prev: Any,
+    prev_time: Timestamp,
+    value: Any,
+    value_time: Timestamp,
+    type_: int,
+    units: Units,
+    wrap: bool = False,
+) -> float:
+    """The rate of a counter of TYPE_ and UNITS between two samples, as pmval's printrate.
+
+    Values go through pmExtractValue to double (PMError PM_ERR_CONV for strings and
+    other non-numeric types); WRAP adds 2^32 or 2^64 to a negative integer difference.
+    """
+    now = extract_value(value, type_, PMType.PM_TYPE_DOUBLE)
+    then = extract_value(prev, type_, PMType.PM_TYPE_DOUBLE)
+    v = now - then
+    if math.isnan(v) and not (math.isnan(now) or math.isnan(then)):
+        v = _DEFAULT_NAN  # inf - inf
+    if v < 0.0 and wrap:
+        v += _WRAP.get(PMType(type_), 0.0)
+    delta = time_scale(units) * (timestamp_seconds(value_time) - timestamp_seconds(prev_time))
+    return _cdivide(v, delta)
+
+
+class CounterRates:
+    """The previous sample of each (pmid, instance), giving the rate when the next arrives.
+
+    Feed whole value sets with update_set (as pmval pairs consecutive fetches: an
+    instance missing from a sample loses its previous value) or single values with
+    update.  WRAP defaults to PCP_COUNTER_WRAP being set in the environment.
+    """
+
+    def __init__(self, wrap: bool | None = None) -> None:
+        self.wrap = counter_wrap_enabled() if wrap is None else wrap
+        self._prev: dict[tuple[int, int], tuple[Any, Timestamp]] = {}
+
+    def update(
+        self, pmid: int, inst: int, type_: int, units: Units, value: Any, stamp: Timestamp
+    ) -> float | None:
+        """Record VALUE at STAMP; the rate since the previous value, None if there was none."""
+        prev = self._prev.get((pmid, inst))
+        self._prev[(pmid, inst)] = (value, stamp)
+        if prev is None:
+            return None
+        return counter_rate(prev[0], prev[1], value, stamp, type_, units, self.wrap)
+
+    def update_set(self, desc: Desc, vset: ValueSet, stamp: Timestamp) -> dict[int, float | None]:
+        """Record a fetched value set; the rate of each of its instances (None: no previous).
+
+        A set with no values or an error forgets the metric, as pmval starts over then.
+        """
+        old = {inst: prev for (pmid, inst), prev in self._prev.items() if pmid == desc.pmid}
+        self.forget(desc.pmid)
+        if vset.numval <= 0:
+            return {}
+        rates: dict[int, float | None] = {}
+        for inst, value in zip(vset.insts, vset.atoms(desc.type), strict=True):
+            self._prev[(desc.pmid, inst)] = (value, stamp)
+            prev = old.get(inst)
+            rates[inst] = (
+                None
+                if prev is None
+                else counter_rate(prev[0], prev[1], value, stamp, desc.type, desc.units, self.wrap)
+            )
+        return rates
+
+    def forget(self, pmid: int | None = None) -> None:
+        """Drop the previous samples of PMID (of every metric when None)."""
+        if pmid is None:
+            self._prev.clear()
+        else:
+            for key in [key for key in self._prev if key[0] == pmid]:
+                del self._prev[key]

@@ -214,7 +214,10 @@ class _Operations:
     def _fetch_op(self, pmids: Sequence[int]) -> Generator:
         unknown = [pmid for pmid in dict.fromkeys(pmids) if pmid not in self._descs]
         if unknown:
-            yield from self._descs_op(unknown)
+            try:
+                yield from self._descs_op(unknown)
+            except PMError:  # (one PMID pmcd cannot describe): the fetch will say what is wrong
+                self._descs.update(dict.fromkeys(unknown))
         source = self.source
         profile = None
         if self.profile.changed or self._profile_generation != source.generation:

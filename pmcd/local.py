@@ -75,6 +75,13 @@ def _local_candidate(line: AgentLine) -> bool:
     return line.python_spec is not None
 
 
+class _EveryDomain:
+    """A container holding every domain number."""
+
+    def __contains__(self, domain: object) -> bool:
+        return True
+
+
 class LocalSource:
     """Agents loaded into this process, answered through pmcd's session logic."""
 
@@ -109,7 +116,11 @@ class LocalSource:
         files = [DATA_DIR / "pmns" / name for name in names if (DATA_DIR / "pmns" / name).exists()]
         pmns = combined_pmns(files, {Path(f).name.upper(): names[Path(f).name] for f in files})
         labels = host_context_labels()
-        session = Session(0, None, lambda: pmns, channels, lambda: 0.0, lambda: labels)
+        # as libpcp: a domain with no agent loaded is PM_ERR_NOAGENT, whatever the request
+        every_domain = _EveryDomain()
+        session = Session(
+            0, None, lambda: pmns, channels, lambda: 0.0, lambda: labels, lambda: every_domain
+        )
         return cls(session, channels)
 
     def exchange(self, pdu: PDU) -> Any:

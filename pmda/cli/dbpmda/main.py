@@ -30,6 +30,7 @@ import sys
 import time
 from typing import IO, Any
 
+from pmapi.cli.common import getopt_message
 from pmapi.errors import PM_ERR_PMNS, PMError, SourceError, pmErrStr
 from pmapi.ids import is_dynamic_root, pmIDStr, pmInDomStr
 from pmapi.pdu.constants import PM_TEXT_PMID
@@ -410,20 +411,6 @@ _LONG = {
 }
 
 
-def _getopt_message(exc: getopt.GetoptError) -> str:
-    """GNU getopt's wording for a command line error."""
-    opt = exc.opt
-    if len(opt) == 1:
-        if "requires argument" in exc.msg:
-            return f"option requires an argument -- '{opt}'"
-        return f"invalid option -- '{opt}'"
-    if "requires argument" in exc.msg:
-        return f"option '--{opt}' requires an argument"
-    if "must not have an argument" in exc.msg:
-        return f"option '--{opt}' doesn't allow an argument"
-    return f"unrecognized option '--{opt}'"
-
-
 def _parse_options(argv: list[str]) -> tuple[dict[str, Any], list[str]]:
     """The options (by short letter; -D may repeat) and the other arguments."""
     longopts = [
@@ -433,7 +420,7 @@ def _parse_options(argv: list[str]) -> tuple[dict[str, Any], list[str]]:
     try:
         pairs, rest = getopt.getopt(argv, _SHORT, longopts)
     except getopt.GetoptError as exc:
-        raise UsageError(_getopt_message(exc)) from None
+        raise UsageError(getopt_message(exc)) from None
     opts: dict[str, Any] = {"D": []}
     for flag, value in pairs:
         letter = flag[1:] if not flag.startswith("--") else _LONG[flag[2:]]

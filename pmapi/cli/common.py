@@ -1,0 +1,220 @@
+"""What every client tool shares: PCP-style options, usage text, errors and contexts.
+
+Options are parsed as PCP's pmGetOptions does (GNU getopt: options and operands
+mixed, unique long-option prefixes), usage is laid out as pmUsageMessage lays it
+out (option text padded to column 24), errors go to stderr as "prog: message"
+with exit status 1, and the metrics source (-h, -L with -K, -n) becomes a
+pmapi Context.  Tools import only this and what they print.
+"""
+
+from __future__ import annotations
+
+import getopt
+import os
+import sys
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import NoReturn
+
+from pmapi import PCP_COMPAT_VERSION, __version__
+from pmapi.errors import PMError
+
+
+@dataclass(frozen=True)
+class Opt:
+    """One option: short letter and/or long name, its argument's name, a line of help."""
+
+    short: str | None
+    long: str | None
+    arg: str | None
+    help: str
+
+    def usage_line(self) -> str:
+        if self.long and self.short:
+            text = f"  -{self.short} {self.arg}, --{self.long}={self.arg}" if self.arg else None
+            text = text or f"  -{self.short}, --{self.long}"
+        elif self.long:
+            text = f"  --{self.long}={self.arg}" if self.arg else f"  --{self.long}"
+        else:
+            text = f"  -{self.short} {self.arg}" if self.arg else f"  -{self.short}"
+        if len(text) < 24:
+            return f"{text}{' ' * (24 - len(text))}{self.help}"
+        return f"{text}\n{' ' * 24}{self.help}"
+
+
+# the options PCP's tools share (pmapi.h's PMOPT_* set), in our words
+ARCHIVE = Opt("a", "archive", "FILE", "metrics source is a PCP archive")
+HOST = Opt("h", "host", "HOST", "metrics source is the pmcd on HOST")
+LOCALPMDA = Opt("L", "local-PMDA", None, "metrics source is agents loaded in this process")
+SPECLOCAL = Opt("K", "spec-local", "SPEC", "add, delete or clear agents for -L")
+NAMESPACE = Opt("n", "namespace", "FILE", "use the namespace in FILE")
+ORIGIN = Opt("O", "origin", "TIME", "first sample time within the time window")
+START = Opt("S", "start", "TIME", "start of the time window")
+FINISH = Opt("T", "finish", "TIME", "end of the time window")
+ALIGN = Opt("A", "align", "TIME", "align sample times on this boundary")
+INTERVAL = Opt("t", "interval", "DELTA", "sampling interval")
+SAMPLES = Opt("s", "samples", "N", "stop after N samples")
+TIMEZONE = Opt("Z", "timezone", "TZ", "report times in timezone TZ")
+HOSTZONE = Opt("z", "hostzone", None, "report times in the metrics source's timezone")
+DERIVED = Opt(None, "derived", "FILE", "load derived metric definitions from FILE")
+VERSION = Opt("V", "version", None, "print the version and exit")
+HELP = Opt("?", "help", None, "print this usage message and exit")
+
+GENERAL = (ARCHIVE, HOST, LOCALPMDA, SPECLOCAL, NAMESPACE)
+
+
+@dataclass
+class Parsed:
+    """The options a tool was given (last one wins; -K may repeat) and its operands."""
+
+    values: dict[str, str | bool] = field(default_factory=dict)
+    specs: list[str] = field(default_factory=list)
+    operands: list[str] = field(default_factory=list)
+    #: every option in the order given, repeats included
+    pairs: list[tuple[Opt, str]] = field(default_factory=list)
+
+    def get(self, key: str, default=None):
+        return self.values.get(key, default)
+
+    def __contains__(self, key: str) -> bool:
+        return key in self.values
+
+
+class Tool:
+    """A command: its name, usage synopsis and option sections."""
+
+    def __init__(
+        self,
+        prog: str,
+        synopsis: str,
+        sections: Sequence[tuple[str, Sequence[Opt]]],
+        posix: bool = False,
+    ):
+        self.prog = prog
+        self.synopsis = synopsis
+        self.sections = sections
+        self.posix = posix  # options end at the first operand ("pmstore m -1" stores -1)
+
+    def main(self, body: Callable[[list[str]], int], argv: Sequence[str] | None) -> int:
+        """Run BODY(argv) and return its exit status; every failure ends as one line.
+
+        SystemExit carries a status already reported (usage, connection); a PMError
+        nobody expected is printed as "prog: message"; a closed stdout (as in
+        "| head") ends quietly; Ctrl-C is status 130.
+        """
+        args = list(sys.argv[1:] if argv is None else argv)
+        try:
+            return body(args)
+        except SystemExit as done:
+            return done.code if isinstance(done.code, int) else int(done.code is not None)
+        except PMError as exc:
+            sys.stdout.flush()
+            sys.stderr.write(f"{self.prog}: {exc}\n")
+            return 1
+        except KeyboardInterrupt:
+            return 130
+        except BrokenPipeError:
+            _quiet_stdout()
+            return 1
+
+    def usage(self) -> str:
+        lines = [f"Usage: {self.prog} {self.synopsis}"]
+        for title, opts in self.sections:
+            lines += ["", f"{title}:"]
+            lines += [opt.usage_line() for opt in opts]
+        return "\n".join(lines) + "\n"
+
+    def fail(self, message: str, usage: bool = False, status: int = 1) -> NoReturn:
+        """Print "prog: MESSAGE" (and the usage, if asked) to stderr and exit."""
+        sys.stdout.flush()
+        sys.stderr.write(f"{self.prog}: {message}\n")
+        if usage:
+            sys.stderr.write(self.usage())
+        raise SystemExit(status)
+
+    def parse(self, argv: Sequence[str]) -> Parsed:
+        """Parse ARGV; -? and -V are handled here, bad options end the program."""
+        for stream in (sys.stdout, sys.stderr):  # names and values may hold any bytes
+            reconfigure = getattr(stream, "reconfigure", None)
+            if reconfigure is not None:
+                reconfigure(errors="surrogateescape")
+        opts = [o for _, group in self.sections for o in group]
+        shorts = "".join(o.short + (":" if o.arg else "") for o in opts if o.short)
+        longs = [o.long + ("=" if o.arg else "") for o in opts if o.long]
+        try:
+            split = getopt.getopt if self.posix else getopt.gnu_getopt
+            pairs, operands = split(list(argv), shorts, longs)
+        except getopt.GetoptError as exc:
+            self.fail(getopt_message(exc), usage=True)
+        parsed = Parsed(operands=list(operands))
+        by_flag = {f"-{o.short}": o for o in opts if o.short}
+        by_flag.update({f"--{o.long}": o for o in opts if o.long})
+        for flag, value in pairs:
+            opt = by_flag[flag]
+            parsed.pairs.append((opt, value))
+            key = opt.long or opt.short or flag
+            if opt is HELP:
+                sys.stderr.write(self.usage())
+                raise SystemExit(1)
+            if opt is VERSION:
+                sys.stderr.write(
+                    f"{self.prog} version {__version__} (pypcp, for PCP {PCP_COMPAT_VERSION})\n"
+                )
+                raise SystemExit(0)
+            if opt is SPECLOCAL:
+                parsed.specs.append(value)
+            parsed.values[key] = value if opt.arg else True
+        return parsed
+
+    def context(self, parsed: Parsed):
+        """The Context the options name: -h HOST, -L (with -K), else the local pmcd."""
+        from pmapi.context import Context
+        from pmapi.pmns import PMNS
+
+        sources = [k for k in ("archive", "host", "local-PMDA") if k in parsed]
+        if len(sources) > 1:
+            self.fail("at most one of -a, -h and -L allowed", usage=True)
+        pmns = None
+        if "namespace" in parsed:
+            try:
+                pmns = PMNS.from_file(str(parsed.get("namespace")))
+            except (OSError, PMError) as exc:
+                self.fail(f'Cannot load namespace from "{parsed.get("namespace")}": {exc}')
+        if "archive" in parsed:
+            self.fail(f"archive contexts are not available yet: {parsed.get('archive')}")
+        try:
+            if "local-PMDA" in parsed:
+                return Context.local(parsed.specs, pmns)
+            host = str(parsed.get("host") or os.environ.get("PMCD_HOST") or "local:")
+            return Context.host(host, pmns)
+        except PMError as exc:
+            if exc.detail and exc.detail.startswith("Cannot connect"):
+                self.fail(f"{exc.detail}: {exc.message}")
+            if "local-PMDA" in parsed:
+                self.fail(f"Cannot make standalone connection on localhost: {exc}")
+            self.fail(str(exc))
+
+
+def _quiet_stdout() -> None:
+    """After a broken pipe: whatever is still buffered goes to /dev/null, not to a traceback."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError, AttributeError):
+        pass
+
+
+def getopt_message(exc: getopt.GetoptError) -> str:
+    """Python's getopt complaint, worded as glibc's getopt words it."""
+    opt = exc.opt
+    if len(opt) == 1:  # a short option
+        if "requires argument" in exc.msg:
+            return f"option requires an argument -- '{opt}'"
+        return f"invalid option -- '{opt}'"
+    if "requires argument" in exc.msg:
+        return f"option '--{opt}' requires an argument"
+    if "must not have an argument" in exc.msg:
+        return f"option '--{opt}' doesn't allow an argument"
+    if "not a unique prefix" in exc.msg:
+        return f"option '--{opt}' is ambiguous"
+    return f"unrecognized option '--{opt}'"

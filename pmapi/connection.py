@@ -115,6 +115,7 @@ class Connection:
         self._framer = PDUFramer()
         self.sock = self._open(spec)
         self.features = 0  # the PDU_FLAG_* bits pmcd announced
+        self.sock.settimeout(self.request_timeout)  # each reply must come within it
         try:
             self._handshake()
         except BaseException:
@@ -165,7 +166,6 @@ class Connection:
             if frame is not None:
                 return decode(frame)
             try:
-                self.sock.settimeout(self.request_timeout)
                 data = self.sock.recv(1 << 16)
             except OSError as exc:
                 raise PMError(os_code(exc)) from None

@@ -10,13 +10,14 @@ so a local context answers exactly as our pmcd would.  -K edits the agent list:
 
 from __future__ import annotations
 
+import errno
 import os
 from pathlib import Path
 from typing import Any
 
 import trio
 
-from pmapi.errors import PMError
+from pmapi.errors import PM_ERR_NOAGENT, PMError  # type: ignore[attr-defined]
 from pmapi.pdu.records import PDU, ProfilePDU
 from pmda.agent import DATA_DIR, combined_pmns
 from pmda.inproc import AgentLoadError, load_agent
@@ -27,15 +28,12 @@ from .daemon import PMCD_AGENT, _is_pcp_pmcd_dso, host_context_labels
 from .main import DEFAULT_CONF
 from .session import Session
 
-#: PM_ERR_NOAGENT-like errors for agents that cannot be loaded
-_EINVAL = -22
-
 
 class LocalSpecError(PMError):
     """A -K specification that cannot be applied."""
 
     def __init__(self, spec: str, why: str) -> None:
-        super().__init__(_EINVAL, f'bad -K "{spec}": {why}')
+        super().__init__(-errno.EINVAL, f'bad -K "{spec}": {why}')
 
 
 def apply_changes(
@@ -105,7 +103,7 @@ class LocalSource:
                 try:
                     agent = load_agent(spec, domain)
                 except AgentLoadError as exc:
-                    raise PMError(-12386, str(exc)) from None  # PM_ERR_NOAGENT
+                    raise PMError(PM_ERR_NOAGENT, str(exc)) from None
                 name = name or agent.name or spec
                 channels[domain] = InProcessChannel(name, domain, agent, inline=True)
                 names[name] = domain

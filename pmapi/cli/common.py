@@ -166,20 +166,25 @@ class Tool:
             parsed.values[key] = value if opt.arg else True
         return parsed
 
+    def namespace(self, parsed: Parsed):
+        """The namespace -n names (None without -n); a file that will not load ends the run."""
+        from pmapi.pmns import PMNS
+
+        if "namespace" not in parsed:
+            return None
+        try:
+            return PMNS.from_file(str(parsed.get("namespace")))
+        except (OSError, PMError) as exc:
+            self.fail(f'Cannot load namespace from "{parsed.get("namespace")}": {exc}')
+
     def context(self, parsed: Parsed):
         """The Context the options name: -h HOST, -L (with -K), else the local pmcd."""
         from pmapi.context import Context
-        from pmapi.pmns import PMNS
 
         sources = [k for k in ("archive", "host", "local-PMDA") if k in parsed]
         if len(sources) > 1:
             self.fail("at most one of -a, -h and -L allowed", usage=True)
-        pmns = None
-        if "namespace" in parsed:
-            try:
-                pmns = PMNS.from_file(str(parsed.get("namespace")))
-            except (OSError, PMError) as exc:
-                self.fail(f'Cannot load namespace from "{parsed.get("namespace")}": {exc}')
+        pmns = self.namespace(parsed)
         if "archive" in parsed:
             self.fail(f"archive contexts are not available yet: {parsed.get('archive')}")
         try:

@@ -133,7 +133,7 @@ class Report:
         self.ctx: Any = None
         self._indom: int | None = None
         self._insts: list[tuple[int, str]] = []
-        self._inst_labels: tuple[LabelSet, ...] = ()
+        self._inst_labels: tuple[LabelSet, ...] | None = None
         self._label_cache: dict[tuple[int, int], LabelSet | None] = {}
         self._context_labels: LabelSet | None = None
 
@@ -352,8 +352,7 @@ class Report:
     def _instances(self, indom: int) -> list[tuple[int, str]]:
         if indom != self._indom:
             self._indom = indom
-            self._inst_labels = ()
-            self._inst_labels_done = False
+            self._inst_labels = None
             try:
                 self._insts = self.ctx.instances(indom)
             except PMError:
@@ -408,12 +407,11 @@ class Report:
 
     def _per_instance(self, indom: int) -> tuple[LabelSet, ...]:
         self._instances(indom)
-        if not getattr(self, "_inst_labels_done", False):
+        if self._inst_labels is None:  # not asked for this indom yet
             try:
                 self._inst_labels = tuple(self.ctx.labels(indom, PM_LABEL_INSTANCES))
             except PMError:
                 self._inst_labels = ()
-            self._inst_labels_done = True
         return self._inst_labels
 
     @staticmethod
@@ -527,14 +525,10 @@ def _run(argv: list[str]) -> int:
         or "host" in parsed
     ):
         report.ctx = TOOL.context(parsed)
-    else:
+    else:  # names alone, from the -n file: no pmcd needed
         from pmapi.context import Context
-        from pmapi.pmns import PMNS
 
-        try:
-            report.ctx = Context(None, PMNS.from_file(str(parsed.get("namespace"))))
-        except (OSError, PMError) as exc:
-            TOOL.fail(f'Cannot load namespace from "{parsed.get("namespace")}": {exc}')
+        report.ctx = Context(None, TOOL.namespace(parsed))
     status = 0
     try:
         if not parsed.operands:

@@ -1,0 +1,228 @@
+"""Writing a PCP archive: label, metadata, volume records, marks and the temporal index.
+
+Every record goes to its file in one unbuffered write, so a reader (or a crash)
+sees whole records only, up to the last one written.  The writer keeps what a
+reader needs in order: descriptors before the values that use them (the caller's
+job, checked here), an instance-domain record whenever a domain's membership
+changes, and volumes switched before one outgrows the 2 GB the index can address.
+What goes in the index, and when, is the caller's policy (pmlogger's); the writer
+adds an entry at every volume switch since a reader needs one there.
+"""
+
+from __future__ import annotations
+
+import os
+import struct
+from collections.abc import Sequence
+
+from ..desc import Desc
+from ..errors import PM_ERR_LOGREC, PMError  # type: ignore[attr-defined]
+from ..pdu.result import HIGHRES_PREAMBLE, RESULT_PREAMBLE, encode_value_sets
+from ..values import Result, Timestamp
+from .format import (
+    FRAME,
+    MAX_VOLUME_BYTES,
+    PM_LOG_VERS02,
+    PM_LOG_VERS03,
+    PM_LOG_VOL_META,
+    PM_LOG_VOL_TI,
+    DescRecord,
+    IndexEntry,
+    InDomRecord,
+    LabelRecord,
+    LogLabel,
+    TextRecord,
+    encode_desc,
+    encode_index,
+    encode_indom,
+    encode_label,
+    encode_labels,
+    encode_text,
+)
+
+_HEAD_V2 = struct.Struct(">iiii")  # len, sec, usec, numpmid
+_HEAD_V3 = struct.Struct(">iqii")  # len, sec, nsec, numpmid
+_V3_PREAMBLE = 28  # the PDU header, 64-bit seconds, nsec and numpmid a v3 record holds
+assert RESULT_PREAMBLE == 24 and HIGHRES_PREAMBLE == 32
+
+
+def encode_record(result: Result, version: int = PM_LOG_VERS02) -> bytes:
+    """The framed volume record for RESULT (no value sets: a mark)."""
+    ts = result.timestamp
+    numpmid = len(result.vsets)
+    if version == PM_LOG_VERS03:
+        chunks, size = encode_value_sets(result.vsets, _V3_PREAMBLE)
+        n = size - 12 + 8  # a record keeps the PDU body, framed by its length
+        head = _HEAD_V3.pack(n, ts.sec, ts.nsec, numpmid)
+    else:
+        chunks, size = encode_value_sets(result.vsets, RESULT_PREAMBLE)
+        n = size - 12 + 8
+        head = _HEAD_V2.pack(n, ts.sec, ts.nsec // 1000, numpmid)
+    return b"".join((head, *chunks, FRAME.pack(n)))
+
+
+def _create(path: str) -> int:
+    """A new archive file, refusing to overwrite one that exists (as libpcp does)."""
+    try:
+        return os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_APPEND, 0o644)
+    except FileExistsError:
+        raise PMError(-17, f'"{path}" already exists, not over-written') from None
+    except OSError as exc:
+        raise PMError(-(exc.errno or 5), f'cannot create "{path}": {exc.strerror}') from None
+
+
+class ArchiveWriter:
+    """An archive being written: BASE.index, BASE.meta and volumes BASE.0, BASE.1, ..."""
+
+    def __init__(
+        self,
+        base: str,
+        *,
+        hostname: str,
+        timezone: str,
+        start: Timestamp,
+        version: int = PM_LOG_VERS02,
+        pid: int | None = None,
+        zoneinfo: str = "",
+        volume_limit: int = MAX_VOLUME_BYTES,
+    ) -> None:
+        if version not in (PM_LOG_VERS02, PM_LOG_VERS03):
+            raise PMError(PM_ERR_LOGREC, f"archive version {version} cannot be written")
+        self.base = base
+        self.version = version
+        self.volume_limit = min(volume_limit, MAX_VOLUME_BYTES)
+        self.label = LogLabel(
+            version, os.getpid() if pid is None else pid, start, 0, hostname, timezone, zoneinfo
+        )
+        self.descs: dict[int, Desc] = {}
+        self._indoms: dict[int, tuple[tuple[int, ...], tuple[str | None, ...]]] = {}
+        self._fds: list[int] = []
+        try:
+            self._index_fd = self._open(base + ".index", PM_LOG_VOL_TI)
+            self._meta_fd = self._open(base + ".meta", PM_LOG_VOL_META)
+            self.vol = 0
+            self._vol_fd = self._open(f"{base}.0", 0)
+        except BaseException:
+            self.close()
+            raise
+        self.meta_offset = os.lseek(self._meta_fd, 0, os.SEEK_END)
+        self.log_offset = os.lseek(self._vol_fd, 0, os.SEEK_END)
+        self.last_stamp = start
+
+    def _open(self, path: str, vol: int) -> int:
+        fd = _create(path)
+        self._fds.append(fd)
+        self._write(fd, encode_label(self.label.with_vol(vol)))
+        return fd
+
+    @staticmethod
+    def _write(fd: int, data: bytes) -> None:
+        done = os.write(fd, data)
+        while done < len(data):  # a short write (a signal, a full disk): finish the record
+            done += os.write(fd, data[done:])
+
+    # -- metadata -------------------------------------------------------------------
+
+    def _put_meta(self, data: bytes) -> int:
+        at = self.meta_offset
+        if at + len(data) > MAX_VOLUME_BYTES:
+            raise PMError(-27, f"{self.base}.meta would pass the 2 GB an index can address")
+        self._write(self._meta_fd, data)
+        self.meta_offset += len(data)
+        return at
+
+    def put_desc(self, desc: Desc, names: Sequence[str]) -> None:
+        """A metric's descriptor and names; once per metric, before its first value."""
+        self._put_meta(encode_desc(DescRecord(desc, tuple(names))))
+        self.descs[desc.pmid] = desc
+
+    def put_indom(
+        self,
+        stamp: Timestamp,
+        indom: int,
+        insts: Sequence[int],
+        names: Sequence[str],
+    ) -> bool:
+        """Record INDOM's members from STAMP on, if they differ from the last recorded.
+
+        True when a record was written (the caller may want an index entry then).
+        """
+        members = (tuple(insts), tuple(names))
+        if self._indoms.get(indom) == members:
+            return False
+        record = InDomRecord(stamp, indom, members[0], members[1])
+        self._put_meta(encode_indom(record, self.version))
+        self._indoms[indom] = members
+        return True
+
+    def put_text(self, type_: int, ident: int, text: str) -> None:
+        self._put_meta(encode_text(TextRecord(type_, ident, text)))
+
+    def put_labels(self, record: LabelRecord) -> None:
+        self._put_meta(encode_labels(record, self.version))
+
+    # -- values ----------------------------------------------------------------------
+
+    def put_result(self, result: Result) -> int:
+        """Append RESULT as a volume record; returns the offset it was written at.
+
+        Every metric in it must have been described first.  A volume that would grow
+        past the limit is closed and the record starts a new one.
+        """
+        for vs in result.vsets:
+            if vs.pmid not in self.descs:
+                raise PMError(
+                    PM_ERR_LOGREC, f"value for PMID {vs.pmid:#x} logged before its descriptor"
+                )
+        return self._put_record(encode_record(result, self.version), result.timestamp)
+
+    def put_mark(self, stamp: Timestamp) -> int:
+        """A <mark> record: logging was interrupted (no values are known across it)."""
+        return self._put_record(encode_record(Result(stamp, ()), self.version), stamp)
+
+    def _put_record(self, data: bytes, stamp: Timestamp) -> int:
+        if self.log_offset + len(data) > self.volume_limit and self.log_offset > len(
+            encode_label(self.label)
+        ):
+            self.new_volume(stamp)
+        at = self.log_offset
+        self._write(self._vol_fd, data)
+        self.log_offset += len(data)
+        self.last_stamp = stamp
+        return at
+
+    # -- index and volumes -----------------------------------------------------------
+
+    def put_index(self, stamp: Timestamp) -> IndexEntry:
+        """An index entry: at STAMP the .meta and the current volume end where they do now."""
+        entry = IndexEntry(stamp, self.vol, self.meta_offset, self.log_offset)
+        self._write(self._index_fd, encode_index(entry, self.version))
+        return entry
+
+    def new_volume(self, stamp: Timestamp) -> int:
+        """Close the current volume and start the next; an index entry marks the switch."""
+        fd = self._open(f"{self.base}.{self.vol + 1}", self.vol + 1)
+        old = self._vol_fd
+        self._vol_fd = fd
+        self._fds.remove(old)
+        os.close(old)
+        self.vol += 1
+        self.log_offset = os.lseek(fd, 0, os.SEEK_END)
+        self.put_index(stamp)
+        return self.vol
+
+    def sync(self) -> None:
+        """Push everything written so far to stable storage."""
+        for fd in self._fds:
+            os.fsync(fd)
+
+    def close(self) -> None:
+        for fd in self._fds:
+            os.close(fd)
+        self._fds.clear()
+
+    def __enter__(self) -> ArchiveWriter:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()

@@ -208,9 +208,10 @@ class Archive:
             )
             for name in record.names:
                 if name not in self.pmns:
-                    # a name clashing with a subtree: libpcp drops it too
+                    # newest first at each level, as libpcp builds an archive's namespace;
+                    # a name clashing with a subtree is dropped, as there
                     with contextlib.suppress(PMError):
-                        self.pmns.add(name, pmid)
+                        self.pmns.add(name, pmid, at_front=True)
         elif isinstance(record, InDomRecord):
             history = self.indoms.setdefault(record.indom, [])
             if record.delta:

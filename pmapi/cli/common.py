@@ -14,7 +14,7 @@ import os
 import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import NoReturn
+from typing import Any, NoReturn
 
 from pmapi import PCP_COMPAT_VERSION, __version__
 from pmapi.errors import PMError
@@ -177,8 +177,32 @@ class Tool:
         except (OSError, PMError) as exc:
             self.fail(f'Cannot load namespace from "{parsed.get("namespace")}": {exc}')
 
+    def archive_origin(self, parsed: Parsed, ctx: Any) -> Any:
+        """The time an archive context starts from: -O within the -S/-T/-A window."""
+        from pmapi.timewindow import TimeParseError, parse_time_window
+        from pmapi.values import Timestamp
+
+        archive = ctx.archive
+        zone = archive_zone(ctx) if "hostzone" in parsed else parsed.get("timezone")
+        try:
+            window = parse_time_window(
+                parsed.get("start"),
+                parsed.get("finish"),
+                parsed.get("align"),
+                parsed.get("origin"),
+                archive.label.start,
+                archive.end(),
+                tz=zone,
+            )
+        except TimeParseError as exc:
+            self.fail(exc.errmsg)
+        except PMError as exc:
+            self.fail(str(exc))
+        ns = window.origin_ns
+        return Timestamp(ns // 1_000_000_000, ns % 1_000_000_000)
+
     def context(self, parsed: Parsed):
-        """The Context the options name: -h HOST, -L (with -K), else the local pmcd."""
+        """The Context the options name: -a ARCHIVE, -h HOST, -L (with -K), else the local pmcd."""
         from pmapi.context import Context
 
         sources = [k for k in ("archive", "host", "local-PMDA") if k in parsed]
@@ -186,7 +210,13 @@ class Tool:
             self.fail("at most one of -a, -h and -L allowed", usage=True)
         pmns = self.namespace(parsed)
         if "archive" in parsed:
-            self.fail(f"archive contexts are not available yet: {parsed.get('archive')}")
+            from pmapi.archive.context import ArchiveContext
+
+            name = str(parsed.get("archive"))
+            try:
+                return ArchiveContext(name, pmns)
+            except PMError as exc:
+                self.fail(f'Cannot open archive "{name}": {exc}')
         try:
             if "local-PMDA" in parsed:
                 return Context.local(parsed.specs, pmns)
@@ -198,6 +228,14 @@ class Tool:
             if "local-PMDA" in parsed:
                 self.fail(f"Cannot make standalone connection on localhost: {exc}")
             self.fail(str(exc))
+
+
+def archive_zone(ctx: Any) -> Any:
+    """The zone an archive was written in (its label's zoneinfo, else its TZ string)."""
+    from pmapi.timewindow import new_zone
+
+    label = ctx.archive.label
+    return new_zone(label.zoneinfo or label.timezone)
 
 
 def _quiet_stdout() -> None:

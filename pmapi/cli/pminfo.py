@@ -14,6 +14,7 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
+from pmapi.archive.context import PM_MODE_FORW
 from pmapi.cli.common import (
     ARCHIVE,
     HELP,
@@ -45,6 +46,7 @@ from pmapi.labels import (
 )
 from pmapi.types import PMType, pmSemStr, pmTypeStr, type_description
 from pmapi.units import pmUnitsStr
+from pmapi.values import Timestamp
 
 UNIQNAMES = Opt("N", "uniqnames", "FILE", "like -n, with only one name for each PMID")
 BATCH = Opt("b", "batch", "N", "fetch N metrics at a time for -f and -v [128]")
@@ -136,6 +138,7 @@ class Report:
         self._inst_labels: tuple[LabelSet, ...] | None = None
         self._label_cache: dict[tuple[int, int], LabelSet | None] = {}
         self._context_labels: LabelSet | None = None
+        self.origin: Timestamp | None = None  # where an archive's fetches start (-O)
 
     @property
     def needs_context(self) -> bool:
@@ -225,6 +228,8 @@ class Report:
         result = None
         if self.value or self.label or self.verify:
             try:
+                if self.origin is not None:  # an archive: each batch reads from the origin on
+                    ctx.set_mode(PM_MODE_FORW, self.origin)
                 result = ctx.fetch(pmids)
             except PMError as exc:
                 for name in names:
@@ -525,6 +530,10 @@ def _run(argv: list[str]) -> int:
         or "host" in parsed
     ):
         report.ctx = TOOL.context(parsed)
+        if report.ctx.kind == "archive":
+            # one metric per batch, each found from the origin on, as pminfo does
+            report.batchsize = 1
+            report.origin = TOOL.archive_origin(parsed, report.ctx)
     else:  # names alone, from the -n file: no pmcd needed
         from pmapi.context import Context
 

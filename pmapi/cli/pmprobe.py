@@ -16,6 +16,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from pmapi import PCP_COMPAT_VERSION, __version__
+from pmapi.archive.context import PM_MODE_FORW
 from pmapi.cli.common import (
     ARCHIVE,
     DERIVED,
@@ -86,6 +87,8 @@ def _run(argv: list[str]) -> int:
     parsed = TOOL.parse(argv)
     flags = _options(argv, parsed)
     ctx = TOOL.context(parsed)
+    if ctx.kind == "archive":
+        flags["origin"] = TOOL.archive_origin(parsed, ctx)
     try:
         counts = _count_pdus(ctx) if flags["verbose"] else None
         _probe(ctx, parsed.operands, flags, sys.stdout.write)
@@ -281,7 +284,10 @@ class _InDoms:
         """(inst, name) pairs of INDOM, or the error code pmGetInDom gave."""
         if indom != self.indom:
             try:
-                self.answer = self.ctx.instances(indom)
+                if self.ctx.kind == "archive":  # pmGetInDomArchive: all it ever held
+                    self.answer = self.ctx.instances_archive(indom)
+                else:
+                    self.answer = self.ctx.instances(indom)
             except PMError as exc:
                 self.answer = exc.code
             self.indom = indom
@@ -297,12 +303,15 @@ def _probe(ctx, operands: Sequence[str], flags: dict[str, Any], out: Callable[[s
         for name, pmid in metrics:
             out(_domain_line(ctx, indoms, name, pmid, inst, inames) + "\n")
         return
-    batchsize = flags["batch"]
+    origin = flags.get("origin")
+    batchsize = 1 if origin is not None else flags["batch"]  # an archive: one at a time
     for start in range(0, len(metrics), batchsize):
         batch = metrics[start : start + batchsize]
         pmids = [pmid for _, pmid in batch]
         _learn_descs(ctx, pmids)
         try:
+            if origin is not None:  # each found from the origin on, uninterpolated
+                ctx.set_mode(PM_MODE_FORW, origin)
             fetched = ctx.fetch(pmids)
         except PMError as exc:
             out(f"{batch[0][0]} {_error(exc.code)} (pmFetch)\n")

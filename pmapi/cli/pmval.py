@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from datetime import tzinfo
 from typing import Any
 
+from pmapi.archive.context import PM_MODE_FORW
 from pmapi.cli.common import (
     ALIGN,
     ARCHIVE,
@@ -40,6 +41,7 @@ from pmapi.cli.common import (
     Opt,
     Parsed,
     Tool,
+    archive_zone,
 )
 from pmapi.convert import StoreValueError, parse_typed_value, pmExtractValue
 from pmapi.desc import Desc
@@ -67,6 +69,7 @@ from pmapi.timewindow import (
     parse_time_window,
     pcp_timezone,
     pcp_zoneinfo,
+    pm_ctime,
     tzinfo_for,
 )
 from pmapi.types import PMSem, PMType, ValFmt, pmTypeStr
@@ -416,6 +419,8 @@ def context_hostname(ctx: Any) -> str:
 
 def context_zone(ctx: Any) -> tzinfo:
     """pmNewContextZone: the zone of the metrics source (pmcd.zoneinfo or pmcd.timezone)."""
+    if ctx.kind == "archive":
+        return archive_zone(ctx)
     if ctx.kind != "host":
         return new_zone(pcp_zoneinfo() or pcp_timezone())
     pmids = ctx.lookup_names(["pmcd.timezone", "pmcd.zoneinfo"])
@@ -551,8 +556,31 @@ class Reporter:
         self.indom_cache: tuple[int, dict[int, str]] | None = None
         self.inst_names: dict[int, str] = {}
         self.hostname = ""
+        self.archive = ctx.kind == "archive"
+        self.raw_archive = self.archive and o.nointerp  # -U: every record, no interpolation
+        self.source = ""  # the archive named, for the header
+        self.origin: Timestamp | None = None
+        self.finish: Timestamp | None = None  # the window's end, None when open
+        self.reporting = False
 
     # -- setup ---------------------------------------------------------------------------
+
+    # pmval asks an archive for every instance it ever saw (the *Archive calls)
+    def _instances(self, indom: int) -> list[tuple[int, str]]:
+        ctx = self.ctx
+        return ctx.instances_archive(indom) if self.archive else ctx.instances(indom)
+
+    def _instance_id(self, indom: int, name: str) -> int:
+        ctx = self.ctx
+        return (
+            ctx.instance_id_archive(indom, name) if self.archive else ctx.instance_id(indom, name)
+        )
+
+    def _instance_name(self, indom: int, inst: int) -> str:
+        ctx = self.ctx
+        if self.archive:
+            return ctx.instance_name_archive(indom, inst)
+        return ctx.instance_name(indom, inst)
 
     def lookup(self) -> None:
         """initapi: the metric's PMID and descriptor."""
@@ -580,7 +608,7 @@ class Reporter:
             ids = []
             for name in self.inames:
                 try:
-                    ids.append(self.ctx.instance_id(indom, name))
+                    ids.append(self._instance_id(indom, name))
                 except PMError:
                     raise self.die(f"{PROG}: instance {name} not available\n") from None
             self.iids = ids
@@ -591,7 +619,7 @@ class Reporter:
             names = self.inames
         else:
             try:
-                found = self.ctx.instances(indom)
+                found = self._instances(indom)
             except PMError as exc:
                 raise self.die(
                     f"{PROG}: pmGetInDom({pmInDomStr(indom)}): {pmErrStr(exc.code)}\n"
@@ -641,7 +669,13 @@ class Reporter:
         lines = []
         if not self.events:
             lines.append(f"metric:    {self.metric}")
+        if self.archive:
+            lines.append(f"archive:   {self.source}")
         lines.append(f"host:      {self.hostname}")
+        if self.archive and self.origin is not None:
+            lines.append(f"start:     {pm_ctime(self.origin, self.zone)}")
+            if self.finish is not None:
+                lines.append(f"end:       {pm_ctime(self.finish, self.zone)}")
         if not self.events:
             sems = {
                 PMSem.PM_SEM_COUNTER: "cumulative counter",
@@ -657,7 +691,7 @@ class Reporter:
                 units += f" (converting to {rate_units_str(self.desc.units)})"
             lines.append(units)
         lines.append(f"samples:   {'all' if samples < 0 else samples}")
-        if samples > 1:
+        if samples > 1 and not self.raw_archive:
             lines.append(f"interval:  {timestamp_seconds(_ns_stamp(interval_ns)):1.2f} sec")
         return "".join(line + "\n" for line in lines)
 
@@ -680,6 +714,8 @@ class Reporter:
                 out += [f"full label for instance[{i}]: {name}\n"
                         for i, (_, name) in enumerate(self.pairs)]  # fmt: skip
         out.append("\n")
+        if self.archive and self.pairs:
+            out.append(" " * 12)  # over the timestamps archive replay puts first
         for _, name in self.pairs:
             if not self.counter or self.style != 0 or self.o.fixed != -1:
                 out.append(_cstr(name, cols, cols) + " ")
@@ -786,7 +822,7 @@ class Reporter:
             return None
         if inst not in self.inst_names:
             try:
-                self.inst_names[inst] = self.ctx.instance_name(self.desc.indom, inst)
+                self.inst_names[inst] = self._instance_name(self.desc.indom, inst)
             except PMError as exc:
                 raise self.die(
                     f"{PROG}: pmNameInDom: {self.metric}[{inst}]: {pmErrStr(exc.code)}\n"
@@ -854,7 +890,7 @@ class Reporter:
     def param_instance(self, indom: int, inst: int) -> str | None:
         if self.indom_cache is None or self.indom_cache[0] != indom:
             try:
-                found = dict(self.ctx.instances(indom))
+                found = dict(self._instances(indom))
             except PMError:
                 found = {}
             self.indom_cache = (indom, found)
@@ -862,20 +898,44 @@ class Reporter:
 
     # -- fetching ------------------------------------------------------------------------
 
+    def stamp_text(self, stamp: Timestamp) -> str:
+        """mytimestamp: a record's time of day, as archive replay prefixes each line."""
+        return format_stamp(stamp, self.zone, digits=3)
+
+    def _next_record(self) -> tuple[ValueSet, Timestamp] | int:
+        """-U: the next record holding the metric; -1 after reporting a <mark>."""
+        while True:
+            result = self.ctx.fetch_archive()
+            if not result.vsets:
+                write(f"{self.stamp_text(result.timestamp)}  Archive logging suspended\n")
+                self.reporting = False
+                return -1
+            for vset in result.vsets:
+                if vset.pmid == self.pmid:
+                    return vset, result.timestamp
+
     def fetch(self) -> Sample | int:
         """getvals: the next sample, -1 if it has no values (reported), -2 past -T."""
+        call = "pmFetchArchive" if self.raw_archive else "pmFetch"
         try:
-            fetched = self.ctx.fetch([self.pmid])
+            if self.raw_archive:
+                got = self._next_record()
+                if got == -1:
+                    return -1
+                vset, stamp = got  # type: ignore[misc]
+            else:
+                fetched = self.ctx.fetch([self.pmid])
+                vset, stamp = fetched.result.vsets[0], fetched.timestamp
         except PMError as exc:
             if exc.code == PM_ERR_EOL:
                 raise _Exit(0) from None
-            raise self.die(f"\n{PROG}: pmFetch: {pmErrStr(exc.code)}\n") from None
-        stamp = fetched.timestamp
+            raise self.die(f"\n{PROG}: {call}: {pmErrStr(exc.code)}\n") from None
         if timestamp_seconds(stamp) > self.finish_real:
             return -2
-        vset = fetched.result.vsets[0]
         self.note_rates(vset, stamp)
         if vset.numval == 0:
+            if self.archive:
+                write(f"{self.stamp_text(stamp)}  ")
             if not self.events:
                 write("No values available\n")
             elif self.o.verbose:
@@ -885,7 +945,7 @@ class Reporter:
             if self.events and vset.numval == PM_ERR_NOTCONN:
                 raise _Exit(0)
             sys.stdout.flush()
-            sys.stderr.write(f"\n{PROG}: pmFetch: {pmErrStr(vset.numval)}\n")
+            sys.stderr.write(f"\n{PROG}: {call}: {pmErrStr(vset.numval)}\n")
             sys.stderr.flush()
             return -1
         return Sample(vset, stamp)
@@ -1038,15 +1098,23 @@ def report(ctx: Any, o: Options, spec: MetricSpec) -> int:
             raise _runtime_error(
                 [f"{PROG}: Cannot set context timezone: {pmErrStr(exc.code)}\n"]
             ) from None
-        write(f'Note: timezone set to local timezone of host "{reporter.hostname}"\n\n')
+        where = " from archive" if reporter.archive else ""
+        write(f'Note: timezone set to local timezone of host "{reporter.hostname}"{where}\n\n')
     elif o.timezone is not None:
         reporter.zone = new_zone(o.timezone)
         write(f'Note: timezone set to "TZ={o.timezone}"\n\n')
     now = time.time_ns()
     try:
-        window = parse_time_window(
-            None, o.finish, None, None, (now // NSEC, now % NSEC), None, tz=reporter.zone
-        )
+        if reporter.archive:
+            archive = ctx.archive
+            window = parse_time_window(
+                o.start, o.finish, o.align, o.origin, archive.label.start, archive.end(),
+                tz=reporter.zone,
+            )  # fmt: skip
+        else:
+            window = parse_time_window(
+                None, o.finish, None, None, (now // NSEC, now % NSEC), None, tz=reporter.zone
+            )
     except TimeParseError as exc:
         raise _runtime_error([f"{PROG}: invalid time window.\n{exc.errmsg}\n"]) from None
     samples = o.samples if o.samples_given else -1
@@ -1057,8 +1125,21 @@ def report(ctx: Any, o: Options, spec: MetricSpec) -> int:
     reporter.init_instances()
     if ctx.kind == "host":
         reporter.store_filter()
+    if reporter.archive:
+        reporter.source = o.archives[0] if o.archives else ""
+        reporter.origin = _ns_stamp(window.origin_ns)
+        if not window.open_ended:
+            reporter.finish = _ns_stamp(window.end_ns)
+        if reporter.events:
+            reporter.raw_archive = True  # event records are never interpolated
+        if not reporter.raw_archive:
+            raise _runtime_error(
+                [f"{PROG}: interpolated archive replay is not built yet; use -U for "
+                 "record-by-record replay\n"]
+            )  # fmt: skip
+        ctx.set_mode(PM_MODE_FORW, reporter.origin)
 
-    if samples < 0 and not window.open_ended:
+    if samples < 0 and not window.open_ended and not reporter.raw_archive:
         finish = timestamp_seconds(_ns_stamp(window.end_ns))
         origin = timestamp_seconds(_ns_stamp(window.origin_ns))
         delta = timestamp_seconds(_ns_stamp(interval_ns))
@@ -1088,8 +1169,9 @@ def loop(rep: Reporter, samples: int, interval: float) -> None:
     forever = samples < 0
     have_prev = False
     no_values = False
-    reporting = False
     indom = rep.desc.indom != PM_INDOM_NULL
+    stamped = rep.archive  # archive replay puts each record's time before its values
+    pause = not rep.archive or rep.o.delay
     while forever or samples > 0:
         samples -= 1
         if not have_prev:
@@ -1100,17 +1182,22 @@ def loop(rep: Reporter, samples: int, interval: float) -> None:
                     write(rep.labels())
                 rep.prev_insts = [_signed(v.inst) for v in _sorted_vlist(got.vset)]
                 if rep.events or not rep.counter:
+                    if stamped:
+                        write(rep.stamp_text(got.stamp) + ("  " if rep.events else ""))
                     write(rep.report(got))
-                    reporting = True
+                    rep.reporting = True
                     continue
-                if no_values or reporting:
+                if no_values or rep.reporting:
+                    if stamped:
+                        write(rep.stamp_text(got.stamp) + "  ")
                     write("No values available\n")
                 no_values = False
             elif got == -2:
                 break
             else:
                 no_values = True
-        time.sleep(interval)
+        if pause:
+            time.sleep(interval)
         if not have_prev:
             continue
         got = rep.fetch()
@@ -1122,8 +1209,10 @@ def loop(rep: Reporter, samples: int, interval: float) -> None:
         if rep.iall and rep.instances_changed(got.vset):
             rep.init_instances()
             write(rep.labels())
+        if stamped:
+            write(rep.stamp_text(got.stamp) + ("  " if rep.events else ""))
         write(rep.report(got))
-        reporting = True
+        rep.reporting = True
         rep.prev_insts = [_signed(v.inst) for v in _sorted_vlist(got.vset)]
 
 

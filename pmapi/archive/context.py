@@ -1,0 +1,283 @@
+"""Archive contexts: the PMAPI calls answered from an archive (PCP's PM_CONTEXT_ARCHIVE).
+
+Names come from the archive's own namespace; descriptors, help text and labels from
+its metadata; instance domains and labels as they were at the context's current time
+(its origin, initially the archive's start), as libpcp answers them.  Values come
+uninterpolated, as PM_MODE_FORW/PM_MODE_BACK fetches do: the next record (in the
+mode's direction, from the origin) holding any of the metrics asked for, with the
+instance profile applied; ``fetch_archive`` returns every record, marks included.
+Interpolated replay (PM_MODE_INTERP) is not built yet: a fetch in that mode says so.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+from collections.abc import Generator, Iterator, Sequence
+from typing import Any
+
+from ..context import Fetched, _Operations
+from ..desc import Desc
+from ..errors import (  # type: ignore[attr-defined]
+    PM_ERR_EOL,
+    PM_ERR_INDOM_LOG,
+    PM_ERR_INST_LOG,
+    PM_ERR_MODE,
+    PM_ERR_NOTHOST,
+    PM_ERR_NYI,
+    PM_ERR_PMID_LOG,
+    PM_ERR_TEXT,
+    PMError,
+)
+from ..ids import PM_INDOM_NULL
+from ..labels import PM_LABEL_COMPOUND, PM_LABEL_CONTEXT, PM_LABEL_OPTIONAL, LabelSet
+from ..pmns import PMNS
+from ..values import Result, Timestamp, ValueSet
+from .format import PM_TEXT_HELP, PM_TEXT_INDOM, PM_TEXT_ONELINE, PM_TEXT_PMID
+from .reader import Archive, LogRecord
+
+PM_MODE_LIVE = 0
+PM_MODE_INTERP = 1
+PM_MODE_FORW = 2
+PM_MODE_BACK = 3
+
+
+class ArchiveSource:
+    """What a context needs to know of where its metrics come from: here, an archive."""
+
+    kind = "archive"
+    features = 0
+    generation = 0
+
+    def __init__(self, archive: Archive) -> None:
+        self.archive = archive
+        self.changes = 0
+
+    @property
+    def hostname(self) -> str:
+        return self.archive.label.hostname
+
+    def close(self) -> None:
+        self.archive.close()
+
+
+def open_archive(name: str) -> Archive:
+    """The archive NAME; PMError(-ENOENT) when nothing of that name exists, as libpcp says."""
+    base = name
+    if not any(os.path.exists(p) for p in (name, name + ".meta", name + ".meta.xz")):
+        from .reader import base_name
+
+        base = base_name(name)
+        if not any(os.path.exists(base + s) for s in (".meta", ".meta.xz", ".0", ".index")):
+            raise PMError(-errno.ENOENT)
+    return Archive(base)
+
+
+class ArchiveContext(_Operations):
+    """A synchronous PMAPI context over an archive: ``with ArchiveContext(path) as ctx:``."""
+
+    def __init__(self, name: str, pmns: PMNS | None = None) -> None:
+        archive = open_archive(name)
+        super().__init__(ArchiveSource(archive), _trimmed(archive, pmns))
+        self.archive = archive
+        self.origin: Timestamp = archive.label.start
+        self.mode = PM_MODE_INTERP
+        self._cursor: Iterator[LogRecord] | None = None
+
+    # -- the context's time -------------------------------------------------------------
+
+    def set_mode(self, mode: int, origin: Timestamp | None = None) -> None:
+        """pmSetMode: the direction of later fetches and the time they start from."""
+        if mode not in (PM_MODE_INTERP, PM_MODE_FORW, PM_MODE_BACK):
+            raise PMError(PM_ERR_MODE)
+        self.mode = mode
+        if origin is not None:
+            self.origin = origin
+        self._cursor = None
+
+    def _records(self) -> Iterator[LogRecord]:
+        if self._cursor is None:
+            backwards = self.mode == PM_MODE_BACK
+            self._cursor = self.archive.records_from(self.origin, backwards=backwards)
+        return self._cursor
+
+    def fetch_archive(self) -> Result:
+        """pmFetchArchive: the next record in the mode's direction, whatever it holds."""
+        if self.mode == PM_MODE_INTERP:
+            raise PMError(PM_ERR_MODE)
+        for rec in self._records():
+            self.origin = rec.stamp
+            return rec.result
+        raise PMError(PM_ERR_EOL)
+
+    def fetch(self, pmids: Sequence[int]) -> Fetched:
+        """pmFetch: the next record holding any of PMIDS (the others with no values)."""
+        if self.mode == PM_MODE_INTERP:
+            raise PMError(
+                PM_ERR_NYI, "interpolated archive replay is not built yet (use -U, uninterpolated)"
+            )
+        wanted = dict.fromkeys(pmids)
+        for rec in self._records():
+            if rec.is_mark:
+                continue
+            found = {vs.pmid: vs for vs in rec.result.vsets if vs.pmid in wanted}
+            if not found:
+                continue
+            self.origin = rec.stamp
+            vsets = tuple(self._in_profile(found.get(p) or _no_values(p)) for p in pmids)
+            descs = {p: self.archive.descs.get(p) for p in pmids}
+            return Fetched(Result(rec.stamp, vsets), descs)
+        raise PMError(PM_ERR_EOL)
+
+    def _in_profile(self, vs: ValueSet) -> ValueSet:
+        desc = self.archive.descs.get(vs.pmid)
+        if vs.numval <= 0 or desc is None or desc.indom == PM_INDOM_NULL:
+            return vs
+        keep = [i for i, inst in enumerate(vs.insts) if self.profile.wants(desc.indom, inst)]
+        if len(keep) == vs.numval:
+            return vs
+        insts = type(vs.insts)(vs.insts.typecode, (vs.insts[i] for i in keep))
+        values: Any = vs.values
+        values = (
+            type(values)(values.typecode, (values[i] for i in keep))
+            if hasattr(values, "typecode")
+            else tuple(values[i] for i in keep)
+        )
+        return vs._replace(numval=len(keep), insts=insts, values=values)
+
+    # -- metadata -------------------------------------------------------------------------
+
+    def _run(self, op: Generator) -> Any:
+        """Exchanges here never send anything: each is answered locally (names)."""
+        try:
+            next(op)
+        except StopIteration as stop:
+            return stop.value
+        raise PMError(PM_ERR_NOTHOST, "an archive context cannot send requests to pmcd")
+
+    def lookup_desc(self, pmid: int) -> Desc:
+        desc = self.archive.descs.get(pmid)
+        if desc is None:
+            raise PMError(PM_ERR_PMID_LOG)
+        self._descs[pmid] = desc
+        return desc
+
+    def lookup_descs(self, pmids: Sequence[int]) -> list[Desc | None]:
+        descs = [self.archive.descs.get(pmid) for pmid in pmids]
+        self._descs.update(zip(pmids, descs, strict=True))
+        return descs
+
+    def _indom(self, indom: int):
+        record = self.archive.indom_at(indom, self.origin)
+        if record is None:
+            raise PMError(PM_ERR_INDOM_LOG)
+        return record
+
+    def instances(self, indom: int) -> list[tuple[int, str]]:
+        record = self._indom(indom)
+        return [(i, n or "") for i, n in zip(record.insts, record.names, strict=True)]
+
+    def instance_name(self, indom: int, inst: int) -> str:
+        for i, name in self.instances(indom):
+            if i == inst:
+                return name
+        raise PMError(PM_ERR_INST_LOG)
+
+    def instance_id(self, indom: int, name: str) -> int:
+        pairs = self.instances(indom)
+        for i, n in pairs:
+            if n == name:
+                return i
+        for i, n in pairs:  # as libpcp: a name matches up to the first space too
+            if " " in n and n.split(" ", 1)[0] == name:
+                return i
+        raise PMError(PM_ERR_INST_LOG)
+
+    # pmGetInDomArchive and friends: every instance the archive ever saw, newest first
+
+    def _histories(self, indom: int) -> list:
+        history = self.archive.indoms.get(indom)
+        if not history:
+            raise PMError(PM_ERR_INDOM_LOG)
+        return history[::-1]
+
+    def instances_archive(self, indom: int) -> list[tuple[int, str]]:
+        """pmGetInDomArchive: the union of the instance domain over the whole archive."""
+        seen: dict[int, str] = {}
+        for record in self._histories(indom):
+            for inst, name in zip(record.insts, record.names, strict=True):
+                seen.setdefault(inst, name or "")
+        return list(seen.items())
+
+    def instance_id_archive(self, indom: int, name: str) -> int:
+        """pmLookupInDomArchive: NAME (or its part before a space) anywhere in the archive."""
+        for record in self._histories(indom):
+            for inst, n in zip(record.insts, record.names, strict=True):
+                if n == name or (n and " " in n and n.split(" ", 1)[0] == name):
+                    return inst
+        raise PMError(PM_ERR_INST_LOG)
+
+    def instance_name_archive(self, indom: int, inst: int) -> str:
+        """pmNameInDomArchive: INST's name in the latest record that has it."""
+        for record in self._histories(indom):
+            for i, n in zip(record.insts, record.names, strict=True):
+                if i == inst:
+                    return n or ""
+        raise PMError(PM_ERR_INST_LOG)
+
+    def text(self, ident: int, help: bool = False, indom: bool = False) -> str:
+        target = PM_TEXT_INDOM if indom else PM_TEXT_PMID
+        text = self.archive.text(ident, target | (PM_TEXT_HELP if help else PM_TEXT_ONELINE))
+        if not text and help:  # missing or empty help falls back to the one-line text (libpcp)
+            text = self.archive.text(ident, target | PM_TEXT_ONELINE)
+        if text is None:
+            raise PMError(PM_ERR_TEXT)
+        return text
+
+    def labels(self, ident: int, kind: int) -> tuple[LabelSet, ...]:
+        kind &= ~(PM_LABEL_COMPOUND | PM_LABEL_OPTIONAL)
+        if kind == PM_LABEL_CONTEXT:
+            ident = 0xFFFFFFFF
+        best = None
+        for record in self.archive.labels:
+            if (
+                record.type == kind
+                and record.ident == ident
+                and record.stamp <= self.origin
+                and (best is None or record.stamp >= best.stamp)
+            ):
+                best = record
+        return best.sets if best is not None else ()
+
+    def store(self, result: Result) -> None:
+        raise PMError(PM_ERR_NOTHOST)
+
+    def close(self) -> None:
+        self.source.close()
+
+    def __enter__(self) -> ArchiveContext:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def _no_values(pmid: int) -> ValueSet:
+    from array import array
+
+    return ValueSet(pmid, 0, 0, 0, array("I"), array("I"))
+
+
+def _trimmed(archive: Archive, pmns: PMNS | None) -> PMNS:
+    """The namespace to answer names from: the archive's, or -n's cut to the archive's metrics."""
+    if pmns is None:
+        return archive.pmns
+    cut = PMNS()
+    for name in pmns.traverse(""):
+        try:
+            pmid = pmns.lookup(name)
+        except PMError:
+            continue
+        if pmid in archive.descs:
+            cut.add(name, pmid)
+    return cut

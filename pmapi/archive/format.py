@@ -21,6 +21,7 @@ from construct import (
     Array,
     Bytes,
     Const,
+    ExprSymmetricAdapter,
     Int32sb,
     Int32ub,
     Int64sb,
@@ -63,6 +64,22 @@ class MetaType(IntEnum):
 
 # -- declarations ----------------------------------------------------------------------
 
+
+def swap_sec(sec: int) -> int:
+    """A v3 timestamp's seconds as PCP 6.0 stores them, or back (the swap is its own inverse).
+
+    __pmPutTimestamp writes the 64-bit seconds as two big-endian words with the low word
+    first (on the little-endian hosts PCP runs on): read as one big-endian int64, that
+    is the true value with its halves swapped.
+    """
+    u = sec & 0xFFFF_FFFF_FFFF_FFFF
+    u = (u & 0xFFFF_FFFF) << 32 | u >> 32
+    return u - (1 << 64) if u >= 1 << 63 else u
+
+
+#: The seconds of a v3 timestamp (label, record, index entry, indom and label records).
+SecV3 = ExprSymmetricAdapter(Int64sb, lambda obj, ctx: swap_sec(obj))
+
 #: __pmLabel_v2 inside its frame: 132 bytes in all.
 LabelV2 = Struct(
     "len" / Const(132, Int32sb),
@@ -80,7 +97,7 @@ LabelV3 = Struct(
     "len" / Const(808, Int32sb),
     "magic" / Const(PM_LOG_MAGIC | PM_LOG_VERS03, Int32ub),
     "pid" / Int32sb,
-    "sec" / Int64sb,
+    "sec" / SecV3,
     "nsec" / Int32sb,
     "vol" / Int32sb,
     "features" / Int32ub,
@@ -92,13 +109,13 @@ LabelV3 = Struct(
 )
 #: The start of a volume record (after its length): pmTimeval and the metric count.
 ResultHeadV2 = Struct("sec" / Int32sb, "usec" / Int32sb, "numpmid" / Int32sb)
-ResultHeadV3 = Struct("sec" / Int64sb, "nsec" / Int32sb, "numpmid" / Int32sb)
+ResultHeadV3 = Struct("sec" / SecV3, "nsec" / Int32sb, "numpmid" / Int32sb)
 #: Temporal index entries: v2 with 32-bit offsets, v3 with 64-bit seconds and offsets.
 IndexV2 = Struct(
     "sec" / Int32sb, "usec" / Int32sb, "vol" / Int32sb, "meta" / Int32sb, "log" / Int32sb
 )
 IndexV3 = Struct(
-    "sec" / Int64sb, "nsec" / Int32sb, "vol" / Int32sb, "meta" / Int64sb, "log" / Int64sb
+    "sec" / SecV3, "nsec" / Int32sb, "vol" / Int32sb, "meta" / Int64sb, "log" / Int64sb
 )
 #: TYPE_DESC body: pmDesc, then the metric's names (length-prefixed, no NUL, no padding).
 DescBody = Struct(
@@ -122,7 +139,7 @@ InDomHeadV2 = Struct(
     "stridx" / Array(this.numinst, Int32sb),
 )
 InDomHeadV3 = Struct(
-    "sec" / Int64sb,
+    "sec" / SecV3,
     "nsec" / Int32sb,
     "indom" / Int32ub,
     "numinst" / Int32sb,
@@ -148,7 +165,7 @@ LabelHeadV2 = Struct(
     "sec" / Int32sb, "usec" / Int32sb, "type" / Int32ub, "ident" / Int32ub, "nsets" / Int32sb
 )
 LabelHeadV3 = Struct(
-    "sec" / Int64sb, "nsec" / Int32sb, "type" / Int32ub, "ident" / Int32ub, "nsets" / Int32sb
+    "sec" / SecV3, "nsec" / Int32sb, "type" / Int32ub, "ident" / Int32ub, "nsets" / Int32sb
 )
 #: TYPE_TEXT body: the text's kind (PM_TEXT_* bits), the PMID or InDom, NUL-ended text.
 TextHead = Struct("type" / Int32ub, "ident" / Int32ub)
@@ -551,7 +568,8 @@ def _decode_text(body: bytes) -> TextRecord | None:
 def encode_index(entry: IndexEntry, version: int) -> bytes:
     s = entry.stamp
     if version == PM_LOG_VERS03:
-        return INDEX_V3.pack(s.sec, s.nsec, entry.vol, entry.meta_offset, entry.log_offset)
+        sec = swap_sec(s.sec)
+        return INDEX_V3.pack(sec, s.nsec, entry.vol, entry.meta_offset, entry.log_offset)
     return INDEX_V2.pack(s.sec, s.nsec // 1000, entry.vol, entry.meta_offset, entry.log_offset)
 
 
@@ -561,8 +579,9 @@ def decode_index(data: bytes, version: int) -> tuple[list[IndexEntry], int]:
     fmt = INDEX_V3 if version == PM_LOG_VERS03 else INDEX_V2
     scale = 1 if version == PM_LOG_VERS03 else 1000
     n = (len(data) - start) // fmt.size
+    fix = swap_sec if version == PM_LOG_VERS03 else int
     entries = [
-        IndexEntry(Timestamp(sec, frac * scale), vol, meta, log)
+        IndexEntry(Timestamp(fix(sec), frac * scale), vol, meta, log)
         for sec, frac, vol, meta, log in fmt.iter_unpack(data[start : start + n * fmt.size])
     ]
     return entries, len(data) - start - n * fmt.size

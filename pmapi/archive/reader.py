@@ -50,6 +50,7 @@ from .format import (
     decode_index,
     decode_label,
     decode_meta,
+    swap_sec,
 )
 
 #: Suffixes of compressed archive files, and how to open each.
@@ -298,6 +299,7 @@ class Archive:
         try:
             if self.version == PM_LOG_VERS03:
                 _, sec, nsec, numpmid = _HEAD_V3.unpack_from(record)
+                sec = swap_sec(sec)
                 vsets = decode_value_sets(pdu, _V3_PREAMBLE, numpmid)
                 result = Result(Timestamp(sec, nsec), vsets)
             else:

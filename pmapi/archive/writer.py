@@ -38,6 +38,7 @@ from .format import (
     encode_label,
     encode_labels,
     encode_text,
+    swap_sec,
 )
 
 _HEAD_V2 = struct.Struct(">iiii")  # len, sec, usec, numpmid
@@ -53,7 +54,7 @@ def encode_record(result: Result, version: int = PM_LOG_VERS02) -> bytes:
     if version == PM_LOG_VERS03:
         chunks, size = encode_value_sets(result.vsets, _V3_PREAMBLE)
         n = size - 12 + 8  # a record keeps the PDU body, framed by its length
-        head = _HEAD_V3.pack(n, ts.sec, ts.nsec, numpmid)
+        head = _HEAD_V3.pack(n, swap_sec(ts.sec), ts.nsec, numpmid)
     else:
         chunks, size = encode_value_sets(result.vsets, RESULT_PREAMBLE)
         n = size - 12 + 8
@@ -154,6 +155,11 @@ class ArchiveWriter:
         self._put_meta(encode_indom(record, self.version))
         self._indoms[indom] = members
         return True
+
+    def indom_members(self, indom: int) -> frozenset[int] | None:
+        """The instances of INDOM's last record here, None if it has none yet."""
+        members = self._indoms.get(indom)
+        return frozenset(members[0]) if members is not None else None
 
     def put_text(self, type_: int, ident: int, text: str) -> None:
         self._put_meta(encode_text(TextRecord(type_, ident, text)))

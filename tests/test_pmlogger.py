@@ -1,0 +1,188 @@
+"""Our pmlogger: archives from our pmcd and PCP's, judged by our reader and PCP's tools."""
+
+from __future__ import annotations
+
+import os
+import random
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from pmapi.archive import Archive
+from tests.client_servers import ours_serving, reference_serving, tool_env
+from tests.our_pmcd import our_pmcd
+from tests.reference_pmcd import require_reference
+
+CONFIG = """# two groups at different intervals share one archive
+log mandatory on every 100 msec { simple kernel.all.load }
+log mandatory on every 300 msec { hinv.ncpu kernel.all.cpu.user no.such.metric }
+log mandatory on once { hinv.physmem }
+log mandatory off { kernel.all.nprocs }
+"""
+
+
+def _pmlogger(tmp: Path, host: str, *args: str) -> subprocess.Popen:
+    (tmp / "cfg").write_text(CONFIG)
+    argv = [sys.executable, "-m", "pmlogger.main", "-h", host, "-c", str(tmp / "cfg")]
+    argv += ["-l", str(tmp / "log"), *args]
+    return subprocess.Popen(argv, cwd=tmp, env=tool_env(), start_new_session=True)
+
+
+def _finish(proc: subprocess.Popen, timeout: float = 60) -> int:
+    try:
+        return proc.wait(timeout)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+
+
+def _records(base: str) -> list:
+    with Archive(base) as a:
+        assert a.problems == []
+        return list(a.records())
+
+
+def _check_logged(base: str, samples: int) -> None:
+    """What any of our archives must be: whole, every group present, the failing metric absent."""
+    recs = _records(base)
+    assert len(recs) == samples
+    with Archive(base) as a:
+        names = {n for names in a.names.values() for n in names}
+        assert {"simple.numfetch", "kernel.all.load", "hinv.ncpu", "hinv.physmem"} <= names
+        assert "kernel.all.nprocs" not in names and "no.such.metric" not in names
+        physmem = a.pmns.lookup("hinv.physmem")
+        once = [r for r in recs if any(vs.pmid == physmem for vs in r.result.vsets)]
+        assert len(once) == 1  # "once" means once
+        load = a.pmns.lookup("kernel.all.load")
+        assert a.indom_at(a.descs[load].indom).names == ("1 minute", "5 minute", "15 minute")
+
+
+def test_logging_from_our_pmcd(tmp_path):
+    with ours_serving(tmp_path) as pmcd:
+        status = _finish(_pmlogger(tmp_path, pmcd.host, "-s", "12", "arch"))
+    assert status == 0
+    _check_logged(str(tmp_path / "arch"), 12)
+    assert "no.such.metric" in (tmp_path / "log").read_text()  # warned, not fatal
+
+
+def test_signals_switch_volumes_and_end_cleanly(tmp_path):
+    with ours_serving(tmp_path) as pmcd:
+        proc = _pmlogger(tmp_path, pmcd.host, "arch")
+        time.sleep(1.5)
+        proc.send_signal(signal.SIGHUP)
+        time.sleep(1.0)
+        proc.send_signal(signal.SIGTERM)
+        assert _finish(proc) == 0
+    with Archive(str(tmp_path / "arch")) as a:
+        assert set(a.volume_paths) == {0, 1}
+        assert {e.vol for e in a.index} == {0, 1}
+        recs = list(a.records())
+    assert {r.vol for r in recs} == {0, 1} and not any(r.is_mark for r in recs)
+
+
+def test_a_mark_when_pmcd_goes_away_and_logging_resumes(tmp_path):
+    (tmp_path / "one").write_text("log mandatory on every 100 msec { simple.numfetch }\n")
+    conf = "simple 253 dso Simple agents.simple\n"
+    d1 = tmp_path / "p1"
+    d1.mkdir()
+    (d1 / "simple").mkdir()
+    (d1 / "simple" / "simple.conf").write_text("sec\n")
+    with our_pmcd(conf, d1) as pmcd:
+        host = pmcd.host
+        proc = _pmlogger(tmp_path, host, "-c", str(tmp_path / "one"), "arch")
+        time.sleep(1.5)
+    port = host.rsplit(":", 1)[1]
+    d2 = tmp_path / "p2"
+    d2.mkdir()
+    (d2 / "simple").mkdir()
+    (d2 / "simple" / "simple.conf").write_text("sec\n")
+    time.sleep(1.0)
+    with our_pmcd(conf, d2, "-p", port):
+        time.sleep(3.0)
+    proc.send_signal(signal.SIGTERM)
+    assert _finish(proc) == 0
+    recs = _records(str(tmp_path / "arch"))
+    marks = [i for i, r in enumerate(recs) if r.is_mark]
+    assert marks, "no <mark> across the gap"
+    assert marks[0] > 0
+    if marks[0] < len(recs) - 1:  # logging resumed after the mark
+        assert recs[marks[0] + 1].stamp > recs[marks[0]].stamp
+
+
+def test_bad_configuration_is_one_line(tmp_path):
+    (tmp_path / "cfg").write_text("log mandatory sometimes foo\n")
+    run = subprocess.run(
+        [sys.executable, "-m", "pmlogger.main", "-c", "cfg", "arch"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert run.returncode == 1
+    assert run.stderr.count("\n") == 1 and "Specification error" in run.stderr
+    assert "Traceback" not in run.stderr and not (tmp_path / "arch.0").exists()
+
+
+# -- judged by PCP ------------------------------------------------------------------------------
+
+
+def _pcp_accepts(base: str, samples: int | None = None) -> None:
+    check = subprocess.run(["pmlogcheck", base], capture_output=True, text=True, timeout=60)
+    assert (check.returncode, check.stdout, check.stderr) == (0, "", "")
+    dump = subprocess.run(
+        ["pmdumplog", "-a", base], capture_output=True, text=True, timeout=60, env=tool_env()
+    )
+    assert dump.returncode == 0, dump.stderr
+    stamps = [ln for ln in dump.stdout.splitlines() if ln[:2].isdigit() and " metric" in ln]
+    assert len(stamps) == len(_records(base))
+    replay = subprocess.run(
+        ["pmval", "-a", base, "-t", "0.1", "kernel.all.load"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env=tool_env(),
+    )
+    assert replay.returncode == 0 and "1 minute" in replay.stdout, replay.stderr
+    assert any(ln[:2].isdigit() and "." in ln.split()[-1] for ln in replay.stdout.splitlines())
+
+
+@pytest.mark.interop
+def test_our_archive_from_our_pmcd_passes_pcp(tmp_path):
+    require_reference("pmlogcheck", "pmdumplog", "pmval")
+    with ours_serving(tmp_path) as pmcd:
+        assert _finish(_pmlogger(tmp_path, pmcd.host, "-s", "10", "arch")) == 0
+    _pcp_accepts(str(tmp_path / "arch"))
+
+
+@pytest.mark.interop
+def test_our_archive_from_pcps_pmcd_passes_pcp(tmp_path):
+    require_reference("pmlogcheck", "pmdumplog", "pmval")
+    with reference_serving(tmp_path) as pmcd:
+        assert _finish(_pmlogger(tmp_path, pmcd.host, "-s", "10", "arch")) == 0
+    _check_logged(str(tmp_path / "arch"), 10)
+    _pcp_accepts(str(tmp_path / "arch"))
+
+
+@pytest.mark.interop
+def test_sigkill_at_random_moments_leaves_valid_archives(tmp_path):
+    require_reference("pmlogcheck")
+    rng = random.Random(6)
+    with ours_serving(tmp_path) as pmcd:
+        for i in range(20):
+            d = tmp_path / f"k{i}"
+            d.mkdir()
+            proc = _pmlogger(d, pmcd.host, "arch")
+            time.sleep(0.6 + rng.random() * 1.2)
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+            base = str(d / "arch")
+            if not Path(base + ".0").exists():
+                continue  # killed before its first sample: nothing to judge
+            check = subprocess.run(["pmlogcheck", base], capture_output=True, text=True)
+            assert check.returncode == 0, (i, check.stdout, check.stderr)
+            assert _records(base), i

@@ -13,16 +13,16 @@ round after round; the figure is the median wall time.  Target: ours / reference
 from __future__ import annotations
 
 import argparse
+import os
 import shutil
 import statistics
-import subprocess
 import sys
-import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from benchmarks.bench_pminfo import timed  # noqa: E402
 from benchmarks.big_archive import ensure  # noqa: E402
 
 TARGET = 2.0
@@ -38,15 +38,6 @@ print(n)
 """
 
 
-def timed(argv: list[str]) -> tuple[float, str]:
-    start = time.perf_counter()
-    done = subprocess.run(argv, capture_output=True, text=True, cwd=ROOT)
-    seconds = time.perf_counter() - start
-    if done.returncode != 0:
-        raise RuntimeError(f"{argv[0]} failed: {done.stderr.strip()[-300:]}")
-    return seconds, done.stdout
-
-
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=3)
@@ -57,10 +48,10 @@ def main() -> int:
     base = ensure()
     ours_t, theirs_t = [], []
     for _ in range(args.rounds):
-        seconds, out = timed([sys.executable, "-c", READER, base])
+        seconds, out = timed([sys.executable, "-c", READER, base], dict(os.environ))
         ours_t.append(seconds)
         values = int(out)
-        seconds, _ = timed(["sh", "-c", f'pmdumplog -a "{base}" > /dev/null'])
+        seconds, _ = timed(["sh", "-c", f'pmdumplog -a "{base}" > /dev/null'], dict(os.environ))
         theirs_t.append(seconds)
     ours, theirs = statistics.median(ours_t), statistics.median(theirs_t)
     print(f"archive: {base} ({values:,} values)")

@@ -127,7 +127,9 @@ class Archive:
     """An open archive: label, metadata, index, and walks over its records."""
 
     def __init__(self, name: str) -> None:
-        self.base = base_name(name)
+        # only the name of an archive's file loses its suffix: otherwise NAME is the base
+        # name itself, as libpcp reads it ("20231114.00.10" is a base, not volume 10)
+        self.base = base_name(name) if _find_file(name, "") is not None else name
         self.problems: list[ArchiveError] = []
         meta_path = _find_file(self.base, ".meta")
         if meta_path is None:

@@ -12,6 +12,7 @@ and byte offset; `-v FILE` dumps any file's framed records in hex.
 
 from __future__ import annotations
 
+import bisect
 import errno
 import os
 import re
@@ -457,6 +458,15 @@ class _InDom:
     delta: bool
     insts: list[int]
     names: list[str | None]
+    _lookup: dict[int, str | None] | None = field(default=None, repr=False)
+
+    def name_of(self, inst: int) -> str | None:
+        """The name of INST (the first entry for it), None when it is not a member."""
+        if self._lookup is None:
+            self._lookup = {}
+            for i, name in zip(self.insts, self.names, strict=True):
+                self._lookup.setdefault(i, name)
+        return self._lookup.get(inst)
 
 
 @dataclass
@@ -477,6 +487,7 @@ class Metadata:
         self.descs = CHash()
         self.indoms = CHash()
         self.labels = CHash()
+        self._timelines: dict[int, tuple[list[Timestamp], list[_InDom]]] = {}
         for _, record in archive.meta:
             if isinstance(record, DescRecord):
                 self._add_desc(record.desc)
@@ -556,7 +567,8 @@ class Metadata:
                 at = 0
                 while at + 1 < len(chain):
                     newer, older = chain[at], chain[at + 1]
-                    newer.sets = [s for s in newer.sets if not _in_sets(s, older.sets)]
+                    seen = {_labelset_key(s) for s in older.sets}
+                    newer.sets = [s for s in newer.sets if _labelset_key(s) not in seen]
                     if newer.sets:
                         at += 1
                     else:
@@ -567,47 +579,34 @@ class Metadata:
         return node.data if node is not None else None
 
     def indom_at(self, indom: int, stamp: Timestamp) -> _InDom | None:
-        """__pmLogSearchInDom: the newest record at or before STAMP."""
-        node = self.indoms.search(indom)
-        if node is None:
-            return None
-        for item in node.data:
-            if _ts_cmp(item.stamp, stamp) <= 0:
-                return item
-        return None
+        """__pmLogSearchInDom: the first record at or before STAMP in the newest-first chain
+        (of records at one time, the one nearest the chain's head).
+        """
+        timeline = self._timelines.get(indom)
+        if timeline is None:
+            node = self.indoms.search(indom)
+            oldest_first = list(reversed(node.data)) if node is not None else []
+            timeline = self._timelines[indom] = ([i.stamp for i in oldest_first], oldest_first)
+        stamps, items = timeline
+        at = bisect.bisect_right(stamps, stamp)
+        return items[at - 1] if at else None
 
     def inst_name(self, indom: int, inst: int, stamp: Timestamp) -> str | None:
         """pmNameInDom in an archive context at STAMP; None when it fails."""
         item = self.indom_at(indom, stamp)
-        if item is None:
-            return None
-        for i, name in zip(item.insts, item.names, strict=True):
-            if i == inst:
-                return name
-        return None
+        return item.name_of(inst) if item is not None else None
 
 
-def _in_sets(lset: LabelSet, others: list[LabelSet]) -> bool:
-    return any(_same_labelset(lset, other) for other in others)
+def _labelset_key(lset: LabelSet) -> tuple:
+    """What samelabelset compares: the instance, the label count, each name and its value.
 
-
-def _same_labelset(a: LabelSet, b: LabelSet) -> bool:
-    """samelabelset: same instance, and every label of A in B with the same value."""
-    if a.inst != b.inst or a.nlabels != b.nlabels:
-        return False
-    for la in a.labels:
-        name = a.json[la.name : la.name + la.namelen]
-        match = next(
-            (lb for lb in b.labels if b.json[lb.name : lb.name + lb.namelen] == name), None
-        )
-        if match is None:
-            return False
-        if (
-            a.json[la.value : la.value + la.valuelen]
-            != b.json[match.value : match.value + match.valuelen]
-        ):
-            return False
-    return True
+    (Names within a set are unique, so comparing them as a set is PCP's comparison.)
+    """
+    js = lset.json
+    pairs = frozenset(
+        (js[x.name : x.name + x.namelen], js[x.value : x.value + x.valuelen]) for x in lset.labels
+    )
+    return (lset.inst, lset.nlabels, pairs)
 
 
 def _undelta(chain: list[_InDom]) -> None:
@@ -831,37 +830,44 @@ class Dumper:
 
     def labelsets(self) -> None:
         """dumpLabelSets: by time, then context, domain, cluster, item, indom, instances."""
-        self.out("\nMetric Labels in the Log ...\n")
-        prev = Timestamp(0, 0)
-        while True:
-            when = self._next_label_time(prev)
-            if when is None:
-                return
-            parts = [self.clock.stamp(when) + "\n"]
-            for kind in (PM_LABEL_CONTEXT, PM_LABEL_DOMAIN, PM_LABEL_CLUSTER, PM_LABEL_ITEM,
-                         PM_LABEL_INDOM, PM_LABEL_INSTANCES):  # fmt: skip
-                outer = self.meta.labels.search(kind)
-                if outer is None:
-                    continue
-                for node in _label_nodes(kind, outer.data):
-                    for rec in node.data:
-                        if _ts_sub(rec.stamp, when) == 0.0:
-                            parts.append(_print_label_sets(node.key, kind, rec.sets))
-            self.out("".join(parts))
-            prev = when
+        by_time: dict[Timestamp, list[str]] = {}
+        for kind in (PM_LABEL_CONTEXT, PM_LABEL_DOMAIN, PM_LABEL_CLUSTER, PM_LABEL_ITEM,
+                     PM_LABEL_INDOM, PM_LABEL_INSTANCES):  # fmt: skip
+            outer = self.meta.labels.search(kind)
+            for node in _label_nodes(kind, outer.data) if outer is not None else ():
+                for rec in node.data:
+                    text = _print_label_sets(node.key, kind, rec.sets)
+                    by_time.setdefault(rec.stamp, []).append(text)
+        parts = ["\nMetric Labels in the Log ...\n"]
+        for when in self._label_times():
+            parts.append(self.clock.stamp(when) + "\n")
+            parts += by_time[when]
+        self.out("".join(parts))
 
-    def _next_label_time(self, prev: Timestamp) -> Timestamp | None:
-        best: float | None = None
-        when = None
+    def _label_times(self) -> list[Timestamp]:
+        """The times dumpLabelSets visits: each round, the nearest later one as a double
+        sees it, the first met in hash order winning a tie (a tie's earlier times are lost,
+        as in PCP; times at or before the epoch are never shown).
+        """
+        first_met: dict[Timestamp, int] = {}
         for outer in self.meta.labels.walk():
             for inner in outer.data.walk():
                 for rec in inner.data:
-                    diff = _ts_sub(rec.stamp, prev)
-                    if diff <= 0.0:
-                        break
-                    if best is None or diff < best:
-                        best, when = diff, rec.stamp
-        return when
+                    first_met.setdefault(rec.stamp, len(first_met))
+        stamps = sorted(first_met)
+        times: list[Timestamp] = []
+        prev = Timestamp(0, 0)
+        at = bisect.bisect_right(stamps, prev)
+        while at < len(stamps):
+            nearest = _ts_sub(stamps[at], prev)
+            last = at
+            while last + 1 < len(stamps) and _ts_sub(stamps[last + 1], prev) == nearest:
+                last += 1
+            pick = min(range(at, last + 1), key=lambda k: first_met[stamps[k]])
+            prev = stamps[pick]
+            times.append(prev)
+            at = pick + 1
+        return times
 
     def helptext(self) -> None:
         """dumpHelpText: PMIDs then InDoms, by identifier; one-line text before help."""
@@ -1155,26 +1161,16 @@ def _unknown_features(features: int) -> str:
     return f" [unknown: {' '.join(bits)}]"
 
 
-def _label_nodes(kind: int, inner: CHash) -> Iterator[_Node]:
+def _label_nodes(kind: int, inner: CHash) -> list[_Node]:
     """The identifiers of one label type in PCP's order: context labels along their one
-    chain, the others by increasing identifier.
+    chain, the others by increasing identifier (the first in hash order for a repeat).
     """
     if kind == PM_LABEL_CONTEXT:
-        chain = next((c for c in inner.buckets if c), [])
-        yield from chain
-        return
-    prev: int | None = None
-    while True:
-        best = None
-        for node in inner.walk():
-            if prev is not None and node.key <= prev:
-                continue
-            if best is None or node.key < best.key:
-                best = node
-        if best is None:
-            return
-        yield best
-        prev = best.key
+        return next((c for c in inner.buckets if c), [])
+    first: dict[int, _Node] = {}
+    for node in inner.walk():
+        first.setdefault(node.key, node)
+    return [first[key] for key in sorted(first)]
 
 
 def _print_label_sets(ident: int, kind: int, sets: Iterable[LabelSet]) -> str:

@@ -19,7 +19,7 @@ from __future__ import annotations
 import struct
 import time as _time
 from array import array
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any, NamedTuple
 
 from .errors import PM_ERR_CONV, PM_ERR_TYPE, PMError  # type: ignore[attr-defined]
@@ -224,6 +224,19 @@ class ValueSet(NamedTuple):
         if type_ == PMType.PM_TYPE_FLOAT:
             return array("f", self.values.tobytes())
         return array("i", self.values.tobytes())
+
+    def subset(self, keep: Callable[[int], bool]) -> ValueSet:
+        """This set with only the values whose instance KEEP accepts (itself if all are)."""
+        chosen = [i for i, inst in enumerate(self.insts) if keep(inst)]
+        if len(chosen) == len(self.insts):
+            return self
+        insts = array(self.insts.typecode, (self.insts[i] for i in chosen))
+        values = self.values
+        if isinstance(values, array):
+            values = array(values.typecode, (values[i] for i in chosen))
+        else:
+            values = tuple(values[i] for i in chosen)
+        return self._replace(numval=len(chosen), insts=insts, values=values)
 
     def get(self, inst: int = PM_IN_NULL, type_: int | None = None) -> Any:
         """The atom for instance INST; KeyError if it has no value."""

@@ -87,13 +87,12 @@ class Logger:
                 except PMError as exc:
                     self.warn(f'Problem with lookup for metric "{spec.name}" ... {exc.message}')
                     continue
-                for name, pmid in zip(names, pmids, strict=True):
+                descs = self.ctx.lookup_descs(pmids) if pmids else []
+                for name, pmid, desc in zip(names, pmids, descs, strict=True):
                     if pmid in g.pmids:
                         continue
-                    try:
-                        desc = self.ctx.lookup_desc(pmid)
-                    except PMError as exc:
-                        self.warn(f'Problem with lookup for metric "{name}" ... {exc.message}')
+                    if desc is None:
+                        self.warn(f'Problem with lookup for metric "{name}" ... no descriptor')
                         continue
                     g.pmids.append(pmid)
                     if spec.instances and desc.indom != PM_INDOM_NULL:
@@ -137,7 +136,7 @@ class Logger:
             if vs.numval < 0:
                 continue  # could not be fetched: absent from this record
             if vs.pmid in keep:
-                vs = _only(vs, keep[vs.pmid])
+                vs = vs.subset(keep[vs.pmid].__contains__)
             vsets.append(vs)
         self.write(Result(stamp, tuple(vsets)), fetched.descs)
         return True
@@ -252,20 +251,6 @@ class Logger:
                 self.writer.put_index(self.last_stamp)
             self.writer.close()
             self.writer = None
-
-
-def _only(vs: ValueSet, insts: tuple[int, ...]) -> ValueSet:
-    """VS cut to the instances of an instance list in the configuration."""
-    keep = [i for i, inst in enumerate(vs.insts) if inst in insts]
-    if len(keep) == vs.numval:
-        return vs
-    ins = type(vs.insts)(vs.insts.typecode, (vs.insts[i] for i in keep))
-    vals = vs.values
-    if hasattr(vals, "typecode"):
-        vals = type(vals)(vals.typecode, (vals[i] for i in keep))
-    else:
-        vals = tuple(vals[i] for i in keep)
-    return vs._replace(numval=len(keep), insts=ins, values=vals)
 
 
 def _after(stamp: Timestamp) -> Timestamp:

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import errno
 import os
+from array import array
 from collections.abc import Generator, Iterator, Sequence
 from typing import Any
 
@@ -32,7 +33,8 @@ from ..errors import (  # type: ignore[attr-defined]
 from ..ids import PM_INDOM_NULL
 from ..labels import PM_LABEL_COMPOUND, PM_LABEL_CONTEXT, PM_LABEL_OPTIONAL, LabelSet
 from ..pmns import PMNS
-from ..values import Result, Timestamp, ValueSet
+from ..types import ValFmt
+from ..values import NO_BLOCKS, Result, Timestamp, ValueSet
 from .format import PM_TEXT_HELP, PM_TEXT_INDOM, PM_TEXT_ONELINE, PM_TEXT_PMID
 from .reader import Archive, LogRecord
 
@@ -133,17 +135,7 @@ class ArchiveContext(_Operations):
         desc = self.archive.descs.get(vs.pmid)
         if vs.numval <= 0 or desc is None or desc.indom == PM_INDOM_NULL:
             return vs
-        keep = [i for i, inst in enumerate(vs.insts) if self.profile.wants(desc.indom, inst)]
-        if len(keep) == vs.numval:
-            return vs
-        insts = type(vs.insts)(vs.insts.typecode, (vs.insts[i] for i in keep))
-        values: Any = vs.values
-        values = (
-            type(values)(values.typecode, (values[i] for i in keep))
-            if hasattr(values, "typecode")
-            else tuple(values[i] for i in keep)
-        )
-        return vs._replace(numval=len(keep), insts=insts, values=values)
+        return vs.subset(lambda inst: self.profile.wants(desc.indom, inst))
 
     # -- metadata -------------------------------------------------------------------------
 
@@ -263,9 +255,8 @@ class ArchiveContext(_Operations):
 
 
 def _no_values(pmid: int) -> ValueSet:
-    from array import array
-
-    return ValueSet(pmid, 0, 0, 0, array("I"), array("I"))
+    """A set with no values: what a fetch gives for a metric missing from the record."""
+    return ValueSet(pmid, 0, ValFmt.PM_VAL_INSITU, NO_BLOCKS, array("I"), array("I"))
 
 
 def _trimmed(archive: Archive, pmns: PMNS | None) -> PMNS:

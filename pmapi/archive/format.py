@@ -21,6 +21,7 @@ from construct import (
     Array,
     Bytes,
     Const,
+    ConstructError,
     ExprSymmetricAdapter,
     Int32sb,
     Int32ub,
@@ -477,7 +478,7 @@ def decode_meta(mtype: int, body: bytes, where: str, offset: int) -> MetaRecord 
         raise ArchiveError(
             PM_ERR_LOGREC, where, offset, f"malformed {_type_name(mtype)} record ({exc})"
         ) from None
-    except Exception as exc:  # construct's StreamError and friends
+    except ConstructError as exc:  # a count or length that runs past the record
         what = f"malformed {_type_name(mtype)} record ({type(exc).__name__})"
         raise ArchiveError(PM_ERR_LOGREC, where, offset, what) from None
     raise ArchiveError(PM_ERR_LOGREC, where, offset, f"unknown metadata record type {mtype}")

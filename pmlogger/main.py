@@ -132,11 +132,12 @@ def _run(argv: list[str]) -> int:
     except ConfigError as exc:
         TOOL.fail(str(exc))
     except OSError as exc:
-        TOOL.fail(f'Cannot open config file "{parsed.get("config")}": {exc.strerror}')
+        reason = os.strerror(exc.errno) if exc.errno else str(exc)
+        TOOL.fail(f'Cannot open config file "{parsed.get("config")}": {reason}')
     for warning in config.warnings:
         log.write(warning + "\n")
 
-    ctx = _context(parsed)
+    ctx = TOOL.context(parsed)  # -h HOST, -o (the key local-PMDA, as -L), else local:
     hostname = ctx.hostname if ctx.kind == "host" else socket.gethostname()
     if hostname in ("localhost", "local:", "") or hostname.startswith("/"):
         hostname = socket.gethostname()
@@ -184,8 +185,11 @@ def _run(argv: list[str]) -> int:
 
     try:
         logger.run(samples, until, stop=lambda: flags["stop"], on_idle=idle)
-    except PMError as exc:
-        log.write(f"pmlogger: {exc}\n")
+    except PMError as exc:  # the archive could not be created or written
+        message = f"pmlogger: {exc.detail or exc.message}\n"
+        log.write(message)
+        if log is not sys.stderr:
+            sys.stderr.write(message)
         return 1
     finally:
         logger.close()
@@ -204,21 +208,6 @@ def _open_log(path: object) -> TextIO:
         return open(name, "a", buffering=1)
     except OSError as exc:
         TOOL.fail(f'Cannot open log file "{name}": {exc.strerror}')
-
-
-def _context(parsed):
-    """-h HOST, -o (local agents, with -K), else the local pmcd."""
-    from pmapi.context import Context
-
-    try:
-        if "local-PMDA" in parsed:
-            return Context.local(parsed.specs)
-        host = str(parsed.get("host") or os.environ.get("PMCD_HOST") or "local:")
-        return Context.host(host)
-    except PMError as exc:
-        if exc.detail and exc.detail.startswith("Cannot connect"):
-            TOOL.fail(f"{exc.detail}: {exc.message}")
-        TOOL.fail(str(exc))
 
 
 def _banner(log: TextIO, host: str, base: str, note: object) -> None:

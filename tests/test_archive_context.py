@@ -5,10 +5,11 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
-from pmapi.archive import ArchiveWriter
+from pmapi.archive import Archive, ArchiveWriter
 from pmapi.archive.context import PM_MODE_BACK, PM_MODE_FORW, ArchiveContext
 from pmapi.desc import Desc
 from pmapi.errors import PMError
@@ -123,8 +124,8 @@ def test_missing_archive_is_enoent(tmp_path):
 # -- beside PCP's tools ------------------------------------------------------------------------
 
 CONFIG = """log mandatory on every 200 msec {
-    sampledso.colour sampledso.string.hullo sampledso.milliseconds sampledso.bin
-    sampledso.double.bin sampledso.longlong.one kernel.all.load
+    kernel.all.load hinv.ncpu kernel.all.cpu.user kernel.percpu.cpu.user mem.util.free
+    kernel.uname.release network.interface.in.bytes
 }
 """
 
@@ -132,6 +133,7 @@ CONFIG = """log mandatory on every 200 msec {
 @pytest.fixture(scope="module")
 def reference_archive(tmp_path_factory) -> str:
     require_reference("pmlogger", "pminfo", "pmval", "pmprobe")
+    # every metric of CONFIG must be in the archive, so no comparison is of two errors
     tmp = tmp_path_factory.mktemp("ref")
     (tmp / "cfg").write_text(CONFIG)
     base = str(tmp / "ref")
@@ -142,6 +144,8 @@ def reference_archive(tmp_path_factory) -> str:
         timeout=60,
         capture_output=True,
     )
+    with Archive(base) as archive:
+        assert len(archive.descs) == 7 + 5  # CONFIG's, and pmlogger's own pmcd.* metrics
     return base
 
 
@@ -181,11 +185,11 @@ def _without_anonymous(text: str) -> str:
     [
         [],
         ["-m"],
-        ["-dtT", "sampledso", "kernel"],
-        ["-f", "sampledso.colour", "sampledso.string.hullo", "kernel.all.load"],
-        ["-fd", "-O", "+0.5", "sampledso.bin"],
-        ["-l", "kernel.all.load", "sampledso.colour"],
-        ["-I", "-t", "29.1"],
+        ["-dtT", "kernel", "hinv", "mem", "network"],
+        ["-f", "kernel.all.load", "kernel.uname.release", "network.interface.in.bytes"],
+        ["-fd", "-O", "+0.5", "kernel.percpu.cpu.user"],
+        ["-l", "kernel.all.load", "network.interface.in.bytes"],
+        ["-I", "-t", "60.3"],
         ["nosuch.metric"],
     ],
 )
@@ -199,11 +203,11 @@ def test_pminfo_on_an_archive(reference_archive, argv):
 @pytest.mark.parametrize(
     "argv",
     [
-        ["sampledso", "kernel"],
-        ["-v", "sampledso.colour", "sampledso.double.bin"],
-        ["-i", "sampledso.bin"],
-        ["-I", "-f", "sampledso.colour"],
-        ["-O", "+0.7", "-v", "sampledso.milliseconds"],
+        ["kernel", "hinv", "mem"],
+        ["-v", "kernel.all.load", "kernel.uname.release"],
+        ["-i", "network.interface.in.bytes"],
+        ["-I", "-f", "kernel.percpu.cpu.user"],
+        ["-O", "+0.7", "-v", "kernel.all.cpu.user"],
     ],
 )
 def test_pmprobe_on_an_archive(reference_archive, argv):
@@ -215,19 +219,30 @@ def test_pmprobe_on_an_archive(reference_archive, argv):
 @pytest.mark.parametrize(
     "argv",
     [
-        ["sampledso.colour"],
         ["kernel.all.load"],
-        ["-i", "bin-200,bin-500", "sampledso.bin"],
-        ["sampledso.milliseconds"],  # a counter: rates between records
-        ["-r", "sampledso.milliseconds"],
-        ["sampledso.string.hullo"],
-        ["-S", "+0.5", "-T", "+1", "sampledso.double.bin"],
-        ["-Z", "UTC-10", "-f", "3", "sampledso.longlong.one"],
-        ["-z", "sampledso.colour"],
-        ["-s", "2", "sampledso.colour"],
+        ["hinv.ncpu"],
+        ["-i", "1 minute,15 minute", "kernel.all.load"],
+        ["kernel.all.cpu.user"],  # a counter: rates between records
+        ["-r", "kernel.percpu.cpu.user"],
+        ["network.interface.in.bytes"],
+        ["kernel.uname.release"],
+        ["-S", "+0.3", "-T", "+0.7", "mem.util.free"],
+        ["-Z", "UTC-10", "-f", "3", "kernel.all.load"],
+        ["-z", "hinv.ncpu"],
+        ["-s", "2", "kernel.all.load"],
         ["no.such.metric"],
     ],
 )
 def test_pmval_uninterpolated(reference_archive, argv):
     theirs, ours = _both("pmval", "-U", reference_archive, *argv)
     assert ours == theirs
+
+
+@pytest.mark.interop
+def test_a_truncated_archive_replays_up_to_the_damage(reference_archive, tmp_path):
+    for suffix in (".meta", ".0"):
+        data = Path(reference_archive + suffix).read_bytes()
+        Path(tmp_path / ("cut" + suffix)).write_bytes(data[:-7] if suffix == ".0" else data)
+    theirs, ours = _both("pmval", "-U", str(tmp_path / "cut"), "kernel.all.load")
+    assert ours == theirs
+    assert theirs[0] == 1 and "Corrupted record" in theirs[2] and "1 minute" in theirs[1]

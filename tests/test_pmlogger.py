@@ -70,6 +70,20 @@ def test_logging_from_our_pmcd(tmp_path):
     assert "no.such.metric" in (tmp_path / "log").read_text()  # warned, not fatal
 
 
+def test_an_instance_list_restricts_what_is_logged(tmp_path):
+    (tmp_path / "few").write_text(
+        'log mandatory on every 100 msec { kernel.all.load [ "1 minute" 15 ] simple.color }\n'
+    )
+    with ours_serving(tmp_path) as pmcd:
+        proc = _pmlogger(tmp_path, pmcd.host, "-c", str(tmp_path / "few"), "-s", "3", "arch")
+        assert _finish(proc) == 0
+    with Archive(str(tmp_path / "arch")) as a:
+        load, color = a.pmns.lookup("kernel.all.load"), a.pmns.lookup("simple.color")
+        for rec in a.records():
+            sets = {vs.pmid: tuple(vs.insts) for vs in rec.result.vsets}
+            assert sets == {load: (1, 15), color: (0, 1, 2)}
+
+
 def test_signals_switch_volumes_and_end_cleanly(tmp_path):
     with ours_serving(tmp_path) as pmcd:
         proc = _pmlogger(tmp_path, pmcd.host, "arch")
@@ -112,6 +126,20 @@ def test_a_mark_when_pmcd_goes_away_and_logging_resumes(tmp_path):
     assert marks[0] > 0
     if marks[0] < len(recs) - 1:  # logging resumed after the mark
         assert recs[marks[0] + 1].stamp > recs[marks[0]].stamp
+
+
+def test_an_existing_archive_is_never_overwritten(tmp_path):
+    with ours_serving(tmp_path) as pmcd:
+        assert _finish(_pmlogger(tmp_path, pmcd.host, "-s", "2", "arch")) == 0
+        before = Path(tmp_path / "arch.0").read_bytes()
+        again = subprocess.run(
+            [sys.executable, "-m", "pmlogger.main", "-h", pmcd.host, "-c", "cfg", "-s", "2",
+             "-l", "log2", "arch"],
+            cwd=tmp_path, capture_output=True, text=True, timeout=60, env=tool_env(),
+        )  # fmt: skip
+    assert again.returncode == 1
+    assert again.stderr == 'pmlogger: "arch.index" already exists, not over-written\n'
+    assert Path(tmp_path / "arch.0").read_bytes() == before
 
 
 def test_bad_configuration_is_one_line(tmp_path):

@@ -149,10 +149,12 @@ class Archive:
         self.names: dict[int, tuple[str, ...]] = {}
         self.pmns = PMNS()
         self.indoms: dict[int, list[InDomRecord]] = {}
+        self._indom_stamps: dict[int, list[Timestamp]] = {}  # each history's times, for bisect
         self.labels: list[LabelRecord] = []
         self.texts: dict[tuple[int, int], str] = {}
         self._load_meta(meta)
         self.index: list[IndexEntry] = []
+        self._index_stamps: list[Timestamp] = []
         self.index_path = _find_file(self.base, ".index")
         if self.index_path is not None:
             self._load_index()
@@ -217,10 +219,12 @@ class Archive:
                         self.pmns.add(name, pmid, at_front=True)
         elif isinstance(record, InDomRecord):
             history = self.indoms.setdefault(record.indom, [])
+            stamps = self._indom_stamps.setdefault(record.indom, [])
             if record.delta:
                 record = _apply_delta(history[-1] if history else None, record)
-            pos = bisect.bisect_right([h.stamp for h in history], record.stamp)
+            pos = bisect.bisect_right(stamps, record.stamp)
             history.insert(pos, record)
+            stamps.insert(pos, record.stamp)
         elif isinstance(record, LabelRecord):
             self.labels.append(record)
         elif isinstance(record, TextRecord):
@@ -235,6 +239,7 @@ class Archive:
             self.problems.append(exc)
             return
         self.index, stray = decode_index(data, label.version)
+        self._index_stamps = [e.stamp for e in self.index]
         if stray:
             size = 32 if self.version == PM_LOG_VERS03 else 20
             at = len(data) - stray
@@ -257,7 +262,7 @@ class Archive:
             return None
         if stamp is None:
             return history[-1]
-        pos = bisect.bisect_right([h.stamp for h in history], stamp)
+        pos = bisect.bisect_right(self._indom_stamps[indom], stamp)
         return history[pos - 1] if pos else None
 
     def text(self, ident: int, type_: int) -> str | None:
@@ -381,7 +386,7 @@ class Archive:
         """
         if backwards:
             # start from the first index entry after STAMP (or the end), reading down
-            pos = bisect.bisect_right([e.stamp for e in self.index], stamp)
+            pos = bisect.bisect_right(self._index_stamps, stamp)
             vol = offset = None
             if pos < len(self.index):
                 entry = self.index[pos]
@@ -391,7 +396,7 @@ class Archive:
                 if rec.stamp <= stamp:
                     yield rec
             return
-        pos = bisect.bisect_right([e.stamp for e in self.index], stamp)
+        pos = bisect.bisect_right(self._index_stamps, stamp)
         vol = offset = None
         # entries are written before the records they point at: the last one strictly
         # before STAMP starts a walk that cannot miss a record at STAMP
@@ -406,7 +411,10 @@ class Archive:
                 yield rec
 
     def end(self) -> Timestamp:
-        """The time of the last record (the label's start time if there is none)."""
+        """The time of the last record (the label's start time if there is none).
+
+        ArchiveError when the tail is damaged: then, as with libpcp, the end is unknown.
+        """
         for rec in self.records(backwards=True):
             return rec.stamp
         return self.label.start

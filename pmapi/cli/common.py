@@ -183,6 +183,8 @@ class Tool:
         from pmapi.values import Timestamp
 
         archive = ctx.archive
+        if not any(k in parsed for k in ("start", "finish", "align", "origin")):
+            return archive.label.start  # no window asked for: the end is not looked up
         zone = archive_zone(ctx) if "hostzone" in parsed else parsed.get("timezone")
         try:
             window = parse_time_window(
@@ -191,7 +193,7 @@ class Tool:
                 parsed.get("align"),
                 parsed.get("origin"),
                 archive.label.start,
-                archive.end(),
+                archive_end(self.prog, str(parsed.get("archive")), archive),
                 tz=zone,
             )
         except TimeParseError as exc:
@@ -228,6 +230,28 @@ class Tool:
             if "local-PMDA" in parsed:
                 self.fail(f"Cannot make standalone connection on localhost: {exc}")
             self.fail(str(exc))
+
+
+def archive_end(prog: str, name: str, archive: Any) -> Any:
+    """The archive's last record time, or None (warning as libpcp does) if its tail is damaged."""
+    try:
+        return archive.end()
+    except PMError:
+        warn_damaged_end(prog, name)
+        return None
+
+
+def warn_damaged_end(prog: str, name: str) -> None:
+    """What libpcp's tools say when an archive's end cannot be found (then they go on)."""
+    from pmapi.errors import PM_ERR_LOGREC, pmErrStr  # type: ignore[attr-defined]
+
+    sys.stdout.flush()
+    sys.stderr.write(
+        f"{prog}: Cannot locate end of archive {name}: {pmErrStr(PM_ERR_LOGREC)}\n"
+        "\nWARNING: This archive is sufficiently damaged that it may not be possible to\n"
+        "         produce complete information.  Continuing and hoping for the best.\n\n"
+    )
+    sys.stderr.flush()
 
 
 def archive_zone(ctx: Any) -> Any:

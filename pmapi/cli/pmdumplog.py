@@ -38,7 +38,7 @@ from pmapi.archive.format import (
     LabelRecord,
 )
 from pmapi.archive.reader import base_name
-from pmapi.cli.common import Opt, Tool
+from pmapi.cli.common import Opt, Tool, warn_damaged_end
 from pmapi.cli.pmval import event_flags_str, unpack_event_records
 from pmapi.desc import Desc
 from pmapi.errors import (  # type: ignore[attr-defined]
@@ -1336,12 +1336,7 @@ def _window(
 ) -> tuple[Timestamp, Timestamp]:
     """The time window -S and -T give within the archive (its whole span by default)."""
     if end is None:
-        sys.stdout.flush()
-        sys.stderr.write(
-            f"{PROG}: Cannot locate end of archive {name}: {pmErrStr(PM_ERR_LOGREC)}\n"
-            "\nWARNING: This archive is sufficiently damaged that it may not be possible to\n"
-            "         produce complete information.  Continuing and hoping for the best.\n\n"
-        )
+        warn_damaged_end(PROG, name)
     try:
         w = parse_time_window(
             o.start,

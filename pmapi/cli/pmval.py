@@ -41,6 +41,7 @@ from pmapi.cli.common import (
     Opt,
     Parsed,
     Tool,
+    archive_end,
     archive_zone,
 )
 from pmapi.convert import StoreValueError, parse_typed_value, pmExtractValue
@@ -1108,8 +1109,8 @@ def report(ctx: Any, o: Options, spec: MetricSpec) -> int:
         if reporter.archive:
             archive = ctx.archive
             window = parse_time_window(
-                o.start, o.finish, o.align, o.origin, archive.label.start, archive.end(),
-                tz=reporter.zone,
+                o.start, o.finish, o.align, o.origin, archive.label.start,
+                archive_end(PROG, o.archives[0], archive), tz=reporter.zone,
             )  # fmt: skip
         else:
             window = parse_time_window(

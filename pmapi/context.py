@@ -61,7 +61,10 @@ class Source(Protocol):
 
 @dataclass(frozen=True)
 class Fetched:
-    """A fetch's answer: the raw pmResult, and typed values per metric."""
+    """A fetch's answer: the raw pmResult, and typed values per metric.
+
+    descs is shared by every fetch of the same metrics: read it, never change it.
+    """
 
     result: Result
     descs: dict[int, Desc | None]
@@ -107,6 +110,8 @@ class _Operations:
         self.profile = Profile()
         self._profile_generation = -1
         self._descs: dict[int, Desc | None] = {}
+        #: A fetch's descriptors, per list of PMIDs fetched (repeated fetches reuse them).
+        self._fetch_descs: dict[tuple[int, ...], dict[int, Desc | None]] = {}
 
     def _run(self, op: Generator) -> Any:
         raise NotImplementedError
@@ -197,9 +202,14 @@ class _Operations:
         """pmLookupInDom."""
         return self._run(requests.instance_id(indom, name, self.handle))
 
-    def text(self, ident: int, help: bool = False, indom: bool = False) -> str:
-        """pmLookupText (or pmLookupInDomText with indom=True): one-line text, or full help."""
-        return self._run(requests.text(ident, help, indom, self.handle))
+    def text(
+        self, ident: int, help: bool = False, indom: bool = False, direct: bool = False
+    ) -> str:
+        """pmLookupText (or pmLookupInDomText with indom=True): one-line text, or full help.
+
+        Empty help falls back to the one-line text unless DIRECT (PM_TEXT_DIRECT).
+        """
+        return self._run(requests.text(ident, help, indom, self.handle, direct))
 
     def labels(self, ident: int, kind: int) -> tuple[LabelSet, ...]:
         """The label sets at one PM_LABEL_* level for IDENT (pmGetItemLabels and friends)."""
@@ -212,12 +222,20 @@ class _Operations:
         return self._run(self._fetch_op(pmids))
 
     def _fetch_op(self, pmids: Sequence[int]) -> Generator:
-        unknown = [pmid for pmid in dict.fromkeys(pmids) if pmid not in self._descs]
-        if unknown:
-            try:
-                yield from self._descs_op(unknown)
-            except PMError:  # (one PMID pmcd cannot describe): the fetch will say what is wrong
-                self._descs.update(dict.fromkeys(unknown))
+        key = tuple(pmids)
+        descs = self._fetch_descs.get(key)
+        if descs is None:  # (a new list of metrics: describe the ones not yet described)
+            unknown = [pmid for pmid in dict.fromkeys(pmids) if pmid not in self._descs]
+            if unknown:
+                try:
+                    yield from self._descs_op(unknown)
+                except PMError:  # (a PMID pmcd cannot describe): the fetch will say what is wrong
+                    self._descs.update(dict.fromkeys(unknown))
+            descs = {pmid: self._descs.get(pmid) for pmid in pmids}
+            if None not in descs.values():  # (a later lookup may still describe one)
+                if len(self._fetch_descs) >= 64:
+                    self._fetch_descs.clear()
+                self._fetch_descs[key] = descs
         source = self.source
         profile = None
         if self.profile.changed or self._profile_generation != source.generation:
@@ -227,7 +245,7 @@ class _Operations:
         if profile is not None:
             self.profile.changed = False
             self._profile_generation = source.generation
-        return Fetched(result, {pmid: self._descs.get(pmid) for pmid in pmids})
+        return Fetched(result, descs)
 
     def store(self, result: Result) -> None:
         """pmStore: set the values in RESULT (its timestamp is ignored)."""

@@ -1,9 +1,28 @@
-"""PCP archives: the on-disk format (format), reading (reader) and writing (writer)."""
+"""PCP archives: the on-disk format (format), reading (reader) and writing (writer).
 
-from .format import ArchiveError, IndexEntry, InDomRecord, LabelRecord, LogLabel, TextRecord
-from .reader import Archive, LogRecord, base_name
-from .writer import ArchiveWriter, encode_record
+The names below are loaded on first use, so a program that only writes archives
+(pmlogger) never pays for importing the reader, and one that only reads never
+imports the writer.
+"""
 
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+_WHERE = {
+    "Archive": "reader",
+    "ArchiveError": "format",
+    "ArchiveWriter": "writer",
+    "InDomRecord": "format",
+    "IndexEntry": "format",
+    "LabelRecord": "format",
+    "LogLabel": "format",
+    "LogRecord": "reader",
+    "TextRecord": "format",
+    "base_name": "reader",
+    "encode_record": "writer",
+}
 __all__ = [
     "Archive",
     "ArchiveError",
@@ -17,3 +36,18 @@ __all__ = [
     "base_name",
     "encode_record",
 ]
+assert sorted(__all__) == sorted(_WHERE)
+
+if TYPE_CHECKING:
+    from .format import ArchiveError, IndexEntry, InDomRecord, LabelRecord, LogLabel, TextRecord
+    from .reader import Archive, LogRecord, base_name
+    from .writer import ArchiveWriter, encode_record
+
+
+def __getattr__(name: str) -> Any:
+    module = _WHERE.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
+    globals()[name] = value
+    return value

@@ -18,6 +18,7 @@ from collections.abc import Sequence
 from ..desc import Desc
 from ..errors import PM_ERR_LOGREC, PMError  # type: ignore[attr-defined]
 from ..pdu.result import HIGHRES_PREAMBLE, RESULT_PREAMBLE, encode_value_sets
+from ..pdu.result_layout import ColumnValueSets
 from ..values import Result, Timestamp
 from .format import (
     FRAME,
@@ -43,6 +44,7 @@ from .format import (
 
 _HEAD_V2 = struct.Struct(">iiii")  # len, sec, usec, numpmid
 _HEAD_V3 = struct.Struct(">iqii")  # len, sec, nsec, numpmid
+_PDU_RESULT = 0x7001
 _V3_PREAMBLE = 28  # the PDU header, 64-bit seconds, nsec and numpmid a v3 record holds
 assert RESULT_PREAMBLE == 24 and HIGHRES_PREAMBLE == 32
 
@@ -50,7 +52,14 @@ assert RESULT_PREAMBLE == 24 and HIGHRES_PREAMBLE == 32
 def encode_record(result: Result, version: int = PM_LOG_VERS02) -> bytes:
     """The framed volume record for RESULT (no value sets: a mark)."""
     ts = result.timestamp
-    numpmid = len(result.vsets)
+    vsets = result.vsets
+    if type(vsets) is ColumnValueSets and version == PM_LOG_VERS02:
+        # a result decoded by a layout: its PDU, laid out as a RESULT, is the record's body
+        pdu = vsets.layout.relay(vsets.source, RESULT_PREAMBLE, _PDU_RESULT, 0, ts.sec, ts.nsec)
+        n = len(pdu) - 12 + 8
+        frame = FRAME.pack(n)
+        return b"".join((frame, memoryview(pdu)[12:], frame))
+    numpmid = len(vsets)
     if version == PM_LOG_VERS03:
         chunks, size = encode_value_sets(result.vsets, _V3_PREAMBLE)
         n = size - 12 + 8  # a record keeps the PDU body, framed by its length
@@ -108,6 +117,7 @@ class ArchiveWriter:
             raise
         self.meta_offset = os.lseek(self._meta_fd, 0, os.SEEK_END)
         self.log_offset = os.lseek(self._vol_fd, 0, os.SEEK_END)
+        self._closed_volume_bytes = 0  # the sizes of the volumes before this one
         self.last_stamp = start
 
     def _open(self, path: str, vol: int) -> int:
@@ -175,10 +185,16 @@ class ArchiveWriter:
         Every metric in it must have been described first.  A volume that would grow
         past the limit is closed and the record starts a new one.
         """
-        for vs in result.vsets:
-            if vs.pmid not in self.descs:
+        vsets = result.vsets
+        if type(vsets) is ColumnValueSets:
+            pmids: Sequence[int] = vsets.layout.pmids  # (without building a ValueSet each)
+        else:
+            pmids = [vs.pmid for vs in vsets]
+        descs = self.descs
+        for pmid in pmids:
+            if pmid not in descs:
                 raise PMError(
-                    PM_ERR_LOGREC, f"value for PMID {vs.pmid:#x} logged before its descriptor"
+                    PM_ERR_LOGREC, f"value for PMID {pmid:#x} logged before its descriptor"
                 )
         return self._put_record(encode_record(result, self.version), result.timestamp)
 
@@ -197,11 +213,24 @@ class ArchiveWriter:
         self.last_stamp = stamp
         return at
 
+    @property
+    def volume_bytes(self) -> int:
+        """The size of every volume so far, labels included (pmlogger -s SIZE counts these)."""
+        return self._closed_volume_bytes + self.log_offset
+
     # -- index and volumes -----------------------------------------------------------
 
-    def put_index(self, stamp: Timestamp) -> IndexEntry:
-        """An index entry: at STAMP the .meta and the current volume end where they do now."""
-        entry = IndexEntry(stamp, self.vol, self.meta_offset, self.log_offset)
+    def put_index(
+        self, stamp: Timestamp, meta_offset: int | None = None, log_offset: int | None = None
+    ) -> IndexEntry:
+        """An index entry: at STAMP, read the .meta and the current volume from these offsets.
+
+        By default the offsets are where the files end now; pmlogger gives the offsets
+        from before a record and its metadata, so a reader seeking to STAMP reads both.
+        """
+        meta = self.meta_offset if meta_offset is None else meta_offset
+        log = self.log_offset if log_offset is None else log_offset
+        entry = IndexEntry(stamp, self.vol, meta, log)
         self._write(self._index_fd, encode_index(entry, self.version))
         return entry
 
@@ -212,6 +241,7 @@ class ArchiveWriter:
         self._vol_fd = fd
         self._fds.remove(old)
         os.close(old)
+        self._closed_volume_bytes += self.log_offset
         self.vol += 1
         self.log_offset = os.lseek(fd, 0, os.SEEK_END)
         self.put_index(stamp)

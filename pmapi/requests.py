@@ -143,13 +143,16 @@ def instance_id(indom: int, name: str, sender: int) -> Exchange[int]:
     return reply.insts[0]
 
 
-def text(ident: int, help: bool, indom: bool, sender: int) -> Exchange[str]:
-    """pmLookupText / pmLookupInDomText: one-line (default) or full help for a PMID or InDom."""
+def text(ident: int, help: bool, indom: bool, sender: int, direct: bool = False) -> Exchange[str]:
+    """pmLookupText / pmLookupInDomText: one-line (default) or full help for a PMID or InDom.
+
+    DIRECT (PM_TEXT_DIRECT) takes the help text as it is, even empty, with no fallback.
+    """
     kind = (PM_TEXT_HELP if help else PM_TEXT_ONELINE) | (PM_TEXT_INDOM if indom else PM_TEXT_PMID)
     if indom and ident == 0xFFFFFFFF:
         raise PMError(PM_ERR_INDOM)
     reply = yield TextReqPDU(ident, kind, sender)
-    if help and not (isinstance(reply, TextPDU) and reply.text):
+    if help and not direct and not (isinstance(reply, TextPDU) and reply.text):
         # as libpcp: help text that is missing or empty falls back to the one-line text
         reply = yield TextReqPDU(ident, kind & ~PM_TEXT_HELP | PM_TEXT_ONELINE, sender)
     return _expect(reply, TextPDU).text

@@ -217,10 +217,12 @@ class ArchiveContext(_Operations):
                     return n or ""
         raise PMError(PM_ERR_INST_LOG)
 
-    def text(self, ident: int, help: bool = False, indom: bool = False) -> str:
+    def text(
+        self, ident: int, help: bool = False, indom: bool = False, direct: bool = False
+    ) -> str:
         target = PM_TEXT_INDOM if indom else PM_TEXT_PMID
         text = self.archive.text(ident, target | (PM_TEXT_HELP if help else PM_TEXT_ONELINE))
-        if not text and help:  # missing or empty help falls back to the one-line text (libpcp)
+        if not text and help and not direct:  # (libpcp: missing or empty help gives the one-line)
             text = self.archive.text(ident, target | PM_TEXT_ONELINE)
         if text is None:
             raise PMError(PM_ERR_TEXT)

@@ -18,13 +18,29 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TextIO
 
-from pmapi.archive import ArchiveWriter
-from pmapi.archive.format import PM_TEXT_HELP, PM_TEXT_INDOM, PM_TEXT_ONELINE, PM_TEXT_PMID
+from pmapi.archive import ArchiveWriter, encode_record
+from pmapi.archive.format import (
+    PM_TEXT_HELP,
+    PM_TEXT_INDOM,
+    PM_TEXT_ONELINE,
+    PM_TEXT_PMID,
+    LabelRecord,
+)
 from pmapi.desc import Desc
-from pmapi.errors import PMError
-from pmapi.ids import PM_INDOM_NULL
-from pmapi.values import Result, Timestamp, ValueSet
+from pmapi.errors import PM_ERR_NAME, PMError  # type: ignore[attr-defined]
+from pmapi.ids import PM_ID_NULL, PM_IN_NULL, PM_INDOM_NULL, pmID_domain, pmIDStr
+from pmapi.labels import (
+    PM_LABEL_CLUSTER,
+    PM_LABEL_CONTEXT,
+    PM_LABEL_DOMAIN,
+    PM_LABEL_INDOM,
+    PM_LABEL_INSTANCES,
+    PM_LABEL_ITEM,
+)
+from pmapi.pdu.result_layout import ColumnValueSets, ResultLayout
+from pmapi.values import Result, Timestamp
 
+from . import logue
 from .config import LogGroup
 
 NSEC = 1_000_000_000
@@ -40,6 +56,44 @@ class Group:
     pmids: list[int]
     insts: dict[int, tuple[int, ...]] = field(default_factory=dict)  # pmid -> instances kept
     due: float = 0.0
+    names: dict[int, str] = field(default_factory=dict)  # pmid -> the name it was found by
+    reported: bool = False  # (-r: its record size has been reported)
+
+    def report(self, size: int) -> str:
+        """pmlogger -r's lines for this group: its metrics, and what logging them costs."""
+        names = [self.names.get(p, pmIDStr(p)) for p in sorted(self.pmids, reverse=True)]
+        if len(names) > 1:
+            head = f"\nGroup [{len(names)} metrics] {{\n" + "".join(f"\t{n}\n" for n in names) + "}"
+        else:
+            head = f"\nMetric {names[0]}"
+        if self.interval_ns is None:
+            return f"{head} logged once: {size} bytes\n"
+        seconds = self.interval_ns / NSEC
+        every = f"{int(seconds)}" if self.interval_ns % NSEC == 0 else f"{seconds:.3f}"
+        per_day = size * 24 * 60 * 60 / (1024 * 1024 * seconds)
+        return f"{head} logged every {every} sec: {size} bytes or {per_day:.2f} Mbytes/day\n"
+
+
+class _Plan:
+    """What one set of groups due together fetches, and which result layouts log as they come."""
+
+    def __init__(self, groups: Sequence[Group]) -> None:
+        # highest PMID first, the order libpcp's optfetch gives pmlogger's fetches (and so
+        # the order of the records' value sets and of the metadata written for them)
+        self.pmids = sorted({p for g in groups for p in g.pmids}, reverse=True)
+        self.keep = {p: i for g in groups for p, i in g.insts.items()}  # pmid -> instances kept
+        self._as_is: dict[ResultLayout, bool] = {}
+
+    def as_is(self, layout: ResultLayout) -> bool:
+        """True if a result with LAYOUT has no failed metric and no instance to drop."""
+        ok = self._as_is.get(layout)
+        if ok is None:
+            keep = self.keep
+            ok = not any(s.numval < 0 or s.pmid in keep for s in layout.shape)
+            if len(self._as_is) >= 64:
+                self._as_is.clear()
+            self._as_is[layout] = ok
+        return ok
 
 
 class Logger:
@@ -50,20 +104,26 @@ class Logger:
         ctx: Any,
         groups: Sequence[LogGroup],
         default_interval_ms: int,
-        make_writer: Callable[[Timestamp], ArchiveWriter],
+        make_writer: Callable[[Timestamp, logue.SourceFacts], ArchiveWriter],
         log: TextIO = sys.stderr,
+        report: bool = False,
     ) -> None:
         self.ctx = ctx
         self.log = log
+        self.report = report  # -r: each group's record size, the first time it is logged
         self.make_writer = make_writer
         self.writer: ArchiveWriter | None = None
         self.groups = self._resolve(groups, default_interval_ms)
         self.described: set[int] = set()
         self.texts_done: set[tuple[int, int]] = set()
+        self.labels_done: set[tuple[int, int]] = set()
         self.records = 0
         self.samples = 0
         self.need_mark = False
         self.last_stamp: Timestamp | None = None
+        self._logue: tuple[str, str] | None = None  # (archive, host) once begin() has run
+        self._settled: ResultLayout | None = None  # the last record's layout, if it had one
+        self._plans: dict[tuple[int, ...], _Plan] = {}  # per set of groups fetched together
 
     # -- configuration ----------------------------------------------------------------------
 
@@ -80,21 +140,37 @@ class Logger:
             else:
                 interval = group.interval_ms * 1_000_000
             g = Group(interval, [])
+            found = []  # (spec, its leaf names), each spec traversed in turn
             for spec in group.metrics:
                 try:
-                    names = self.ctx.traverse(spec.name)
-                    pmids = self.ctx.lookup_names(names) if names else []
+                    found.append((spec, self.ctx.traverse(spec.name)))
                 except PMError as exc:
                     self.warn(f'Problem with lookup for metric "{spec.name}" ... {exc.message}')
-                    continue
-                descs = self.ctx.lookup_descs(pmids) if pmids else []
-                for name, pmid, desc in zip(names, pmids, descs, strict=True):
+            # then every leaf of the group named and described in one exchange each
+            leaves = list(dict.fromkeys(name for _, names in found for name in names))
+            try:
+                pmids = self.ctx.lookup_names(leaves) if leaves else []
+                ids = dict(zip(leaves, pmids, strict=True))
+                known = [pmid for pmid in ids.values() if pmid != PM_ID_NULL]
+                descs = dict(zip(known, self.ctx.lookup_descs(known) if known else [], strict=True))
+            except PMError as exc:
+                self.warn(f"Problem with lookup for the metrics of a group ... {exc.message}")
+                continue
+            for spec, names in found:
+                for name in names:
+                    pmid = ids.get(name, PM_ID_NULL)
+                    if pmid == PM_ID_NULL:
+                        unknown = PMError(PM_ERR_NAME).message
+                        self.warn(f'Problem with lookup for metric "{name}" ... {unknown}')
+                        continue
                     if pmid in g.pmids:
                         continue
+                    desc = descs.get(pmid)
                     if desc is None:
                         self.warn(f'Problem with lookup for metric "{name}" ... no descriptor')
                         continue
                     g.pmids.append(pmid)
+                    g.names[pmid] = name
                     if spec.instances and desc.indom != PM_INDOM_NULL:
                         g.insts[pmid] = self._instance_ids(desc.indom, spec.instances)
             if g.pmids:
@@ -121,8 +197,10 @@ class Logger:
 
     def sample(self, groups: Sequence[Group]) -> bool:
         """Fetch GROUPS once and log what came back as one record; False if pmcd is gone."""
-        pmids = list(dict.fromkeys(p for g in groups for p in g.pmids))
-        keep = {p: i for g in groups for p, i in g.insts.items()}
+        plan = self._plans.get(tuple(map(id, groups)))
+        if plan is None:
+            plan = self._plans[tuple(map(id, groups))] = _Plan(groups)
+        pmids, keep = plan.pmids, plan.keep
         try:
             fetched = self.ctx.fetch(pmids)
         except PMError as exc:
@@ -130,21 +208,86 @@ class Logger:
                 self.warn(f"fetch failed: {exc.message}; waiting for pmcd to return")
             self.need_mark = True
             return False
-        stamp = fetched.timestamp
-        vsets = []
-        for vs in fetched.result.vsets:
-            if vs.numval < 0:
-                continue  # could not be fetched: absent from this record
-            if vs.pmid in keep:
-                vs = vs.subset(keep[vs.pmid].__contains__)
-            vsets.append(vs)
-        self.write(Result(stamp, tuple(vsets)), fetched.descs)
+        result = fetched.result
+        got = result.vsets
+        if type(got) is ColumnValueSets and plan.as_is(got.layout):
+            self.write(result, fetched.descs)  # as it came: the writer copies its PDU
+        else:
+            vsets = []
+            for vs in got:
+                if vs.numval < 0:
+                    continue  # could not be fetched: absent from this record
+                if vs.pmid in keep:
+                    vs = vs.subset(keep[vs.pmid].__contains__)
+                vsets.append(vs)
+            result = Result(result.timestamp, tuple(vsets))
+            self.write(result, fetched.descs)
+        if self.report:
+            self._report(groups, result)
         return True
+
+    def _report(self, groups: Sequence[Group], result: Result) -> None:
+        """-r: for each group logged for the first time, the size of its record alone."""
+        for g in groups:
+            if g.reported:
+                continue
+            g.reported = True
+            mine = set(g.pmids)
+            own = Result(result.timestamp, tuple(vs for vs in result.vsets if vs.pmid in mine))
+            self.log.write(g.report(len(encode_record(own, self.writer.version))))
+            self.log.flush()
+
+    # -- prologue and epilogue ------------------------------------------------------------------
+
+    def begin(self, archive: str, host: str, facts: logue.SourceFacts | None = None) -> None:
+        """Create the archive and write the prologue record, as PCP's pmlogger does.
+
+        The archive starts at pmcd's time and is labelled with pmcd's hostname and
+        timezone (when pmcd has a pmcd agent to ask; this machine's otherwise).
+        """
+        if facts is None:
+            facts = logue.source_facts(self.ctx)
+        stamp = facts.stamp or Timestamp.now()
+        self.writer = w = self.make_writer(stamp, facts)
+        self._logue = (archive, host)
+        w.put_index(stamp)  # (at the start: a reader's seek to the start lands on the prologue)
+        _, pmcd_pid, seqnum = logue.pmcd_identity(self.ctx)
+        w.put_result(self._logue_record(stamp, pmcd_pid, seqnum))
+        self.last_stamp = stamp
+
+    def _logue_record(self, stamp: Timestamp, pmcd_pid: int, seqnum: int) -> Result:
+        w = self.writer
+        assert w is not None and self._logue is not None
+        for desc, name in logue.METRICS:
+            if desc.pmid not in w.descs:
+                w.put_desc(desc, [name])
+        if w.indom_members(logue.LOGGER_INDOM) is None:
+            w.put_indom(stamp, logue.LOGGER_INDOM, *logue.logger_instances())
+        archive, host = self._logue
+        return logue.logue_result(stamp, host, archive, pmcd_pid, seqnum)
+
+    def end(self) -> None:
+        """The epilogue record (at pmcd's time if it answers) and the closing index entry."""
+        w = self.writer
+        if w is None or self._logue is None or self.last_stamp is None:
+            return
+        stamp, pmcd_pid, seqnum = logue.pmcd_identity(self.ctx)
+        if stamp is None or stamp <= self.last_stamp:
+            stamp = _after(self.last_stamp)
+        record = self._logue_record(stamp, pmcd_pid, seqnum)
+        if self.need_mark:  # (pmcd went away and has not come back)
+            w.put_mark(_after(self.last_stamp))
+            self.need_mark = False
+        w.put_index(stamp)  # (the index's last entry points at the epilogue, as PCP's does)
+        w.put_result(record)
+        self.last_stamp = stamp
+
+    # -- records ----------------------------------------------------------------------------------
 
     def write(self, result: Result, descs: dict[int, Desc | None]) -> None:
         stamp = result.timestamp
         if self.writer is None:
-            self.writer = self.make_writer(stamp)
+            self.writer = self.make_writer(stamp, logue.SourceFacts())
             self.writer.put_index(stamp)
         w = self.writer
         if self.need_mark and self.last_stamp is not None:
@@ -152,51 +295,90 @@ class Logger:
             w.put_index(stamp)
         self.need_mark = False
         indexed = False
-        for vs in result.vsets:
-            desc = descs.get(vs.pmid)
-            if desc is None:
-                continue
-            if vs.pmid not in self.described:
-                self._describe(desc)
-            if desc.indom != PM_INDOM_NULL and vs.numval > 0:
-                indexed |= self._note_indom(stamp, desc.indom, vs)
+        vol, meta_at, log_at = w.vol, w.meta_offset, w.log_offset  # (before this record)
+        vsets = result.vsets
+        layout = vsets.layout if type(vsets) is ColumnValueSets else None
+        if layout is None or layout is not self._settled:
+            # (the same layout as the last record: the same metrics and instances, all
+            # described and named already, so there is nothing to check)
+            sets = layout.shape if layout is not None else vsets
+            for vs in sets:
+                desc = descs.get(vs.pmid)
+                if desc is None:
+                    continue
+                if vs.pmid not in self.described:
+                    self._describe(desc, stamp)
+                if desc.indom != PM_INDOM_NULL and vs.numval > 0:
+                    indexed |= self._note_indom(stamp, desc.indom, vs.insts)
+            self._settled = layout
         w.put_result(result)
         self.records += 1
         self.samples += 1
         self.last_stamp = stamp
-        if indexed or self.records % INDEX_EVERY == 0:
-            w.put_index(stamp)
+        if (indexed or self.records % INDEX_EVERY == 0) and w.vol == vol:
+            # (pointing at the record and its metadata; a volume switch put its own entry)
+            w.put_index(stamp, meta_at, log_at)
 
-    def _describe(self, desc: Desc) -> None:
+    def _describe(self, desc: Desc, stamp: Timestamp) -> None:
+        """A metric's first value is coming: its descriptor, names, labels and help text."""
         w = self.writer
         assert w is not None
         names = self.ctx.name_all(desc.pmid)
         w.put_desc(desc, names)
         self.described.add(desc.pmid)
-        self._texts(desc.pmid, PM_TEXT_PMID)
-        if desc.indom != PM_INDOM_NULL:
-            self._texts(desc.indom, PM_TEXT_INDOM)
+        self._labels(desc, stamp)
+        # in pmlogger's order: one-line texts, then help, the metric's before its InDom's
+        for kind in (PM_TEXT_ONELINE, PM_TEXT_HELP):
+            self._text(desc.pmid, PM_TEXT_PMID | kind)
+            if desc.indom != PM_INDOM_NULL:
+                self._text(desc.indom, PM_TEXT_INDOM | kind)
 
-    def _texts(self, ident: int, target: int) -> None:
-        """The one-line and help text of a metric or InDom, once each, when the source has them."""
+    def _labels(self, desc: Desc, stamp: Timestamp) -> None:
+        """The label sets a metric's values carry, each (kind, identifier) logged once."""
         w = self.writer
         assert w is not None
-        for kind, help_ in ((PM_TEXT_ONELINE, False), (PM_TEXT_HELP, True)):
-            if (ident, target | kind) in self.texts_done:
+        pmid = desc.pmid
+        wanted = [
+            (PM_LABEL_CONTEXT, PM_IN_NULL),
+            (PM_LABEL_DOMAIN, pmID_domain(pmid)),
+            (PM_LABEL_INDOM, desc.indom),
+            (PM_LABEL_CLUSTER, pmid & ~0x3FF),  # (the domain and cluster, item 0)
+            (PM_LABEL_ITEM, pmid),
+            (PM_LABEL_INSTANCES, desc.indom),
+        ]
+        for kind, ident in wanted:
+            if kind in (PM_LABEL_INDOM, PM_LABEL_INSTANCES) and desc.indom == PM_INDOM_NULL:
                 continue
-            self.texts_done.add((ident, target | kind))
+            if (kind, ident) in self.labels_done:
+                continue
+            self.labels_done.add((kind, ident))
             try:
-                text = self.ctx.text(ident, help=help_, indom=target == PM_TEXT_INDOM)
+                sets = self.ctx.labels(ident, kind)
             except PMError:
                 continue
-            w.put_text(target | kind, ident, text)
+            if sets:
+                w.put_labels(LabelRecord(stamp, kind, ident, tuple(sets)))
 
-    def _note_indom(self, stamp: Timestamp, indom: int, vs: ValueSet) -> bool:
+    def _text(self, ident: int, kind: int) -> None:
+        """One help text (KIND: PM_TEXT_* bits) of a metric or InDom, once, if the source has it."""
+        w = self.writer
+        assert w is not None
+        if (ident, kind) in self.texts_done:
+            return
+        self.texts_done.add((ident, kind))
+        try:
+            help_, indom = bool(kind & PM_TEXT_HELP), bool(kind & PM_TEXT_INDOM)
+            text = self.ctx.text(ident, help=help_, indom=indom, direct=True)
+        except PMError:
+            return
+        w.put_text(kind, ident, text)
+
+    def _note_indom(self, stamp: Timestamp, indom: int, insts: Sequence[int]) -> bool:
         """Write INDOM's members if this sample shows instances the archive has not named."""
         w = self.writer
         assert w is not None
         known = w.indom_members(indom)
-        if known is not None and all(i in known for i in vs.insts):
+        if known is not None and all(i in known for i in insts):
             return False
         try:
             pairs = self.ctx.instances(indom)
@@ -214,16 +396,22 @@ class Logger:
         stop: Callable[[], bool] = lambda: False,
         on_idle: Callable[[], None] = lambda: None,
         retry: float = 1.0,
-    ) -> None:
-        """Log until STOP says so, SAMPLES records are out, or the wall clock passes UNTIL."""
+        max_bytes: int | None = None,
+    ) -> str | None:
+        """Log until STOP says so, SAMPLES records are out, the volumes hold MAX_BYTES, or
+        the wall clock passes UNTIL; the reason in pmlogger's words (None: STOP, or nothing
+        left to log)."""
         now = time.monotonic()
         heap = [(now, i) for i in range(len(self.groups))]
         heapq.heapify(heap)
         while heap and not stop():
             if samples is not None and self.samples >= samples:
-                return
+                return "Sample limit reached"
+            w = self.writer
+            if max_bytes is not None and w is not None and w.volume_bytes >= max_bytes:
+                return "Byte limit reached"
             if until is not None and time.time() >= until:
-                return
+                return "End of run time"
             due, _ = heap[0]
             wait = due - time.monotonic()
             if wait > 0:
@@ -246,8 +434,11 @@ class Logger:
                     heapq.heappush(heap, (nxt, i))
 
     def close(self) -> None:
+        """Finish the archive: the epilogue (if it has a prologue) or a last index entry."""
         if self.writer is not None:
-            if self.last_stamp is not None:
+            if self._logue is not None:
+                self.end()
+            elif self.last_stamp is not None:
                 self.writer.put_index(self.last_stamp)
             self.writer.close()
             self.writer = None

@@ -18,44 +18,51 @@ import time
 from collections.abc import Sequence
 from typing import TextIO
 
+from pmapi import logfile
 from pmapi.archive import ArchiveWriter
 from pmapi.archive.format import MAX_VOLUME_BYTES, PM_LOG_VERS02, PM_LOG_VERS03
-from pmapi.cli.common import HOST, SPECLOCAL, Opt, Tool
+from pmapi.cli.common import HELP, HOST, NAMESPACE, SPECLOCAL, Opt, Tool
 from pmapi.errors import PMError
+from pmapi.service import notify_ready
 from pmapi.timewindow import (
     TimeParseError,
     parse_interval,
     parse_time_window,
     pcp_timezone,
     pcp_zoneinfo,
-    pm_ctime,
 )
 from pmapi.values import Timestamp
 
 from .config import ConfigError, parse_config, parse_config_file
 from .logger import Logger
+from .logue import SourceFacts, fqdn, source_facts
 
 CONFIG = Opt("c", "config", "FILE", "file to load the logging configuration from")
+CHECK = Opt("C", "check", None, "parse the configuration and exit")
+LABELHOST = Opt("H", "labelhost", "HOST", "hostname for the archive label, not pmcd's")
 LOCAL = Opt("o", "local-PMDA", None, "metrics source is agents loaded in this process")
 LOGFILE = Opt("l", "log", "FILE", "redirect diagnostics and trace output")
-SAMPLES = Opt("s", "samples", "N", "terminate after N records, or after a time like 10min")
+NOTIFY = Opt("N", "notify", None, "notify the service manager (systemd) when ready")
+REPORT = Opt("r", "report", None, "report record sizes and archive growth rate")
+SAMPLES = Opt("s", "size", "N", "stop after N records, SIZE bytes (k, m, g) or a time")
 INTERVAL = Opt("t", "interval", "DELTA", "default logging interval [60 seconds]")
 FINISH = Opt("T", "finish", "TIME", "end of the time window")
+UNBUFFERED = Opt("u", None, None, "unbuffered output (the default: this does nothing)")
 VOLSIZE = Opt("v", "volsize", "SIZE", "switch volumes after SIZE records or bytes (k, m, g)")
 VERSION = Opt("V", "version", "N", "archive version to write (2 or 3) [2]")
-NOTE = Opt("m", "note", "MSG", "descriptive note for the log file")
+NOTE = Opt("m", "note", "MSG", "note for pmlc's port map (accepted; pypcp has no pmlc)")
 LOCALZONE = Opt("y", None, None, "set timezone for times in the log file to the local zone")
-HELP = Opt("?", "help", None, "show this usage message and exit")
 
 TOOL = Tool(
     "pmlogger",
     "[options] archive",
     [
-        ("General options", [HOST, LOCAL, SPECLOCAL, NOTE, FINISH, HELP]),
+        ("General options", [HOST, LOCAL, SPECLOCAL, NAMESPACE, NOTE, FINISH, HELP]),
         (
             "Configuration options",
-            [CONFIG, INTERVAL, SAMPLES, VOLSIZE, VERSION, LOGFILE, LOCALZONE],
+            [CONFIG, CHECK, LABELHOST, INTERVAL, SAMPLES, VOLSIZE, VERSION, LOGFILE, NOTIFY],
         ),
+        ("Reporting options", [REPORT, UNBUFFERED, LOCALZONE]),
     ],
 )
 
@@ -79,9 +86,10 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def _run(argv: list[str]) -> int:
     parsed = TOOL.parse(argv)
-    if len(parsed.operands) != 1:
+    check_only = "check" in parsed
+    if len(parsed.operands) != 1 and not (check_only and not parsed.operands):
         TOOL.fail("exactly one archive name is required", usage=True)
-    base = parsed.operands[0]
+    base = parsed.operands[0] if parsed.operands else ""
     version = {"2": PM_LOG_VERS02, "3": PM_LOG_VERS03}.get(str(parsed.get("version") or "2"))
     if version is None:
         TOOL.fail(f"-V {parsed.get('version')}: version must be 2 or 3")
@@ -89,17 +97,14 @@ def _run(argv: list[str]) -> int:
         interval_ms = round(parse_interval(str(parsed.get("interval") or "60")) * 1000)
     except (TimeParseError, ValueError):
         TOOL.fail(f"-t {parsed.get('interval')}: not a valid interval")
-    samples = until = None
-    if "samples" in parsed:
+    samples = until = max_bytes = None
+    if "size" in parsed:
         try:
-            records, _bytes, seconds = _size(str(parsed.get("samples")))
+            samples, max_bytes, seconds = _size(str(parsed.get("size")))
         except (TimeParseError, ValueError):
-            TOOL.fail(f"-s {parsed.get('samples')}: not a number of records or a time")
-        samples = records
+            TOOL.fail(f"-s {parsed.get('size')}: not a number of records, a size or a time")
         if seconds is not None:
             until = time.time() + seconds
-        if _bytes is not None:
-            TOOL.fail("-s with a size in bytes is not available in pypcp: give records or a time")
     volume_limit = MAX_VOLUME_BYTES
     volume_records = None
     if "volsize" in parsed:
@@ -121,7 +126,10 @@ def _run(argv: list[str]) -> int:
         end = window.end_ns / 1e9
         until = end if until is None else min(until, end)
 
-    log = _open_log(parsed.get("log"))
+    log = sys.stderr if check_only else _open_log(parsed.get("log"))
+    if not check_only:
+        logfile.header(log, "pmlogger")
+        logfile.notify(log, "pmlogger", "Info", "Start")
     try:
         config_path = parsed.get("config")
         if config_path is None or config_path == "-":
@@ -136,32 +144,47 @@ def _run(argv: list[str]) -> int:
         TOOL.fail(f'Cannot open config file "{parsed.get("config")}": {reason}')
     for warning in config.warnings:
         log.write(warning + "\n")
+    if not check_only:
+        log.write("Config parsed\n")
 
     ctx = TOOL.context(parsed)  # -h HOST, -o (the key local-PMDA, as -L), else local:
     hostname = ctx.hostname if ctx.kind == "host" else socket.gethostname()
     if hostname in ("localhost", "local:", "") or hostname.startswith("/"):
         hostname = socket.gethostname()
+    label_host = parsed.get("labelhost")
 
-    def make_writer(stamp: Timestamp) -> ArchiveWriter:
+    def make_writer(stamp: Timestamp, facts: SourceFacts) -> ArchiveWriter:
+        timezone, zoneinfo = facts.timezone, facts.zoneinfo
+        if timezone is None:  # (pmcd could not say: this machine's zone)
+            timezone, zoneinfo = pcp_timezone(), pcp_zoneinfo()
         return ArchiveWriter(
             base,
-            hostname=hostname,
-            timezone=pcp_timezone(),
-            zoneinfo=pcp_zoneinfo() or "",
+            hostname=str(label_host or facts.hostname or hostname),
+            timezone=timezone,
+            zoneinfo=zoneinfo or "",
             start=stamp,
             version=version,
             volume_limit=volume_limit,
         )
 
-    logger = Logger(ctx, config.groups, interval_ms, make_writer, log)
+    logger = Logger(ctx, config.groups, interval_ms, make_writer, log, report="report" in parsed)
     if not logger.groups:
+        ctx.close()
         TOOL.fail("no metrics to log: the configuration has nothing mandatory on")
-    _banner(log, hostname, base, parsed.get("note"))
-    flags = {"stop": False, "volume": False}
+    if check_only:  # -C: the configuration parsed and every group resolved against pmcd
+        ctx.close()
+        return 0
+    facts = source_facts(ctx)
+    via = parsed.get("host") or ("local context" if ctx.kind != "host" else "local:")
+    log.write(f'Starting logger for host "{label_host or facts.hostname or hostname}" ')
+    log.write(f'via "{via}"\n')
+    log.write(f"Archive basename: {base}\n")
+    log.flush()
+    flags: dict[str, object] = {"stop": 0, "volume": False}
     switched_at = [0]  # the record count at the last volume switch
 
     def on_stop(signum: int, _frame: object) -> None:
-        flags["stop"] = True
+        flags["stop"] = signum
 
     def on_hup(signum: int, _frame: object) -> None:
         flags["volume"] = True
@@ -183,20 +206,30 @@ def _run(argv: list[str]) -> int:
             log.write(f"New log volume {vol}, via {'SIGHUP' if not due else 'volume size'}\n")
             log.flush()
 
+    reason: str | None = None
+    status = 0
     try:
-        logger.run(samples, until, stop=lambda: flags["stop"], on_idle=idle)
+        logger.begin(base, fqdn(), facts)
+        if "notify" in parsed:
+            notify_ready()
+        reason = logger.run(
+            samples, until, stop=lambda: bool(flags["stop"]), on_idle=idle, max_bytes=max_bytes
+        )
     except PMError as exc:  # the archive could not be created or written
         message = f"pmlogger: {exc.detail or exc.message}\n"
         log.write(message)
         if log is not sys.stderr:
             sys.stderr.write(message)
-        return 1
+        status = 1
     finally:
         logger.close()
         ctx.close()
-        log.write(f"pmlogger: {logger.records} records logged; end of logging\n")
-        log.flush()
-    return 0
+    if status == 0:
+        if flags["stop"]:
+            reason = f"Caught signal {flags['stop']}"
+        logfile.notify(log, "pmlogger", "Info", f"pmlogger: {reason or 'End of run time'}, exiting")
+    logfile.footer(log)
+    return status
 
 
 def _open_log(path: object) -> TextIO:
@@ -208,15 +241,6 @@ def _open_log(path: object) -> TextIO:
         return open(name, "a", buffering=1)
     except OSError as exc:
         TOOL.fail(f'Cannot open log file "{name}": {exc.strerror}')
-
-
-def _banner(log: TextIO, host: str, base: str, note: object) -> None:
-    started = pm_ctime(Timestamp.now())
-    log.write(f"Log for pmlogger on {host} started {started}\n\n")
-    if note:
-        log.write(f"Note: {note}\n")
-    log.write(f"Archive basename: {base}\n")
-    log.flush()
 
 
 if __name__ == "__main__":

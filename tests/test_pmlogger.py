@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import random
+import re
 import signal
 import subprocess
 import sys
@@ -13,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from pmapi.archive import Archive
+from pmapi.ids import pmID_build
 from tests.client_servers import ours_serving, reference_serving, tool_env
 from tests.our_pmcd import our_pmcd
 from tests.reference_pmcd import require_reference
@@ -48,9 +50,14 @@ def _records(base: str) -> list:
 
 
 def _check_logged(base: str, samples: int) -> None:
-    """What any of our archives must be: whole, every group present, the failing metric absent."""
+    """What any of our archives must be: whole, every group present, the failing metric absent,
+    and the samples between a prologue and an epilogue naming the logger and the archive."""
     recs = _records(base)
-    assert len(recs) == samples
+    assert len(recs) == samples + 2
+    for logue in (recs[0], recs[-1]):
+        sets = {vs.pmid: vs for vs in logue.result.vsets}
+        assert sets[ARCHIVE_PMID].values == (os.path.abspath(base),)
+        assert tuple(sets[ARCHIVE_PMID].insts) == (logue_pid(base),)
     with Archive(base) as a:
         names = {n for names in a.names.values() for n in names}
         assert {"simple.numfetch", "kernel.all.load", "hinv.ncpu", "hinv.physmem"} <= names
@@ -60,6 +67,14 @@ def _check_logged(base: str, samples: int) -> None:
         assert len(once) == 1  # "once" means once
         load = a.pmns.lookup("kernel.all.load")
         assert a.indom_at(a.descs[load].indom).names == ("1 minute", "5 minute", "15 minute")
+
+
+def logue_pid(base: str) -> int:
+    with Archive(base) as a:
+        return a.label.pid
+
+
+ARCHIVE_PMID = pmID_build(2, 3, 2)  # pmcd.pmlogger.archive
 
 
 def test_logging_from_our_pmcd(tmp_path):
@@ -79,7 +94,7 @@ def test_an_instance_list_restricts_what_is_logged(tmp_path):
         assert _finish(proc) == 0
     with Archive(str(tmp_path / "arch")) as a:
         load, color = a.pmns.lookup("kernel.all.load"), a.pmns.lookup("simple.color")
-        for rec in a.records():
+        for rec in list(a.records())[1:-1]:  # (between the prologue and the epilogue)
             sets = {vs.pmid: tuple(vs.insts) for vs in rec.result.vsets}
             assert sets == {load: (1, 15), color: (0, 1, 2)}
 
@@ -214,3 +229,117 @@ def test_sigkill_at_random_moments_leaves_valid_archives(tmp_path):
             check = subprocess.run(["pmlogcheck", base], capture_output=True, text=True)
             assert check.returncode == 0, (i, check.stdout, check.stderr)
             assert _records(base), i
+
+
+_TIME = re.compile(r"\d\d:\d\d:\d\d\.\d{6}")
+
+
+def _structure(base: Path, flag: str, pid: int) -> str:
+    """PCP's pmdumplog FLAG report of BASE with times, the logger's PID and the path masked."""
+    out = subprocess.run(
+        ["pmdumplog", flag, str(base)], capture_output=True, text=True, timeout=60, env=tool_env()
+    )
+    assert out.returncode == 0, out.stderr
+    text = _TIME.sub("HH:MM:SS", out.stdout).replace(str(base.parent), "DIR")
+    text = re.sub(rf"\b{pid}\b", "PID", text)
+    return re.sub(r"(commencing|ending) .*", r"\1 WHEN", text)
+
+
+@pytest.mark.interop
+def test_same_archive_layout_as_pcps_pmlogger(tmp_path):
+    """Both loggers on one pmcd, one config: the same metadata, in the same places, the same
+    index, prologue and epilogue: PCP's pmdumplog tells the two apart only by times and PIDs."""
+    require_reference("pmlogger", "pmdumplog")
+    config = tmp_path / "cfg"
+    config.write_text(
+        "log mandatory on every 1 sec {\n"
+        "  kernel.all.load hinv.ncpu mem.util.free kernel.all.cpu.user\n"
+        "  network.interface.in.bytes\n}\n"
+    )
+    (tmp_path / "ours").mkdir()
+    (tmp_path / "pcps").mkdir()
+    with reference_serving(tmp_path) as pmcd:
+        common = ["-h", pmcd.host, "-c", str(config), "-s", "3", "-l", "log", "arch"]
+        ours = subprocess.Popen(
+            [sys.executable, "-m", "pmlogger.main", *common], cwd=tmp_path / "ours", env=tool_env()
+        )
+        pcps = subprocess.Popen(["pmlogger", *common], cwd=tmp_path / "pcps", env=tool_env())
+        assert (_finish(ours), _finish(pcps)) == (0, 0)
+    bases = [tmp_path / "ours" / "arch", tmp_path / "pcps" / "arch"]
+    pids = [logue_pid(str(b)) for b in bases]
+    for flag in ("-l", "-d", "-e", "-h", "-i", "-t"):
+        mine, theirs = (_structure(b, flag, pid) for b, pid in zip(bases, pids, strict=True))
+        assert mine == theirs, flag
+    # the records: the same metrics in the same order, the values aside
+    # (pmcd.pmlogger.port among them: PCP's is its pmlc port, ours 0 as we have none)
+    values = re.compile(r"value .*")
+    mine, theirs = (
+        values.sub("value V", _structure(b, "-m", pid)) for b, pid in zip(bases, pids, strict=True)
+    )
+    assert mine == theirs
+
+
+# -- flags ----------------------------------------------------------------------------------
+
+
+def _run_pmlogger(tmp: Path, *args: str, env: dict | None = None) -> subprocess.CompletedProcess:
+    argv = [sys.executable, "-m", "pmlogger.main", *args]
+    return subprocess.run(
+        argv, cwd=tmp, capture_output=True, text=True, timeout=60, env=env or tool_env()
+    )
+
+
+def test_check_flag_parses_resolves_and_writes_nothing(tmp_path):
+    (tmp_path / "cfg").write_text(CONFIG)
+    with ours_serving(tmp_path) as pmcd:
+        run = _run_pmlogger(tmp_path, "-C", "-h", pmcd.host, "-c", "cfg", "arch")
+    assert run.returncode == 0, run.stderr
+    assert "no.such.metric" in run.stderr  # the warning, on stderr as there is no log
+    assert not list(tmp_path.glob("arch*")) and not (tmp_path / "pmlogger.log").exists()
+
+
+def test_labelhost_size_limit_report_and_the_log(tmp_path):
+    (tmp_path / "cfg").write_text(
+        "log mandatory on every 100 msec { kernel.all.load hinv.ncpu }\n"
+        "log mandatory on once { hinv.physmem }\n"
+    )
+    with ours_serving(tmp_path) as pmcd:
+        args = ["-h", pmcd.host, "-c", "cfg", "-H", "elsewhere", "-r", "-s", "2k", "-l", "log"]
+        run = _run_pmlogger(tmp_path, *args, "arch")
+    assert run.returncode == 0, run.stderr
+    with Archive(str(tmp_path / "arch")) as a:
+        assert a.label.hostname == "elsewhere"
+        data = sum(Path(p).stat().st_size for p in a.volume_paths.values())
+        recs = list(a.records())
+    # stopped at the first record that took the volume past 2 KB (the epilogue follows)
+    assert 2048 <= data - recs[-1].size < 2048 + recs[-2].size
+    log = (tmp_path / "log").read_text().splitlines()
+    assert log[0].startswith("Log for pmlogger on ") and log[1] == ""
+    stamp = r"\[\w{3} \w{3} [ \d]\d \d\d:\d\d:\d\d\]"
+    assert re.fullmatch(stamp + r" pmlogger\(\d+\) Info: Start", log[2])
+    assert 'Starting logger for host "elsewhere" via "' in "\n".join(log)
+    assert "Metric hinv.physmem logged once: " in "\n".join(log)
+    group = re.compile(
+        r"Group \[2 metrics\] \{\n\tkernel\.all\.load\n\thinv\.ncpu\n\} logged every 0\.100 sec: "
+        r"(\d+) bytes or [\d.]+ Mbytes/day"
+    )
+    assert group.search("\n".join(log))
+    assert log[-3].endswith("Info: pmlogger: Byte limit reached, exiting")
+    assert log[-2] == "" and log[-1].startswith("Log finished ")
+
+
+def test_notify_tells_the_service_manager(tmp_path):
+    import socket
+
+    (tmp_path / "cfg").write_text("log mandatory on every 100 msec { hinv.ncpu }\n")
+    path = str(tmp_path / "notify")
+    with socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM) as sock:
+        sock.bind(path)
+        sock.settimeout(30)
+        with ours_serving(tmp_path) as pmcd:
+            env = dict(tool_env(), NOTIFY_SOCKET=path)
+            args = ["-N", "-h", pmcd.host, "-c", "cfg", "-s", "2", "a"]
+            run = _run_pmlogger(tmp_path, *args, env=env)
+        assert run.returncode == 0, run.stderr
+        message = sock.recv(1024).decode()
+    assert message.startswith("READY=1\n") and "MAINPID=" in message

@@ -294,3 +294,41 @@ def test_we_read_what_pmlogger_writes(tmp_path):
     assert shutil.which("pmlogcheck") is None or (
         subprocess.run(["pmlogcheck", base], capture_output=True).returncode == 0
     )
+
+
+@settings(max_examples=60, deadline=None)
+@given(result=S.results(highres=True), highres=st.booleans())
+def test_a_layout_decoded_result_is_recorded_as_a_careful_one(result, highres):
+    """The writer's shortcut (copying the PDU of a result a cached layout decoded) writes the
+    bytes the value-set encoder writes, from a RESULT or a HIGHRES_RESULT."""
+    from pmapi.pdu import codec
+    from pmapi.pdu.records import HighResResultPDU, ResultPDU
+
+    if not highres:
+        result = Result(Timestamp(result.timestamp.sec, result.timestamp.nsec // 1000 * 1000),
+                        result.vsets)  # fmt: skip
+    frame = codec.encode((HighResResultPDU if highres else ResultPDU)(result, 7))
+    decoded = [codec.decode(frame).result for _ in range(3)]  # a layout is learned by the 2nd
+    careful = Result(result.timestamp, tuple(decoded[0].vsets))
+    for got in decoded:
+        assert encode_record(got) == encode_record(careful)
+
+
+def test_the_shortcut_is_taken_for_a_recurring_result():
+    from pmapi.pdu import codec
+    from pmapi.pdu.records import HighResResultPDU
+    from pmapi.pdu.result_layout import ColumnValueSets
+
+    result = Result(
+        Timestamp(1_700_000_000, 123_456_789),
+        (
+            ValueSet.of_atoms(1, PMType.PM_TYPE_U32, [(0, 5), (1, 6)]),
+            ValueSet.of_atoms(2, PMType.PM_TYPE_STRING, [(0xFFFFFFFF, "text")]),
+            ValueSet.of_atoms(3, PMType.PM_TYPE_DOUBLE, [(4, 2.5)]),
+        ),
+    )
+    frame = codec.encode(HighResResultPDU(result, 7))
+    decoded = [codec.decode(frame).result for _ in range(3)]
+    assert type(decoded[-1].vsets) is ColumnValueSets
+    careful = encode_record(Result(result.timestamp, tuple(decoded[0].vsets)))
+    assert encode_record(decoded[-1]) == careful

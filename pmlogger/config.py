@@ -36,7 +36,7 @@ import errno
 import os
 import re
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from pmapi.cpp import MAX_INCLUDE_LEVEL, Reader, SourceLine, read_source, split_lines
 
@@ -60,6 +60,7 @@ class MetricSpec:
 
     name: str
     instances: tuple[str | int, ...] = ()
+    where: tuple[str, int] = field(default=("", 0), compare=False)  # (file, line) it is on
 
 
 @dataclass(frozen=True)
@@ -513,7 +514,8 @@ class _Parser:
         return tuple(specs)
 
     def metric(self) -> MetricSpec:
-        name = self.take("NAME").text
+        token = self.take("NAME")
+        name = token.text
         instances: list[str | int] = []
         if self.skip("["):
             instances.append(self.instance())
@@ -521,7 +523,7 @@ class _Parser:
                 self.skip(",")
                 instances.append(self.instance())
             self.take("]")
-        return MetricSpec(name, tuple(instances))
+        return MetricSpec(name, tuple(instances), (token.file, token.line))
 
     def instance(self) -> str | int:
         token = self.take("NAME", "NUMBER", "STRING")

@@ -27,7 +27,7 @@ from pmapi.archive.format import (
     LabelRecord,
 )
 from pmapi.desc import Desc
-from pmapi.errors import PM_ERR_NAME, PMError  # type: ignore[attr-defined]
+from pmapi.errors import PM_ERR_NAME, PM_ERR_PMID, PMError  # type: ignore[attr-defined]
 from pmapi.ids import PM_ID_NULL, PM_IN_NULL, PM_INDOM_NULL, pmID_domain, pmIDStr
 from pmapi.labels import (
     PM_LABEL_CLUSTER,
@@ -41,7 +41,7 @@ from pmapi.pdu.result_layout import ColumnValueSets, ResultLayout
 from pmapi.values import Result, Timestamp
 
 from . import logue
-from .config import LogGroup
+from .config import LogGroup, MetricSpec
 
 NSEC = 1_000_000_000
 #: An index entry at least this often (records), so a reader's seek reads few records.
@@ -143,9 +143,13 @@ class Logger:
             found = []  # (spec, its leaf names), each spec traversed in turn
             for spec in group.metrics:
                 try:
-                    found.append((spec, self.ctx.traverse(spec.name)))
+                    names = self.ctx.traverse(spec.name)
                 except PMError as exc:
-                    self.warn(f'Problem with lookup for metric "{spec.name}" ... {exc.message}')
+                    self.not_logged(spec, spec.name, exc.message)
+                    continue
+                if not names:
+                    self.not_logged(spec, spec.name, PMError(PM_ERR_NAME).message)
+                found.append((spec, names))
             # then every leaf of the group named and described in one exchange each
             leaves = list(dict.fromkeys(name for _, names in found for name in names))
             try:
@@ -154,20 +158,20 @@ class Logger:
                 known = [pmid for pmid in ids.values() if pmid != PM_ID_NULL]
                 descs = dict(zip(known, self.ctx.lookup_descs(known) if known else [], strict=True))
             except PMError as exc:
-                self.warn(f"Problem with lookup for the metrics of a group ... {exc.message}")
+                for spec, _names in found:
+                    self.not_logged(spec, spec.name, exc.message)
                 continue
             for spec, names in found:
                 for name in names:
                     pmid = ids.get(name, PM_ID_NULL)
                     if pmid == PM_ID_NULL:
-                        unknown = PMError(PM_ERR_NAME).message
-                        self.warn(f'Problem with lookup for metric "{name}" ... {unknown}')
+                        self.not_logged(spec, name, PMError(PM_ERR_NAME).message)
                         continue
                     if pmid in g.pmids:
                         continue
                     desc = descs.get(pmid)
                     if desc is None:
-                        self.warn(f'Problem with lookup for metric "{name}" ... no descriptor')
+                        self.not_logged(spec, name, PMError(PM_ERR_PMID).message)
                         continue
                     g.pmids.append(pmid)
                     g.names[pmid] = name
@@ -188,6 +192,14 @@ class Logger:
             except PMError as exc:
                 self.warn(f'instance "{item}" of InDom {indom:#x}: {exc.message}')
         return tuple(ids)
+
+    def not_logged(self, spec: MetricSpec, name: str, reason: str) -> None:
+        """pmlogger's warning for a configured name that cannot be logged, and why."""
+        file, line = spec.where
+        self.log.write(f"Warning [{file}, line {line}]\n")
+        self.log.write(f'Problem with lookup for metric "{name}" ... logging not activated\n')
+        self.log.write(f"Reason: {reason}\n")
+        self.log.flush()
 
     def warn(self, text: str) -> None:
         self.log.write(f"Warning: {text}\n")

@@ -144,8 +144,6 @@ def _run(argv: list[str]) -> int:
         TOOL.fail(f'Cannot open config file "{parsed.get("config")}": {reason}')
     for warning in config.warnings:
         log.write(warning + "\n")
-    if not check_only:
-        log.write("Config parsed\n")
 
     ctx = TOOL.context(parsed)  # -h HOST, -o (the key local-PMDA, as -L), else local:
     hostname = ctx.hostname if ctx.kind == "host" else socket.gethostname()
@@ -167,7 +165,10 @@ def _run(argv: list[str]) -> int:
             volume_limit=volume_limit,
         )
 
+    # (the configuration's names are looked up here, as PCP's pmlogger does while parsing)
     logger = Logger(ctx, config.groups, interval_ms, make_writer, log, report="report" in parsed)
+    if not check_only:
+        log.write("Config parsed\n")
     if not logger.groups:
         ctx.close()
         TOOL.fail("no metrics to log: the configuration has nothing mandatory on")

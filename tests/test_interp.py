@@ -153,3 +153,56 @@ def test_agrees_with_the_plain_reading(data, sem, vtype):
         assert bool(has) == want_has, (t, times, marks)
         if want_has:
             assert value.item() == pytest.approx(want, rel=1e-12, abs=1e-9), (t, times, values)
+
+
+def test_observations_from_an_archive(tmp_path):
+    """Instances coming and going, a record without the metric, a mark: each instance's
+    series holds exactly the records that hold it."""
+    from pmapi.archive import Archive, ArchiveWriter
+    from pmapi.archive.interp import Observations
+    from pmapi.desc import Desc
+    from pmapi.values import Result, Timestamp, ValueSet
+
+    u32, dbl, string = PMType.PM_TYPE_U32, PMType.PM_TYPE_DOUBLE, PMType.PM_TYPE_STRING
+    start = Timestamp(1_700_000_000, 0)
+    base = str(tmp_path / "a")
+    with ArchiveWriter(base, hostname="h", timezone="UTC", start=start) as w:
+        w.put_desc(Desc(1, u32, 5, COUNTER), ["m.count"])
+        w.put_desc(Desc(2, dbl, sem=INSTANT), ["m.level"])
+        w.put_desc(Desc(3, string, sem=DISCRETE), ["m.word"])
+        w.put_indom(start, 5, [0, 1, 2], ["a", "b", "c"])
+
+        def at(sec):
+            return Timestamp(start.sec + sec, 0)
+
+        w.put_result(
+            Result(
+                at(0),
+                (
+                    ValueSet.of_atoms(1, u32, [(0, 10), (1, 20)]),
+                    ValueSet.of_atoms(3, string, [(0xFFFFFFFF, "x")]),
+                ),
+            )
+        )
+        w.put_result(Result(at(1), (ValueSet.of_atoms(2, dbl, [(0xFFFFFFFF, 0.5)]),)))
+        w.put_result(Result(at(2), (ValueSet.of_atoms(1, u32, [(1, 25), (2, 7)]),)))
+        w.put_mark(Timestamp(start.sec + 2, 1_000_000))
+        w.put_result(Result(at(5), (ValueSet.of_atoms(1, u32, [(0, 3), (2, 9)]),
+                                    ValueSet.of_atoms(2, dbl, [(0xFFFFFFFF, 1.5)]))))  # fmt: skip
+    with Archive(base) as a:
+        obs = Observations(a)
+    s0 = start.sec * S
+    assert obs.marks.tolist() == [s0 + 2 * S + 1_000_000]
+    counts = obs.series(1)
+    assert sorted(counts) == [0, 1, 2]
+    assert counts[0].times.tolist() == [s0, s0 + 5 * S] and counts[0].values.tolist() == [10, 3]
+    assert counts[1].values.tolist() == [20, 25] and counts[2].values.tolist() == [7, 9]
+    assert counts[0].values.dtype == np.uint32
+    assert obs.series(2)[0xFFFFFFFF].values.tolist() == [0.5, 1.5]
+    assert obs.series(3)[0xFFFFFFFF].values.tolist() == ["x"]
+    assert obs.series(99) == {} and obs.pmids() == [1, 2, 3]
+    # instance 0 skips the record at 2 s that lacks it; the mark still cuts it
+    got = interpolate(counts[0], [s0 + S, s0 + 4 * S], COUNTER, u32, obs.marks)
+    assert got.has.tolist() == [False, False]
+    got = interpolate(counts[1], [s0 + S], COUNTER, u32, obs.marks)
+    assert got.has.tolist() == [True] and got.values.tolist() == [23]  # trunc(0.5 + 22.5)

@@ -30,6 +30,7 @@ from __future__ import annotations
 import os
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from itertools import pairwise
 
 import numpy as np
 
@@ -159,3 +160,64 @@ def _counter(
         between = exact.astype(vp.dtype)
     # on an observation's own time, its value exactly (no arithmetic)
     return np.where(t == tp, vp, np.where(t == tn, vn, between))
+
+
+class Observations:
+    """Every metric-instance's observation series in one archive, and its <mark> times.
+
+    Built in one forward pass over the archive's records: each value set adds its
+    instances and values as arrays (no per-value Python work); a metric's series are
+    sorted out, per instance, the first time the metric is asked for.
+    """
+
+    def __init__(self, archive: object) -> None:
+        from .reader import Archive
+
+        assert isinstance(archive, Archive)
+        self.archive = archive
+        marks: list[int] = []
+        chunks: dict[int, list[tuple[int, object, object]]] = {}
+        for rec in archive.records():
+            stamp = rec.stamp.sec * NSEC + rec.stamp.nsec
+            if rec.is_mark:
+                marks.append(stamp)
+                continue
+            for vs in rec.result.vsets:
+                if vs.numval <= 0:
+                    continue
+                desc = archive.descs.get(vs.pmid)
+                atoms = vs.atoms(desc.type if desc is not None else None)
+                chunks.setdefault(vs.pmid, []).append((stamp, vs.insts, atoms))
+        self.marks = np.array(sorted(marks), dtype=np.int64)
+        self._chunks = chunks
+        self._series: dict[int, dict[int, Series]] = {}
+
+    def pmids(self) -> list[int]:
+        """The metrics with at least one value in the archive."""
+        return sorted(self._chunks)
+
+    def series(self, pmid: int) -> dict[int, Series]:
+        """PMID's observations, per instance (an empty dict if it has none)."""
+        done = self._series.get(pmid)
+        if done is not None:
+            return done
+        chunks = self._chunks.get(pmid, [])
+        desc = self.archive.descs.get(pmid)
+        dtype = NUMERIC_DTYPES.get(desc.type if desc is not None else -1, object)
+        out: dict[int, Series] = {}
+        if chunks:
+            counts = [len(insts) for _, insts, _ in chunks]
+            times = np.repeat(np.array([s for s, _, _ in chunks], dtype=np.int64), counts)
+            insts = np.concatenate([np.asarray(i, dtype=np.int64) for _, i, _ in chunks])
+            if dtype is object:
+                values = np.empty(len(insts), dtype=object)
+                values[:] = [v for _, _, vals in chunks for v in vals]
+            else:
+                values = np.concatenate([np.asarray(v, dtype=dtype) for _, _, v in chunks])
+            order = np.lexsort((times, insts))  # by instance, then time (stable)
+            insts, times, values = insts[order], times[order], values[order]
+            firsts = np.flatnonzero(np.r_[True, insts[1:] != insts[:-1]])
+            for a, b in pairwise([*firsts.tolist(), len(insts)]):
+                out[int(insts[a])] = Series(times[a:b], values[a:b])
+        self._series[pmid] = out
+        return out

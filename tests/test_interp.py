@@ -121,8 +121,8 @@ def plain(times, values, marks, t, sem, vtype):
             return True, p
         if times[nxt] == t:
             return True, n
-        between = p + (t - times[prior]) * (n - p) / (times[nxt] - times[prior])
-        return True, between if vtype == PMType.PM_TYPE_DOUBLE else math.trunc(0.5 + between)
+        moved = (t - times[prior]) * (n - p) / (times[nxt] - times[prior])
+        return True, p + moved if vtype == PMType.PM_TYPE_DOUBLE else math.trunc(0.5 + p + moved)
     return True, n if t - times[prior] > times[nxt] - t else p
 
 
@@ -147,7 +147,9 @@ def test_agrees_with_the_plain_reading(data, sem, vtype):
     at = [start + i * step for i in range(data.draw(st.integers(1, 25)))]
     series = Series(np.array(times, dtype=np.int64), np.array(values, dtype=np.float64
                     if vtype == PMType.PM_TYPE_DOUBLE else np.int64))  # fmt: skip
-    got = interpolate(series, at, sem, vtype, np.array(marks, dtype=np.int64))
+    # (in whole seconds, so that libpcp's arithmetic on seconds as doubles is exact)
+    series = Series(series.times * S, series.values)
+    got = interpolate(series, np.array(at) * S, sem, vtype, np.array(marks, dtype=np.int64) * S)
     for t, has, value in zip(at, got.has, got.values, strict=True):
         want_has, want = plain(times, values, marks, t, sem, vtype)
         assert bool(has) == want_has, (t, times, marks)
@@ -159,7 +161,7 @@ def test_observations_from_an_archive(tmp_path):
     """Instances coming and going, a record without the metric, a mark: each instance's
     series holds exactly the records that hold it."""
     from pmapi.archive import Archive, ArchiveWriter
-    from pmapi.archive.interp import Observations
+    from pmapi.archive.columns import Columns
     from pmapi.desc import Desc
     from pmapi.values import Result, Timestamp, ValueSet
 
@@ -190,7 +192,7 @@ def test_observations_from_an_archive(tmp_path):
         w.put_result(Result(at(5), (ValueSet.of_atoms(1, u32, [(0, 3), (2, 9)]),
                                     ValueSet.of_atoms(2, dbl, [(0xFFFFFFFF, 1.5)]))))  # fmt: skip
     with Archive(base) as a:
-        obs = Observations(a)
+        obs = Columns(a)
     s0 = start.sec * S
     assert obs.marks.tolist() == [s0 + 2 * S + 1_000_000]
     counts = obs.series(1)

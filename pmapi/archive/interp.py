@@ -30,7 +30,6 @@ from __future__ import annotations
 import os
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from itertools import pairwise
 
 import numpy as np
 
@@ -85,10 +84,13 @@ def interpolate(
     vtype: int,
     marks: np.ndarray | None = None,
     wrap: bool | None = None,
+    base: int = 0,
 ) -> Answer:
     """The values of SERIES at times AT (int64 ns), by semantics SEM, for a metric of VTYPE.
 
     MARKS are the archive's <mark> times (sorted): no bound is taken across one.
+    BASE (ns) is the archive's label start: counters are interpolated on seconds since
+    it, as doubles, as libpcp does, so that values round as libpcp's do.
     A counter of a non-numeric type raises PMError(PM_ERR_TYPE), as libpcp answers it.
     """
     from ..errors import PMError
@@ -117,12 +119,23 @@ def interpolate(
     if not numeric:  # strings, aggregates, events: the prior observation
         return Answer(has, vp)
     if sem == PMSem.PM_SEM_COUNTER:
-        out = _counter(t, tp, tn, vp, vn, vtype, counter_wrap() if wrap is None else wrap)
-        return Answer(has, out)
+        rel = (_seconds_since(x, base) for x in (t, tp, tn))
+        out = _counter(*rel, vp, vn, vtype, counter_wrap() if wrap is None else wrap)
+        # on an observation's own time, its value exactly (no arithmetic)
+        return Answer(has, np.where(t == tp, vp, np.where(t == tn, vn, out)))
     # instantaneous and discrete: the closest bound (a tie goes to the prior); without a
     # usable next bound (discrete only), the prior
     take_next = has_n & (2 * t > tp + tn)
     return Answer(has, np.where(take_next, vn, vp))
+
+
+def _seconds_since(ns: np.ndarray, base: int) -> np.ndarray:
+    """Seconds from BASE to each time (int64 ns) as libpcp's __pmTimestampSub gives them:
+    whole seconds plus nanoseconds over 1e9 in long double, rounded to a double."""
+    sec, nsec = np.divmod(ns, NSEC)
+    bsec, bnsec = divmod(base, NSEC)
+    ld = np.longdouble
+    return ((sec - bsec).astype(ld) + (nsec - bnsec).astype(ld) / ld(NSEC)).astype(np.float64)
 
 
 def _counter(
@@ -134,15 +147,19 @@ def _counter(
     vtype: int,
     wrap: bool,
 ) -> np.ndarray:
-    """Linear interpolation between (tp, vp) and (tn, vn) at t, in libpcp's arithmetic."""
-    dt = (tn - tp).astype(np.float64)
-    f = (t - tp).astype(np.float64)
+    """Linear interpolation between (tp, vp) and (tn, vn) at t (seconds, as doubles), in
+    libpcp's arithmetic: (0.5 + p) + (f * diff) / dt for integers, then truncated."""
+    dt = tn - tp
+    f = t - tp
     span = np.where(dt > 0, dt, 1.0)
     p = vp.astype(np.float64)
     if vtype == PMType.PM_TYPE_FLOAT:
         diff = (vn - vp).astype(np.float64)  # (libpcp subtracts in float)
-    else:
-        diff = vn.astype(np.float64) - p
+    elif vtype == PMType.PM_TYPE_DOUBLE:
+        diff = vn - vp
+    else:  # the integer difference, made a double (downwards: minus the upward one)
+        up = vn >= vp
+        diff = np.where(up, (vn - vp).astype(np.float64), -(vp - vn).astype(np.float64))
     if wrap and vtype in _WRAP:
         diff = np.where(vn < vp, diff + _WRAP[vtype], diff)
     moved = f * diff / span
@@ -158,66 +175,4 @@ def _counter(
             top = np.nextafter(top, 0.0)
         exact = np.clip(exact, float(info.min), top)
         between = exact.astype(vp.dtype)
-    # on an observation's own time, its value exactly (no arithmetic)
-    return np.where(t == tp, vp, np.where(t == tn, vn, between))
-
-
-class Observations:
-    """Every metric-instance's observation series in one archive, and its <mark> times.
-
-    Built in one forward pass over the archive's records: each value set adds its
-    instances and values as arrays (no per-value Python work); a metric's series are
-    sorted out, per instance, the first time the metric is asked for.
-    """
-
-    def __init__(self, archive: object) -> None:
-        from .reader import Archive
-
-        assert isinstance(archive, Archive)
-        self.archive = archive
-        marks: list[int] = []
-        chunks: dict[int, list[tuple[int, object, object]]] = {}
-        for rec in archive.records():
-            stamp = rec.stamp.sec * NSEC + rec.stamp.nsec
-            if rec.is_mark:
-                marks.append(stamp)
-                continue
-            for vs in rec.result.vsets:
-                if vs.numval <= 0:
-                    continue
-                desc = archive.descs.get(vs.pmid)
-                atoms = vs.atoms(desc.type if desc is not None else None)
-                chunks.setdefault(vs.pmid, []).append((stamp, vs.insts, atoms))
-        self.marks = np.array(sorted(marks), dtype=np.int64)
-        self._chunks = chunks
-        self._series: dict[int, dict[int, Series]] = {}
-
-    def pmids(self) -> list[int]:
-        """The metrics with at least one value in the archive."""
-        return sorted(self._chunks)
-
-    def series(self, pmid: int) -> dict[int, Series]:
-        """PMID's observations, per instance (an empty dict if it has none)."""
-        done = self._series.get(pmid)
-        if done is not None:
-            return done
-        chunks = self._chunks.get(pmid, [])
-        desc = self.archive.descs.get(pmid)
-        dtype = NUMERIC_DTYPES.get(desc.type if desc is not None else -1, object)
-        out: dict[int, Series] = {}
-        if chunks:
-            counts = [len(insts) for _, insts, _ in chunks]
-            times = np.repeat(np.array([s for s, _, _ in chunks], dtype=np.int64), counts)
-            insts = np.concatenate([np.asarray(i, dtype=np.int64) for _, i, _ in chunks])
-            if dtype is object:
-                values = np.empty(len(insts), dtype=object)
-                values[:] = [v for _, _, vals in chunks for v in vals]
-            else:
-                values = np.concatenate([np.asarray(v, dtype=dtype) for _, _, v in chunks])
-            order = np.lexsort((times, insts))  # by instance, then time (stable)
-            insts, times, values = insts[order], times[order], values[order]
-            firsts = np.flatnonzero(np.r_[True, insts[1:] != insts[:-1]])
-            for a, b in pairwise([*firsts.tolist(), len(insts)]):
-                out[int(insts[a])] = Series(times[a:b], values[a:b])
-        self._series[pmid] = out
-        return out
+    return between

@@ -336,3 +336,30 @@ def pmval_real(v: float, sem: int, minwidth: int, fixed: int = -1) -> str:
     else:
         fmt, minwidth = "%*.0f.    ", minwidth - 5
     return _cfloat(fmt, minwidth, v)
+
+
+def pmval_reals(values: Any, sem: int, minwidth: int, fixed: int = -1) -> list[str]:
+    """pmval_real of every value in VALUES (floats, e.g. a NumPy array): the same text,
+    with each value's format picked by comparisons made once for all of them."""
+    import numpy as np
+
+    v = np.asarray(values, dtype=np.float64)
+    w = minwidth
+    if fixed != -1:
+        fmts = [f"%{w}.{fixed}f"]
+        kind = np.zeros(len(v), dtype=np.int8)
+    else:
+        fmts = [f"%{w - 5}.0f.0   ", f"%{w}.3E", f"%{w}.4f", f"%{w - 1}.3f ",
+                f"%{w - 2}.2f  ", f"%{w - 3}.1f   ", f"%{w - 5}.0f.    "]  # fmt: skip
+        kind = np.select(
+            [v == 0, (v < 0.1) | (v > 9999), v <= 0.9999, v <= 9.999, v <= 99.99, v <= 999.9],
+            [0, 1, 2, 3, 4, 5],
+            6,
+        ).astype(np.int8)
+    out = [fmts[k] % x for k, x in zip(kind.tolist(), v.tolist(), strict=True)]
+    odd = ~np.isfinite(v)
+    if sem == PMSem.PM_SEM_COUNTER:
+        odd |= v < 0.0
+    for i in np.flatnonzero(odd).tolist():
+        out[i] = pmval_real(float(v[i]), sem, minwidth, fixed)
+    return out

@@ -22,6 +22,7 @@ class Profile:
         self.state = PM_PROFILE_INCLUDE
         self.indoms: dict[int, tuple[int, set[int]]] = {}
         self.changed = False
+        self.version = 0  # counts changes, so answers computed ahead can tell they are stale
 
     def _change(self, indom: int, insts: Iterable[int] | None, include: bool) -> None:
         wanted = None if insts is None else set(insts)
@@ -41,6 +42,7 @@ class Profile:
                 listed -= wanted
             self.indoms[indom] = (state, listed)
         self.changed = True
+        self.version += 1
 
     def add(self, indom: int, insts: Iterable[int] | None = None) -> None:
         """pmAddProfile: include INSTS of INDOM (all of them if None)."""

@@ -24,6 +24,7 @@ from pmapi.printvalue import (
     pminfo_values,
     pmPrintValue,
     pmval_real,
+    pmval_reals,
     pmval_width,
     print_value,
 )
@@ -358,3 +359,23 @@ def test_pminfo_f_matches_pminfo(tmp_path):
         lookup = {inst: iname for inst, iname, _ in values}.get
         expected += f"\n{name}\n" + pminfo_values(desc, vset, lookup)
     assert done.stdout == expected
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    values=st.lists(
+        st.one_of(
+            st.floats(allow_nan=True, allow_infinity=True),
+            st.sampled_from([0.0, -0.0, 0.1, 0.9999, 9.999, 99.99, 999.9, 9999.0, -1.0]),
+            st.floats(-1e5, 1e5),
+        ),
+        max_size=40,
+    ),
+    sem=st.sampled_from([PMSem.PM_SEM_COUNTER, PMSem.PM_SEM_INSTANT]),
+    width=st.integers(6, 21),
+    fixed=st.sampled_from([-1, 0, 3]),
+)
+def test_pmval_reals_is_pmval_real_for_each(values, sem, width, fixed):
+    assert pmval_reals(values, sem, width, fixed) == [
+        pmval_real(v, sem, width, fixed) for v in values
+    ]

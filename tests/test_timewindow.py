@@ -31,6 +31,7 @@ from pmapi.timewindow import (
     PosixZone,
     TimeParseError,
     format_stamp,
+    format_stamps,
     new_zone,
     parse_interval,
     parse_interval_ns,
@@ -725,3 +726,12 @@ def test_timezone_names_match_libpcp() -> None:
         env = environ if tz is None else {**environ, "TZ": tz}
         assert pcp_timezone(None, env) == want["tz"], tz
     assert pcp_zoneinfo() == answers[-1]["zoneinfo"]
+
+
+@pytest.mark.parametrize("zone", ["UTC", "Australia/Melbourne", "America/New_York", "Asia/Kolkata"])
+def test_format_stamps_is_format_stamp_for_each(zone):
+    """Across both 2023 daylight-saving changes of each zone, at odd times of day."""
+    times = [t * 1_000_000_000 + 123_456_789 for t in range(1_680_000_000, 1_700_000_000, 7919)]
+    times += [1_699_164_000 * 1_000_000_000 + k * 997_000_000 for k in range(-5000, 5000, 37)]
+    want = [format_stamp(divmod(t, NSEC), zone) for t in times]
+    assert format_stamps(times, zone) == want

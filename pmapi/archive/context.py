@@ -2,11 +2,13 @@
 
 Names come from the archive's own namespace; descriptors, help text and labels from
 its metadata; instance domains and labels as they were at the context's current time
-(its origin, initially the archive's start), as libpcp answers them.  Values come
-uninterpolated, as PM_MODE_FORW/PM_MODE_BACK fetches do: the next record (in the
-mode's direction, from the origin) holding any of the metrics asked for, with the
-instance profile applied; ``fetch_archive`` returns every record, marks included.
-Interpolated replay (PM_MODE_INTERP) is not built yet: a fetch in that mode says so.
+(its origin, initially the archive's start), as libpcp answers them.  A fetch in
+PM_MODE_FORW or PM_MODE_BACK (the default is FORW, as libpcp's) returns the next
+record, in the mode's direction from the origin, holding any of the metrics asked
+for, uninterpolated, with the instance profile applied; ``fetch_archive`` returns
+every record, marks included.  A fetch in PM_MODE_INTERP returns the values at the
+origin by seed 001's interpolation rules (interp.py), then moves the origin on by
+the mode's delta; ``replay`` answers a run of such fetches at once, as arrays.
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ import errno
 import os
 from array import array
 from collections.abc import Generator, Iterator, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..context import Fetched, _Operations
 from ..desc import Desc
@@ -25,7 +27,6 @@ from ..errors import (  # type: ignore[attr-defined]
     PM_ERR_INST_LOG,
     PM_ERR_MODE,
     PM_ERR_NOTHOST,
-    PM_ERR_NYI,
     PM_ERR_PMID_LOG,
     PM_ERR_TEXT,
     PMError,
@@ -37,6 +38,9 @@ from ..types import ValFmt
 from ..values import NO_BLOCKS, Result, Timestamp, ValueSet
 from .format import PM_TEXT_HELP, PM_TEXT_INDOM, PM_TEXT_ONELINE, PM_TEXT_PMID
 from .reader import Archive, LogRecord
+
+if TYPE_CHECKING:  # (replay.py needs NumPy: loaded on the first interpolated fetch)
+    from .replay import Replay
 
 PM_MODE_LIVE = 0
 PM_MODE_INTERP = 1
@@ -83,16 +87,23 @@ class ArchiveContext(_Operations):
         super().__init__(ArchiveSource(archive), _trimmed(archive, pmns))
         self.archive = archive
         self.origin: Timestamp = archive.label.start
-        self.mode = PM_MODE_INTERP
+        self.mode = PM_MODE_FORW
+        self.delta_ns = 0
         self._cursor: Iterator[LogRecord] | None = None
+        self._observations: Any = None
+        self._window: tuple[int, int] | None = None
+        self._ahead: _ReadAhead | None = None
 
     # -- the context's time -------------------------------------------------------------
 
-    def set_mode(self, mode: int, origin: Timestamp | None = None) -> None:
-        """pmSetMode: the direction of later fetches and the time they start from."""
+    def set_mode(self, mode: int, origin: Timestamp | None = None, delta_ns: int = 0) -> None:
+        """pmSetModeHighRes: how later fetches read, the time they start from and (for
+        PM_MODE_INTERP) how far each moves the origin on, in nanoseconds (negative:
+        backwards).  With no ORIGIN the context's current time stays."""
         if mode not in (PM_MODE_INTERP, PM_MODE_FORW, PM_MODE_BACK):
             raise PMError(PM_ERR_MODE)
         self.mode = mode
+        self.delta_ns = int(delta_ns)
         if origin is not None:
             self.origin = origin
         self._cursor = None
@@ -113,11 +124,10 @@ class ArchiveContext(_Operations):
         raise PMError(PM_ERR_EOL)
 
     def fetch(self, pmids: Sequence[int]) -> Fetched:
-        """pmFetch: the next record holding any of PMIDS (the others with no values)."""
+        """pmFetch: in PM_MODE_INTERP the values at the origin (which then moves on by
+        the delta); else the next record holding any of PMIDS (the others empty)."""
         if self.mode == PM_MODE_INTERP:
-            raise PMError(
-                PM_ERR_NYI, "interpolated archive replay is not built yet (use -U, uninterpolated)"
-            )
+            return self._fetch_interp(pmids)
         wanted = dict.fromkeys(pmids)
         for rec in self._records():
             if rec.is_mark:
@@ -130,6 +140,65 @@ class ArchiveContext(_Operations):
             descs = {p: self.archive.descs.get(p) for p in pmids}
             return Fetched(Result(rec.stamp, vsets), descs)
         raise PMError(PM_ERR_EOL)
+
+    # -- interpolation ---------------------------------------------------------------------
+
+    def replay(self, pmids: Sequence[int], count: int) -> Replay:
+        """COUNT PM_MODE_INTERP fetches of PMIDS at once: what each would have returned.
+
+        The origin moves on by COUNT deltas, as after the fetches themselves.
+        """
+        from .replay import fetch_times
+
+        if self.mode != PM_MODE_INTERP:
+            raise PMError(PM_ERR_MODE)
+        origin = _ns(self.origin)
+        times = fetch_times(origin, self.delta_ns, count)
+        self.origin = _stamp(origin + count * self.delta_ns)
+        return self._replay(pmids, times)
+
+    def _replay(self, pmids: Sequence[int], times: Any) -> Replay:
+        from .columns import Columns
+        from .replay import replay
+
+        if self._observations is None:
+            self._observations = Columns(self.archive)
+        if self._window is None:
+            start = _ns(self.archive.label.start)
+            every = self._observations.times
+            self._window = (start, int(every.max()) if len(every) else start)
+        return replay(
+            self._observations, self.archive.descs, pmids, times, self._window, self._candidates
+        )
+
+    def _candidates(self, desc: Desc, observed: Sequence[int]) -> list[int]:
+        """The instances an interpolated fetch of DESC's metric may return, ascending:
+        every one the archive's instance domain ever held (the observed ones if it has
+        none), that the profile wants."""
+        history = self.archive.indoms.get(desc.indom)
+        insts = {i for record in history for i in record.insts} if history else set(observed)
+        return sorted(i for i in insts if self.profile.wants(desc.indom, i))
+
+    def _fetch_interp(self, pmids: Sequence[int]) -> Fetched:
+        """One interpolated fetch, answered from a replay computed ahead in chunks."""
+        from .replay import fetch_times
+
+        origin = _ns(self.origin)
+        key = (tuple(pmids), self.profile.version, self.delta_ns)
+        ahead = self._ahead
+        k = ahead.row(key, origin) if ahead is not None else None
+        if k is None:
+            size = 1 if self.delta_ns == 0 else _ahead_size(ahead, key)
+            times = fetch_times(origin, self.delta_ns, size)
+            ahead = self._ahead = _ReadAhead(key, origin, self._replay(pmids, times))
+            k = 0
+        self.origin = _stamp(origin + self.delta_ns)
+        done = ahead.replay
+        if done.eol[k]:
+            raise PMError(PM_ERR_EOL)
+        vsets = tuple(m.value_set(k) for m in done.metrics)
+        descs = {m.pmid: m.desc for m in done.metrics}
+        return Fetched(Result(_stamp(origin), vsets), descs)
 
     def _in_profile(self, vs: ValueSet) -> ValueSet:
         desc = self.archive.descs.get(vs.pmid)
@@ -254,6 +323,40 @@ class ArchiveContext(_Operations):
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+class _ReadAhead:
+    """Interpolated fetches computed ahead: fetch k of KEY's run from ORIGIN is row k."""
+
+    def __init__(self, key: tuple, origin: int, replay: Replay) -> None:
+        self.key = key
+        self.origin = origin
+        self.replay = replay
+
+    def row(self, key: tuple, origin: int) -> int | None:
+        """The row answering a fetch of KEY at ORIGIN, if this run holds one."""
+        if key != self.key:
+            return None
+        delta = key[-1]
+        if delta == 0:
+            return 0 if origin == self.origin else None
+        k, off = divmod(origin - self.origin, delta)
+        return k if off == 0 and 0 <= k < len(self.replay.times) else None
+
+
+def _ahead_size(ahead: _ReadAhead | None, key: tuple) -> int:
+    """How many fetches to answer ahead: more each time the same run goes on."""
+    if ahead is None or ahead.key != key:
+        return 16
+    return min(4 * len(ahead.replay.times), 4096)
+
+
+def _stamp(ns: int) -> Timestamp:
+    return Timestamp(*divmod(ns, 1_000_000_000))
+
+
+def _ns(stamp: Timestamp) -> int:
+    return stamp.sec * 1_000_000_000 + stamp.nsec
 
 
 def _no_values(pmid: int) -> ValueSet:

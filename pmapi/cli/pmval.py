@@ -4,8 +4,9 @@ The metric may carry its own source and instances ("host:metric[inst,...]").  A
 counter is reported as a rate over each sampling interval unless -r is given, so
 its first fetch only supplies the previous value.  Instances become columns headed
 by their names (-i narrows them through the context's profile); event metrics are
-dumped record by record.  Live sources (-h, -L, the local pmcd) are supported;
-archive sources are refused by the shared Tool.context until archive contexts exist.
+dumped record by record.  Live sources (-h, -L, the local pmcd) and archives are
+supported: an archive is replayed interpolated, one sample per interval from the
+start of the time window (pmval_replay.py), or record by record with -U.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from dataclasses import dataclass, field
 from datetime import tzinfo
 from typing import Any
 
-from pmapi.archive.context import PM_MODE_FORW
+from pmapi.archive.context import PM_MODE_FORW, PM_MODE_INTERP
 from pmapi.cli.common import (
     ALIGN,
     ARCHIVE,
@@ -400,7 +401,9 @@ def _strtol(text: str) -> tuple[int, bool]:
 
 
 def context_hostname(ctx: Any) -> str:
-    """pmGetContextHostName: pmcd.hostname from a pmcd, else the host it was reached by."""
+    """pmGetContextHostName: pmcd.hostname from a pmcd, an archive's label, else this host."""
+    if ctx.kind == "archive":
+        return ctx.hostname
     if ctx.kind != "host":
         return socket.gethostname()
     try:
@@ -1133,12 +1136,10 @@ def report(ctx: Any, o: Options, spec: MetricSpec) -> int:
             reporter.finish = _ns_stamp(window.end_ns)
         if reporter.events:
             reporter.raw_archive = True  # event records are never interpolated
-        if not reporter.raw_archive:
-            raise _runtime_error(
-                [f"{PROG}: interpolated archive replay is not built yet; use -U for "
-                 "record-by-record replay\n"]
-            )  # fmt: skip
-        ctx.set_mode(PM_MODE_FORW, reporter.origin)
+        if reporter.raw_archive:
+            ctx.set_mode(PM_MODE_FORW, reporter.origin)
+        else:
+            ctx.set_mode(PM_MODE_INTERP, reporter.origin, interval_ns)
 
     if samples < 0 and not window.open_ended and not reporter.raw_archive:
         finish = timestamp_seconds(_ns_stamp(window.end_ns))
@@ -1160,7 +1161,12 @@ def report(ctx: Any, o: Options, spec: MetricSpec) -> int:
     if (fixed == 0 and fixed > cols) or (fixed > 0 and fixed > cols - 2):
         raise reporter.die(f"{PROG}: -f {fixed} too large for column width {cols}\n")
     write(reporter.header(samples, interval_ns))
-    loop(reporter, samples, interval_ns / NSEC)
+    if reporter.archive and not reporter.raw_archive and samples >= 0 and not o.delay:
+        from pmapi.cli.pmval_replay import replay_loop
+
+        replay_loop(reporter, samples)  # the same rows, the fetches answered ahead
+    else:
+        loop(reporter, samples, interval_ns / NSEC)
     return 0
 
 

@@ -1,0 +1,232 @@
+"""pmval's report of an interpolated archive replay, computed as arrays.
+
+Replaying an archive, pmval's fetches are known in advance: one per interval from
+the origin.  So they are answered at once (ArchiveContext.replay), pmval's loop is
+walked over which of them have values, and the rows it prints (rates from
+consecutive fetches, "?" for an instance with no value, "No values available" for
+an empty fetch and for the fetch that restarts a counter after one) are formatted
+a column at a time.  The output is the per-fetch loop's (pmval.loop), line for line.
+"""
+
+from __future__ import annotations
+
+import sys
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from pmapi.archive.replay import MetricReplay, Replay
+from pmapi.errors import pmErrStr  # type: ignore[attr-defined]
+from pmapi.ids import PM_INDOM_NULL
+from pmapi.printvalue import pmval_reals, print_value
+from pmapi.rate import counter_wrap_enabled, time_scale, timestamp_seconds
+from pmapi.timewindow import format_stamps
+from pmapi.types import PMSem, PMType
+from pmapi.values import Timestamp
+
+PROG = "pmval"
+_OK, _NONE, _ERROR, _END = range(4)  # what a fetch gives pmval's loop
+_INTEGERS = (PMType.PM_TYPE_32, PMType.PM_TYPE_U32, PMType.PM_TYPE_64, PMType.PM_TYPE_U64)
+_REALS = (PMType.PM_TYPE_FLOAT, PMType.PM_TYPE_DOUBLE)
+_WRAP = {t: 2.0**32 if t in (PMType.PM_TYPE_32, PMType.PM_TYPE_U32) else 2.0**64 for t in _INTEGERS}
+
+
+@dataclass
+class _Fetches:
+    """The replay's fetches so far, extended a chunk at a time as pmval's loop needs more."""
+
+    ctx: Any
+    pmid: int
+    times: np.ndarray
+    eol: np.ndarray
+    metric: MetricReplay
+
+    def ensure(self, k: int) -> None:
+        """Make fetch K known (answering the next chunk of fetches if it is not)."""
+        while k >= len(self.times):
+            more: Replay = self.ctx.replay([self.pmid], max(64, len(self.times) // 4))
+            m = more.metrics[0]
+            self.times = np.concatenate([self.times, more.times])
+            self.eol = np.concatenate([self.eol, more.eol])
+            self.metric = MetricReplay(
+                m.pmid,
+                m.desc,
+                m.insts,
+                np.concatenate([self.metric.has, m.has]),
+                np.concatenate([self.metric.values, m.values]),
+                m.error,
+            )
+
+
+def seconds(times_ns: np.ndarray) -> np.ndarray:
+    """Each time (int ns) in seconds as libpcp's pmtimespecToReal gives it (long double)."""
+    if np.finfo(np.longdouble).nmant >= 63:  # x87 extended: the same roundings as C's
+        sec, nsec = np.divmod(times_ns, 1_000_000_000)
+        ld = sec.astype(np.longdouble) + nsec.astype(np.longdouble) / np.longdouble(1e9)
+        return ld.astype(np.float64)
+    return np.array([timestamp_seconds(Timestamp(*divmod(int(t), 10**9))) for t in times_ns])
+
+
+def replay_loop(rep: Any, samples: int) -> None:
+    """pmval.loop for an archive replay: the same lines, the fetches answered ahead."""
+    ctx = rep.ctx
+    first = ctx.replay([rep.pmid], samples + 1)
+    f = _Fetches(ctx, rep.pmid, first.times, first.eol, first.metrics[0])
+    secs = seconds(f.times)
+    lines: list[tuple] = []  # (what, fetch[, text]): pmval's output in order
+    have_prev = no_values = reporting = False
+    indom = rep.desc.indom != PM_INDOM_NULL
+    k = 0
+
+    status: list[int] = []
+
+    def fetch() -> int:
+        """getvals on fetch k: OK, NONE (reported), or END (end of log, or past -T)."""
+        nonlocal k, secs, status
+        if k >= len(status):
+            f.ensure(k)
+            secs = seconds(f.times)
+            status = _status(f, secs, rep.finish_real)
+        got = status[k]
+        k += 1
+        if got == _ERROR:
+            lines.append(("error", f"\n{PROG}: pmFetch: {pmErrStr(f.metric.error)}\n"))
+            return _NONE
+        if got == _NONE:
+            lines.append(("stamp", k - 1, "  No values available\n"))
+        return got
+
+    while samples > 0:
+        samples -= 1
+        if not have_prev:
+            got = fetch()
+            if got == _OK:
+                have_prev = True
+                if indom:
+                    lines.append(("labels",))
+                if not rep.counter:
+                    lines.append(("values", k - 1))
+                    reporting = True
+                    continue
+                if no_values or reporting:
+                    lines.append(("stamp", k - 1, "  No values available\n"))
+                no_values = False
+            elif got == _END:
+                break
+            else:
+                no_values = True
+        if not have_prev:
+            continue
+        got = fetch()
+        if got == _END:
+            break
+        if got != _OK:
+            have_prev = False
+            continue
+        lines.append(("rates" if rep.counter else "values", k - 1))
+        reporting = True
+    _write(rep, f, secs, lines)
+
+
+def _status(f: _Fetches, secs: np.ndarray, finish: float) -> list[int]:
+    """What each fetch so far gives pmval: _OK, _NONE (no values), _ERROR or _END."""
+    out = np.where(f.metric.has.any(axis=1), _OK, _NONE)
+    if f.metric.error:
+        out[:] = _ERROR
+    out[secs > finish] = _END
+    out[f.eol] = _END
+    return out.tolist()
+
+
+def _write(rep: Any, f: _Fetches, secs: np.ndarray, lines: list[tuple]) -> None:
+    """Format the rows pmval's loop chose, a column at a time, and write them."""
+    m = f.metric
+    rows = sorted({line[1] for line in lines if len(line) > 1 and isinstance(line[1], int)})
+    stamps = dict(zip(rows, format_stamps([int(f.times[r]) for r in rows], rep.zone), strict=True))
+    value_rows = [line[1] for line in lines if line[0] == "values"]
+    rate_rows = [line[1] for line in lines if line[0] == "rates"]
+    cells = _value_cells(rep, m, value_rows) if value_rows else {}
+    if rate_rows:
+        cells.update(_rate_cells(rep, m, secs, rate_rows))
+    out = sys.stdout
+    chunk: list[str] = []
+    for line in lines:
+        what = line[0]
+        if what == "stamp":
+            chunk.append(stamps[line[1]] + line[2])
+        elif what == "labels":
+            chunk.append(rep.labels())
+        elif what == "error":
+            out.write("".join(chunk))
+            chunk.clear()
+            out.flush()
+            sys.stderr.write(line[1])
+            sys.stderr.flush()
+        else:
+            chunk.append(stamps[line[1]] + cells[line[1]])
+    from pmapi.cli.pmval import write
+
+    write("".join(chunk))
+
+
+def _columns(rep: Any, m: MetricReplay) -> list[int | None]:
+    """For each column pmval prints (its instances, sorted), the replay's column, if any."""
+    if rep.desc.indom == PM_INDOM_NULL:
+        return [0]
+    where = {int(inst): j for j, inst in enumerate(m.insts.tolist())}
+    return [where.get(inst & 0xFFFFFFFF) for inst, _ in rep.pairs]
+
+
+def _assemble(rep: Any, m: MetricReplay, rows: list[int], texts: np.ndarray, ok: np.ndarray):
+    """Each row's line: every instance's text or "?", a space after each (indoms)."""
+    missing = " " * max(0, rep.cols - 1) + "?"
+    cells = np.where(ok, texts, missing)
+    if rep.desc.indom == PM_INDOM_NULL:
+        return {r: line[0] + "\n" for r, line in zip(rows, cells.tolist(), strict=True)}
+    colmap = _columns(rep, m)
+    if not colmap:
+        return dict.fromkeys(rows, "\n")
+    absent = np.full((len(rows), 1), missing, dtype=object)
+    picked = np.concatenate([cells, absent], axis=1)[:, [len(m.insts) if j is None else j
+                                                        for j in colmap]]  # fmt: skip
+    return {r: " ".join(line) + " \n" for r, line in zip(rows, picked.tolist(), strict=True)}
+
+
+def _value_cells(rep: Any, m: MetricReplay, rows: list[int]) -> dict[int, str]:
+    """Each value row's cells, in pmPrintValue's or pmval's float format."""
+    has = m.has[rows]
+    vals = m.values[rows]
+    vtype = rep.desc.type
+    cols = rep.cols
+    flat = vals.reshape(-1)
+    if vtype in _INTEGERS:
+        fmt = f"%{cols}d"
+        texts = [fmt % v for v in flat.tolist()]
+    elif vtype in _REALS:
+        texts = pmval_reals(flat.astype(np.float64), rep.desc.sem, cols, rep.o.fixed)
+    else:
+        texts = [print_value(v, vtype, cols) if v is not None else "" for v in flat.tolist()]
+    grid = np.array(texts, dtype=object).reshape(vals.shape)
+    return _assemble(rep, m, rows, grid, has)
+
+
+def _rate_cells(rep: Any, m: MetricReplay, secs: np.ndarray, rows: list[int]) -> dict[int, str]:
+    """Each rate row's cells: the change since the fetch before, over the time between."""
+    now = np.asarray(rows)
+    then = now - 1
+    ok = m.has[now] & m.has[then]
+    v1 = m.values[now].astype(np.float64)
+    v0 = m.values[then].astype(np.float64)
+    with np.errstate(invalid="ignore", over="ignore", divide="ignore"):
+        diff = v1 - v0
+        vtype = rep.desc.type
+        if counter_wrap_enabled() and vtype in _WRAP:
+            diff = np.where(diff < 0.0, diff + _WRAP[vtype], diff)
+        delta = time_scale(rep.desc.units) * (secs[now] - secs[then])
+        rates = diff / delta[:, None]
+    if rep.desc.indom == PM_INDOM_NULL:
+        ok &= m.has[then].sum(axis=1, keepdims=True) == 1  # (pmval: one previous value)
+    texts = pmval_reals(rates.reshape(-1), PMSem.PM_SEM_COUNTER, rep.cols, rep.o.fixed)
+    grid = np.array(texts, dtype=object).reshape(rates.shape)
+    return _assemble(rep, m, rows, grid, ok)

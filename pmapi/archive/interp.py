@@ -119,7 +119,7 @@ def interpolate(
     if not numeric:  # strings, aggregates, events: the prior observation
         return Answer(has, vp)
     if sem == PMSem.PM_SEM_COUNTER:
-        rel = (_seconds_since(x, base) for x in (t, tp, tn))
+        rel = (seconds_since(x, base) for x in (t, tp, tn))
         out = _counter(*rel, vp, vn, vtype, counter_wrap() if wrap is None else wrap)
         # on an observation's own time, its value exactly (no arithmetic)
         return Answer(has, np.where(t == tp, vp, np.where(t == tn, vn, out)))
@@ -129,9 +129,10 @@ def interpolate(
     return Answer(has, np.where(take_next, vn, vp))
 
 
-def _seconds_since(ns: np.ndarray, base: int) -> np.ndarray:
-    """Seconds from BASE to each time (int64 ns) as libpcp's __pmTimestampSub gives them:
-    whole seconds plus nanoseconds over 1e9 in long double, rounded to a double."""
+def seconds_since(ns: np.ndarray, base: int) -> np.ndarray:
+    """Seconds from BASE to each time (int64 ns) as libpcp's __pmTimestampSub gives them
+    (and, from 0, pmtimespecToReal): whole seconds plus nanoseconds over 1e9 in long
+    double (NumPy's longdouble is the platform C compiler's), rounded to a double."""
     sec, nsec = np.divmod(ns, NSEC)
     bsec, bnsec = divmod(base, NSEC)
     ld = np.longdouble

@@ -16,14 +16,14 @@ from typing import Any
 
 import numpy as np
 
+from pmapi.archive.interp import seconds_since
 from pmapi.archive.replay import MetricReplay, Replay
 from pmapi.errors import pmErrStr  # type: ignore[attr-defined]
 from pmapi.ids import PM_INDOM_NULL
 from pmapi.printvalue import pmval_reals, print_value
-from pmapi.rate import counter_wrap_enabled, time_scale, timestamp_seconds
+from pmapi.rate import counter_wrap_enabled, time_scale
 from pmapi.timewindow import format_stamps
 from pmapi.types import PMSem, PMType
-from pmapi.values import Timestamp
 
 PROG = "pmval"
 _OK, _NONE, _ERROR, _END = range(4)  # what a fetch gives pmval's loop
@@ -59,21 +59,12 @@ class _Fetches:
             )
 
 
-def seconds(times_ns: np.ndarray) -> np.ndarray:
-    """Each time (int ns) in seconds as libpcp's pmtimespecToReal gives it (long double)."""
-    if np.finfo(np.longdouble).nmant >= 63:  # x87 extended: the same roundings as C's
-        sec, nsec = np.divmod(times_ns, 1_000_000_000)
-        ld = sec.astype(np.longdouble) + nsec.astype(np.longdouble) / np.longdouble(1e9)
-        return ld.astype(np.float64)
-    return np.array([timestamp_seconds(Timestamp(*divmod(int(t), 10**9))) for t in times_ns])
-
-
 def replay_loop(rep: Any, samples: int) -> None:
     """pmval.loop for an archive replay: the same lines, the fetches answered ahead."""
     ctx = rep.ctx
     first = ctx.replay([rep.pmid], samples + 1)
     f = _Fetches(ctx, rep.pmid, first.times, first.eol, first.metrics[0])
-    secs = seconds(f.times)
+    secs = seconds_since(f.times, 0)
     lines: list[tuple] = []  # (what, fetch[, text]): pmval's output in order
     have_prev = no_values = reporting = False
     indom = rep.desc.indom != PM_INDOM_NULL
@@ -86,7 +77,7 @@ def replay_loop(rep: Any, samples: int) -> None:
         nonlocal k, secs, status
         if k >= len(status):
             f.ensure(k)
-            secs = seconds(f.times)
+            secs = seconds_since(f.times, 0)
             status = _status(f, secs, rep.finish_real)
         got = status[k]
         k += 1

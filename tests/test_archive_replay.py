@@ -426,3 +426,18 @@ def test_the_docs_worked_example(tmp_path, monkeypatch):
     done = subprocess.run([sys.executable, "-c", blocks[1]], cwd=tmp_path, env=env,
                           capture_output=True, text=True, check=True)  # fmt: skip
     assert done.stdout == "0\n[400, 650, 1120, 940, 580, 850]\n"
+
+
+def test_a_counter_of_strings_fails_only_where_it_would_have_a_value(tmp_path):
+    from pmapi.errors import PM_ERR_TYPE  # type: ignore[attr-defined]
+
+    base = str(tmp_path / "words")
+    string = PMType.PM_TYPE_STRING
+    with ArchiveWriter(base, hostname="h", timezone="UTC", start=at(0)) as w:
+        w.put_desc(Desc(CTR, string, sem=COUNTER), ["s.word"])
+        for t in range(1, 5):
+            w.put_result(Result(at(t), (ValueSet.of_atoms(CTR, string, [(NULL, f"x{t}")]),)))
+    with ArchiveContext(base) as ctx:
+        ctx.set_mode(PM_MODE_INTERP, at(0), S // 2)
+        numvals = [ctx.fetch([CTR]).result.vsets[0].numval for _ in range(9)]
+    assert numvals == [0, 0] + [PM_ERR_TYPE] * 7  # (as PCP's: no bounds before 1 s, no error)

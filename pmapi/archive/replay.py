@@ -19,12 +19,12 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..desc import Desc
-from ..errors import PM_ERR_PMID_LOG, PMError  # type: ignore[attr-defined]
+from ..errors import PM_ERR_PMID_LOG, PM_ERR_TYPE  # type: ignore[attr-defined]
 from ..ids import PM_IN_NULL, PM_INDOM_NULL
-from ..types import ValFmt
+from ..types import PMSem, ValFmt
 from ..values import NO_BLOCKS, ValueSet
 from .columns import Columns
-from .interp import NUMERIC_DTYPES, Answer, interpolate
+from .interp import NUMERIC_DTYPES, interpolate
 
 #: How far outside [label start, last record] a fetch may ask before it is PM_ERR_EOL.
 EOL_SLOP_NS = 1_000_000
@@ -39,11 +39,16 @@ class MetricReplay:
     insts: np.ndarray  # uint32 candidate instances, ascending
     has: np.ndarray  # bool, (fetches, instances)
     values: np.ndarray  # the metric's NumPy type (objects for strings...), same shape
-    error: int = 0  # a PCP error every fetch gives this metric instead (numval < 0)
+    error: int = 0  # a PCP error some fetches give this metric instead (numval < 0) ...
+    failed: np.ndarray | None = None  # ... those (bool per fetch); None: every fetch
+
+    def fails(self, k: int) -> bool:
+        """Whether fetch K gives this metric its error rather than values."""
+        return bool(self.error) and (self.failed is None or bool(self.failed[k]))
 
     def value_set(self, k: int) -> ValueSet:
         """Fetch K's value set for this metric, as pmFetch would have returned it."""
-        if self.error:
+        if self.fails(k):
             return ValueSet(self.pmid, self.error, _INSITU, NO_BLOCKS, array("I"), array("I"))
         row = self.has[k]
         if not row.any():
@@ -103,20 +108,20 @@ def replay(
         dtype = NUMERIC_DTYPES.get(desc.type, object)
         has = np.zeros((len(times), len(insts)), dtype=bool)
         values = np.zeros((len(times), len(insts)), dtype=dtype)
-        error = 0
+        # a counter that is no number fails where it has both bounds (libpcp: PM_ERR_TYPE)
+        untyped = desc.sem == PMSem.PM_SEM_COUNTER and dtype is object
+        sem = PMSem.PM_SEM_INSTANT if untyped else desc.sem  # (the same bounds needed)
         for j, inst in enumerate(insts):
             one = series.get(inst)
-            if one is None:
-                continue
-            try:
-                answer: Answer = interpolate(one, times, desc.sem, desc.type, marks, base=start)
-            except PMError as exc:
-                error = exc.code
-                break
-            has[:, j] = answer.has
-            values[:, j] = answer.values
+            if one is not None:
+                answer = interpolate(one, times, sem, desc.type, marks, base=start)
+                has[:, j] = answer.has
+                values[:, j] = answer.values
         has[eol] = False
-        metrics.append(
-            MetricReplay(pmid, desc, np.asarray(insts, dtype=np.uint32), has, values, error)
-        )
+        error, failed = 0, None
+        if untyped:
+            error, failed = PM_ERR_TYPE, has.any(axis=1)
+            has[:] = False
+        insts_u32 = np.asarray(insts, dtype=np.uint32)
+        metrics.append(MetricReplay(pmid, desc, insts_u32, has, values, error, failed))
     return Replay(times, eol, tuple(metrics))

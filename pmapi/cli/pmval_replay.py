@@ -18,6 +18,7 @@ import numpy as np
 
 from pmapi.archive.interp import seconds_since
 from pmapi.archive.replay import MetricReplay, Replay
+from pmapi.cli.pmval import write  # (pmval loads this module only when it replays)
 from pmapi.errors import pmErrStr  # type: ignore[attr-defined]
 from pmapi.ids import PM_INDOM_NULL
 from pmapi.printvalue import pmval_reals, print_value
@@ -56,6 +57,7 @@ class _Fetches:
                 np.concatenate([self.metric.has, m.has]),
                 np.concatenate([self.metric.values, m.values]),
                 m.error,
+                None if m.failed is None else np.concatenate([self.metric.failed, m.failed]),
             )
 
 
@@ -122,9 +124,10 @@ def replay_loop(rep: Any, samples: int) -> None:
 
 def _status(f: _Fetches, secs: np.ndarray, finish: float) -> list[int]:
     """What each fetch so far gives pmval: _OK, _NONE (no values), _ERROR or _END."""
-    out = np.where(f.metric.has.any(axis=1), _OK, _NONE)
-    if f.metric.error:
-        out[:] = _ERROR
+    m = f.metric
+    out = np.where(m.has.any(axis=1), _OK, _NONE)
+    if m.error:
+        out[slice(None) if m.failed is None else m.failed] = _ERROR
     out[secs > finish] = _END
     out[f.eol] = _END
     return out.tolist()
@@ -140,7 +143,6 @@ def _write(rep: Any, f: _Fetches, secs: np.ndarray, lines: list[tuple]) -> None:
     cells = _value_cells(rep, m, value_rows) if value_rows else {}
     if rate_rows:
         cells.update(_rate_cells(rep, m, secs, rate_rows))
-    out = sys.stdout
     chunk: list[str] = []
     for line in lines:
         what = line[0]
@@ -149,15 +151,12 @@ def _write(rep: Any, f: _Fetches, secs: np.ndarray, lines: list[tuple]) -> None:
         elif what == "labels":
             chunk.append(rep.labels())
         elif what == "error":
-            out.write("".join(chunk))
+            write("".join(chunk))
             chunk.clear()
-            out.flush()
             sys.stderr.write(line[1])
             sys.stderr.flush()
         else:
             chunk.append(stamps[line[1]] + cells[line[1]])
-    from pmapi.cli.pmval import write
-
     write("".join(chunk))
 
 

@@ -33,7 +33,8 @@ __all__ = [
     "timestamp_seconds",
 ]
 
-_WRAP = {
+#: What PCP_COUNTER_WRAP adds to a counter's negative difference, per type.
+COUNTER_WRAP_SPAN = {
     PMType.PM_TYPE_32: 2.0**32,
     PMType.PM_TYPE_U32: 2.0**32,
     PMType.PM_TYPE_64: 2.0**64,
@@ -129,7 +130,7 @@ def counter_rate(
     if math.isnan(v) and not (math.isnan(now) or math.isnan(then)):
         v = _DEFAULT_NAN  # inf - inf
     if v < 0.0 and wrap:
-        v += _WRAP.get(PMType(type_), 0.0)
+        v += COUNTER_WRAP_SPAN.get(PMType(type_), 0.0)
     delta = time_scale(units) * (timestamp_seconds(value_time) - timestamp_seconds(prev_time))
     return _cdivide(v, delta)
 

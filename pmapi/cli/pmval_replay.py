@@ -22,7 +22,7 @@ from pmapi.cli.pmval import write  # (pmval loads this module only when it repla
 from pmapi.errors import pmErrStr  # type: ignore[attr-defined]
 from pmapi.ids import PM_INDOM_NULL
 from pmapi.printvalue import pmval_reals, print_value
-from pmapi.rate import counter_wrap_enabled, time_scale
+from pmapi.rate import COUNTER_WRAP_SPAN, counter_wrap_enabled, time_scale
 from pmapi.timewindow import format_stamps
 from pmapi.types import PMSem, PMType
 
@@ -30,7 +30,6 @@ PROG = "pmval"
 _OK, _NONE, _ERROR, _END = range(4)  # what a fetch gives pmval's loop
 _INTEGERS = (PMType.PM_TYPE_32, PMType.PM_TYPE_U32, PMType.PM_TYPE_64, PMType.PM_TYPE_U64)
 _REALS = (PMType.PM_TYPE_FLOAT, PMType.PM_TYPE_DOUBLE)
-_WRAP = {t: 2.0**32 if t in (PMType.PM_TYPE_32, PMType.PM_TYPE_U32) else 2.0**64 for t in _INTEGERS}
 
 
 @dataclass
@@ -211,8 +210,8 @@ def _rate_cells(rep: Any, m: MetricReplay, secs: np.ndarray, rows: list[int]) ->
     with np.errstate(invalid="ignore", over="ignore", divide="ignore"):
         diff = v1 - v0
         vtype = rep.desc.type
-        if counter_wrap_enabled() and vtype in _WRAP:
-            diff = np.where(diff < 0.0, diff + _WRAP[vtype], diff)
+        if counter_wrap_enabled() and vtype in COUNTER_WRAP_SPAN:
+            diff = np.where(diff < 0.0, diff + COUNTER_WRAP_SPAN[vtype], diff)
         delta = time_scale(rep.desc.units) * (secs[now] - secs[then])
         rates = diff / delta[:, None]
     if rep.desc.indom == PM_INDOM_NULL:

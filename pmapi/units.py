@@ -6,6 +6,7 @@ The 32-bit word holds, most significant first: dimSpace:4, dimTime:4, dimCount:4
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from enum import IntEnum
 
@@ -169,3 +170,88 @@ def pmUnitsStr(units: Units) -> str:
     if units.scaleCount != 0:
         return f"x 10^{units.scaleCount}"
     return ""
+
+
+#: pmParseUnitsStr's words (lower case, singular) for each scale of space and time.
+_SPACE_ALIASES = {
+    w: i
+    for i, words in enumerate(
+        (
+            ("byte", "b"),
+            ("kbyte", "kb", "kilobyte", "kib"),
+            ("mbyte", "mb", "megabyte", "mib"),
+            ("gbyte", "gb", "gigabyte", "gib"),
+            ("tbyte", "tb", "terabyte", "tib"),
+            ("pbyte", "pb", "petabyte", "pib"),
+            ("ebyte", "eb", "exabyte", "eib"),
+            ("zbyte", "zb", "zettabyte"),
+            ("ybyte", "yb", "yottabyte"),
+        )
+    )
+    for w in words
+}
+_TIME_ALIASES = {
+    w: i
+    for i, words in enumerate(
+        (
+            ("nanosec", "nsec", "ns", "nanosecond"),
+            ("microsec", "usec", "us", "microsecond"),
+            ("millisec", "msec", "ms", "millisecond"),
+            ("sec", "s", "second"),
+            ("min", "minute"),
+            ("hour", "hr", "h"),
+        )
+    )
+    for w in words
+}
+_UNIT_TOKEN = re.compile(r"\s*(?:(/)|(\*)|(\^\s*-?\d+)|x\s*10\s*\^\s*(-?\d+)|([A-Za-z]+)|(\S))")
+
+
+def parse_units_str(text: str) -> Units:
+    """pmParseUnitsStr: units from text such as "Kbyte / sec", "millisec / count",
+    "count x 10^6" or "Mbytes/hour", in any case, plurals allowed; "" or "none" is
+    dimensionless.  ValueError says what is not understood."""
+    dims = [0, 0, 0]
+    scales = [0, 0, 0]
+    seen = [False, False, False]
+    sign = 1
+    last: int | None = None
+    pos = 0
+    text = text.strip().strip('"')
+    if text.lower() in ("", "none"):
+        return Units()
+    while pos < len(text):
+        match = _UNIT_TOKEN.match(text, pos)
+        if match is None or match.group(6) is not None:
+            raise ValueError(f"unexpected {text[pos:].strip()[:1]!r} in units {text!r}")
+        pos = match.end()
+        slash, _star, power, count_scale, word = match.groups()[:5]
+        if slash:
+            sign, last = -1, None
+        elif power:
+            if last is None:
+                raise ValueError(f"power without a unit in {text!r}")
+            dims[last] += sign * (int(power[1:]) - 1)
+        elif count_scale is not None:
+            scales[2] = int(count_scale)
+        elif word:
+            lower = word.lower()
+            for candidate in (lower, lower[:-1] if lower.endswith("s") else lower):
+                if candidate in _SPACE_ALIASES:
+                    last, scale = 0, _SPACE_ALIASES[candidate]
+                    break
+                if candidate in _TIME_ALIASES:
+                    last, scale = 1, _TIME_ALIASES[candidate]
+                    break
+                if candidate == "count":
+                    last, scale = 2, scales[2]
+                    break
+            else:
+                raise ValueError(f"unknown unit {word!r} in {text!r}")
+            if seen[last] and last != 2 and scales[last] != scale:
+                raise ValueError(f"two scales for one dimension in {text!r}")
+            seen[last] = True
+            dims[last] += sign
+            if last != 2:
+                scales[last] = scale
+    return Units(dims[0], dims[1], dims[2], scales[0], scales[1], scales[2])

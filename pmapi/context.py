@@ -16,7 +16,7 @@ from __future__ import annotations
 import itertools
 from collections.abc import Callable, Generator, Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from . import requests
 from .connection import (
@@ -37,7 +37,7 @@ from .errors import (  # type: ignore[attr-defined]
     PMError,
 )
 from .ids import PM_ID_NULL
-from .labels import LabelSet
+from .labels import PM_LABEL_CLUSTER, PM_LABEL_DOMAIN, PM_LABEL_ITEM, LabelSet
 from .pdu.codec import decode, encode
 from .pdu.constants import PDU_FLAG_DESCS, PDU_FLAG_HIGHRES
 from .pdu.framer import PDUFramer
@@ -46,7 +46,13 @@ from .pmns import PMNS
 from .profile import Profile
 from .values import Result, Timestamp
 
+if TYPE_CHECKING:
+    from .derived.context import DerivedMetrics
+    from .derived.registry import Registry
+
 _handles = itertools.count()
+#: The label levels that belong to a metric (a derived one has none of them).
+_ITEM_LEVELS = PM_LABEL_DOMAIN | PM_LABEL_CLUSTER | PM_LABEL_ITEM
 
 
 class Source(Protocol):
@@ -112,6 +118,9 @@ class _Operations:
         self._descs: dict[int, Desc | None] = {}
         #: A fetch's descriptors, per list of PMIDs fetched (repeated fetches reuse them).
         self._fetch_descs: dict[tuple[int, ...], dict[int, Desc | None]] = {}
+        #: Derived metrics, bound on first use (False: this kind of context has none).
+        self._derived: DerivedMetrics | bool | None = None
+        self._registry: Registry | None = None
 
     def _run(self, op: Generator) -> Any:
         raise NotImplementedError
@@ -120,10 +129,35 @@ class _Operations:
 
     def lookup_names(self, names: Sequence[str]) -> list[int]:
         """pmLookupName: PMIDs of NAMES (PM_ID_NULL for unknown ones, unless only one)."""
+        dm = self.derived()
+        if dm is None:
+            return self._run(self._names_op(names))
+        known = [dm.pmid(name) for name in names]
+        rest = [name for name, pmid in zip(names, known, strict=True) if pmid is None]
+        if not rest:
+            return known  # type: ignore[return-value]
+        if len(names) == 1:
+            return self._run(self._names_op(names))
+        found = iter(self._real_lookup_names(rest))
+        return [pmid if pmid is not None else next(found) for pmid in known]
+
+    def _real_lookup_names(self, names: Sequence[str]) -> list[int]:
+        """pmLookupName of real metrics only, PM_ID_NULL for every unknown name."""
+        if len(names) == 1:
+            try:
+                return self._run(self._names_op(names))
+            except PMError as exc:
+                if exc.code != PM_ERR_NAME:
+                    raise
+                return [PM_ID_NULL]
         return self._run(self._names_op(names))
 
     def lookup_name(self, name: str) -> int:
         """The PMID of NAME; PMError(PM_ERR_NAME) if there is none."""
+        dm = self.derived()
+        pmid = dm.pmid(name) if dm is not None else None
+        if pmid is not None:
+            return pmid
         return self._run(_first(self._names_op([name])))
 
     def _names_op(self, names: Sequence[str]) -> Generator:
@@ -133,18 +167,49 @@ class _Operations:
 
     def name_all(self, pmid: int) -> list[str]:
         """pmNameAll: every name of PMID."""
+        dm = self.derived()
+        if dm is not None and dm.is_derived(pmid):
+            return [dm.name(pmid)]  # type: ignore[list-item]
         if self.pmns is not None:
             return self._run(_answered(self._local_names, pmid))
         return self._run(requests.name_all(pmid, self.handle))
 
     def children(self, name: str) -> list[tuple[str, bool]]:
         """pmGetChildrenStatus: (child, is_leaf) for each child of NAME ("" is the root)."""
+        dm = self.derived()
+        if dm is None:
+            return self._real_children(name)
+        extra = dm.children(name)
+        try:
+            real = self._real_children(name)
+        except PMError as exc:
+            if exc.code != PM_ERR_NAME or not extra:
+                raise
+            real = []
+        have = {child for child, _ in real}
+        return real + [(child, leaf) for child, leaf in extra if child not in have]
+
+    def _real_children(self, name: str) -> list[tuple[str, bool]]:
         if self.pmns is not None:
             return self._run(_answered(self._local_children, name))
         return self._run(requests.children(name, self.handle))
 
     def traverse(self, name: str) -> list[str]:
         """pmTraversePMNS: the leaf names at or below NAME ("" for all)."""
+        dm = self.derived()
+        if dm is None:
+            return self._real_traverse(name)
+        extra = dm.leaves(name)
+        try:
+            real = self._real_traverse(name)
+        except PMError as exc:
+            if exc.code != PM_ERR_NAME or not extra:
+                raise
+            real = []
+        have = set(real)
+        return real + [leaf for leaf in extra if leaf not in have]
+
+    def _real_traverse(self, name: str) -> list[str]:
         if self.pmns is not None:
             return self._run(_answered(self.pmns.traverse, name))
         return self._run(requests.traverse(name, self.handle))
@@ -173,6 +238,12 @@ class _Operations:
 
     def lookup_desc(self, pmid: int) -> Desc:
         """pmLookupDesc."""
+        dm = self.derived()
+        if dm is not None and dm.is_derived(pmid):
+            return dm.desc(pmid)
+        return self._real_lookup_desc(pmid)
+
+    def _real_lookup_desc(self, pmid: int) -> Desc:
         return self._run(self._desc_op(pmid))
 
     def _desc_op(self, pmid: int) -> Generator:
@@ -182,6 +253,23 @@ class _Operations:
 
     def lookup_descs(self, pmids: Sequence[int]) -> list[Desc | None]:
         """pmLookupDescs: descriptors of PMIDS, None for those pmcd does not know."""
+        dm = self.derived()
+        if dm is None or not any(dm.is_derived(p) for p in pmids):
+            return self._real_lookup_descs(pmids)
+        real = [p for p in pmids if not dm.is_derived(p)]
+        found = iter(self._real_lookup_descs(real) if real else [])
+        out: list[Desc | None] = []
+        for pmid in pmids:
+            if not dm.is_derived(pmid):
+                out.append(next(found))
+            elif pmid in dm.bound:
+                out.append(dm.bound[pmid].desc)
+            else:
+                dm.report(pmid)
+                out.append(None)
+        return out
+
+    def _real_lookup_descs(self, pmids: Sequence[int]) -> list[Desc | None]:
         return self._run(self._descs_op(pmids))
 
     def _descs_op(self, pmids: Sequence[int]) -> Generator:
@@ -209,17 +297,42 @@ class _Operations:
 
         Empty help falls back to the one-line text unless DIRECT (PM_TEXT_DIRECT).
         """
+        dm = self.derived()
+        if dm is not None and not indom and dm.is_derived(ident):
+            return dm.text(ident, help, direct)
+        return self._real_text(ident, help, indom, direct)
+
+    def _real_text(self, ident: int, help: bool, indom: bool, direct: bool) -> str:
         return self._run(requests.text(ident, help, indom, self.handle, direct))
 
     def labels(self, ident: int, kind: int) -> tuple[LabelSet, ...]:
         """The label sets at one PM_LABEL_* level for IDENT (pmGetItemLabels and friends)."""
+        dm = self.derived()
+        if dm is not None and kind & _ITEM_LEVELS and dm.is_derived(ident):
+            return ()  # (a derived metric has no labels of its own)
+        return self._real_labels(ident, kind)
+
+    def _real_labels(self, ident: int, kind: int) -> tuple[LabelSet, ...]:
         return self._run(requests.labels(ident, kind, self.handle))
 
     # -- values --------------------------------------------------------------------------
 
     def fetch(self, pmids: Sequence[int]) -> Fetched:
         """pmFetch: the values of PMIDS now, typed by their descriptors."""
+        dm = self.derived()
+        if dm is None or not any(dm.is_derived(p) for p in pmids):
+            return self._real_fetch(pmids)
+        operands = dm.operands(pmids)
+        fetched = self._real_fetch(operands) if operands else self._fetch_nothing()
+        result, descs = dm.fetch_result(pmids, fetched.result, fetched.descs)
+        return Fetched(result, descs)
+
+    def _real_fetch(self, pmids: Sequence[int]) -> Fetched:
         return self._run(self._fetch_op(pmids))
+
+    def _fetch_nothing(self) -> Fetched:
+        """A fetch of no real metrics (derived ones of constants, or that failed): now."""
+        return Fetched(Result(Timestamp.now(), ()), {})
 
     def _fetch_op(self, pmids: Sequence[int]) -> Generator:
         key = tuple(pmids)
@@ -250,6 +363,37 @@ class _Operations:
     def store(self, result: Result) -> None:
         """pmStore: set the values in RESULT (its timestamp is ignored)."""
         return self._run(requests.store(result, self.handle))
+
+    # -- derived metrics -----------------------------------------------------------------
+
+    def use_registry(self, registry: Registry) -> None:
+        """Take derived metrics from REGISTRY instead of the process's (pmLoadDerivedConfig's)."""
+        self._registry = registry
+        self._derived = None
+
+    def derived(self) -> DerivedMetrics | None:
+        """This context's derived metrics (bound on first use), None where there are none."""
+        dm = self._derived
+        if dm is None:
+            from .derived.context import DerivedMetrics, RealCalls
+            from .derived.registry import default_registry
+
+            real = RealCalls(
+                self._real_lookup_names,
+                self._real_lookup_descs,
+                self._instance_name_at,
+                self._instance_id_at,
+            )
+            registry = self._registry or default_registry()
+            dm = self._derived = DerivedMetrics(registry, real)
+        return dm or None
+
+    def _instance_name_at(self, indom: int, inst: int, stamp_ns: int) -> str:
+        """pmNameInDom as at STAMP_NS (an archive context's instance domain then)."""
+        return self.instance_name(indom, inst)
+
+    def _instance_id_at(self, indom: int, name: str, stamp_ns: int) -> int:
+        return self.instance_id(indom, name)
 
     # -- the context ---------------------------------------------------------------------
 
@@ -493,6 +637,10 @@ class AsyncContext(_Operations):
 
         source = await trio.to_thread.run_sync(LocalSource.start, list(changes), config)
         return cls(source, pmns)
+
+    def derived(self) -> None:
+        """No derived metrics in trio contexts (yet): their calls are the real ones."""
+        return None
 
     async def _run(self, op: Generator) -> Any:  # type: ignore[override]
         source = self.source

@@ -19,3 +19,8 @@ os.environ["PATH"] = os.pathsep.join(
     for part in os.environ.get("PATH", "").split(os.pathsep)
     if part and not ((Path(part) / "pminfo").exists() and Path(part).resolve() == _ours)
 )
+
+# The process's derived metrics come from PCP_DERIVED_CONFIG, else from the machine's
+# $PCP_VAR_DIR/config/derived (PCP's own definitions, where PCP is installed): the tests
+# start from none but PCP's two anonymous event.* metrics, as `PCP_DERIVED_CONFIG=`.
+os.environ["PCP_DERIVED_CONFIG"] = ""

@@ -62,7 +62,8 @@ def archive(tmp_path) -> str:
 def test_metadata_comes_from_the_archive(archive):
     with ArchiveContext(archive) as ctx:
         assert ctx.kind == "archive" and ctx.hostname == "box"
-        assert ctx.traverse("") == ["s.colour", "s.count"]  # newest first, as libpcp
+        # newest first, as libpcp; then the derived metrics PCP always has
+        assert ctx.traverse("") == ["s.colour", "s.count", "event.flags", "event.missed"]
         assert ctx.lookup_name("s.count") == COUNT
         assert ctx.lookup_desc(COLOUR).indom == INDOM
         assert ctx.text(COUNT) == "a counter" and ctx.text(COUNT, help=True) == "a counter"

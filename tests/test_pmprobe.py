@@ -241,6 +241,8 @@ def test_a_namespace_file(capsys, tmp_path):
     assert out == [
         "simple.numfetch 1 1",
         "simple.bogus -12358 Unknown or illegal metric identifier (pmLookupDesc)",
+        "event.flags 0",  # (PCP's anonymous derived metrics, which never have values)
+        "event.missed 0",
     ]
 
 
@@ -320,7 +322,7 @@ def test_usage_sections_and_version(capsys):
     assert (status, out) == (0, []) and err.startswith("pmprobe version ")
 
 
-def test_derived_definitions_are_refused_not_ignored(capsys, tmp_path):
+def test_derived_definitions_are_loaded_and_fetched(capsys, tmp_path):
     conf = tmp_path / "derived"
     conf.write_text("# only a comment\n\n")
     assert probe(capsys, "-L", "--derived", str(conf), "simple.numfetch")[:2] == (
@@ -328,9 +330,12 @@ def test_derived_definitions_are_refused_not_ignored(capsys, tmp_path):
         ["simple.numfetch 1"],
     )
     conf.write_text("my.double = simple.numfetch * 2\n")
-    status, out, err = probe(capsys, "-L", "--derived", str(conf), "simple.numfetch")
-    assert (status, out) == (1, [])
-    assert err.startswith(f"pmprobe: derived metrics are not available yet: {conf}\n")
+    status, out, err = probe(capsys, "-L", "-v", "--derived", str(conf), "simple.numfetch",
+                             "my.double")  # fmt: skip
+    assert (status, err) == (0, "")
+    (name, count, value), (dname, dcount, dvalue) = (line.split() for line in out)
+    assert (name, count, dname, dcount) == ("simple.numfetch", "1", "my.double", "1")
+    assert int(dvalue) == 2 * int(value)  # (one fetch of the operand serves both)
 
 
 def test_no_pmcd_and_no_archive(capsys):

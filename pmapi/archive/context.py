@@ -123,7 +123,7 @@ class ArchiveContext(_Operations):
             return rec.result
         raise PMError(PM_ERR_EOL)
 
-    def fetch(self, pmids: Sequence[int]) -> Fetched:
+    def _real_fetch(self, pmids: Sequence[int]) -> Fetched:
         """pmFetch: in PM_MODE_INTERP the values at the origin (which then moves on by
         the delta); else the next record holding any of PMIDS (the others empty)."""
         if self.mode == PM_MODE_INTERP:
@@ -141,6 +141,12 @@ class ArchiveContext(_Operations):
             return Fetched(Result(rec.stamp, vsets), descs)
         raise PMError(PM_ERR_EOL)
 
+    def _fetch_nothing(self) -> Fetched:
+        """A fetch of no real metrics: at the origin (which moves on when interpolating)."""
+        if self.mode == PM_MODE_INTERP:
+            return self._fetch_interp([])
+        return Fetched(Result(self.origin, ()), {})
+
     # -- interpolation ---------------------------------------------------------------------
 
     def replay(self, pmids: Sequence[int], count: int) -> Replay:
@@ -155,7 +161,12 @@ class ArchiveContext(_Operations):
         origin = _ns(self.origin)
         times = fetch_times(origin, self.delta_ns, count)
         self.origin = _stamp(origin + count * self.delta_ns)
-        return self._replay(pmids, times)
+        dm = self.derived()
+        if dm is None or not any(dm.is_derived(p) for p in pmids):
+            return self._replay(pmids, times)
+        from .replay import derived_replay
+
+        return derived_replay(dm, pmids, self._replay(dm.operands(pmids), times))
 
     def _replay(self, pmids: Sequence[int], times: Any) -> Replay:
         from .columns import Columns
@@ -216,14 +227,14 @@ class ArchiveContext(_Operations):
             return stop.value
         raise PMError(PM_ERR_NOTHOST, "an archive context cannot send requests to pmcd")
 
-    def lookup_desc(self, pmid: int) -> Desc:
+    def _real_lookup_desc(self, pmid: int) -> Desc:
         desc = self.archive.descs.get(pmid)
         if desc is None:
             raise PMError(PM_ERR_PMID_LOG)
         self._descs[pmid] = desc
         return desc
 
-    def lookup_descs(self, pmids: Sequence[int]) -> list[Desc | None]:
+    def _real_lookup_descs(self, pmids: Sequence[int]) -> list[Desc | None]:
         descs = [self.archive.descs.get(pmid) for pmid in pmids]
         self._descs.update(zip(pmids, descs, strict=True))
         return descs
@@ -238,6 +249,21 @@ class ArchiveContext(_Operations):
         record = self._indom(indom)
         return [(i, n or "") for i, n in zip(record.insts, record.names, strict=True)]
 
+    def _instance_name_at(self, indom: int, inst: int, stamp_ns: int) -> str:
+        """pmNameInDom as the archive's instance domain was at STAMP_NS."""
+        record = self.archive.indom_at(indom, _stamp(stamp_ns))
+        if record is not None:
+            for i, name in zip(record.insts, record.names, strict=True):
+                if i == inst:
+                    return name or ""
+        raise PMError(PM_ERR_INST_LOG)
+
+    def _instance_id_at(self, indom: int, name: str, stamp_ns: int) -> int:
+        """pmLookupInDom as the archive's instance domain was at STAMP_NS."""
+        record = self.archive.indom_at(indom, _stamp(stamp_ns))
+        pairs = list(zip(record.insts, record.names, strict=True)) if record else []
+        return _instance_named(pairs, name)
+
     def instance_name(self, indom: int, inst: int) -> str:
         for i, name in self.instances(indom):
             if i == inst:
@@ -245,14 +271,7 @@ class ArchiveContext(_Operations):
         raise PMError(PM_ERR_INST_LOG)
 
     def instance_id(self, indom: int, name: str) -> int:
-        pairs = self.instances(indom)
-        for i, n in pairs:
-            if n == name:
-                return i
-        for i, n in pairs:  # as libpcp: a name matches up to the first space too
-            if " " in n and n.split(" ", 1)[0] == name:
-                return i
-        raise PMError(PM_ERR_INST_LOG)
+        return _instance_named(self.instances(indom), name)
 
     # pmGetInDomArchive and friends: every instance the archive ever saw, newest first
 
@@ -286,9 +305,7 @@ class ArchiveContext(_Operations):
                     return n or ""
         raise PMError(PM_ERR_INST_LOG)
 
-    def text(
-        self, ident: int, help: bool = False, indom: bool = False, direct: bool = False
-    ) -> str:
+    def _real_text(self, ident: int, help: bool, indom: bool, direct: bool) -> str:
         target = PM_TEXT_INDOM if indom else PM_TEXT_PMID
         text = self.archive.text(ident, target | (PM_TEXT_HELP if help else PM_TEXT_ONELINE))
         if not text and help and not direct:  # (libpcp: missing or empty help gives the one-line)
@@ -297,7 +314,7 @@ class ArchiveContext(_Operations):
             raise PMError(PM_ERR_TEXT)
         return text
 
-    def labels(self, ident: int, kind: int) -> tuple[LabelSet, ...]:
+    def _real_labels(self, ident: int, kind: int) -> tuple[LabelSet, ...]:
         kind &= ~(PM_LABEL_COMPOUND | PM_LABEL_OPTIONAL)
         if kind == PM_LABEL_CONTEXT:
             ident = 0xFFFFFFFF
@@ -349,6 +366,17 @@ def _ahead_size(ahead: _ReadAhead | None, key: tuple) -> int:
     if ahead is None or ahead.key != key:
         return 16
     return min(4 * len(ahead.replay.times), 4096)
+
+
+def _instance_named(pairs: Sequence[tuple[int, str | None]], name: str) -> int:
+    """The instance called NAME among PAIRS (or, as libpcp, up to its first space)."""
+    for i, n in pairs:
+        if n == name:
+            return i
+    for i, n in pairs:
+        if n and " " in n and n.split(" ", 1)[0] == name:
+            return i
+    raise PMError(PM_ERR_INST_LOG)
 
 
 def _stamp(ns: int) -> Timestamp:

@@ -125,3 +125,38 @@ def replay(
         insts_u32 = np.asarray(insts, dtype=np.uint32)
         metrics.append(MetricReplay(pmid, desc, insts_u32, has, values, error, failed))
     return Replay(times, eol, tuple(metrics))
+
+
+def derived_replay(derived, pmids: Sequence[int], operands: Replay) -> Replay:
+    """A replay of PMIDS, derived ones computed from OPERANDS (a replay of
+    ``derived.operands(pmids)``) by the context's DerivedMetrics."""
+    from ..derived.frame import Frame
+
+    frames = {}
+    for m in operands.metrics:
+        err = np.zeros(len(operands.times), np.int32)
+        if m.error:
+            err[slice(None) if m.failed is None else m.failed] = m.error
+        has = m.has & ~operands.eol[:, None]
+        frames[m.pmid] = Frame(m.insts, has, m.values, err)
+    computed = derived.evaluate(pmids, frames, operands.times)
+    real = {m.pmid: m for m in operands.metrics}
+    metrics = []
+    for pmid in pmids:
+        if pmid in real:
+            metrics.append(real[pmid])
+            continue
+        frame = computed.get(pmid)
+        if frame is None:  # (a derived metric that did not bind)
+            empty = np.zeros((len(operands.times), 0), dtype=bool)
+            metrics.append(MetricReplay(pmid, None, _NO_INSTS, empty, empty, PM_ERR_PMID_LOG))
+            continue
+        desc = derived.bound[pmid].desc
+        failing = frame.err < 0
+        # (one error code per metric: a replay of a derived metric reports its first)
+        error = int(frame.err[failing][0]) if failing.any() else 0
+        metrics.append(
+            MetricReplay(pmid, desc, frame.insts.astype(np.uint32), frame.has, frame.values,
+                         error, failing if error else None)
+        )  # fmt: skip
+    return Replay(operands.times, operands.eol, tuple(metrics))

@@ -285,3 +285,13 @@ def getopt_message(exc: getopt.GetoptError) -> str:
     if "not a unique prefix" in exc.msg:
         return f"option '--{opt}' is ambiguous"
     return f"unrecognized option '--{opt}'"
+
+
+def load_derived(path: str) -> str | None:
+    """pmLoadDerivedConfig(PATH) into the process's derived metrics (as --derived and
+    pminfo -c do); its diagnostics go to stderr.  The error text if it failed."""
+    from pmapi.derived.registry import default_registry, load_config
+    from pmapi.errors import pmErrStr  # type: ignore[attr-defined]
+
+    sts = load_config(default_registry(), path, sys.stderr)
+    return pmErrStr(sts) if sts < 0 else None

@@ -29,6 +29,7 @@ from pmapi.cli.common import (
     Opt,
     Parsed,
     Tool,
+    load_derived,
 )
 from pmapi.desc import Desc
 from pmapi.errors import PM_ERR_NAME, PM_ERR_PROFILE, PMError, pmErrStr
@@ -518,11 +519,11 @@ def _run(argv: list[str]) -> int:
             TOOL.fail("-b requires numeric argument", usage=True)
     if "uniqnames" in parsed and "namespace" not in parsed:
         parsed.values["namespace"] = parsed.values["uniqnames"]
-    if "derived" in parsed:
-        sys.stderr.write(
-            f"pminfo: derived configuration(s) error: derived metrics are not available yet "
-            f"({parsed.get('derived')})\n"
-        )
+    for opt, value in parsed.pairs:
+        if opt is DERIVED:  # (each -c in turn, as PCP's pminfo loads them)
+            problem = load_derived(value)
+            if problem:  # (not fatal, as in PCP)
+                sys.stderr.write(f"pminfo: derived configuration(s) error: {problem}\n")
     if (
         report.needs_context
         or "namespace" not in parsed

@@ -9,7 +9,6 @@ instance ids (-i) and/or instance names (-I).  A metric that fails is printed as
 from __future__ import annotations
 
 import contextlib
-import os
 import re
 import sys
 from collections.abc import Callable, Sequence
@@ -31,6 +30,7 @@ from pmapi.cli.common import (
     Opt,
     Parsed,
     Tool,
+    load_derived,
 )
 from pmapi.errors import PMError, pmErrStr
 from pmapi.ids import PM_INDOM_NULL
@@ -169,9 +169,9 @@ def _options(argv: Sequence[str], parsed: Parsed) -> dict[str, Any]:
             else:
                 hostzone = True
         elif opt is DERIVED:
-            problem = _derived_problem(value)
+            problem = load_derived(value)
             if problem:
-                errors.append(f"{prog}: {problem}")
+                errors.append(f"{prog}: pmLoadDerivedConfig failed: {problem}")
     if "origin" in parsed and "archive" not in parsed:
         errors.append(f"{prog}: time window options are supported for archives only")
     if hostzone and "archive" not in parsed and "host" not in parsed:
@@ -188,24 +188,6 @@ def _options(argv: Sequence[str], parsed: Parsed) -> dict[str, Any]:
             sys.stderr.write(TOOL.usage())
         raise SystemExit(0 if show_version else 1)
     return flags
-
-
-def _derived_problem(path: str) -> str | None:
-    """Why the derived metric definitions in PATH cannot be used (None if there are none)."""
-    if not os.path.exists(path):
-        return f"pmLoadDerivedConfig failed: {os.strerror(2)}"
-    files = [path]
-    if os.path.isdir(path):
-        files = [os.path.join(path, f) for f in sorted(os.listdir(path))]
-    for name in files:
-        try:
-            with open(name, errors="replace") as f:
-                text = f.read()
-        except OSError as exc:
-            return f"pmLoadDerivedConfig failed: {os.strerror(exc.errno or 5)}"
-        if any(line.strip() and not line.lstrip().startswith("#") for line in text.splitlines()):
-            return f"derived metrics are not available yet: {name}"
-    return None
 
 
 # -- probing -------------------------------------------------------------------------------

@@ -44,6 +44,7 @@ from pmapi.cli.common import (
     Tool,
     archive_end,
     archive_zone,
+    load_derived,
 )
 from pmapi.convert import StoreValueError, parse_typed_value, pmExtractValue
 from pmapi.desc import Desc
@@ -378,7 +379,11 @@ def _read_options(pairs: list[tuple[Opt, str]], errors: list[str]) -> Options:
             o.filter = value
         elif opt is STAMP:
             o.xflag += 1
-        elif opt in (GUIMODE, GUIPORT, CONTAINER, DERIVED):
+        elif opt is DERIVED:
+            problem = load_derived(value)
+            if problem:
+                errors.append(f"{PROG}: pmLoadDerivedConfig failed: {problem}\n")
+        elif opt in (GUIMODE, GUIPORT, CONTAINER):
             o.unsupported.append(f"--{opt.long}")
     return o
 

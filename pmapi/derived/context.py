@@ -1,0 +1,271 @@
+"""The derived metrics of one context: names, descriptors, help text and values.
+
+A context asks this layer first for any name, PMID or fetch: derived metrics are
+in the namespace beside the real ones (a real metric wins a clash of names), their
+descriptors come from binding (bind.py), and a fetch that includes them fetches
+their operands instead and evaluates the expressions on the answer.  Every
+registered derived metric is bound when the layer is made (the context's first
+call that needs it); a semantic error is written to stderr when its metric is first
+used (described or fetched), once per context, as libpcp writes it.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, TextIO
+
+from ..desc import Desc
+from ..errors import PM_ERR_BADDERIVE, PM_ERR_TEXT, PMError  # type: ignore[attr-defined]
+from ..ids import PM_ID_NULL, PM_INDOM_NULL
+from ..types import PMSem
+from ..units import Units
+from ..values import Result, Timestamp, ValueSet
+from . import ast
+
+if TYPE_CHECKING:
+    from .evaluate import Plan
+    from .registry import Definition, Registry
+
+
+@dataclass(frozen=True)
+class Bound:
+    """A derived metric bound in one context: its descriptor and its plan (None: it
+    never has values, as anon())."""
+
+    desc: Desc
+    plan: Plan | None
+    operands: tuple[int, ...]  # the real PMIDs its values need, each once
+
+
+@dataclass(frozen=True)
+class RealCalls:
+    """The context's own (underived) calls the layer needs."""
+
+    lookup_names: Callable[[Sequence[str]], list[int]]
+    lookup_descs: Callable[[Sequence[int]], list[Desc | None]]
+    instance_name: Callable[[int, int, int], str]  # (indom, inst, stamp ns)
+    instance_id: Callable[[int, str, int], int]  # (indom, name, stamp ns)
+
+
+class DerivedMetrics:
+    """Every registered derived metric, bound in one context."""
+
+    def __init__(self, registry: Registry, real: RealCalls, err: TextIO | None = None) -> None:
+        self.real = real
+        self.definitions: list[Definition] = list(registry)
+        self.by_name = {d.name: d for d in self.definitions}
+        self.by_pmid = {d.pmid: d for d in self.definitions}
+        self.bound: dict[int, Bound] = {}
+        self.failed: set[int] = set()
+        self.err = err
+        self._messages: dict[int, str] = {}  # semantic errors not yet reported
+        self._bind_all()
+
+    # -- binding ---------------------------------------------------------------------------
+
+    def _bind_all(self) -> None:
+        names = {n for d in self.definitions if d.tree is not None for n in _names(d.tree)}
+        names.update(d.name for d in self.definitions)  # (to find the ones real metrics hide)
+        real_pmids = self._real_pmids(sorted(names))
+        real_descs: dict[int, Desc | None] = {}
+        wanted = sorted(set(real_pmids.values()))
+        if wanted:
+            try:
+                real_descs = dict(zip(wanted, self.real.lookup_descs(wanted), strict=True))
+            except PMError:
+                real_descs = {}
+        # (a derived metric named as a real one is hidden by it, as in libpcp)
+        self.hidden = {d.pmid for d in self.definitions if d.name in real_pmids}
+
+        def lookup(name: str) -> tuple[int, Desc]:
+            pmid = real_pmids.get(name)
+            desc = real_descs.get(pmid) if pmid is not None else None
+            if desc is None:
+                raise Unbindable(name)
+            return pmid, desc  # type: ignore[return-value]
+
+        def derived(name: str) -> ast.Node | None:
+            d = self.by_name.get(name)
+            return d.tree if d is not None and d.pmid not in self.hidden else None
+
+        def defined(name: str) -> bool:
+            return name in real_pmids or derived(name) is not None or name in self.by_name
+
+        binder = None
+        for d in self.definitions:
+            if d.pmid in self.hidden:
+                continue
+            if d.tree is None:  # anonymous: a type, never any values
+                desc = Desc(d.pmid, d.anon_type, PM_INDOM_NULL, PMSem.PM_SEM_DISCRETE, Units())
+                self.bound[d.pmid] = Bound(desc, None, ())
+                continue
+            if binder is None:  # (NumPy and the binder are loaded only when there is work)
+                from .bind import Binder
+
+                binder = Binder(lookup, derived, defined)
+            from .bind import SemanticError, Unbindable
+
+            try:
+                self.bound[d.pmid] = binder.bind(d.name, d.pmid, d.tree)
+            except SemanticError as exc:
+                self.failed.add(d.pmid)
+                self._messages[d.pmid] = str(exc)
+            except Unbindable:
+                self.failed.add(d.pmid)  # (libpcp reports missing operands only when debugging)
+
+    def _real_pmids(self, names: list[str]) -> dict[str, int]:
+        """The real metrics among NAMES, with their PMIDs."""
+        if not names:
+            return {}
+        try:
+            pmids = self.real.lookup_names(names)
+        except PMError:  # (one name, unknown)
+            return {}
+        return {n: p for n, p in zip(names, pmids, strict=True) if p != PM_ID_NULL}
+
+    # -- names ---------------------------------------------------------------------------
+
+    def pmid(self, name: str) -> int | None:
+        """The PMID of derived metric NAME (None if there is none)."""
+        d = self.by_name.get(name)
+        return d.pmid if d is not None and d.pmid not in self.hidden else None
+
+    def name(self, pmid: int) -> str | None:
+        d = self.by_pmid.get(pmid)
+        return d.name if d is not None else None
+
+    def is_derived(self, pmid: int) -> bool:
+        return pmid in self.by_pmid and pmid not in self.hidden
+
+    def leaves(self, prefix: str) -> list[str]:
+        """The derived names at or below PREFIX ("" for all), in registration order."""
+        return [
+            d.name
+            for d in self.definitions
+            if d.pmid not in self.hidden
+            and (not prefix or d.name == prefix or d.name.startswith(prefix + "."))
+        ]
+
+    def children(self, prefix: str) -> list[tuple[str, bool]]:
+        """(child, is_leaf) for the derived names below PREFIX, each child once."""
+        out: dict[str, bool] = {}
+        depth = len(prefix.split(".")) if prefix else 0
+        for name in self.leaves(prefix):
+            parts = name.split(".")
+            if len(parts) <= depth:
+                continue
+            child = parts[depth]
+            out[child] = out.get(child, False) or len(parts) == depth + 1
+        return list(out.items())
+
+    # -- metadata ------------------------------------------------------------------------
+
+    def desc(self, pmid: int) -> Desc:
+        bound = self.bound.get(pmid)
+        if bound is None:
+            self.report(pmid)
+            raise PMError(PM_ERR_BADDERIVE)
+        return bound.desc
+
+    def report(self, pmid: int) -> None:
+        """Write PMID's semantic error to stderr, the first time it is used."""
+        message = self._messages.pop(pmid, None)
+        if message is not None:
+            err = self.err if self.err is not None else sys.stderr
+            sys.stdout.flush()
+            err.write(message + "\n")
+            err.flush()
+
+    def text(self, pmid: int, help: bool, direct: bool) -> str:
+        """pmLookupText for a derived metric: its (oneline) or (helptext) attribute; help
+        text falls back to the one-line text, then to the definition itself."""
+        d = self.by_pmid[pmid]
+        text = d.oneline if not help else (d.helptext or (None if direct else d.oneline))
+        if text is None and help and d.tree is not None:
+            # (libpcp has no text then; ours shows what the metric is)
+            text = f"Derived metric {d.name} = {d.text.strip()}"
+        if text is None:
+            raise PMError(PM_ERR_TEXT)
+        return text
+
+    # -- values --------------------------------------------------------------------------
+
+    def operands(self, pmids: Iterable[int]) -> list[int]:
+        """The real PMIDs to fetch for PMIDS: the real ones and every derived one's operands."""
+        out: dict[int, None] = {}
+        for pmid in pmids:
+            if self.is_derived(pmid):
+                bound = self.bound.get(pmid)
+                if bound is not None:
+                    out.update(dict.fromkeys(bound.operands))
+                else:
+                    self.report(pmid)
+            else:
+                out[pmid] = None
+        return list(out)
+
+    def evaluate(self, pmids: Sequence[int], frames: dict[int, Any], stamps: Any) -> dict[int, Any]:
+        """Each derived PMID's frame, from the operands' FRAMES fetched at STAMPS (ns)."""
+        from .evaluate import Env
+        from .frame import empty
+
+        env = Env(frames, stamps, self.real.instance_name, self.real.instance_id)
+        out = {}
+        for pmid in dict.fromkeys(pmids):
+            bound = self.bound.get(pmid) if self.is_derived(pmid) else None
+            if bound is not None:
+                plan = bound.plan
+                out[pmid] = plan.evaluate(env) if plan else empty(bound.desc.type, env.rows)
+        return out
+
+    def fetch_result(self, pmids: Sequence[int], result: Result, descs: dict[int, Desc | None]):
+        """The pmResult for PMIDS from RESULT (a fetch of ``operands(pmids)``), and the
+        descriptors of its metrics."""
+        import numpy as np
+
+        from .frame import from_value_set
+
+        got = {vs.pmid: vs for vs in result.vsets}
+        frames = {}
+        for pmid, vs in got.items():
+            desc = descs.get(pmid)
+            if desc is not None:
+                frames[pmid] = from_value_set(vs, desc.type)
+        stamp = np.array([_ns(result.timestamp)], dtype=np.int64)
+        derived = self.evaluate(pmids, frames, stamp)
+        vsets = []
+        out_descs: dict[int, Desc | None] = {}
+        for pmid in pmids:
+            if pmid in derived:
+                desc = self.bound[pmid].desc
+                vsets.append(derived[pmid].value_set(pmid, desc.type))
+                out_descs[pmid] = desc
+            elif self.is_derived(pmid):  # (it did not bind: no values, as libpcp gives)
+                vsets.append(ValueSet.of_atoms(pmid, 0, []))
+                out_descs[pmid] = None
+            else:
+                vsets.append(got[pmid])
+                out_descs[pmid] = descs.get(pmid)
+        return Result(result.timestamp, tuple(vsets)), out_descs
+
+    def reset(self) -> None:
+        """Forget the previous fetch (delta() and rate() start again)."""
+        for bound in self.bound.values():
+            if bound.plan is not None:
+                bound.plan.reset()
+
+
+def _names(node: ast.Node) -> Iterable[str]:
+    """Every metric name in NODE's expression."""
+    if isinstance(node, ast.Name):
+        yield node.name
+        return
+    for value in vars(node).values():
+        if isinstance(value, ast.Node):
+            yield from _names(value)
+
+
+def _ns(stamp: Timestamp) -> int:
+    return stamp.sec * 1_000_000_000 + stamp.nsec

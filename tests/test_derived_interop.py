@@ -25,8 +25,6 @@ min()/max() are there, but only fetched where their operand has values (of no
 values PCP gives a stale one, 0.19).  The tests at the end check what ours does
 in each of those places instead.
 
-Differences from PCP that look like bugs of ours are strict xfails, each with
-its reason (see LISTING_ORDER, ARCHIVE_TEXT).
 """
 
 from __future__ import annotations
@@ -781,10 +779,6 @@ def files(tmp_path_factory) -> dict[str, str]:
     return paths
 
 
-# Differences from PCP that look like bugs in our engine, found by these tests: each is
-# kept out of the shared comparisons and checked on its own as a strict xfail (unmark
-# it when fixed).
-
 #: Derived metrics that fail to bind: an archive fetch (PM_MODE_FORW, as pminfo and
 #: pmprobe make) gives them no values, as libpcp does (pmprobe prints "NAME 0").
 UNBOUND = _words(
@@ -799,20 +793,6 @@ sem.ic.add sem.ic.div sem.ic.sub sem.icu.add sem.icu.div sem.icu.mul sem.icu.sub
 sem.kc.div sem.kc.sub u.b_plus_ms u.b_plus_none x1.a x1.b x1.g x1.h
 """
 )
-
-#: pminfo's listing of every name: at each node PCP lists the real children, then the
-#: derived ones in definition order, depth first (derived_facts.md 7); ours lists the
-#: derived names below a real node (sc.zzz, d.u32) after every real name, and a derived
-#: subtree's leaves in definition order rather than grouped by their parents (sem.cc.add
-#: sem.ci.add ... where PCP has sem.cc.add sem.cc.sub sem.cc.mul sem.cc.div sem.ci.add).
-LISTING_ORDER = "engine bug: pminfo's listing puts derived names in other places than PCP's"
-
-
-#: Not a derived-metric bug: pmLookupText of a real metric in an archive that holds no
-#: help text (version 2 or 3) is PM_ERR_NOTHOST in PCP ("Operation requires context with
-#: host source of metrics"), PM_ERR_TEXT in ours ("One-line or help text is not
-#: available"), with a derived config or without.
-ARCHIVE_TEXT = "bug: pmLookupText in an archive context gives PM_ERR_TEXT, PCP PM_ERR_NOTHOST"
 
 
 def _same_blocks(ours, theirs, names, skip=()):
@@ -886,7 +866,6 @@ def test_pminfo_lists_subtrees(reference, files):
 
 
 @pytest.mark.interop
-@pytest.mark.xfail(strict=True, reason=LISTING_ORDER)
 @pytest.mark.parametrize("conf, names", [("order", []), ("conf", []), ("conf", ["sem"])])
 def test_pminfo_lists_every_name(reference, files, conf, names):
     """Every name (listing binds nothing, so no errors), or a subtree's."""
@@ -981,7 +960,6 @@ def test_help_text_of_a_metric_without_any(files):
 
 
 @pytest.mark.interop
-@pytest.mark.xfail(strict=True, reason=ARCHIVE_TEXT)
 def test_help_text_of_a_real_metric(reference, files):
     args = ["-c", files["conf"], "-a", files["arch"], "-tT", "ty.u32", "d.disc"]
     assert run_ours("pminfo", *args) == run_theirs("pminfo", *args)

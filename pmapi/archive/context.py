@@ -307,12 +307,22 @@ class ArchiveContext(_Operations):
 
     def _real_text(self, ident: int, help: bool, indom: bool, direct: bool) -> str:
         target = PM_TEXT_INDOM if indom else PM_TEXT_PMID
-        text = self.archive.text(ident, target | (PM_TEXT_HELP if help else PM_TEXT_ONELINE))
+        text, code = self._text_of(ident, target | (PM_TEXT_HELP if help else PM_TEXT_ONELINE))
         if not text and help and not direct:  # (libpcp: missing or empty help gives the one-line)
-            text = self.archive.text(ident, target | PM_TEXT_ONELINE)
+            text, code = self._text_of(ident, target | PM_TEXT_ONELINE)
         if text is None:
-            raise PMError(PM_ERR_TEXT)
+            raise PMError(code)
         return text
+
+    def _text_of(self, ident: int, kind: int) -> tuple[str | None, int]:
+        """IDENT's text of KIND, or None and libpcp's error: PM_ERR_NOTHOST (its old code)
+        when the archive holds no text of that kind at all, else PM_ERR_TEXT."""
+        text = self.archive.text(ident, kind)
+        if text is not None:
+            return text, 0
+        if not any(key[0] == kind for key in self.archive.texts):
+            return None, PM_ERR_NOTHOST
+        return None, PM_ERR_TEXT
 
     def _real_labels(self, ident: int, kind: int) -> tuple[LabelSet, ...]:
         kind &= ~(PM_LABEL_COMPOUND | PM_LABEL_OPTIONAL)

@@ -206,8 +206,7 @@ class _Operations:
             if exc.code != PM_ERR_NAME or not extra:
                 raise
             real = []
-        have = set(real)
-        return real + [leaf for leaf in extra if leaf not in have]
+        return _merged_leaves(real, extra)
 
     def _real_traverse(self, name: str) -> list[str]:
         if self.pmns is not None:
@@ -262,8 +261,8 @@ class _Operations:
         for pmid in pmids:
             if not dm.is_derived(pmid):
                 out.append(next(found))
-            elif pmid in dm.bound:
-                out.append(dm.bound[pmid].desc)
+            elif (bound := dm.bound(pmid)) is not None:
+                out.append(bound.desc)
             else:
                 dm.report(pmid)
                 out.append(None)
@@ -410,6 +409,35 @@ class _Operations:
     def hostname(self) -> str:
         """The host the metrics come from (pmGetContextHostName)."""
         return self.source.hostname
+
+
+def _merged_leaves(real: Sequence[str], derived: Sequence[str]) -> list[str]:
+    """REAL leaves (a depth-first walk) with DERIVED ones placed as libpcp's namespace
+    has them: at each node after the real children, depth first, a derived name below a
+    real leaf in that leaf's place, and one below a derived leaf left out."""
+    tree: dict[str, dict] = {}
+    taken: set[str] = set()  # derived leaves: a later derived name below one is hidden
+    for n, name in enumerate((*real, *derived)):
+        parts = name.split(".")
+        if n >= len(real):
+            if any(".".join(parts[:i]) in taken for i in range(1, len(parts))):
+                continue
+            taken.add(name)
+        node = tree
+        for part in parts:
+            node = node.setdefault(part, {})
+    out: list[str] = []
+
+    def walk(node: dict, prefix: str) -> None:
+        for part, below in node.items():
+            name = f"{prefix}.{part}" if prefix else part
+            if below:
+                walk(below, name)
+            else:
+                out.append(name)
+
+    walk(tree, "")
+    return out
 
 
 def _answered(call: Callable[..., Any], *args: Any) -> Generator:

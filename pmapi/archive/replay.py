@@ -151,7 +151,7 @@ def derived_replay(derived, pmids: Sequence[int], operands: Replay) -> Replay:
             empty = np.zeros((len(operands.times), 0), dtype=bool)
             metrics.append(MetricReplay(pmid, None, _NO_INSTS, empty, empty, PM_ERR_PMID_LOG))
             continue
-        desc = derived.bound[pmid].desc
+        desc = derived.bound(pmid).desc
         failing = frame.err < 0
         # (one error code per metric: a replay of a derived metric reports its first)
         error = int(frame.err[failing][0]) if failing.any() else 0

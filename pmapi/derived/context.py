@@ -3,10 +3,10 @@
 A context asks this layer first for any name, PMID or fetch: derived metrics are
 in the namespace beside the real ones (a real metric wins a clash of names), their
 descriptors come from binding (bind.py), and a fetch that includes them fetches
-their operands instead and evaluates the expressions on the answer.  Every
-registered derived metric is bound when the layer is made (the context's first
-call that needs it); a semantic error is written to stderr when its metric is first
-used (described or fetched), once per context, as libpcp writes it.
+their operands instead and evaluates the expressions on the answer.  The layer
+looks up every name once when made (the context's first call that needs it); a
+derived metric is bound when first described or fetched, and a semantic error is
+written to stderr then, once per context, as libpcp writes it.
 """
 
 from __future__ import annotations
@@ -57,63 +57,71 @@ class DerivedMetrics:
         self.definitions: list[Definition] = list(registry)
         self.by_name = {d.name: d for d in self.definitions}
         self.by_pmid = {d.pmid: d for d in self.definitions}
-        self.bound: dict[int, Bound] = {}
-        self.failed: set[int] = set()
         self.err = err
+        self._bound: dict[int, Bound | None] = {}  # bound so far (None: it cannot be)
         self._messages: dict[int, str] = {}  # semantic errors not yet reported
-        self._bind_all()
-
-    # -- binding ---------------------------------------------------------------------------
-
-    def _bind_all(self) -> None:
         names = {n for d in self.definitions if d.tree is not None for n in _names(d.tree)}
         names.update(d.name for d in self.definitions)  # (to find the ones real metrics hide)
-        real_pmids = self._real_pmids(sorted(names))
-        real_descs: dict[int, Desc | None] = {}
-        wanted = sorted(set(real_pmids.values()))
-        if wanted:
-            try:
-                real_descs = dict(zip(wanted, self.real.lookup_descs(wanted), strict=True))
-            except PMError:
-                real_descs = {}
+        self._real = self._real_pmids(sorted(names))
         # (a derived metric named as a real one is hidden by it, as in libpcp)
-        self.hidden = {d.pmid for d in self.definitions if d.name in real_pmids}
+        self.hidden = {d.pmid for d in self.definitions if d.name in self._real}
+        self._real_descs: dict[int, Desc | None] | None = None
+        self._binder: Any = None
 
-        def lookup(name: str) -> tuple[int, Desc]:
-            pmid = real_pmids.get(name)
-            desc = real_descs.get(pmid) if pmid is not None else None
-            if desc is None:
-                raise Unbindable(name)
-            return pmid, desc  # type: ignore[return-value]
+    # -- binding (each metric when first needed, as libpcp's errors come then) --------------
 
-        def derived(name: str) -> ast.Node | None:
-            d = self.by_name.get(name)
-            return d.tree if d is not None and d.pmid not in self.hidden else None
-
-        def defined(name: str) -> bool:
-            return name in real_pmids or derived(name) is not None or name in self.by_name
-
-        binder = None
-        for d in self.definitions:
-            if d.pmid in self.hidden:
-                continue
+    def bound(self, pmid: int) -> Bound | None:
+        """Derived PMID bound in this context; None if it cannot be (its error, if any,
+        waits in report())."""
+        if pmid in self._bound:
+            return self._bound[pmid]
+        d = self.by_pmid.get(pmid)
+        result = None
+        if d is not None and pmid not in self.hidden:
             if d.tree is None:  # anonymous: a type, never any values
                 desc = Desc(d.pmid, d.anon_type, PM_INDOM_NULL, PMSem.PM_SEM_DISCRETE, Units())
-                self.bound[d.pmid] = Bound(desc, None, ())
-                continue
-            if binder is None:  # (NumPy and the binder are loaded only when there is work)
-                from .bind import Binder
+                result = Bound(desc, None, ())
+            else:
+                result = self._bind(d)
+        self._bound[pmid] = result
+        return result
 
-                binder = Binder(lookup, derived, defined)
-            from .bind import SemanticError, Unbindable
+    def _bind(self, d: Definition) -> Bound | None:
+        from .bind import Binder, SemanticError, Unbindable  # (NumPy comes with them)
 
+        if self._binder is None:
+            self._binder = Binder(self._lookup, self._derived_tree, self._defined)
+        try:
+            return self._binder.bind(d.name, d.pmid, d.tree)
+        except SemanticError as exc:
+            self._messages[d.pmid] = str(exc)
+        except Unbindable:
+            pass  # (libpcp reports missing operands only when debugging)
+        return None
+
+    def _lookup(self, name: str) -> tuple[int, Desc]:
+        """A real operand's PMID and descriptor (every operand described at once)."""
+        from .bind import Unbindable
+
+        if self._real_descs is None:
+            wanted = sorted(set(self._real.values()))
             try:
-                self.bound[d.pmid] = binder.bind(d.name, d.pmid, d.tree)
-            except SemanticError as exc:
-                self.failed.add(d.pmid)
-                self._messages[d.pmid] = str(exc)
-            except Unbindable:
-                self.failed.add(d.pmid)  # (libpcp reports missing operands only when debugging)
+                descs = self.real.lookup_descs(wanted) if wanted else []
+            except PMError:
+                descs = [None] * len(wanted)
+            self._real_descs = dict(zip(wanted, descs, strict=True))
+        pmid = self._real.get(name)
+        desc = self._real_descs.get(pmid) if pmid is not None else None
+        if desc is None:
+            raise Unbindable(name)
+        return pmid, desc  # type: ignore[return-value]
+
+    def _derived_tree(self, name: str) -> ast.Node | None:
+        d = self.by_name.get(name)
+        return d.tree if d is not None and d.pmid not in self.hidden else None
+
+    def _defined(self, name: str) -> bool:
+        return name in self._real or name in self.by_name
 
     def _real_pmids(self, names: list[str]) -> dict[str, int]:
         """The real metrics among NAMES, with their PMIDs."""
@@ -163,7 +171,7 @@ class DerivedMetrics:
     # -- metadata ------------------------------------------------------------------------
 
     def desc(self, pmid: int) -> Desc:
-        bound = self.bound.get(pmid)
+        bound = self.bound(pmid)
         if bound is None:
             self.report(pmid)
             raise PMError(PM_ERR_BADDERIVE)
@@ -197,7 +205,7 @@ class DerivedMetrics:
         out: dict[int, None] = {}
         for pmid in pmids:
             if self.is_derived(pmid):
-                bound = self.bound.get(pmid)
+                bound = self.bound(pmid)
                 if bound is not None:
                     out.update(dict.fromkeys(bound.operands))
                 else:
@@ -214,7 +222,7 @@ class DerivedMetrics:
         env = Env(frames, stamps, self.real.instance_name, self.real.instance_id)
         out = {}
         for pmid in dict.fromkeys(pmids):
-            bound = self.bound.get(pmid) if self.is_derived(pmid) else None
+            bound = self.bound(pmid) if self.is_derived(pmid) else None
             if bound is not None:
                 plan = bound.plan
                 out[pmid] = plan.evaluate(env) if plan else empty(bound.desc.type, env.rows)
@@ -239,7 +247,7 @@ class DerivedMetrics:
         out_descs: dict[int, Desc | None] = {}
         for pmid in pmids:
             if pmid in derived:
-                desc = self.bound[pmid].desc
+                desc = self.bound(pmid).desc  # type: ignore[union-attr]
                 vsets.append(derived[pmid].value_set(pmid, desc.type))
                 out_descs[pmid] = desc
             elif self.is_derived(pmid):  # (it did not bind: no values, as libpcp gives)
@@ -252,8 +260,8 @@ class DerivedMetrics:
 
     def reset(self) -> None:
         """Forget the previous fetch (delta() and rate() start again)."""
-        for bound in self.bound.values():
-            if bound.plan is not None:
+        for bound in self._bound.values():
+            if bound is not None and bound.plan is not None:
                 bound.plan.reset()
 
 

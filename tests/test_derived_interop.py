@@ -35,7 +35,6 @@ import re
 import signal
 import subprocess
 import sys
-from datetime import datetime, timedelta
 from pathlib import Path
 
 import pytest
@@ -46,6 +45,7 @@ from pmapi.types import PMSem, PMType
 from pmapi.units import Units
 from pmapi.values import Result, Timestamp, ValueSet
 from tests.reference_pmcd import require_reference
+from tests.test_archive_replay import _carried
 
 ROOT = Path(__file__).resolve().parents[1]
 T0 = 1_704_067_200  # 2024-01-01 00:00:00 UTC
@@ -732,17 +732,6 @@ def run_ours_many(tmp: Path, jobs: list[tuple[str, list[str]]], meanwhile=None):
         for n, (out, err) in enumerate(files)
     ]
     return ours, also
-
-
-def _carried(text: str) -> str:
-    """PCP 6.0.3's pmval prints a time whose milliseconds round up to 1000 as "SS.1000"
-    (the next second, unnormalised): written here as the next second, as ours prints it."""
-
-    def carry(m: re.Match) -> str:
-        then = datetime.strptime(m.group(1), "%H:%M:%S") + timedelta(seconds=1)
-        return then.strftime("%H:%M:%S") + ".000"
-
-    return re.sub(r"(\d\d:\d\d:\d\d)\.1000", carry, text)
 
 
 def _blocks(text: str, names: list[str]) -> dict[str, str]:

@@ -400,7 +400,6 @@ def _map_units(op: str, start: Units, lu: Units, ru: Units):
                 ldiv *= factor
             else:
                 lmul *= factor
-    dims = [lu.dimSpace, lu.dimTime, lu.dimCount]
     base_dims = [start.dimSpace, start.dimTime, start.dimCount]
     if op == "*":
         dims = [lu.dimSpace + ru.dimSpace, lu.dimTime + ru.dimTime, lu.dimCount + ru.dimCount]

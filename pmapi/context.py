@@ -412,21 +412,23 @@ class _Operations:
 
 
 def _merged_leaves(real: Sequence[str], derived: Sequence[str]) -> list[str]:
-    """REAL leaves (a depth-first walk) with DERIVED ones placed as libpcp's namespace
-    has them: at each node after the real children, depth first, a derived name below a
-    real leaf in that leaf's place, and one below a derived leaf left out."""
+    """REAL leaves (pmcd's order, kept) with DERIVED ones placed as libpcp's namespace has
+    them: after the last name below their deepest existing parent (the end if none),
+    grouped by their own parents, in a real leaf's place below it, and left out below
+    a derived leaf."""
+    if not derived:
+        return list(real)
     tree: dict[str, dict] = {}
-    taken: set[str] = set()  # derived leaves: a later derived name below one is hidden
-    for n, name in enumerate((*real, *derived)):
+    taken: set[str] = set()
+    for name in derived:  # (derived names in groups, as libpcp's namespace holds them)
         parts = name.split(".")
-        if n >= len(real):
-            if any(".".join(parts[:i]) in taken for i in range(1, len(parts))):
-                continue
-            taken.add(name)
+        if any(".".join(parts[:i]) in taken for i in range(1, len(parts))):
+            continue
+        taken.add(name)
         node = tree
         for part in parts:
             node = node.setdefault(part, {})
-    out: list[str] = []
+    grouped: list[str] = []
 
     def walk(node: dict, prefix: str) -> None:
         for part, below in node.items():
@@ -434,9 +436,23 @@ def _merged_leaves(real: Sequence[str], derived: Sequence[str]) -> list[str]:
             if below:
                 walk(below, name)
             else:
-                out.append(name)
+                grouped.append(name)
 
     walk(tree, "")
+    out = list(real)
+    for name in grouped:
+        parts = name.split(".")
+        for depth in range(len(parts) - 1, 0, -1):
+            parent = ".".join(parts[:depth])
+            if parent in out:  # (a real leaf: the derived name takes its place)
+                out[out.index(parent)] = name
+                break
+            below = [k for k, n in enumerate(out) if n.startswith(parent + ".")]
+            if below:
+                out.insert(below[-1] + 1, name)
+                break
+        else:
+            out.append(name)
     return out
 
 

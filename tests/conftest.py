@@ -13,6 +13,8 @@ import os
 import sys
 from pathlib import Path
 
+import pytest
+
 _ours = Path(sys.executable).parent.resolve()
 os.environ["PATH"] = os.pathsep.join(
     part
@@ -24,3 +26,12 @@ os.environ["PATH"] = os.pathsep.join(
 # $PCP_VAR_DIR/config/derived (PCP's own definitions, where PCP is installed): the tests
 # start from none but PCP's two anonymous event.* metrics, as `PCP_DERIVED_CONFIG=`.
 os.environ["PCP_DERIVED_CONFIG"] = ""
+
+
+@pytest.fixture(autouse=True)
+def _fresh_derived_metrics(monkeypatch):
+    """Each test starts with the process's derived metrics not yet loaded: the tools the
+    tests run in-process (pminfo -c, pmprobe --derived) load definitions into them."""
+    from pmapi.derived import registry
+
+    monkeypatch.setattr(registry, "_default", None)

@@ -16,6 +16,7 @@ import socket
 from dataclasses import dataclass
 
 from .errors import PM_ERR_IPC, PM_ERR_TIMEOUT, PMError  # type: ignore[attr-defined]
+from .paths import paths
 from .pdu.codec import decode, encode
 from .pdu.constants import PDU_VERSION2
 from .pdu.framer import PDUFramer
@@ -23,8 +24,6 @@ from .pdu.records import PDU, Cred, CredsPDU, ErrorPDU, PDUInfo
 
 #: pmcd's well-known port, unless PMCD_PORT says otherwise.
 PMCD_PORT = 44321
-#: pmcd's unix socket, unless PMCD_SOCKET says otherwise.
-PMCD_SOCKET = "/run/pcp/pmcd.socket"
 #: Seconds to wait for a connection (PMCD_CONNECT_TIMEOUT) and for each reply
 #: (PMCD_REQUEST_TIMEOUT), as libpcp's defaults.
 CONNECT_TIMEOUT = 5.0
@@ -55,16 +54,15 @@ def _env_float(name: str, default: float) -> float:
 
 
 def default_port() -> int:
-    """pmcd's port: the first of PMCD_PORT's comma-separated list, else 44321."""
-    first = os.environ.get("PMCD_PORT", "").split(",")[0].strip()
-    return int(first) if first.isdigit() else PMCD_PORT
+    """pmcd's port: the first of PMCD_PORT's comma-separated list (pmapi.paths), else 44321."""
+    return paths().pmcd_port
 
 
 def parse_host(text: str) -> HostSpec:
     """Read a host specification; PMError(-EINVAL) for one that names nothing."""
     if text.startswith(("unix:", "local:")):
         scheme, _, path = text.partition(":")
-        path = path or os.environ.get("PMCD_SOCKET", PMCD_SOCKET)
+        path = path or paths().pmcd_socket
         return HostSpec(text, path=path, local=scheme == "local")
     if text.startswith("[") and "]" in text:  # [ipv6]:port
         host, _, rest = text[1:].partition("]")

@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from pmapi import PCP_COMPAT_VERSION, __version__
+from pmapi.paths import paths
 from pmapi.pdu.constants import Attr, PDUType
 
 #: pmcd.agent.type: the IPC kind (pmcd.h's AGENT_DSO, AGENT_SOCKET, AGENT_PIPE) << 1.
@@ -134,8 +135,8 @@ class DaemonState:
     hostname: str | None = None  # pmcd -H; None: the host's own name
     timezone: str | None = None  # None: worked out from the host at each fetch
     labels: str | None = None  # pmcd.labels: the context labels' JSON; None: not known
-    run_dir: str = field(default_factory=lambda: os.environ.get("PCP_RUN_DIR", "/run/pcp"))
-    tmp_dir: str = field(default_factory=lambda: os.environ.get("PCP_TMP_DIR", "/var/lib/pcp/tmp"))
+    run_dir: str = field(default_factory=lambda: str(paths().run_dir))
+    tmp_dir: str = field(default_factory=lambda: str(paths().tmp_dir))
     # settings: pmcd's options, changed by stores into pmcd.control.*
     timeout: int = DEFAULT_TIMEOUT  # -t, pmcd.control.timeout (0: no timeout)
     creds_timeout: int = DEFAULT_CREDS_TIMEOUT  # -q

@@ -9,8 +9,11 @@ directory is taken off $PATH for the whole session.
 
 from __future__ import annotations
 
+import atexit
 import os
+import shutil
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -26,6 +29,25 @@ os.environ["PATH"] = os.pathsep.join(
 # $PCP_VAR_DIR/config/derived (PCP's own definitions, where PCP is installed): the tests
 # start from none but PCP's two anonymous event.* metrics, as `PCP_DERIVED_CONFIG=`.
 os.environ["PCP_DERIVED_CONFIG"] = ""
+
+# Our tools' layout (pmapi.paths) points into a directory of the session's own, so that no
+# test reads or writes the machine's or the user's pypcp configuration, logs or run files.
+# (PYPCP_CONF is ours alone: PCP's own tools, which the interop tests run, never read it.)
+_layout = Path(tempfile.mkdtemp(prefix="pypcp-tests-"))
+(_layout / "pcp.conf").write_text(
+    "".join(
+        f"{name}={_layout / sub}\n"
+        for name, sub in (
+            ("PCP_SYSCONF_DIR", "etc"),
+            ("PCP_VAR_DIR", "var"),
+            ("PCP_LOG_DIR", "log"),
+            ("PCP_RUN_DIR", "run"),
+            ("PCP_SYSTEMDUNIT_DIR", "units"),
+        )
+    )
+)
+os.environ["PYPCP_CONF"] = str(_layout / "pcp.conf")
+atexit.register(shutil.rmtree, _layout, True)
 
 
 @pytest.fixture(autouse=True)

@@ -430,7 +430,9 @@ def default_registry() -> Registry:
                 registry.set_attribute(name, "helptext", helptext)
             path = os.environ.get("PCP_DERIVED_CONFIG")
             if path is None:
-                default = f"{os.environ.get('PCP_VAR_DIR', '/var/lib/pcp')}/config/derived"
+                from pmapi.paths import paths
+
+                default = str(paths().var_dir / "config" / "derived")
                 path = default if os.path.exists(default) else ""
             if path:
                 _load_path(registry, path, sys.stderr, recover=True)

@@ -33,6 +33,7 @@ from typing import IO, Any
 from pmapi.cli.common import getopt_message
 from pmapi.errors import PM_ERR_PMNS, PMError, SourceError, pmErrStr
 from pmapi.ids import is_dynamic_root, pmIDStr, pmInDomStr
+from pmapi.paths import paths
 from pmapi.pdu.constants import PM_TEXT_PMID
 from pmapi.pmns import PMNS
 from pmda.inproc import AgentLoadError, load_agent
@@ -69,10 +70,9 @@ class UsageError(Exception):
 
 
 def default_pmns_path() -> str:
-    """Where libpcp finds the default namespace ($PMNS_DEFAULT, else $PCP_VAR_DIR/pmns/root)."""
-    return os.environ.get("PMNS_DEFAULT") or os.path.join(
-        os.environ.get("PCP_VAR_DIR", "/var/lib/pcp"), "pmns", "root"
-    )
+    """The default namespace, as libpcp finds it: $PMNS_DEFAULT (pmapi.paths: in the
+    environment, the layout file, else $PCP_VAR_DIR/pmns/root)."""
+    return str(paths().pmns_default)
 
 
 class Session:

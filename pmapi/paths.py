@@ -1,0 +1,235 @@
+"""Where everything lives: the one place that decides every path, with PCP's variable names.
+
+Each variable (PCP_VAR_DIR, PCP_PMCDCONF_PATH, PMCD_PORT, ...) comes from, in order:
+
+1. the environment, as in PCP (a variable already set wins over pcp.conf);
+2. the layout file, pcp.conf's format (``NAME=value`` lines, ``#`` comments; a value
+   may use ``$NAME`` or ``${NAME}`` for another variable): ``$PYPCP_CONF`` if set,
+   else ``/etc/pypcp/pcp.conf`` for root and ``$XDG_CONFIG_HOME/pypcp/pcp.conf`` for
+   anyone else, when it exists;
+3. the defaults: a system layout for root (``/etc/pypcp``, ``/var/lib/pypcp``,
+   ``/var/log/pypcp``, ``/run/pypcp``) and a per-user one (the XDG directories) for
+   anyone else, so pmcd runs without root.
+
+The layout file is named by ``PYPCP_CONF``, not PCP's ``PCP_CONF``: PCP's own tools
+read ``$PCP_CONF`` too, and one shell may run both.  The system directories are
+pypcp's own, so an installed PCP keeps its files; setting PCP's names (``PCP_RUN_DIR=
+/run/pcp``, ...) in the layout file puts ours in PCP's places instead.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+__all__ = ["LayoutError", "Paths", "layout_file", "paths", "read_layout"]
+
+#: Each variable's default, by layout; "$NAME" refers to another variable.
+SYSTEM_DEFAULTS: Mapping[str, str] = {
+    "PCP_SYSCONF_DIR": "/etc/pypcp",
+    "PCP_VAR_DIR": "/var/lib/pypcp",
+    "PCP_LOG_DIR": "/var/log/pypcp",
+    "PCP_RUN_DIR": "/run/pypcp",
+    "PCP_SYSTEMDUNIT_DIR": "/etc/systemd/system",
+}
+_SHARED_DEFAULTS: Mapping[str, str] = {
+    "PCP_PMCDCONF_PATH": "$PCP_SYSCONF_DIR/pmcd/pmcd.conf",
+    "PCP_PMLOGGERCONF_PATH": "$PCP_SYSCONF_DIR/pmlogger/config.default",
+    "PCP_PMDAS_DIR": "$PCP_VAR_DIR/pmdas",
+    "PCP_TMP_DIR": "$PCP_VAR_DIR/tmp",
+    "PMNS_DEFAULT": "$PCP_VAR_DIR/pmns/root",
+    "PCP_ARCHIVE_DIR": "$PCP_LOG_DIR/pmlogger",
+    "PMCD_PORT": "44321",
+    "PMCD_SOCKET": "$PCP_RUN_DIR/pmcd.socket",
+    "PCP_CULLAFTER": "14",
+    "PCP_COMPRESSAFTER": "1",
+}
+#: Every variable this module decides.
+NAMES = (*SYSTEM_DEFAULTS, *_SHARED_DEFAULTS)
+
+_LINE = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)\s*=\s*(.*)\Z")
+_REFERENCE = re.compile(r"\$(?:\{([A-Za-z_][A-Za-z0-9_]*)\}|([A-Za-z_][A-Za-z0-9_]*))")
+
+
+class LayoutError(ValueError):
+    """A layout file that cannot be read: the message names file and line."""
+
+
+def _user_defaults(environ: Mapping[str, str]) -> dict[str, str]:
+    """The per-user layout: XDG's config, data, state and runtime directories."""
+    home = environ.get("HOME") or os.path.expanduser("~")
+
+    def xdg(name: str, fallback: str) -> str:
+        value = environ.get(name, "")
+        return value if os.path.isabs(value) else os.path.join(home, fallback)
+
+    runtime = environ.get("XDG_RUNTIME_DIR", "")
+    run = (
+        os.path.join(runtime, "pypcp")
+        if os.path.isabs(runtime)
+        else os.path.join("/tmp", f"pypcp-{os.getuid()}")
+    )
+    return {
+        "PCP_SYSCONF_DIR": os.path.join(xdg("XDG_CONFIG_HOME", ".config"), "pypcp"),
+        "PCP_VAR_DIR": os.path.join(xdg("XDG_DATA_HOME", ".local/share"), "pypcp"),
+        "PCP_LOG_DIR": os.path.join(xdg("XDG_STATE_HOME", ".local/state"), "pypcp", "log"),
+        "PCP_RUN_DIR": run,
+        "PCP_SYSTEMDUNIT_DIR": os.path.join(xdg("XDG_CONFIG_HOME", ".config"), "systemd", "user"),
+    }
+
+
+def layout_file(environ: Mapping[str, str] | None = None, *, system: bool | None = None) -> str:
+    """The layout file's path: $PYPCP_CONF, else the system or per-user default."""
+    environ = os.environ if environ is None else environ
+    if environ.get("PYPCP_CONF"):
+        return environ["PYPCP_CONF"]
+    if system is None:
+        system = os.geteuid() == 0
+    if system:
+        return "/etc/pypcp/pcp.conf"
+    return os.path.join(_user_defaults(environ)["PCP_SYSCONF_DIR"], "pcp.conf")
+
+
+def read_layout(path: str) -> dict[str, str]:
+    """The NAME=value settings of the layout file PATH ({} if it does not exist)."""
+    try:
+        text = Path(path).read_text()
+    except FileNotFoundError:
+        return {}
+    except (OSError, UnicodeDecodeError) as exc:
+        raise LayoutError(f"{path}: cannot read: {getattr(exc, 'strerror', None) or exc}") from None
+    settings: dict[str, str] = {}
+    for number, raw in enumerate(text.splitlines(), 1):
+        line = raw.strip()
+        if not line or line.startswith("#"):
+            continue
+        m = _LINE.match(line.removeprefix("export ").strip())
+        if m is None:
+            raise LayoutError(f"{path}:{number}: expected NAME=value, not {line!r}")
+        value = m.group(2).strip()
+        if len(value) >= 2 and value[0] == value[-1] and value[0] in "'\"":
+            value = value[1:-1]
+        settings[m.group(1)] = value
+    return settings
+
+
+@dataclass(frozen=True)
+class Paths:
+    """Every variable's value, and where the layout came from."""
+
+    values: Mapping[str, str]
+    file: str  # the layout file consulted (it may not exist)
+    system: bool  # the system layout's defaults (root), else the per-user one
+    chosen: frozenset[str] = frozenset()  # the names set in the environment or the file
+
+    def is_default(self, name: str) -> bool:
+        """Whether NAME's value is the layout's default (nobody chose it)."""
+        return name not in self.chosen
+
+    def __getitem__(self, name: str) -> str:
+        return self.values[name]
+
+    @property
+    def sysconf_dir(self) -> Path:
+        return Path(self.values["PCP_SYSCONF_DIR"])
+
+    @property
+    def pmcdconf_path(self) -> Path:
+        return Path(self.values["PCP_PMCDCONF_PATH"])
+
+    @property
+    def pmloggerconf_path(self) -> Path:
+        return Path(self.values["PCP_PMLOGGERCONF_PATH"])
+
+    @property
+    def var_dir(self) -> Path:
+        return Path(self.values["PCP_VAR_DIR"])
+
+    @property
+    def pmdas_dir(self) -> Path:
+        return Path(self.values["PCP_PMDAS_DIR"])
+
+    @property
+    def tmp_dir(self) -> Path:
+        return Path(self.values["PCP_TMP_DIR"])
+
+    @property
+    def pmns_default(self) -> Path:
+        return Path(self.values["PMNS_DEFAULT"])
+
+    @property
+    def log_dir(self) -> Path:
+        return Path(self.values["PCP_LOG_DIR"])
+
+    @property
+    def archive_dir(self) -> Path:
+        return Path(self.values["PCP_ARCHIVE_DIR"])
+
+    @property
+    def run_dir(self) -> Path:
+        return Path(self.values["PCP_RUN_DIR"])
+
+    @property
+    def systemdunit_dir(self) -> Path:
+        return Path(self.values["PCP_SYSTEMDUNIT_DIR"])
+
+    @property
+    def pmcd_socket(self) -> str:
+        return self.values["PMCD_SOCKET"]
+
+    @property
+    def pmcd_port(self) -> int:
+        """The first of PMCD_PORT's comma-separated ports (44321 when it names none)."""
+        first = self.values["PMCD_PORT"].split(",")[0].strip()
+        return int(first) if first.isdigit() else 44321
+
+    def as_config(self) -> str:
+        """This layout as a layout file's text."""
+        kind = "system" if self.system else "per-user"
+        lines = [f"# pypcp's layout ({kind}); each NAME may also be set in the environment"]
+        lines += [f"{name}={self.values[name]}" for name in NAMES]
+        return "\n".join(lines) + "\n"
+
+
+def paths(environ: Mapping[str, str] | None = None, *, system: bool | None = None) -> Paths:
+    """Resolve every variable from ENVIRON (default os.environ), the layout file and defaults.
+
+    Raises LayoutError when the layout file cannot be read or refers in circles.
+    """
+    environ = os.environ if environ is None else environ
+    if system is None:
+        system = os.geteuid() == 0
+    file = layout_file(environ, system=system)
+    settings = read_layout(file)
+    defaults = {**(SYSTEM_DEFAULTS if system else _user_defaults(environ)), **_SHARED_DEFAULTS}
+    resolved: dict[str, str] = {}
+    chosen: set[str] = set()
+
+    def value(name: str, seen: tuple[str, ...]) -> str:
+        if name in resolved:
+            return resolved[name]
+        if name in seen:
+            raise LayoutError(f"{file}: {' -> '.join((*seen, name))}: refers to itself")
+        if environ.get(name):
+            raw, origin = environ[name], "environment"
+        elif name in settings:
+            raw, origin = settings[name], "file"
+        elif name in defaults:
+            raw, origin = defaults[name], "default"
+        else:
+            return ""
+        if origin != "default":
+            chosen.add(name)
+        if origin == "environment":
+            result = raw  # as the shell gave it: no second expansion
+        else:
+            result = _REFERENCE.sub(lambda m: value(m.group(1) or m.group(2), (*seen, name)), raw)
+        resolved[name] = os.path.expanduser(result) if origin == "file" else result
+        return resolved[name]
+
+    for name in NAMES:
+        value(name, ())
+    return Paths(resolved, file, system, frozenset(chosen))

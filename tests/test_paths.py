@@ -1,0 +1,93 @@
+"""pmapi.paths: every path from the environment, then the layout file, then the defaults."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from pmapi.paths import NAMES, LayoutError, layout_file, paths, read_layout
+
+
+def test_system_defaults_are_pypcps_own_directories(tmp_path):
+    layout = paths({"PYPCP_CONF": str(tmp_path / "none.conf")}, system=True)
+    assert layout.system and layout.file == str(tmp_path / "none.conf")
+    assert layout.pmcdconf_path == Path("/etc/pypcp/pmcd/pmcd.conf")
+    assert layout.pmns_default == Path("/var/lib/pypcp/pmns/root")
+    assert layout.pmdas_dir == Path("/var/lib/pypcp/pmdas")
+    assert layout.archive_dir == Path("/var/log/pypcp/pmlogger")
+    assert layout.run_dir == Path("/run/pypcp")
+    assert layout.pmcd_socket == "/run/pypcp/pmcd.socket"
+    assert layout.pmcd_port == 44321
+    assert layout.is_default("PCP_VAR_DIR")
+
+
+def test_user_defaults_follow_xdg():
+    env = {
+        "HOME": "/home/u",
+        "XDG_CONFIG_HOME": "/home/u/cfg",
+        "XDG_RUNTIME_DIR": "/run/user/1000",
+    }
+    layout = paths(env, system=False)
+    assert layout.file == "/home/u/cfg/pypcp/pcp.conf"
+    assert layout.sysconf_dir == Path("/home/u/cfg/pypcp")
+    assert layout.var_dir == Path("/home/u/.local/share/pypcp")
+    assert layout.log_dir == Path("/home/u/.local/state/pypcp/log")
+    assert layout.run_dir == Path("/run/user/1000/pypcp")
+    assert layout.systemdunit_dir == Path("/home/u/cfg/systemd/user")
+
+
+def test_user_run_dir_without_xdg_runtime_is_private_to_the_uid():
+    layout = paths({"HOME": "/home/u", "XDG_RUNTIME_DIR": "relative/ignored"}, system=False)
+    assert layout.run_dir.name.startswith("pypcp-") and layout.run_dir.parent == Path("/tmp")
+
+
+def test_the_file_overrides_defaults_and_derived_names_follow(tmp_path):
+    conf = tmp_path / "pcp.conf"
+    conf.write_text(
+        "# a comment\n\nPCP_VAR_DIR=/srv/pcp\nexport PCP_LOG_DIR='/srv/log'\n"
+        "PCP_ARCHIVE_DIR=${PCP_LOG_DIR}/archives\nPMCD_PORT=44322,44323\n"
+    )
+    layout = paths({"PYPCP_CONF": str(conf)}, system=True)
+    assert layout.pmns_default == Path("/srv/pcp/pmns/root")  # derived from the file's value
+    assert layout.archive_dir == Path("/srv/log/archives")
+    assert layout.pmcd_port == 44322
+    assert not layout.is_default("PCP_VAR_DIR") and layout.is_default("PMNS_DEFAULT")
+
+
+def test_the_environment_wins_over_the_file(tmp_path):
+    conf = tmp_path / "pcp.conf"
+    conf.write_text("PCP_RUN_DIR=/from/file\nPCP_VAR_DIR=/from/file/var\n")
+    env = {"PYPCP_CONF": str(conf), "PCP_RUN_DIR": "/from/env"}
+    layout = paths(env, system=True)
+    assert layout.run_dir == Path("/from/env")
+    assert layout.pmcd_socket == "/from/env/pmcd.socket"
+    assert layout.var_dir == Path("/from/file/var")
+
+
+def test_layout_round_trips_through_its_own_file(tmp_path):
+    conf = tmp_path / "pcp.conf"
+    first = paths({"HOME": "/home/x"}, system=False)
+    conf.write_text(first.as_config())
+    again = paths({"PYPCP_CONF": str(conf)}, system=True)
+    assert {n: again[n] for n in NAMES} == {n: first[n] for n in NAMES}
+
+
+def test_bad_lines_name_file_and_line(tmp_path):
+    conf = tmp_path / "pcp.conf"
+    conf.write_text("PCP_VAR_DIR=/x\nthis is not a setting\n")
+    with pytest.raises(LayoutError, match=rf"^{conf}:2: expected NAME=value"):
+        read_layout(str(conf))
+
+
+def test_circular_references_are_refused(tmp_path):
+    conf = tmp_path / "pcp.conf"
+    conf.write_text("PCP_VAR_DIR=$PCP_TMP_DIR/x\nPCP_TMP_DIR=$PCP_VAR_DIR/tmp\n")
+    with pytest.raises(LayoutError, match="refers to itself"):
+        paths({"PYPCP_CONF": str(conf)}, system=True)
+
+
+def test_missing_file_is_no_error_and_the_default_file_depends_on_the_user():
+    assert read_layout("/nonexistent/pcp.conf") == {}
+    assert layout_file({}, system=True) == "/etc/pypcp/pcp.conf"
+    assert layout_file({"HOME": "/home/u"}, system=False) == "/home/u/.config/pypcp/pcp.conf"

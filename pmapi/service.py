@@ -1,26 +1,42 @@
-"""Telling a service manager (systemd) that a daemon is ready: the sd_notify protocol.
+"""Telling a service manager (systemd) about a daemon's state: the sd_notify protocol.
 
 systemd passes a datagram socket's path in $NOTIFY_SOCKET (a leading "@" names an
-abstract socket); a Type=notify service sends "READY=1" there once it serves.  This
-is what PCP's daemons do for -N / --notify, without linking libsystemd.
+abstract socket); a Type=notify service sends "READY=1" there once it serves, and
+"RELOADING=1" ... "READY=1" around a reload.  This is what PCP's daemons do for
+-N / --notify, without linking libsystemd.
 """
 
 from __future__ import annotations
 
 import os
 import socket
+import time
 
 
-def notify_ready(pid: int | None = None) -> bool:
-    """Send READY=1 (and MAINPID) to $NOTIFY_SOCKET; False if there is no manager to tell."""
+def notify(message: str) -> bool:
+    """Send MESSAGE (newline-separated VAR=value lines) to $NOTIFY_SOCKET; False if none."""
     path = os.environ.get("NOTIFY_SOCKET")
     if not path:
         return False
     address = "\0" + path[1:] if path.startswith("@") else path
-    message = f"READY=1\nMAINPID={os.getpid() if pid is None else pid}\n".encode()
     try:
         with socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM) as sock:
-            sock.sendto(message, address)
+            sock.sendto(message.encode(), address)
     except OSError:
         return False
     return True
+
+
+def notify_ready(pid: int | None = None) -> bool:
+    """READY=1 (and MAINPID): the daemon now serves."""
+    return notify(f"READY=1\nMAINPID={os.getpid() if pid is None else pid}\n")
+
+
+def notify_reloading() -> bool:
+    """RELOADING=1, with the monotonic time systemd 253+ asks for: a reload has begun."""
+    return notify(f"RELOADING=1\nMONOTONIC_USEC={time.monotonic_ns() // 1000}\n")
+
+
+def notify_reloaded() -> bool:
+    """READY=1 again: the reload is over."""
+    return notify("READY=1\n")

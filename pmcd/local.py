@@ -11,13 +11,13 @@ so a local context answers exactly as our pmcd would.  -K edits the agent list:
 from __future__ import annotations
 
 import errno
-import os
 from pathlib import Path
 from typing import Any
 
 import trio
 
 from pmapi.errors import PM_ERR_NOAGENT, PMError  # type: ignore[attr-defined]
+from pmapi.paths import paths
 from pmapi.pdu.records import PDU, ProfilePDU
 from pmda.agent import DATA_DIR, combined_pmns
 from pmda.inproc import AgentLoadError, load_agent
@@ -25,7 +25,7 @@ from pmda.inproc import AgentLoadError, load_agent
 from .channels import InProcessChannel
 from .config import AgentLine, load_config
 from .daemon import PMCD_AGENT, _is_pcp_pmcd_dso, host_context_labels
-from .main import DEFAULT_CONF
+from .files import pmcd_conf_path
 from .session import Session
 
 
@@ -58,7 +58,7 @@ def apply_changes(
 
 
 def _configured(config: str | None) -> list[tuple[str, int, str]]:
-    path = config or os.environ.get("PCP_PMCDCONF_PATH") or str(DEFAULT_CONF)
+    path = config or str(pmcd_conf_path(paths()))
     agents = []
     for line in load_config(path).agents:
         if _local_candidate(line):

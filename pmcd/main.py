@@ -4,32 +4,23 @@ from __future__ import annotations
 
 import argparse
 import logging
-import os
 import signal
 import sys
-import tempfile
 from pathlib import Path
 
 import trio
 
 from pmapi import PCP_COMPAT_VERSION, __version__
 from pmapi.errors import PMError
+from pmapi.paths import LayoutError, Paths, paths
+from pmapi.service import notify_ready, notify_reloaded, notify_reloading
 
-from .config import load_config
+from . import files
+from .config import PmcdConfig, load_config
 from .daemon import Daemon, Settings, namespace_for
 
-#: The pmcd.conf used when neither -c nor $PCP_PMCDCONF_PATH names one.
-DEFAULT_CONF = Path(__file__).with_name("pmcd.conf")
-
-
-def run_dir() -> Path:
-    """$PCP_RUN_DIR, else a per-user directory (so pmcd runs without root)."""
-    env = os.environ.get("PCP_RUN_DIR")
-    if env:
-        return Path(env)
-    runtime = os.environ.get("XDG_RUNTIME_DIR")
-    base = Path(runtime) if runtime else Path(tempfile.gettempdir())
-    return base / f"pypcp-{os.getuid()}"
+#: The pmcd.conf used until the layout has its own (kept under this name for callers).
+DEFAULT_CONF = files.PACKAGED_CONF
 
 
 def options() -> argparse.ArgumentParser:
@@ -50,7 +41,30 @@ def options() -> argparse.ArgumentParser:
     p.add_argument("-U", "--username", help="accepted for PCP compatibility; not used")
     p.add_argument("-v", "--verify", action="store_true", help="check the configuration, exit")
     p.add_argument("-V", "--version", action="store_true", help="print the version and exit")
+    p.add_argument(
+        "--install-units",
+        nargs="?",
+        const="",
+        metavar="DIR",
+        help="write systemd units for this installation (default $PCP_SYSTEMDUNIT_DIR), exit",
+    )
     return p
+
+
+class Sources:
+    """Where pmcd's configuration comes from: -c and -n if given, else the layout's files,
+    looked up afresh at each SIGHUP (so a pmcd.conf `pmda install` creates is seen)."""
+
+    def __init__(self, layout: Paths, config: str | None, namespace: str | None) -> None:
+        self.layout, self.config, self.namespace = layout, config, namespace
+
+    def conf_path(self) -> str:
+        return self.config or str(files.pmcd_conf_path(self.layout))
+
+    def pmns(self, config: PmcdConfig):
+        if self.namespace is not None:
+            return namespace_for(config, self.namespace)
+        return files.default_namespace(config, self.layout)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -58,7 +72,17 @@ def main(argv: list[str] | None = None) -> int:
     if args.version:
         print(f"pmcd (pypcp) {__version__}, compatible with PCP {PCP_COMPAT_VERSION}")
         return 0
-    conf_path = args.config or os.environ.get("PCP_PMCDCONF_PATH") or str(DEFAULT_CONF)
+    try:
+        layout = paths()
+    except LayoutError as exc:
+        print(f"pmcd: {exc}", file=sys.stderr)
+        return 1
+    if args.install_units is not None:
+        from .units import install_units
+
+        return install_units(layout, args.install_units or None)
+    sources = Sources(layout, args.config, args.namespace)
+    conf_path = sources.conf_path()
     try:
         config = load_config(conf_path)
     except OSError as exc:
@@ -69,16 +93,22 @@ def main(argv: list[str] | None = None) -> int:
     if args.verify or not config.ok:
         return 0 if config.ok else 1
     try:
-        pmns = namespace_for(config, args.namespace)
+        pmns = sources.pmns(config)
     except (PMError, OSError) as exc:
         print(f"pmcd: cannot load the namespace: {exc}", file=sys.stderr)
         return 1
-    rundir = run_dir()
-    rundir.mkdir(parents=True, exist_ok=True)
-    log_path = args.log or str(rundir / "pmcd.log")
-    _open_log(log_path)
-    port = args.port if args.port is not None else int(os.environ.get("PMCD_PORT", 44321))
-    unix = str(rundir / "pmcd.socket") if args.socket is None else args.socket
+    try:
+        rundir = layout.run_dir
+        rundir.mkdir(parents=True, exist_ok=True)
+        log_path = args.log or str(layout.log_dir / "pmcd" / "pmcd.log")
+        if log_path != "-":
+            Path(log_path).parent.mkdir(parents=True, exist_ok=True)
+        _open_log(log_path)
+    except OSError as exc:
+        print(f"pmcd: {exc.filename}: {exc.strerror}", file=sys.stderr)
+        return 1
+    port = args.port if args.port is not None else layout.pmcd_port
+    unix = layout.pmcd_socket if args.socket is None else args.socket
     settings = Settings(
         timeout=args.timeout,
         creds_timeout=args.creds_timeout,
@@ -89,7 +119,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     daemon = Daemon(config, pmns, settings)
     try:
-        trio.run(_serve, daemon, conf_path, args.namespace)
+        trio.run(_serve, daemon, sources)
     except (OSError, BaseExceptionGroup) as failure:
         exc = _first_os_error(failure)
         if exc is None:
@@ -111,29 +141,39 @@ def _first_os_error(failure: BaseException) -> OSError | None:
     return None
 
 
-async def _serve(daemon: Daemon, conf_path: str, pmns_path: str | None) -> None:
-    """Run DAEMON until SIGTERM or SIGINT; SIGHUP reloads pmcd.conf and the namespace."""
+async def _serve(daemon: Daemon, sources: Sources) -> None:
+    """Run DAEMON until SIGTERM or SIGINT; SIGHUP reloads pmcd.conf and the namespace.
+
+    Once it listens, pmcd records its pid in $PCP_RUN_DIR/pmcd.pid (how `pmda install`
+    finds it) and tells systemd it is ready (Type=notify)."""
     log = logging.getLogger("pmcd")
     with trio.open_signal_receiver(signal.SIGTERM, signal.SIGINT, signal.SIGHUP) as signals:
         async with trio.open_nursery() as nursery:
             where = await nursery.start(daemon.run)
-            log.info("pmcd: listening on %s", ", ".join(where))
-            print(f"pmcd: listening on {', '.join(where)}", file=sys.stderr, flush=True)
-            async for signum in signals:
-                if signum == signal.SIGHUP:
-                    await _reload(daemon, conf_path, pmns_path)
-                    continue
-                log.info("pmcd: %s, shutting down", signal.Signals(signum).name)
-                break
+            pid_path = files.write_pid(sources.layout)
+            try:
+                log.info("pmcd: listening on %s", ", ".join(where))
+                print(f"pmcd: listening on {', '.join(where)}", file=sys.stderr, flush=True)
+                notify_ready()
+                async for signum in signals:
+                    if signum == signal.SIGHUP:
+                        await _reload(daemon, sources)
+                        continue
+                    log.info("pmcd: %s, shutting down", signal.Signals(signum).name)
+                    break
+            finally:
+                files.remove_pid(pid_path)
             nursery.cancel_scope.cancel()
     with trio.CancelScope(shield=True):
         await daemon.close()
 
 
-async def _reload(daemon: Daemon, conf_path: str, pmns_path: str | None) -> None:
+async def _reload(daemon: Daemon, sources: Sources) -> None:
     """Re-read the configuration; a bad one is reported and the running one kept, as in PCP."""
     log = logging.getLogger("pmcd")
+    conf_path = sources.conf_path()
     log.info("pmcd: SIGHUP: reloading %s", conf_path)
+    notify_reloading()
     try:
         config = load_config(conf_path)
         for message in config.messages:
@@ -141,11 +181,12 @@ async def _reload(daemon: Daemon, conf_path: str, pmns_path: str | None) -> None
         if not config.ok:
             log.error("pmcd: %s has errors; keeping the configuration in use", conf_path)
             return
-        pmns = namespace_for(config, pmns_path)
+        pmns = sources.pmns(config)
+        await daemon.reload(config, pmns)
     except (OSError, PMError) as exc:
         log.error("pmcd: reload failed, keeping the configuration in use: %s", exc)
-        return
-    await daemon.reload(config, pmns)
+    finally:
+        notify_reloaded()
 
 
 def _open_log(path: str) -> None:

@@ -1,0 +1,80 @@
+"""pmcd's files in the layout (pmapi.paths): which pmcd.conf and namespace it uses, its pid file.
+
+Until something writes them (`pmda install`, an administrator), the layout's pmcd.conf
+and namespace root need not exist: pmcd then runs the packaged pmcd.conf (pmcd, trivial,
+simple and linux) and builds its namespace from those agents' own pmns files, so a
+fresh installation runs with nothing set up.  A path chosen explicitly (environment
+or layout file) is always used, so a missing one is an error rather than a surprise.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+from pathlib import Path
+
+from pmapi.paths import Paths
+from pmapi.pmns import PMNS
+
+from .config import PmcdConfig
+
+#: The pmcd.conf shipped with pypcp, used until the layout has one of its own.
+PACKAGED_CONF = Path(__file__).with_name("pmcd.conf")
+
+
+def pmcd_conf_path(layout: Paths) -> Path:
+    """$PCP_PMCDCONF_PATH if it exists or was chosen, else the packaged pmcd.conf."""
+    path = layout.pmcdconf_path
+    if path.exists() or not layout.is_default("PCP_PMCDCONF_PATH"):
+        return path
+    return PACKAGED_CONF
+
+
+def namespace_root(layout: Paths) -> Path | None:
+    """$PMNS_DEFAULT if it exists or was chosen, else None (pmcd builds one from its agents)."""
+    root = layout.pmns_default
+    if root.exists() or not layout.is_default("PMNS_DEFAULT"):
+        return root
+    return None
+
+
+def default_namespace(config: PmcdConfig, layout: Paths) -> PMNS:
+    """The namespace pmcd serves when not given -n: the root file, else its agents' files."""
+    from .daemon import namespace_for  # (the daemon imports trio: only when needed)
+
+    root = namespace_root(layout)
+    return namespace_for(config, None if root is None else str(root))
+
+
+def pid_file(layout: Paths) -> Path:
+    """Where pmcd records its process id, as PCP's $PCP_RUN_DIR/pmcd.pid."""
+    return layout.run_dir / "pmcd.pid"
+
+
+def running_pid(layout: Paths) -> int | None:
+    """The pid of the pmcd that wrote the layout's pid file, if that process still runs."""
+    try:
+        pid = int(pid_file(layout).read_text().split()[0])
+    except (OSError, ValueError, IndexError):
+        return None
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return None
+    except PermissionError:
+        return pid  # alive, another user's (a service's) process
+    return pid
+
+
+def write_pid(layout: Paths) -> Path:
+    """Record this process as the layout's pmcd."""
+    path = pid_file(layout)
+    path.write_text(f"{os.getpid()}\n")
+    return path
+
+
+def remove_pid(path: Path) -> None:
+    """Forget PATH if it still names this process."""
+    with contextlib.suppress(OSError, ValueError):
+        if int(path.read_text().split()[0]) == os.getpid():
+            path.unlink()

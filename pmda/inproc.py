@@ -9,6 +9,7 @@ no PDU bytes in between.
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import importlib.util
 import inspect
@@ -56,7 +57,12 @@ def load_agent(spec: str, domain: int | None = None, log: logging.Logger | None 
         agent = cls(domain, log=log)
     except Exception as exc:  # the agent's own start-up failed: report it on one line
         raise AgentLoadError(f"{spec}: cannot start {cls.name or cls.__name__}: {exc}") from exc
-    agent.start()
+    try:
+        agent.start()
+    except Exception as exc:  # its start method failed: the host process must not go with it
+        with contextlib.suppress(Exception):
+            agent.stop()
+        raise AgentLoadError(f"{spec}: cannot start {cls.name or cls.__name__}: {exc}") from exc
     return agent
 
 

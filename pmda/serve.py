@@ -62,7 +62,12 @@ def main(agent_class: type[Agent], argv: Sequence[str] | None = None) -> int:
     except (PMError, OSError, ValueError) as exc:
         log.error("%s: cannot start: %s", agent_class.name, exc)
         return 1
-    agent.start()
+    try:
+        agent.start()
+    except Exception as exc:  # the agent's own start-up: one line in its log, not a traceback
+        log.error("%s: cannot start: %s", agent_class.name, exc)
+        agent.stop()
+        return 1
     try:
         if args.inet is not None or args.unix is not None:
             return _serve_listening(agent, args.inet, args.unix)

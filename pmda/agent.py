@@ -13,6 +13,7 @@ from __future__ import annotations
 import errno
 import logging
 import re
+import sys
 import threading
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
@@ -123,8 +124,8 @@ class Agent:
         self.domain = type(self).domain if domain is None else domain  # type: ignore[misc]
         self.log = log or logging.getLogger(f"pmda.{self.name}")
         symbols = {self.name.upper(): self.domain}
-        self.pmns = _load_pmns(Path(pmns_path or DATA_DIR / "pmns" / self.name), symbols)
-        help_file = Path(help_path or DATA_DIR / "help" / self.name)
+        self.pmns = _load_pmns(Path(pmns_path or type(self).source_file("pmns")), symbols)
+        help_file = Path(help_path or type(self).source_file("help"))
         self.help = load_help(str(help_file), self.pmns, symbols) if help_file.exists() else None
         self._by_pmid: dict[int, Metric] = {}
         self._descs: dict[int, Desc] = {}
@@ -145,6 +146,19 @@ class Agent:
         self._cluster_values: dict[int, Mapping[str, Any] | PMError | None] = {}
         self._stop = threading.Event()
         self._threads: list[threading.Thread] = []
+
+    @classmethod
+    def source_file(cls, kind: str) -> Path:
+        """The agent's namespace ("pmns") or help ("help") source: a file of that name
+        beside the module defining the class (an agent package), else KIND/NAME among
+        the agents shipped with pypcp."""
+        module = sys.modules.get(cls.__module__)
+        where = getattr(module, "__file__", None)
+        if where:
+            beside = Path(where).with_name(kind)
+            if beside.is_file():
+                return beside
+        return DATA_DIR / kind / cls.name
 
     # -- for subclasses -----------------------------------------------------------
 

@@ -1,0 +1,280 @@
+"""pmda install / remove against a running pmcd in a private layout (seed 004, 2.8).
+
+Each test gets its own layout (PYPCP_CONF naming a pcp.conf whose directories are
+in the test's tmp_path, PMCD_PORT=0) and runs our pmcd with no -c or -n, so pmcd,
+the pmda command and the checks all find pmcd.conf, the namespace root and the pid
+file where a user's installation keeps them.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from pmapi.pmns import PMNS
+from pmcd.files import PACKAGED_CONF
+from pmda.install import conf_agents, conf_with, namespace_with, namespace_without
+from tests.our_pmcd import ROOT, _stop, _wait_for_port
+
+LAYOUT_DIRS = {"PCP_SYSCONF_DIR": "etc", "PCP_VAR_DIR": "var", "PCP_LOG_DIR": "log",
+               "PCP_RUN_DIR": "run"}  # fmt: skip
+
+
+@dataclass
+class Layout:
+    """A private installation: its directories, environment and (once started) pmcd."""
+
+    root: Path
+    env: dict[str, str]
+    pmcd: subprocess.Popen | None = None
+
+    @property
+    def conf(self) -> Path:
+        return self.root / "etc" / "pmcd" / "pmcd.conf"
+
+    @property
+    def pmns_root(self) -> Path:
+        return self.root / "var" / "pmns" / "root"
+
+    @property
+    def socket(self) -> str:
+        return str(self.root / "run" / "pmcd.socket")
+
+    def pmda(self, *argv: str) -> subprocess.CompletedProcess:
+        return subprocess.run(
+            [sys.executable, "-m", "pmda.cli.tool", *argv],
+            env=self.env,
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+
+    def pminfo(self, *argv: str) -> subprocess.CompletedProcess:
+        return subprocess.run(
+            [sys.executable, "-m", "pmapi.cli.pminfo", "-h", f"unix:{self.socket}", *argv],
+            env=self.env,
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+
+    def names(self) -> list[str]:
+        """Every name the running pmcd serves."""
+        done = self.pminfo()
+        assert done.returncode == 0, done.stderr
+        return done.stdout.split()
+
+    def start(self) -> None:
+        stderr = self.root / "pmcd.stderr"
+        with stderr.open("w") as err:
+            self.pmcd = subprocess.Popen(
+                [sys.executable, "-m", "pmcd.main", "-f", "-i", "127.0.0.1"],
+                env=self.env,
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.DEVNULL,
+                stderr=err,
+                start_new_session=True,
+            )
+        _wait_for_port(self.pmcd, stderr)
+
+    def files(self) -> dict[str, bytes]:
+        """Every file of the configuration (etc/ and var/), for before-and-after comparisons."""
+        return {
+            str(p.relative_to(self.root)): p.read_bytes()
+            for top in ("etc", "var")
+            for p in sorted((self.root / top).rglob("*"))
+            if p.is_file()
+        }
+
+
+def make_layout(tmp_path: Path) -> Layout:
+    conf = tmp_path / "pcp.conf"
+    conf.write_text(
+        "".join(f"{name}={tmp_path / sub}\n" for name, sub in LAYOUT_DIRS.items()) + "PMCD_PORT=0\n"
+    )
+    env = dict(os.environ, PYPCP_CONF=str(conf), PYTHONPATH=str(ROOT), PCP_DERIVED_CONFIG="")
+    for name in (*LAYOUT_DIRS, "PMCD_PORT", "PMCD_SOCKET", "PCP_PMCDCONF_PATH", "PMNS_DEFAULT"):
+        env.pop(name, None)
+    (tmp_path / "etc" / "pmcd").mkdir(parents=True)
+    (tmp_path / "var").mkdir()
+    return Layout(tmp_path, env)
+
+
+@pytest.fixture
+def layout(tmp_path) -> Iterator[Layout]:
+    """A layout whose pmcd.conf is the packaged one without trivial, with pmcd running."""
+    made = make_layout(tmp_path)
+    made.conf.write_text(conf_with(PACKAGED_CONF.read_text(), "trivial", None))
+    made.start()
+    try:
+        yield made
+    finally:
+        if made.pmcd is not None:
+            _stop(made.pmcd)
+
+
+def test_install_then_remove_puts_everything_back(layout):
+    conf_before, names_before = layout.conf.read_text(), layout.names()
+    assert not layout.pmns_root.exists() and "trivial.time" not in names_before
+
+    done = layout.pmda("install", "trivial")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines() == [
+        "Updating the Performance Metrics Name Space (PMNS) ...",
+        "Terminate PMDA if already installed ...",
+        "Updating the PMCD control file, and notifying PMCD ...",
+        "Check trivial metrics have appeared ... 1 metrics and 1 values",
+    ]
+    assert conf_agents(layout.conf.read_text())["trivial"] == 250
+    assert "trivial\t250\tdso\tTrivial\tagents.trivial" in layout.conf.read_text()
+    assert PMNS.from_file(str(layout.pmns_root)).lookup("trivial.time") == (250 << 22) | 1
+    assert "trivial.time" in layout.names()
+    assert re.search(r"value \d+", layout.pminfo("-f", "trivial.time").stdout)
+
+    done = layout.pmda("remove", "trivial")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines() == [
+        "Culling the Performance Metrics Name Space ...",
+        "trivial ... done",
+        "Updating the PMCD control file, and notifying PMCD ...",
+        "Check trivial metrics have gone away ... OK",
+    ]
+    assert layout.conf.read_text() == conf_before
+    assert layout.names() == names_before
+    served = [n for n in names_before if n not in ("event.flags", "event.missed")]  # derived
+    assert PMNS.from_file(str(layout.pmns_root)).traverse("") == served
+
+
+def test_install_and_remove_are_idempotent(layout):
+    assert layout.pmda("install", "trivial").returncode == 0
+    once = layout.files()
+    again = layout.pmda("install", "trivial")
+    assert again.returncode == 0 and again.stdout.endswith("1 metrics and 1 values\n")
+    assert layout.files() == once
+
+    assert layout.pmda("remove", "trivial").returncode == 0
+    removed = layout.files()
+    again = layout.pmda("remove", "trivial")
+    assert again.returncode == 0
+    assert "trivial ... not found in Name Space, this is OK" in again.stdout
+    assert layout.files() == removed
+
+
+def test_a_taken_domain_is_refused_and_nothing_changes(layout):
+    before = layout.files()
+    done = layout.pmda("install", "trivial", "--domain", "253")
+    assert done.returncode == 1 and done.stdout == ""
+    assert done.stderr == (
+        f"pmda: domain 253 is already taken by the simple agent in {layout.conf}; "
+        "choose another with --domain\n"
+    )
+    assert layout.files() == before
+    assert "trivial.time" not in layout.names()
+
+
+@pytest.mark.parametrize(
+    ("option", "kind"), [("--daemon", "pipe"), ("--socket", "socket"), ("--inproc", "dso")]
+)
+def test_each_way_of_running_an_agent(layout, option, kind):
+    done = layout.pmda("install", "trivial", option, "--domain", "251")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.endswith("Check trivial metrics have appeared ... 1 metrics and 1 values\n")
+    line = next(x for x in layout.conf.read_text().splitlines() if x.startswith("trivial"))
+    assert line.split()[1:3] == ["251", kind]
+    assert "trivial.time" in layout.names()
+    assert layout.pmda("remove", "trivial").returncode == 0
+    assert "trivial.time" not in layout.names()
+
+
+def test_an_agent_that_cannot_start_is_rolled_back(layout, tmp_path):
+    broken = tmp_path / "broken.py"
+    broken.write_text(
+        "from pmda import U32, Agent, metric\n\n"
+        "class Broken(Agent):\n"
+        "    name, domain = 'trivial', 250\n\n"
+        "    def start(self):\n"
+        "        raise RuntimeError('cannot start today')\n\n"
+        "    @metric('trivial.time', U32)\n"
+        "    def now(self):\n"
+        "        return 1\n"
+    )
+    before = layout.files()
+    done = layout.pmda("install", f"{broken}:Broken", "--wait", "2")
+    assert done.returncode == 1
+    assert "Check trivial metrics have appeared ... 1 warnings, 1 metrics and 0 values" in (
+        done.stdout
+    )
+    assert "the previous configuration is restored" in done.stderr
+    assert layout.files() == before
+
+
+def test_an_unwritable_configuration_leaves_the_old_one(tmp_path):
+    made = make_layout(tmp_path)
+    shutil.rmtree(tmp_path / "etc" / "pmcd")
+    (tmp_path / "etc" / "pmcd").write_text("a file where a directory should be\n")
+    done = made.pmda("install", "trivial", "--domain", "249", "--no-check")
+    assert done.returncode == 1 and done.stderr.startswith("pmda: cannot write ")
+    assert not made.pmns_root.exists()  # written first, then put back as it was (absent)
+
+
+def test_without_a_running_pmcd_the_files_change_and_it_says_so(tmp_path):
+    made = make_layout(tmp_path)
+    done = made.pmda("remove", "simple")
+    assert done.returncode == 0, done.stderr
+    assert "pmcd is not running: the change takes effect when it starts" in done.stdout
+    assert "simple" not in conf_agents(made.conf.read_text())
+    pmns = PMNS.from_file(str(made.pmns_root))
+    assert "simple.numfetch" not in pmns and "trivial.time" in pmns
+    made.start()
+    try:
+        names = made.names()
+        assert "trivial.time" in names and not any(n.startswith("simple.") for n in names)
+    finally:
+        _stop(made.pmcd)
+
+
+def test_unknown_agents_are_named_in_one_line(tmp_path):
+    made = make_layout(tmp_path)
+    done = made.pmda("install", "nosuch")
+    assert done.returncode == 1
+    assert done.stderr == (
+        "pmda: no agent named 'nosuch' is installed (installed agents: linux, simple, trivial)\n"
+    )
+
+
+def test_pmcd_reload_after_sighup_follows_the_layouts_files(layout):
+    """pmcd started on the packaged pmcd.conf sees the layout's file once it exists."""
+    assert layout.pmcd is not None
+    layout.conf.write_text(layout.conf.read_text())  # unchanged: a reload is harmless
+    layout.pmcd.send_signal(signal.SIGHUP)
+    assert "simple.numfetch" in layout.names()
+
+
+# -- the text and namespace edits, without a pmcd ----------------------------------------
+
+
+def test_conf_with_keeps_comments_and_access_section():
+    text = "# agents\nsimple\t253\tdso\tSimple\tagents.simple\n\n[access]\nallow * : all;\n"
+    added = conf_with(text, "trivial", "trivial\t250\tdso\tTrivial\tagents.trivial")
+    assert added.splitlines()[2] == "trivial\t250\tdso\tTrivial\tagents.trivial"
+    assert added.endswith("[access]\nallow * : all;\n")
+    assert conf_with(added, "trivial", None) == text
+    assert conf_agents(added) == {"simple": 253, "trivial": 250}
+
+
+def test_namespace_edits_remove_a_domain_and_refuse_clashes():
+    pmns = PMNS.from_string("root {\n a\n b 2:0:1\n}\na {\n x 9:0:1\n y 9:0:2\n}\n")
+    without, tops = namespace_without(pmns, 9)
+    assert tops == ["a"] and without.traverse("") == ["b"]
+    other = PMNS.from_string("root {\n b 7:0:1\n}\n")
+    with pytest.raises(Exception, match="b: the name is already in the namespace"):
+        namespace_with(without, other)

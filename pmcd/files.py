@@ -52,18 +52,44 @@ def pid_file(layout: Paths) -> Path:
 
 
 def running_pid(layout: Paths) -> int | None:
-    """The pid of the pmcd that wrote the layout's pid file, if that process still runs."""
+    """The running pmcd of LAYOUT: the one in its pid file, else the process listening
+    on its unix socket (PCP's own pmcd writes no pid file when run in the foreground)."""
     try:
         pid = int(pid_file(layout).read_text().split()[0])
     except (OSError, ValueError, IndexError):
-        return None
+        return socket_owner(layout.pmcd_socket)
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
-        return None
+        return socket_owner(layout.pmcd_socket)
     except PermissionError:
         return pid  # alive, another user's (a service's) process
     return pid
+
+
+def socket_owner(path: str) -> int | None:
+    """The process listening on the unix socket PATH, from /proc (Linux), if we may see it."""
+    try:
+        with open("/proc/net/unix") as table:
+            next(table)
+            inodes = {
+                f"socket:[{words[6]}]"
+                for words in (line.split() for line in table)
+                if len(words) > 7 and words[7] == path and words[3] == "00010000"  # listening
+            }
+    except (OSError, StopIteration):
+        return None
+    if not inodes:
+        return None
+    for entry in os.scandir("/proc"):
+        if not entry.name.isdigit():
+            continue
+        with contextlib.suppress(OSError):
+            for fd in os.scandir(f"/proc/{entry.name}/fd"):
+                with contextlib.suppress(OSError):
+                    if os.readlink(fd.path) in inodes:
+                        return int(entry.name)
+    return None
 
 
 def write_pid(layout: Paths) -> Path:

@@ -84,7 +84,13 @@ def main(agent_class: type[Agent], argv: Sequence[str] | None = None) -> int:
 
 def _open_log(name: str, path: str | None, debug: str | None) -> logging.Logger:
     log = logging.getLogger(f"pmda.{name}")
-    handler: logging.Handler = logging.FileHandler(path) if path else logging.StreamHandler()
+    handler: logging.Handler = logging.StreamHandler()
+    if path:
+        try:
+            os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
+            handler = logging.FileHandler(path)
+        except OSError as exc:  # say so on stderr (pmcd's log) and log there instead
+            print(f"pmda{name}: cannot log to {path}: {exc.strerror}", file=sys.stderr)
     handler.setFormatter(
         logging.Formatter("[%(asctime)s] pmda" + name + "(%(process)d) %(levelname)s: %(message)s")
     )

@@ -278,3 +278,96 @@ def test_namespace_edits_remove_a_domain_and_refuse_clashes():
     other = PMNS.from_string("root {\n b 7:0:1\n}\n")
     with pytest.raises(Exception, match="b: the name is already in the namespace"):
         namespace_with(without, other)
+
+
+# -- under PCP's own pmcd ----------------------------------------------------------------
+
+
+@pytest.mark.interop
+def test_install_and_remove_under_pcps_pmcd(tmp_path):
+    """pmda install writes PCP's pmcd.conf and namespace root for PCP's pmcd, finds it by
+    its unix socket (it writes no pid file in the foreground) and checks through it."""
+    from tests.reference_pmcd import reference_pmcd, require_reference
+
+    require_reference("pminfo")
+    root = tmp_path / "root"
+    root.write_text("root {\n    pmcd\n}\npmcd {\n    version\t2:0:1\n}\n")
+    conf = ["pmcd\t2\tdso\tpmcd_init\t/var/lib/pcp/pmdas/pmcd/pmda_pmcd.so"]
+    with reference_pmcd(conf, str(root)) as ref:
+        env = dict(
+            os.environ,
+            PYTHONPATH=str(ROOT),
+            PCP_PMCDCONF_PATH=f"{ref.tmp}/pmcd.conf",
+            PMNS_DEFAULT=str(root),
+            PCP_RUN_DIR=f"{ref.tmp}/run",
+            PCP_LOG_DIR=str(tmp_path / "log"),
+        )
+
+        def pmda(*argv: str) -> subprocess.CompletedProcess:
+            return subprocess.run(
+                [sys.executable, "-m", "pmda.cli.tool", *argv],
+                env=env,
+                capture_output=True,
+                text=True,
+                timeout=120,
+            )
+
+        for argv, appeared in (
+            (("simple", "--daemon"), "5 metrics and 9 values"),
+            (("trivial", "--socket"), "1 metrics and 1 values"),
+        ):
+            done = pmda("install", *argv)
+            assert done.returncode == 0, done.stdout + done.stderr
+            assert done.stdout.endswith(f"Check {argv[0]} metrics have appeared ... {appeared}\n")
+        shown = ref.run("pminfo", "-f", "simple.color", "trivial.time").stdout
+        assert 'inst [1 or "green"] value' in shown and "trivial.time" in shown
+        for name in ("simple", "trivial"):
+            done = pmda("remove", name)
+            assert done.returncode == 0 and done.stdout.endswith("have gone away ... OK\n")
+        assert Path(f"{ref.tmp}/pmcd.conf").read_text() == conf[0] + "\n"
+        assert ref.run("pminfo").stdout.split() == ["pmcd.version", "event.flags", "event.missed"]
+
+
+# -- from pmda new to a running agent ---------------------------------------------------
+
+
+def test_pmda_new_then_pip_install_then_pmda_install(tmp_path):
+    """The whole path a third-party agent takes: generated, pip-installed (found through
+    the pypcp.agents entry point), installed into pmcd, fetched, stored, removed."""
+    pytest.importorskip("wheel", reason="pip needs the wheel package to build offline")
+    made = make_layout(tmp_path)
+    new = made.pmda("new", "demo", "--domain", "400", "--dir", str(tmp_path / "pmda-demo"))
+    assert new.returncode == 0, new.stderr
+    assert new.stdout.splitlines()[-1] == (
+        f"Next: cd {tmp_path / 'pmda-demo'} && pip install . && pmda install demo"
+    )
+    site = tmp_path / "site"
+    pip = subprocess.run(
+        [sys.executable, "-m", "pip", "install", "-q", "--no-build-isolation", "--no-deps",
+         "--no-index", "--target", str(site), str(tmp_path / "pmda-demo")],
+        capture_output=True, text=True, timeout=300, cwd=tmp_path,
+    )  # fmt: skip
+    assert pip.returncode == 0, pip.stdout + pip.stderr
+    made.env["PYTHONPATH"] = f"{ROOT}{os.pathsep}{site}"
+    made.start()
+    try:
+        listed = made.pmda("list")
+        assert "demo             pcp_pmda_demo:DemoAgent" in listed.stdout
+        done = made.pmda("install", "demo")
+        assert done.returncode == 0, done.stdout + done.stderr
+        assert done.stdout.endswith("Check demo metrics have appeared ... 1 metrics and 1 values\n")
+        assert "demo\t400\tdso\tDemoAgent\tpcp_pmda_demo" in made.conf.read_text()
+        store = subprocess.run(
+            [sys.executable, "-m", "pmapi.cli.pmstore", "-h", f"unix:{made.socket}",
+             "demo.count", "0"],
+            env=made.env, capture_output=True, text=True, timeout=60,
+        )  # fmt: skip
+        assert store.returncode == 0 and "new value=0" in store.stdout, store.stderr
+        assert "value 1" in made.pminfo("-f", "demo.count").stdout
+        assert made.pminfo("-t", "demo.count").stdout.strip() == (
+            "demo.count [Number of fetch requests the demo agent has answered]"
+        )
+        done = made.pmda("remove", "demo")
+        assert done.returncode == 0 and done.stdout.endswith("have gone away ... OK\n")
+    finally:
+        _stop(made.pmcd)

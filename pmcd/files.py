@@ -14,6 +14,7 @@ import os
 from pathlib import Path
 
 from pmapi.paths import Paths
+from pmapi.pidfile import read_pid
 from pmapi.pmns import PMNS
 
 from .config import PmcdConfig
@@ -47,7 +48,7 @@ def default_namespace(config: PmcdConfig, layout: Paths) -> PMNS:
 
 
 def pid_file(layout: Paths) -> Path:
-    """Where pmcd records its process id, as PCP's $PCP_RUN_DIR/pmcd.pid."""
+    """Where pmcd records its process id, as PCP's $PCP_RUN_DIR/pmcd.pid (pmapi.pidfile)."""
     return layout.run_dir / "pmcd.pid"
 
 
@@ -55,8 +56,10 @@ def running_pid(layout: Paths) -> int | None:
     """The running pmcd of LAYOUT: the one in its pid file, else the process listening
     on its unix socket (PCP's own pmcd writes no pid file when run in the foreground)."""
     try:
-        pid = int(pid_file(layout).read_text().split()[0])
-    except (OSError, ValueError, IndexError):
+        pid = read_pid(pid_file(layout))
+    except (OSError, ValueError):
+        pid = None
+    if pid is None:
         return socket_owner(layout.pmcd_socket)
     try:
         os.kill(pid, 0)
@@ -90,17 +93,3 @@ def socket_owner(path: str) -> int | None:
                     if os.readlink(fd.path) in inodes:
                         return int(entry.name)
     return None
-
-
-def write_pid(layout: Paths) -> Path:
-    """Record this process as the layout's pmcd."""
-    path = pid_file(layout)
-    path.write_text(f"{os.getpid()}\n")
-    return path
-
-
-def remove_pid(path: Path) -> None:
-    """Forget PATH if it still names this process."""
-    with contextlib.suppress(OSError, ValueError):
-        if int(path.read_text().split()[0]) == os.getpid():
-            path.unlink()

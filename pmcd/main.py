@@ -13,6 +13,7 @@ import trio
 from pmapi import PCP_COMPAT_VERSION, __version__
 from pmapi.errors import PMError
 from pmapi.paths import LayoutError, Paths, paths
+from pmapi.pidfile import remove_pidfile, write_pidfile
 from pmapi.service import notify_ready, notify_reloaded, notify_reloading
 
 from . import files
@@ -150,7 +151,7 @@ async def _serve(daemon: Daemon, sources: Sources) -> None:
     with trio.open_signal_receiver(signal.SIGTERM, signal.SIGINT, signal.SIGHUP) as signals:
         async with trio.open_nursery() as nursery:
             where = await nursery.start(daemon.run)
-            pid_path = files.write_pid(sources.layout)
+            pid_path = write_pidfile(files.pid_file(sources.layout))
             try:
                 log.info("pmcd: listening on %s", ", ".join(where))
                 print(f"pmcd: listening on {', '.join(where)}", file=sys.stderr, flush=True)
@@ -162,7 +163,7 @@ async def _serve(daemon: Daemon, sources: Sources) -> None:
                     log.info("pmcd: %s, shutting down", signal.Signals(signum).name)
                     break
             finally:
-                files.remove_pid(pid_path)
+                remove_pidfile(pid_path)
             nursery.cancel_scope.cancel()
     with trio.CancelScope(shield=True):
         await daemon.close()

@@ -455,6 +455,20 @@ class Logger:
             self.writer.close()
             self.writer = None
 
+    def reset(self) -> None:
+        """Forget the archive just closed, so that begin() starts a new one from scratch
+        (SIGUSR2): its metadata, record counts and -r reports go; the groups stay."""
+        self.described.clear()
+        self.texts_done.clear()
+        self.labels_done.clear()
+        self.records = self.samples = 0
+        self.need_mark = False
+        self.last_stamp = None
+        self._logue = None
+        self._settled = None
+        for group in self.groups:
+            group.reported = False
+
 
 def _after(stamp: Timestamp) -> Timestamp:
     """A mark's time: just after the last record before the gap (PCP adds a millisecond)."""

@@ -1,14 +1,21 @@
 """pmlogger: log metrics from a pmcd (or local agents) into a PCP archive.
 
-    pmlogger [-c CONFIG] [-h HOST | -o] [-s N] [-t INTERVAL] [-T END] [-v SIZE] [-V 2|3]
-             [-l LOGFILE] ARCHIVE
+    pmlogger [-c CONFIG] [-h HOST | -o] [-P] [-s N] [-t INTERVAL] [-T END] [-v SIZE]
+             [-V 2|3] [-l LOGFILE] ARCHIVE
 
-SIGTERM and SIGINT end logging cleanly; SIGHUP starts a new volume.  On SIGKILL the
-archive stays readable up to the last record written (each record is one write).
+ARCHIVE may hold strftime(3) meta-characters (``%Y%m%d.%H.%M``), expanded in local time
+when each archive is created; a name taken already gets -00, -01, ... (archname.py).
+SIGTERM and SIGINT end logging cleanly; SIGHUP starts a new volume; SIGUSR2 closes the
+archive and starts a new one from the same template, as PCP's re-exec does, in this
+process (same configuration and connection; -s and relative -T limits start again).
+-P (the primary logger) keeps its PID in $PCP_RUN_DIR/pmlogger.pid for pmlogger_daily.
+On SIGKILL the archive stays readable up to the last record written (each record is
+one write).
 """
 
 from __future__ import annotations
 
+import ipaddress
 import os
 import re
 import signal
@@ -16,6 +23,7 @@ import socket
 import sys
 import time
 from collections.abc import Sequence
+from pathlib import Path
 from typing import TextIO
 
 from pmapi import logfile
@@ -23,6 +31,8 @@ from pmapi.archive import ArchiveWriter
 from pmapi.archive.format import MAX_VOLUME_BYTES, PM_LOG_VERS02, PM_LOG_VERS03
 from pmapi.cli.common import HELP, HOST, NAMESPACE, SPECLOCAL, Opt, Tool
 from pmapi.errors import PMError
+from pmapi.paths import LayoutError, paths
+from pmapi.pidfile import remove_pidfile, write_pidfile
 from pmapi.service import notify_ready
 from pmapi.timewindow import (
     TimeParseError,
@@ -33,9 +43,11 @@ from pmapi.timewindow import (
 )
 from pmapi.values import Timestamp
 
+from .archname import ArchiveNameError, choose, make_parents
 from .config import ConfigError, parse_config, parse_config_file
 from .logger import Logger
 from .logue import SourceFacts, fqdn, source_facts
+from .pidfile import FILENAME as PIDFILE
 
 CONFIG = Opt("c", "config", "FILE", "file to load the logging configuration from")
 CHECK = Opt("C", "check", None, "parse the configuration and exit")
@@ -43,6 +55,7 @@ LABELHOST = Opt("H", "labelhost", "HOST", "hostname for the archive label, not p
 LOCAL = Opt("o", "local-PMDA", None, "metrics source is agents loaded in this process")
 LOGFILE = Opt("l", "log", "FILE", "redirect diagnostics and trace output")
 NOTIFY = Opt("N", "notify", None, "notify the service manager (systemd) when ready")
+PRIMARY = Opt("P", "primary", None, "execute as primary logger instance")
 REPORT = Opt("r", "report", None, "report record sizes and archive growth rate")
 SAMPLES = Opt("s", "size", "N", "stop after N records, SIZE bytes (k, m, g) or a time")
 INTERVAL = Opt("t", "interval", "DELTA", "default logging interval [60 seconds]")
@@ -57,7 +70,7 @@ TOOL = Tool(
     "pmlogger",
     "[options] archive",
     [
-        ("General options", [HOST, LOCAL, SPECLOCAL, NAMESPACE, NOTE, FINISH, HELP]),
+        ("General options", [HOST, LOCAL, SPECLOCAL, NAMESPACE, NOTE, PRIMARY, FINISH, HELP]),
         (
             "Configuration options",
             [CONFIG, CHECK, LABELHOST, INTERVAL, SAMPLES, VOLSIZE, VERSION, LOGFILE, NOTIFY],
@@ -89,7 +102,7 @@ def _run(argv: list[str]) -> int:
     check_only = "check" in parsed
     if len(parsed.operands) != 1 and not (check_only and not parsed.operands):
         TOOL.fail("exactly one archive name is required", usage=True)
-    base = parsed.operands[0] if parsed.operands else ""
+    template = parsed.operands[0] if parsed.operands else ""
     version = {"2": PM_LOG_VERS02, "3": PM_LOG_VERS03}.get(str(parsed.get("version") or "2"))
     if version is None:
         TOOL.fail(f"-V {parsed.get('version')}: version must be 2 or 3")
@@ -97,14 +110,12 @@ def _run(argv: list[str]) -> int:
         interval_ms = round(parse_interval(str(parsed.get("interval") or "60")) * 1000)
     except (TimeParseError, ValueError):
         TOOL.fail(f"-t {parsed.get('interval')}: not a valid interval")
-    samples = until = max_bytes = None
+    samples = max_bytes = run_seconds = None
     if "size" in parsed:
         try:
-            samples, max_bytes, seconds = _size(str(parsed.get("size")))
+            samples, max_bytes, run_seconds = _size(str(parsed.get("size")))
         except (TimeParseError, ValueError):
             TOOL.fail(f"-s {parsed.get('size')}: not a number of records, a size or a time")
-        if seconds is not None:
-            until = time.time() + seconds
     volume_limit = MAX_VOLUME_BYTES
     volume_records = None
     if "volsize" in parsed:
@@ -115,16 +126,23 @@ def _run(argv: list[str]) -> int:
         if nbytes is not None:
             volume_limit = nbytes
         volume_records = records
-    if "finish" in parsed:
-        now = time.time_ns()
-        try:
-            window = parse_time_window(
-                None, str(parsed.get("finish")), None, None, (now // 10**9, now % 10**9), None
+    finish = str(parsed.get("finish")) if "finish" in parsed else None
+    try:
+        _deadline(run_seconds, finish)  # (-T is checked now; it is worked out per archive)
+    except TimeParseError as exc:
+        TOOL.fail(exc.errmsg)
+    primary = "primary" in parsed
+    run_dir = None
+    if primary:
+        if "host" in parsed and not _is_local(str(parsed.get("host"))):
+            TOOL.fail(
+                "-P and -h are mutually exclusive; use -P only when running pmlogger "
+                "on the same (local) host as the PMCD to which it connects"
             )
-        except TimeParseError as exc:
-            TOOL.fail(exc.errmsg)
-        end = window.end_ns / 1e9
-        until = end if until is None else min(until, end)
+        try:
+            run_dir = paths().run_dir
+        except LayoutError as exc:
+            TOOL.fail(str(exc))
 
     log = sys.stderr if check_only else _open_log(parsed.get("log"))
     if not check_only:
@@ -150,6 +168,7 @@ def _run(argv: list[str]) -> int:
     if hostname in ("localhost", "local:", "") or hostname.startswith("/"):
         hostname = socket.gethostname()
     label_host = parsed.get("labelhost")
+    base = ""  # the archive being written: TEMPLATE as expanded for it
 
     def make_writer(stamp: Timestamp, facts: SourceFacts) -> ArchiveWriter:
         timezone, zoneinfo = facts.timezone, facts.zoneinfo
@@ -177,11 +196,10 @@ def _run(argv: list[str]) -> int:
         return 0
     facts = source_facts(ctx)
     via = parsed.get("host") or ("local context" if ctx.kind != "host" else "local:")
-    log.write(f'Starting logger for host "{label_host or facts.hostname or hostname}" ')
-    log.write(f'via "{via}"\n')
-    log.write(f"Archive basename: {base}\n")
+    log.write(f"Starting {'primary ' if primary else ''}logger for host ")
+    log.write(f'"{label_host or facts.hostname or hostname}" via "{via}"\n')
     log.flush()
-    flags: dict[str, object] = {"stop": 0, "volume": False}
+    flags: dict[str, object] = {"stop": 0, "volume": False, "switch": False}
     switched_at = [0]  # the record count at the last volume switch
 
     def on_stop(signum: int, _frame: object) -> None:
@@ -190,9 +208,13 @@ def _run(argv: list[str]) -> int:
     def on_hup(signum: int, _frame: object) -> None:
         flags["volume"] = True
 
+    def on_usr2(signum: int, _frame: object) -> None:
+        flags["switch"] = True
+
     signal.signal(signal.SIGTERM, on_stop)
     signal.signal(signal.SIGINT, on_stop)
     signal.signal(signal.SIGHUP, on_hup)
+    signal.signal(signal.SIGUSR2, on_usr2)
 
     def idle() -> None:
         writer = logger.writer
@@ -209,15 +231,43 @@ def _run(argv: list[str]) -> int:
 
     reason: str | None = None
     status = 0
+    pidfile = None
+    first = True
     try:
-        logger.begin(base, fqdn(), facts)
-        if "notify" in parsed:
-            notify_ready()
-        reason = logger.run(
-            samples, until, stop=lambda: bool(flags["stop"]), on_idle=idle, max_bytes=max_bytes
-        )
-    except PMError as exc:  # the archive could not be created or written
-        message = f"pmlogger: {exc.detail or exc.message}\n"
+        while True:  # each archive: a name from the template, and the limits from now
+            base = choose(template)
+            make_parents(base)
+            log.write(f"Archive basename: {base}\n")
+            log.flush()
+            logger.begin(base, fqdn(), facts)
+            if first:  # (once: PCP's re-exec'd pmlogger keeps the PID file, tells no one)
+                first = False
+                if run_dir is not None:
+                    pidfile = _write_pidfile(run_dir, log)
+                if "notify" in parsed:
+                    notify_ready()
+            reason = logger.run(
+                samples,
+                _deadline(run_seconds, finish),
+                stop=lambda: bool(flags["stop"] or flags["switch"]),
+                on_idle=idle,
+                max_bytes=max_bytes,
+            )
+            if reason is not None or not flags["switch"] or flags["stop"]:
+                break  # (a limit reached, or SIGTERM: no new archive)
+            flags["switch"] = False  # SIGUSR2: this archive ends, the next one begins
+            logger.close()
+            logger.reset()
+            switched_at[0] = 0
+            logfile.notify(
+                log, "pmlogger", "Info", "pmlogger: Caught signal 12, starting a new archive"
+            )
+            if flags["stop"]:  # (SIGTERM while the archive was closing)
+                break
+            facts = source_facts(ctx)
+    except (PMError, ArchiveNameError) as exc:  # the archive could not be created or written
+        detail = (exc.detail or exc.message) if isinstance(exc, PMError) else str(exc)
+        message = f"pmlogger: {detail}\n"
         log.write(message)
         if log is not sys.stderr:
             sys.stderr.write(message)
@@ -225,6 +275,8 @@ def _run(argv: list[str]) -> int:
     finally:
         logger.close()
         ctx.close()
+        if pidfile is not None:
+            remove_pidfile(pidfile)
     if status == 0:
         if flags["stop"]:
             reason = f"Caught signal {flags['stop']}"
@@ -233,15 +285,61 @@ def _run(argv: list[str]) -> int:
     return status
 
 
+def _deadline(run_seconds: float | None, finish: str | None) -> float | None:
+    """When logging this archive stops (a time.time()), from -s TIME and -T, counted from now.
+
+    Worked out again for each archive: a relative time starts again after SIGUSR2, as
+    PCP's re-exec makes it; an absolute -T stays where it was.
+    """
+    until = None if run_seconds is None else time.time() + run_seconds
+    if finish is not None:
+        now = time.time_ns()
+        window = parse_time_window(None, finish, None, None, (now // 10**9, now % 10**9), None)
+        end = window.end_ns / 1e9
+        until = end if until is None else min(until, end)
+    return until
+
+
+def _is_local(host: str) -> bool:
+    """True if -h HOST is this machine's pmcd (local:, a unix socket, loopback, our name)."""
+    if host.startswith(("local:", "unix:", "/")):
+        return True
+    name = host.removeprefix("pcp://")
+    if name.startswith("["):  # [IPv6]:port
+        name = name[1:].split("]", 1)[0]
+    elif name.count(":") == 1:
+        name = name.split(":", 1)[0]
+    if name.lower() in ("localhost", "localhost.localdomain", socket.gethostname().lower()):
+        return True
+    try:
+        return ipaddress.ip_address(name).is_loopback
+    except ValueError:
+        return False
+
+
+def _write_pidfile(run_dir: Path, log: TextIO) -> Path | None:
+    """-P: our PID in RUN_DIR/pmlogger.pid; a failure is logged and logging goes on, as in PCP."""
+    try:
+        return write_pidfile(run_dir / PIDFILE)
+    except OSError as exc:
+        log.write(f"Warning: cannot create PID file {run_dir / PIDFILE}: {exc.strerror}\n")
+        log.flush()
+        return None
+
+
 def _open_log(path: object) -> TextIO:
-    """-l FILE, else pmlogger.log in the current directory (as pmlogger does)."""
+    """-l FILE (its directory made if missing, as for the archive), else pmlogger.log in the
+    current directory; one that cannot be opened leaves the log on stderr, as in PCP."""
     name = str(path) if path else "pmlogger.log"
     if name == "-":
         return sys.stderr
     try:
+        if os.path.dirname(name):
+            os.makedirs(os.path.dirname(name), exist_ok=True)
         return open(name, "a", buffering=1)
-    except OSError as exc:
-        TOOL.fail(f'Cannot open log file "{name}": {exc.strerror}')
+    except OSError:
+        sys.stderr.write(f"pmlogger: Warning: log file ({name}) creation failed\n")
+        return sys.stderr
 
 
 if __name__ == "__main__":

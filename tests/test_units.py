@@ -1,0 +1,256 @@
+"""The systemd units `pmcd --install-units` writes: verified, and their commands run by hand.
+
+There is no systemd to start them here, so the tests do what systemd would: read
+each unit's Environment= and Exec*= lines, expand the specifiers (%% and %H), give
+the command a NOTIFY_SOCKET to report readiness on, and run it.
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+import shutil
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from pmapi.archive.context import ArchiveContext
+from pmapi.paths import paths
+from pmcd.units import UNITS, install_units, render_units
+from tests.our_pmcd import _stop
+
+SYSTEMD_ANALYZE = shutil.which("systemd-analyze")
+
+
+def layout_in(tmp_path: Path, system: bool = True):
+    conf = tmp_path / "pcp.conf"
+    conf.write_text(
+        f"PCP_SYSCONF_DIR={tmp_path}/etc\nPCP_VAR_DIR={tmp_path}/var\n"
+        f"PCP_LOG_DIR={tmp_path}/log\nPCP_RUN_DIR={tmp_path}/run\nPMCD_PORT=0\n"
+    )
+    return paths({"PYPCP_CONF": str(conf), "HOME": str(tmp_path)}, system=system)
+
+
+def unit_settings(text: str) -> dict[str, list[str]]:
+    """KEY -> values of a unit file's lines (comments and sections skipped)."""
+    found: dict[str, list[str]] = {}
+    for line in text.splitlines():
+        if not line or line.startswith(("#", "[")):
+            continue
+        key, _, value = line.partition("=")
+        found.setdefault(key, []).append(value)
+    return found
+
+
+def command_of(value: str, **variables: str) -> list[str]:
+    """An Exec*= line as systemd runs it: specifiers %% and %H, then $VARIABLES."""
+    value = value.replace("%%", "\0").replace("%H", socket.gethostname()).replace("\0", "%")
+    for name, replacement in variables.items():
+        value = value.replace(f"${name}", replacement)
+    return shlex.split(value)
+
+
+def unit_environment(settings: dict[str, list[str]], notify: str) -> dict[str, str]:
+    """What systemd gives a service: a plain PATH, the unit's Environment=, NOTIFY_SOCKET."""
+    env = {"PATH": "/usr/local/bin:/usr/bin:/bin", "LANG": "C.UTF-8", "NOTIFY_SOCKET": notify}
+    for assignment in settings.get("Environment", []):
+        name, _, value = assignment.partition("=")
+        env[name] = value
+    return env
+
+
+class Notifications:
+    """A datagram socket standing in for systemd's notify socket."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = str(path)
+        self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+        self.sock.bind(self.path)
+        self.sock.settimeout(30)
+
+    def next(self) -> dict[str, str]:
+        data = self.sock.recv(4096).decode()
+        return dict(line.split("=", 1) for line in data.splitlines() if "=" in line)
+
+    def close(self) -> None:
+        self.sock.close()
+
+
+def test_units_name_installed_commands_and_the_layout(tmp_path):
+    layout = layout_in(tmp_path)
+    units = render_units(layout)
+    assert sorted(units) == sorted(UNITS)
+    pmcd = unit_settings(units["pmcd.service"])
+    assert pmcd["Type"] == ["notify"]
+    assert pmcd["Environment"] == [f"PYPCP_CONF={layout.file}"]
+    assert pmcd["ExecStart"] == [f"{Path(sys.executable).parent / 'pmcd'} -f"]
+    assert pmcd["ExecReload"][0].endswith("kill -HUP $MAINPID")
+    assert pmcd["User"] == ["pcp"] and pmcd["NoNewPrivileges"] == ["yes"]
+    assert pmcd["ProtectSystem"] == ["strict"] and pmcd["PrivateTmp"] == ["yes"]
+    assert pmcd["ProtectHome"][0] in ("yes", "read-only")
+    assert "ProtectProc" not in pmcd and "ProcSubset" not in pmcd  # agents read all of /proc
+    for name in ("RuntimeDirectory", "StateDirectory", "LogsDirectory"):
+        assert name not in pmcd  # this layout is not under /run, /var/lib, /var/log
+    assert pmcd["ReadWritePaths"] == [
+        f"-{tmp_path}/var -{tmp_path}/log -{tmp_path}/run -{tmp_path}/log/pmlogger"
+    ]
+    logger = unit_settings(units["pmlogger.service"])
+    assert logger["ExecStart"][0].endswith(f"{tmp_path}/log/pmlogger/%H/%%Y%%m%%d.%%H.%%M")
+    timer = unit_settings(units["pmlogger_daily.timer"])
+    assert timer["OnCalendar"] == ["*-*-* 00:10:00"]
+
+
+def test_system_layout_units_use_systemds_directories():
+    units = render_units(paths({"PYPCP_CONF": "/nonexistent/pcp.conf"}, system=True))
+    pmcd = unit_settings(units["pmcd.service"])
+    assert pmcd["RuntimeDirectory"] == ["pypcp"] and pmcd["StateDirectory"] == ["pypcp"]
+    assert pmcd["LogsDirectory"] == ["pypcp pypcp/pmcd pypcp/pmlogger"]
+
+
+def test_user_units_have_no_account_and_want_default_target(tmp_path):
+    pmcd = unit_settings(render_units(layout_in(tmp_path, system=False))["pmcd.service"])
+    assert "User" not in pmcd and "ProtectSystem" not in pmcd
+    assert pmcd["WantedBy"] == ["default.target"]
+
+
+@pytest.mark.skipif(
+    SYSTEMD_ANALYZE is None, reason="systemd-analyze is not installed (Debian package systemd)"
+)
+def test_systemd_analyze_verify_passes_on_every_unit(tmp_path):
+    layout = layout_in(tmp_path)
+    directory = tmp_path / "units"
+    assert install_units(layout, str(directory)) == 0
+    for name in UNITS:
+        done = subprocess.run(
+            [SYSTEMD_ANALYZE, "verify", str(directory / name)],
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+        assert (done.returncode, done.stderr) == (0, ""), name
+
+
+def test_install_units_writes_layout_file_and_pmlogger_config_once(tmp_path, capsys):
+    layout = layout_in(tmp_path)
+    Path(layout.file).unlink()
+    assert install_units(layout, str(tmp_path / "units")) == 0
+    out = capsys.readouterr().out
+    assert f"Wrote {layout.file}\n" in out and f"Wrote {layout.pmloggerconf_path}\n" in out
+    assert "Next: systemctl daemon-reload && systemctl enable --now pmcd" in out
+    again = paths({"PYPCP_CONF": layout.file}, system=True)
+    assert again.values == layout.values
+    layout.pmloggerconf_path.write_text("# edited by the administrator\n")
+    assert install_units(layout, str(tmp_path / "units")) == 0
+    assert layout.pmloggerconf_path.read_text() == "# edited by the administrator\n"
+
+
+def test_pmcd_unit_command_by_hand_notifies_and_reloads(tmp_path):
+    layout = layout_in(tmp_path)
+    assert install_units(layout, str(tmp_path / "units")) == 0
+    settings = unit_settings((tmp_path / "units" / "pmcd.service").read_text())
+    notify = Notifications(tmp_path / "notify")
+    env = unit_environment(settings, notify.path)
+    with (tmp_path / "pmcd.stderr").open("w") as err:
+        pmcd = subprocess.Popen(
+            command_of(settings["ExecStart"][0]),
+            env=env,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=err,
+            start_new_session=True,
+        )
+    try:
+        ready = notify.next()
+        assert ready["READY"] == "1" and int(ready["MAINPID"]) == pmcd.pid
+        assert (layout.run_dir / "pmcd.pid").read_text() == str(pmcd.pid)
+        assert (layout.log_dir / "pmcd" / "pmcd.log").exists()
+        reload = command_of(settings["ExecReload"][0], MAINPID=str(pmcd.pid))
+        subprocess.run(reload, env=env, check=True, timeout=30)
+        assert "RELOADING" in notify.next()
+        assert notify.next()["READY"] == "1"
+        probe = subprocess.run(
+            [sys.executable, "-m", "pmapi.cli.pminfo", "-h", "local:", "-f", "simple.numfetch"],
+            env={**env, "PYTHONPATH": str(Path(__file__).resolve().parents[1])},
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+        assert "value" in probe.stdout, probe.stderr
+    finally:
+        notify.close()
+        _stop(pmcd)
+    assert not (layout.run_dir / "pmcd.pid").exists()
+
+
+def test_pmlogger_units_by_hand_log_and_rotate(tmp_path):
+    layout = layout_in(tmp_path)
+    assert install_units(layout, str(tmp_path / "units")) == 0
+    units = {n: unit_settings((tmp_path / "units" / n).read_text()) for n in UNITS}
+    notify = Notifications(tmp_path / "notify")
+    started: list[subprocess.Popen] = []
+
+    def start(unit: str) -> subprocess.Popen:
+        settings = units[unit]
+        with (tmp_path / f"{unit}.stderr").open("w") as err:
+            proc = subprocess.Popen(
+                command_of(settings["ExecStart"][0]),
+                env=unit_environment(settings, notify.path),
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.DEVNULL,
+                stderr=err,
+                start_new_session=True,
+            )
+        started.append(proc)
+        assert notify.next()["READY"] == "1", (tmp_path / f"{unit}.stderr").read_text()
+        return proc
+
+    try:
+        start("pmcd.service")
+        logger = start("pmlogger.service")
+        host_dir = layout.archive_dir / socket.gethostname()
+        first = _wait_for_archive(host_dir, 1)
+        assert (layout.run_dir / "pmlogger.pid").read_text().split()[0] == str(logger.pid)
+        daily = units["pmlogger_daily.service"]
+
+        def run_daily(*extra: str) -> None:
+            done = subprocess.run(
+                [*command_of(daily["ExecStart"][0]), *extra],
+                env=unit_environment(daily, notify.path),
+                capture_output=True,
+                text=True,
+                timeout=120,
+            )
+            assert done.returncode == 0, done.stdout + done.stderr
+
+        # the timer's own command: today's archive began today, so (as PCP's) it is kept
+        run_daily()
+        assert _wait_for_archive(host_dir, 1) == first
+        # -Z: start the new archive anyway, as if the day had turned
+        run_daily("-Z")
+        archives = _wait_for_archive(host_dir, 2)
+        assert first[0] in archives and logger.poll() is None
+        with ArchiveContext(str(host_dir / first[0])) as archive:
+            assert archive.hostname == socket.gethostname()
+    finally:
+        notify.close()
+        for proc in reversed(started):
+            _stop(proc)
+
+
+def _wait_for_archive(directory: Path, count: int) -> list[str]:
+    """The archives (base names) in DIRECTORY once COUNT of them have a first record."""
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        bases = sorted(p.name[: -len(".meta")] for p in directory.glob("*.meta"))
+        ready = [b for b in bases if (directory / f"{b}.0").exists()]
+        if len(ready) >= count and all(
+            (directory / f"{b}.0").stat().st_size > 132 for b in ready[:count]
+        ):
+            return ready
+        time.sleep(0.2)
+    found = os.listdir(directory) if directory.exists() else []
+    raise AssertionError(f"{count} archive(s) did not appear in {directory}: {found}")

@@ -187,10 +187,16 @@ class Paths:
         return int(first) if first.isdigit() else 44321
 
     def as_config(self) -> str:
-        """This layout as a layout file's text."""
+        """This layout as a layout file's text: the values chosen as settings, the
+        defaults as comments (so a missing pmcd.conf stays "not chosen": pmcd then runs
+        the packaged one)."""
         kind = "system" if self.system else "per-user"
-        lines = [f"# pypcp's layout ({kind}); each NAME may also be set in the environment"]
-        lines += [f"{name}={self.values[name]}" for name in NAMES]
+        lines = [
+            f"# pypcp's layout ({kind}): NAME=value; the environment wins over this file.",
+            "# Commented lines show the defaults; uncomment one to change it.",
+        ]
+        for name in NAMES:
+            lines.append(f"{'' if name in self.chosen else '#'}{name}={self.values[name]}")
         return "\n".join(lines) + "\n"
 
 

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from pmapi.paths import NAMES, LayoutError, layout_file, paths, read_layout
+from pmapi.paths import LayoutError, layout_file, paths, read_layout
 
 
 def test_system_defaults_are_pypcps_own_directories(tmp_path):
@@ -69,8 +69,13 @@ def test_layout_round_trips_through_its_own_file(tmp_path):
     conf = tmp_path / "pcp.conf"
     first = paths({"HOME": "/home/x"}, system=False)
     conf.write_text(first.as_config())
-    again = paths({"PYPCP_CONF": str(conf)}, system=True)
-    assert {n: again[n] for n in NAMES} == {n: first[n] for n in NAMES}
+    again = paths({"PYPCP_CONF": str(conf), "HOME": "/home/x"}, system=False)
+    assert again.values == first.values and again.chosen == frozenset()
+    assert "#PCP_VAR_DIR=/home/x/.local/share/pypcp\n" in conf.read_text()
+    chosen = paths({"PYPCP_CONF": str(conf), "PCP_RUN_DIR": "/r"}, system=True)
+    conf.write_text(chosen.as_config())
+    assert "\nPCP_RUN_DIR=/r\n" in conf.read_text()
+    assert paths({"PYPCP_CONF": str(conf)}, system=True).run_dir == Path("/r")
 
 
 def test_bad_lines_name_file_and_line(tmp_path):

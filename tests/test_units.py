@@ -143,6 +143,7 @@ def test_install_units_writes_layout_file_and_pmlogger_config_once(tmp_path, cap
     assert "Next: systemctl daemon-reload && systemctl enable --now pmcd" in out
     again = paths({"PYPCP_CONF": layout.file}, system=True)
     assert again.values == layout.values
+    assert again.is_default("PCP_PMCDCONF_PATH")  # so pmcd still runs the packaged pmcd.conf
     layout.pmloggerconf_path.write_text("# edited by the administrator\n")
     assert install_units(layout, str(tmp_path / "units")) == 0
     assert layout.pmloggerconf_path.read_text() == "# edited by the administrator\n"

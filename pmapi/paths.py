@@ -9,7 +9,9 @@ Each variable (PCP_VAR_DIR, PCP_PMCDCONF_PATH, PMCD_PORT, ...) comes from, in or
    anyone else, when it exists;
 3. the defaults: a system layout for root (``/etc/pypcp``, ``/var/lib/pypcp``,
    ``/var/log/pypcp``, ``/run/pypcp``) and a per-user one (the XDG directories) for
-   anyone else, so pmcd runs without root.
+   anyone else, so pmcd runs without root.  ``PYPCP_LAYOUT=system`` (or ``user``), in
+   the environment or the layout file, picks one whoever runs the command: a service
+   running as user pcp takes the system layout that way.
 
 The layout file is named by ``PYPCP_CONF``, not PCP's ``PCP_CONF``: PCP's own tools
 read ``$PCP_CONF`` too, and one shell may run both.  The system directories are
@@ -190,9 +192,11 @@ class Paths:
         """This layout as a layout file's text: the values chosen as settings, the
         defaults as comments (so a missing pmcd.conf stays "not chosen": pmcd then runs
         the packaged one)."""
-        kind = "system" if self.system else "per-user"
         lines = [
-            f"# pypcp's layout ({kind}): NAME=value; the environment wins over this file.",
+            "# pypcp's layout: NAME=value; the environment wins over this file.",
+            "# PYPCP_LAYOUT picks the defaults (system: /etc, /var/lib, /var/log, /run;",
+            "# user: the XDG directories) whoever runs the command.",
+            f"PYPCP_LAYOUT={'system' if self.system else 'user'}",
             "# Commented lines show the defaults; uncomment one to change it.",
         ]
         for name in NAMES:
@@ -206,10 +210,13 @@ def paths(environ: Mapping[str, str] | None = None, *, system: bool | None = Non
     Raises LayoutError when the layout file cannot be read or refers in circles.
     """
     environ = os.environ if environ is None else environ
-    if system is None:
-        system = os.geteuid() == 0
-    file = layout_file(environ, system=system)
+    file = layout_file(environ, system=os.geteuid() == 0 if system is None else system)
     settings = read_layout(file)
+    if system is None:
+        kind = environ.get("PYPCP_LAYOUT") or settings.get("PYPCP_LAYOUT")
+        if kind not in (None, "system", "user"):
+            raise LayoutError(f"{file}: PYPCP_LAYOUT={kind}: must be system or user")
+        system = kind == "system" if kind else os.geteuid() == 0
     defaults = {**(SYSTEM_DEFAULTS if system else _user_defaults(environ)), **_SHARED_DEFAULTS}
     resolved: dict[str, str] = {}
     chosen: set[str] = set()

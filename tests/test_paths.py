@@ -96,3 +96,17 @@ def test_missing_file_is_no_error_and_the_default_file_depends_on_the_user():
     assert read_layout("/nonexistent/pcp.conf") == {}
     assert layout_file({}, system=True) == "/etc/pypcp/pcp.conf"
     assert layout_file({"HOME": "/home/u"}, system=False) == "/home/u/.config/pypcp/pcp.conf"
+
+
+def test_the_layout_file_can_pick_the_system_defaults_for_any_user(tmp_path):
+    conf = tmp_path / "pcp.conf"
+    conf.write_text(paths({"PYPCP_CONF": str(conf)}, system=True).as_config())
+    assert "\nPYPCP_LAYOUT=system\n" in conf.read_text()
+    layout = paths({"PYPCP_CONF": str(conf), "HOME": "/var/lib/pcp"})  # a service's user
+    assert layout.system and layout.run_dir == Path("/run/pypcp")
+    assert layout.is_default("PCP_PMCDCONF_PATH")
+    user = paths({"PYPCP_CONF": str(conf), "PYPCP_LAYOUT": "user", "HOME": "/home/u"})
+    assert not user.system and user.var_dir == Path("/home/u/.local/share/pypcp")
+    conf.write_text("PYPCP_LAYOUT=both\n")
+    with pytest.raises(LayoutError, match="PYPCP_LAYOUT=both: must be system or user"):
+        paths({"PYPCP_CONF": str(conf)})

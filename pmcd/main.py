@@ -79,9 +79,15 @@ def main(argv: list[str] | None = None) -> int:
         print(f"pmcd: {exc}", file=sys.stderr)
         return 1
     if args.install_units is not None:
+        from pmapi.cli.common import quiet_stdout
+
         from .units import install_units
 
-        return install_units(layout, args.install_units or None)
+        try:
+            return install_units(layout, args.install_units or None)
+        except BrokenPipeError:  # (output piped into head, say)
+            quiet_stdout()
+            return 1
     sources = Sources(layout, args.config, args.namespace)
     conf_path = sources.conf_path()
     try:

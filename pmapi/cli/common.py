@@ -114,7 +114,7 @@ class Tool:
         except KeyboardInterrupt:
             return 130
         except BrokenPipeError:
-            _quiet_stdout()
+            quiet_stdout()
             return 1
 
     def usage(self) -> str:
@@ -262,7 +262,7 @@ def archive_zone(ctx: Any) -> Any:
     return new_zone(label.zoneinfo or label.timezone)
 
 
-def _quiet_stdout() -> None:
+def quiet_stdout() -> None:
     """After a broken pipe: whatever is still buffered goes to /dev/null, not to a traceback."""
     try:
         devnull = os.open(os.devnull, os.O_WRONLY)

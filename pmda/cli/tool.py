@@ -16,6 +16,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+from pmapi.cli.common import quiet_stdout
 from pmapi.paths import LayoutError, paths
 
 from ..install import Installer, InstallError, available_agents, conf_agents, find_agent
@@ -74,6 +75,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         return installer.install(find_agent(args.name), args.domain, mode)
     except (InstallError, LayoutError) as exc:
         print(f"{PROG}: {exc}", file=sys.stderr)
+        return 1
+    except BrokenPipeError:  # (output piped into head, say)
+        quiet_stdout()
         return 1
     except OSError as exc:
         print(f"{PROG}: {exc.filename or ''}: {exc.strerror or exc}", file=sys.stderr)

@@ -54,8 +54,19 @@ def our_pmcd(conf_text: str, tmp: Path, *extra: str) -> Iterator[OurPMCD]:
     argv = [sys.executable, "-m", "pmcd.main", "-f", "-p", "0", "-i", "127.0.0.1"]
     argv += ["-s", str(sock), "-c", str(conf), "-l", str(tmp / "pmcd.log"), *extra]
     stderr = tmp / "pmcd.stderr"
-    with stderr.open("w") as err:  # agents share pmcd's stderr: a file never fills up
-        proc = subprocess.Popen(
+    proc = start_daemon(argv, env, stderr)
+    try:
+        port = _wait_for_port(proc, stderr)
+        yield OurPMCD(f"127.0.0.1:{port}", str(sock), tmp, env)
+    finally:
+        _stop(proc)
+
+
+def start_daemon(argv: list[str], env: dict[str, str], stderr: Path) -> subprocess.Popen:
+    """Start ARGV in a session of its own (so _stop takes what it starts too), its stderr
+    in the file STDERR: agents share pmcd's stderr, and a file never fills up."""
+    with stderr.open("w") as err:
+        return subprocess.Popen(
             argv,
             env=env,
             stdin=subprocess.DEVNULL,
@@ -63,11 +74,6 @@ def our_pmcd(conf_text: str, tmp: Path, *extra: str) -> Iterator[OurPMCD]:
             stderr=err,
             start_new_session=True,
         )
-    try:
-        port = _wait_for_port(proc, stderr)
-        yield OurPMCD(f"127.0.0.1:{port}", str(sock), tmp, env)
-    finally:
-        _stop(proc)
 
 
 def _wait_for_port(proc: subprocess.Popen, stderr: Path) -> int:

@@ -23,7 +23,7 @@ import pytest
 from pmapi.pmns import PMNS
 from pmcd.files import PACKAGED_CONF
 from pmda.install import conf_agents, conf_with, namespace_with, namespace_without
-from tests.our_pmcd import ROOT, _stop, _wait_for_port
+from tests.our_pmcd import ROOT, _stop, _wait_for_port, start_daemon
 
 LAYOUT_DIRS = {"PCP_SYSCONF_DIR": "etc", "PCP_VAR_DIR": "var", "PCP_LOG_DIR": "log",
                "PCP_RUN_DIR": "run"}  # fmt: skip
@@ -75,15 +75,8 @@ class Layout:
 
     def start(self) -> None:
         stderr = self.root / "pmcd.stderr"
-        with stderr.open("w") as err:
-            self.pmcd = subprocess.Popen(
-                [sys.executable, "-m", "pmcd.main", "-f", "-i", "127.0.0.1"],
-                env=self.env,
-                stdin=subprocess.DEVNULL,
-                stdout=subprocess.DEVNULL,
-                stderr=err,
-                start_new_session=True,
-            )
+        argv = [sys.executable, "-m", "pmcd.main", "-f", "-i", "127.0.0.1"]
+        self.pmcd = start_daemon(argv, self.env, stderr)
         _wait_for_port(self.pmcd, stderr)
 
     def files(self) -> dict[str, bytes]:

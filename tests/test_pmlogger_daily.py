@@ -20,6 +20,7 @@ from pmapi.types import PMSem, PMType
 from pmapi.values import Result, Timestamp, ValueSet
 from pmlogger import compress, daily
 from tests.client_servers import ours_serving, tool_env
+from tests.test_pmlogger_rotate import _wait
 
 DAY = 86400
 NOW = time.time()
@@ -254,16 +255,6 @@ def test_xz_files_are_streams_of_blocks(tmp_path):
 
 def _bases(directory: Path) -> list[str]:
     return sorted(p.name[: -len(".index")] for p in directory.glob("*.index"))
-
-
-def _wait(what: str, ready, proc: subprocess.Popen, limit: float = 60) -> None:
-    deadline = time.monotonic() + limit
-    while not ready():
-        if proc.poll() is not None:
-            pytest.fail(f"pmlogger exited ({proc.returncode}) waiting for {what}")
-        if time.monotonic() > deadline:
-            pytest.fail(f"gave up waiting for {what}")
-        time.sleep(0.05)
 
 
 def _readable(base: Path) -> bool:

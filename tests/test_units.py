@@ -21,7 +21,7 @@ import pytest
 from pmapi.archive.context import ArchiveContext
 from pmapi.paths import paths
 from pmcd.units import UNITS, install_units, render_units
-from tests.our_pmcd import _stop
+from tests.our_pmcd import _stop, start_daemon
 
 SYSTEMD_ANALYZE = shutil.which("systemd-analyze")
 
@@ -155,15 +155,7 @@ def test_pmcd_unit_command_by_hand_notifies_and_reloads(tmp_path):
     settings = unit_settings((tmp_path / "units" / "pmcd.service").read_text())
     notify = Notifications(tmp_path / "notify")
     env = unit_environment(settings, notify.path)
-    with (tmp_path / "pmcd.stderr").open("w") as err:
-        pmcd = subprocess.Popen(
-            command_of(settings["ExecStart"][0]),
-            env=env,
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.DEVNULL,
-            stderr=err,
-            start_new_session=True,
-        )
+    pmcd = start_daemon(command_of(settings["ExecStart"][0]), env, tmp_path / "pmcd.stderr")
     try:
         ready = notify.next()
         assert ready["READY"] == "1" and int(ready["MAINPID"]) == pmcd.pid
@@ -196,15 +188,8 @@ def test_pmlogger_units_by_hand_log_and_rotate(tmp_path):
 
     def start(unit: str) -> subprocess.Popen:
         settings = units[unit]
-        with (tmp_path / f"{unit}.stderr").open("w") as err:
-            proc = subprocess.Popen(
-                command_of(settings["ExecStart"][0]),
-                env=unit_environment(settings, notify.path),
-                stdin=subprocess.DEVNULL,
-                stdout=subprocess.DEVNULL,
-                stderr=err,
-                start_new_session=True,
-            )
+        env = unit_environment(settings, notify.path)
+        proc = start_daemon(command_of(settings["ExecStart"][0]), env, tmp_path / f"{unit}.stderr")
         started.append(proc)
         assert notify.next()["READY"] == "1", (tmp_path / f"{unit}.stderr").read_text()
         return proc

@@ -11,7 +11,6 @@ so a local context answers exactly as our pmcd would.  -K edits the agent list:
 from __future__ import annotations
 
 import errno
-from pathlib import Path
 from typing import Any
 
 import trio
@@ -19,7 +18,7 @@ import trio
 from pmapi.errors import PM_ERR_NOAGENT, PMError  # type: ignore[attr-defined]
 from pmapi.paths import paths
 from pmapi.pdu.records import PDU, ProfilePDU
-from pmda.agent import DATA_DIR, combined_pmns
+from pmda.agent import combined_pmns
 from pmda.inproc import AgentLoadError, load_agent
 
 from .channels import InProcessChannel
@@ -97,7 +96,6 @@ class LocalSource:
     def start(cls, changes: list[str], config: str | None = None) -> LocalSource:
         agents = apply_changes(_configured(config), changes)
         channels: dict[int, InProcessChannel] = {}
-        names: dict[str, int] = {}
         try:
             for name, domain, spec in agents:
                 try:
@@ -106,13 +104,16 @@ class LocalSource:
                     raise PMError(PM_ERR_NOAGENT, str(exc)) from None
                 name = name or agent.name or spec
                 channels[domain] = InProcessChannel(name, domain, agent, inline=True)
-                names[name] = domain
         except BaseException:
             for channel in channels.values():
                 channel.agent.stop()
             raise
-        files = [DATA_DIR / "pmns" / name for name in names if (DATA_DIR / "pmns" / name).exists()]
-        pmns = combined_pmns(files, {Path(f).name.upper(): names[Path(f).name] for f in files})
+        sources = {  # each agent's own namespace file (a package's, beside its module)
+            type(c.agent).source_file("pmns"): (c.agent.name.upper(), c.domain)
+            for c in channels.values()
+        }
+        files = [path for path in sources if path.exists()]
+        pmns = combined_pmns(files, dict(sources[path] for path in files))
         labels = host_context_labels()
         # as libpcp: a domain with no agent loaded is PM_ERR_NOAGENT, whatever the request
         every_domain = _EveryDomain()

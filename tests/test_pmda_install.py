@@ -360,6 +360,11 @@ def test_pmda_new_then_pip_install_then_pmda_install(tmp_path):
         assert made.pminfo("-t", "demo.count").stdout.strip() == (
             "demo.count [Number of fetch requests the demo agent has answered]"
         )
+        local = subprocess.run(  # a local context loads it from pmcd.conf too
+            [sys.executable, "-m", "pmapi.cli.pminfo", "-L", "-f", "demo.count"],
+            env=made.env, capture_output=True, text=True, timeout=60,
+        )  # fmt: skip
+        assert "value 1" in local.stdout, local.stderr
         done = made.pmda("remove", "demo")
         assert done.returncode == 0 and done.stdout.endswith("have gone away ... OK\n")
     finally:

@@ -29,7 +29,7 @@ from pmapi.pdu.constants import PMCDState
 from pmapi.pdu.records import ErrorPDU
 from pmapi.pmns import PMNS
 from pmda.agent import DATA_DIR, combined_pmns
-from pmda.inproc import AgentLoadError, load_agent
+from pmda.inproc import AgentLoadError, agent_class, load_agent
 
 from .access import Gatekeeper, Peer
 from .channels import (
@@ -87,10 +87,24 @@ def namespace_for(config: PmcdConfig, pmns_path: str | None) -> PMNS:
     """The namespace: -n FILE, else the agents' own namespace files under one root."""
     if pmns_path is not None:
         return PMNS.from_file(pmns_path)
-    known = [a for a in config.agents if (DATA_DIR / "pmns" / a.name).exists()]
-    return combined_pmns(
-        [DATA_DIR / "pmns" / a.name for a in known], {a.name.upper(): a.domain for a in known}
-    )
+    files = {}
+    for line in config.agents:
+        path = _pmns_source(line)
+        if path.exists():
+            files[path] = (line.name.upper(), line.domain)
+    return combined_pmns(list(files), dict(files.values()))
+
+
+def _pmns_source(line: AgentLine) -> Path:
+    """An agent's own namespace file: a Python agent's beside its module (an agent
+    package's), else the one shipped with pypcp under the agent's name."""
+    shipped = DATA_DIR / "pmns" / line.name
+    if line.python_spec is None or line.python_spec == PMCD_AGENT or shipped.exists():
+        return shipped
+    try:
+        return agent_class(line.python_spec).source_file("pmns")
+    except AgentLoadError:
+        return shipped  # (it cannot start either: pmcd reports that when it tries)
 
 
 class Daemon:

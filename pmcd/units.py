@@ -130,9 +130,9 @@ def install_units(layout: Paths, directory: str | None = None) -> int:
         for name, text in render_units(layout).items():
             _write_atomically(target / name, text)
             written.append(target / name)
-    except (OSError, FileNotFoundError) as exc:
-        where = getattr(exc, "filename", None)
-        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+    except OSError as exc:  # (a command not installed is a FileNotFoundError with no file)
+        where = exc.filename
+        reason = exc.strerror or str(exc)
         print(f"pmcd: cannot install the units: {where + ': ' if where else ''}{reason}",
               file=sys.stderr)  # fmt: skip
         return 1

@@ -365,6 +365,10 @@ def test_pmda_new_then_pip_install_then_pmda_install(tmp_path):
             env=made.env, capture_output=True, text=True, timeout=60,
         )  # fmt: skip
         assert "value 1" in local.stdout, local.stderr
+        made.pmns_root.unlink()  # pmcd.conf alone: pmcd finds the package's own pmns file
+        _stop(made.pmcd)
+        made.start()
+        assert "demo.count" in made.names() and "simple.numfetch" in made.names()
         done = made.pmda("remove", "demo")
         assert done.returncode == 0 and done.stdout.endswith("have gone away ... OK\n")
     finally:

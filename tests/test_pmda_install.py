@@ -235,6 +235,14 @@ def test_without_a_running_pmcd_the_files_change_and_it_says_so(tmp_path):
         _stop(made.pmcd)
 
 
+def test_inproc_with_a_daemons_transport_is_refused(tmp_path):
+    done = make_layout(tmp_path).pmda("install", "trivial", "--inproc", "--socket")
+    assert (done.returncode, done.stderr) == (
+        1,
+        "pmda: --pipe and --socket are for --daemon, not --inproc\n",
+    )
+
+
 def test_unknown_agents_are_named_in_one_line(tmp_path):
     made = make_layout(tmp_path)
     done = made.pmda("install", "nosuch")

@@ -69,6 +69,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         installer = Installer(layout, check=not args.no_check, wait=args.wait)
         if args.command == "remove":
             return installer.remove(args.name)
+        if args.inproc and (args.pipe or args.socket):
+            raise InstallError("--pipe and --socket are for --daemon, not --inproc")
         if (args.pipe or args.socket) and not args.daemon:
             args.daemon = True
         mode = "socket" if args.socket else "pipe" if args.daemon else "inproc"

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -110,3 +113,30 @@ def test_the_layout_file_can_pick_the_system_defaults_for_any_user(tmp_path):
     conf.write_text("PYPCP_LAYOUT=both\n")
     with pytest.raises(LayoutError, match="PYPCP_LAYOUT=both: must be system or user"):
         paths({"PYPCP_CONF": str(conf)})
+
+
+@pytest.mark.parametrize(
+    ("tool", "prog", "argv"),
+    [
+        ("pmapi.cli.pminfo", "pminfo", ["kernel.all.load"]),
+        ("pmapi.cli.pmval", "pmval", ["kernel.all.load"]),
+        ("pmda.cli.dbpmda", "dbpmda", []),
+        ("pmda.cli.tool", "pmda", ["list"]),
+        ("pmcd.main", "pmcd", ["-f"]),
+    ],
+)
+def test_a_bad_layout_file_is_one_line_from_every_tool(tmp_path, tool, prog, argv):
+    conf = tmp_path / "pcp.conf"
+    conf.write_text("PCP_VAR_DIR=/x\ngarbage line\n")
+    done = subprocess.run(
+        [sys.executable, "-m", tool, *argv],
+        env={**os.environ, "PYPCP_CONF": str(conf)},
+        capture_output=True,
+        text=True,
+        timeout=60,
+        stdin=subprocess.DEVNULL,
+    )
+    assert (done.returncode, done.stderr) == (
+        1,
+        f"{prog}: {conf}:2: expected NAME=value, not 'garbage line'\n",
+    )

@@ -18,6 +18,7 @@ from typing import Any, NoReturn
 
 from pmapi import PCP_COMPAT_VERSION, __version__
 from pmapi.errors import PMError
+from pmapi.paths import LayoutError
 
 
 @dataclass(frozen=True)
@@ -99,15 +100,15 @@ class Tool:
         """Run BODY(argv) and return its exit status; every failure ends as one line.
 
         SystemExit carries a status already reported (usage, connection); a PMError
-        nobody expected is printed as "prog: message"; a closed stdout (as in
-        "| head") ends quietly; Ctrl-C is status 130.
+        nobody expected, or a layout file that cannot be read, is printed as "prog:
+        message"; a closed stdout (as in "| head") ends quietly; Ctrl-C is status 130.
         """
         args = list(sys.argv[1:] if argv is None else argv)
         try:
             return body(args)
         except SystemExit as done:
             return done.code if isinstance(done.code, int) else int(done.code is not None)
-        except PMError as exc:
+        except (PMError, LayoutError) as exc:  # (LayoutError: a bad $PYPCP_CONF line)
             sys.stdout.flush()
             sys.stderr.write(f"{self.prog}: {exc}\n")
             return 1

@@ -33,7 +33,7 @@ from typing import IO, Any
 from pmapi.cli.common import getopt_message
 from pmapi.errors import PM_ERR_PMNS, PMError, SourceError, pmErrStr
 from pmapi.ids import is_dynamic_root, pmIDStr, pmInDomStr
-from pmapi.paths import paths
+from pmapi.paths import LayoutError, paths
 from pmapi.pdu.constants import PM_TEXT_PMID
 from pmapi.pmns import PMNS
 from pmda.inproc import AgentLoadError, load_agent
@@ -606,7 +606,11 @@ def main(argv: list[str] | None = None) -> int:
     if not _isatty(sys.stdin):
         with contextlib.suppress(AttributeError, ValueError):
             sys.stdin.reconfigure(errors="surrogateescape", newline="")  # type: ignore[union-attr]
-    return run(argv, stdin)
+    try:
+        return run(argv, stdin)
+    except LayoutError as exc:  # a bad $PYPCP_CONF line: one line, not a traceback
+        print(f"{PROG}: {exc}", file=sys.stderr)
+        return 1
 
 
 __all__ = ["Session", "main", "run"]

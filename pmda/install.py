@@ -292,6 +292,8 @@ class Installer:
     def remove(self, name: str) -> int:
         conf_path, conf_text = self._conf()
         domain = conf_agents(conf_text).get(name)
+        new_conf = conf_with(conf_text, name, None)
+        self._check_conf(new_conf)
         base = self._namespace(conf_text)
         print("Culling the Performance Metrics Name Space ...", file=self.out)
         if domain is None:
@@ -302,7 +304,7 @@ class Installer:
         print(f"{name} ... {found}", file=self.out)
         print("Updating the PMCD control file, and notifying PMCD ...", file=self.out)
         if domain is not None or self.layout.pmns_default.exists():
-            self._replace(conf_path, conf_with(conf_text, name, None), pmns)
+            self._replace(conf_path, new_conf, pmns)
         if not self._notify() or not self.check:
             return 0
         gone = not tops or self._probe(tops, expect=False)[0] == 0
@@ -326,13 +328,16 @@ class Installer:
             raise InstallError(f"{path}: the agent's help text does not load: {exc}") from None
 
     def _check_conf(self, text: str) -> None:
-        """The new pmcd.conf must be one pmcd accepts."""
+        """The new pmcd.conf must be one pmcd reads without an error (pmcd itself passes
+        over some bad lines; we write no file that has one)."""
         from pmcd.config import parse_config
 
-        config = parse_config(text, path=str(self.layout.pmcdconf_path))
-        if not config.ok:
-            problem = next((str(m) for m in config.messages), "pmcd would refuse it")
-            raise InstallError(f"the new pmcd.conf would not load: {problem}")
+        path = self.layout.pmcdconf_path
+        config = parse_config(text, path=str(path))
+        errors = [m for m in config.messages if "Error" in m.text]
+        if errors or not config.ok:
+            first = f"{path}:{errors[0].line}: {errors[0]}" if errors else "pmcd would refuse it"
+            raise InstallError(f"{first}; correct pmcd.conf first, nothing was changed")
 
     def _replace(self, conf_path: Path, conf_text: str, pmns: PMNS) -> list[Snapshot]:
         """Write the namespace, then pmcd.conf; if either fails, both are as they were."""

@@ -243,6 +243,20 @@ def test_inproc_with_a_daemons_transport_is_refused(tmp_path):
     )
 
 
+def test_a_pmcd_conf_with_an_error_is_left_alone(tmp_path):
+    made = make_layout(tmp_path)
+    made.conf.write_text("garbage here\n" + PACKAGED_CONF.read_text())
+    before = made.files()
+    for argv in (("install", "trivial", "--domain", "249"), ("remove", "simple")):
+        done = made.pmda(*argv)
+        assert (done.returncode, done.stdout) == (1, "")
+        assert done.stderr == (
+            f"pmda: {made.conf}:1: pmcd config[line 1]: Error: expected domain number for "
+            '"garbage" agent; correct pmcd.conf first, nothing was changed\n'
+        )
+    assert made.files() == before
+
+
 def test_unknown_agents_are_named_in_one_line(tmp_path):
     made = make_layout(tmp_path)
     done = made.pmda("install", "nosuch")

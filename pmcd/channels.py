@@ -4,23 +4,33 @@ A channel carries one request at a time (the agent protocol is strictly
 request and reply), so each has a lock; requests to different agents run at
 once, which is what keeps a slow agent from stalling clients of the others.
 `request` sends a PDU record and returns the agent's reply record, or raises
-PMError: PM_ERR_TIMEOUT when the agent takes longer than the timeout,
-PM_ERR_NOAGENT when it is not running, PM_ERR_IPC when it answers nonsense.
-`notify` sends a PDU that gets no reply (PROFILE, ERROR).  A channel that
-times out or fails is marked dead; the supervisor restarts it.
+PMError: PM_ERR_TIMEOUT when the agent takes longer than the timeout (writing
+the request included), PM_ERR_NOAGENT when it is not running, PM_ERR_IPC when it
+answers nonsense.  `notify` sends a PDU that gets no reply (PROFILE, ERROR) and
+never raises: an agent that cannot take it is marked dead.  A channel that times
+out or fails is marked dead; the supervisor restarts it.
+
+A client's connection attributes (its uid, gid, pid and container, `Credentials`)
+go to an agent that asked for them in its CREDS (PDU_FLAG_AUTH or
+PDU_FLAG_CONTAINER), as ATTR PDUs from the client's slot, just before that
+client's first request to it and again whenever they change, as PCP's pmcd sends
+them (DoAttributes): the agent then knows who is asking before it answers.
 """
 
 from __future__ import annotations
 
+import contextlib
+import logging
 import math
 import os
 import subprocess
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, Protocol
 
 import trio
 
 from pmapi.errors import (  # type: ignore[attr-defined]
+    PM_ERR_GENERIC,
     PM_ERR_IPC,
     PM_ERR_NOAGENT,
     PM_ERR_TIMEOUT,
@@ -29,8 +39,26 @@ from pmapi.errors import (  # type: ignore[attr-defined]
 from pmapi.pdu.codec import PDUError, decode, encode
 from pmapi.pdu.constants import CVERSION, PDU_VERSION, PDUFlag
 from pmapi.pdu.framer import PDUFramer
-from pmapi.pdu.records import Cred, CredsPDU
+from pmapi.pdu.records import AttrPDU, Cred, CredsPDU, ErrorPDU
 from pmda.agent import Agent
+
+log = logging.getLogger("pmcd")
+
+#: The CREDS flags with which an agent asks for its clients' connection attributes.
+ATTRIBUTE_FLAGS = PDUFlag.PDU_FLAG_AUTH | PDUFlag.PDU_FLAG_CONTAINER
+#: PM_ERR_NOTCONN: what pmcd tells every agent when a client goes.
+PM_ERR_NOTCONN = -12391
+
+
+class Credentials(Protocol):
+    """What a channel needs of a client to forward its attributes: see Session."""
+
+    slot: int
+    attr_version: int
+
+    def attr_pdus(self) -> Sequence[AttrPDU]:
+        """The client's attributes as ATTR PDUs from its slot (empty: none to send)."""
+        ...
 
 
 class Channel:
@@ -47,25 +75,83 @@ class Channel:
         #: the instance profile the agent holds now (global state, per-indom entries)
         self.profile: tuple[int, tuple] | None = None
         self.flags = 0
+        #: which version of each client's attributes (by slot) the agent has been sent
+        self.attrs_sent: dict[int, int] = {}
+        #: why the channel failed, for the log ("" while it has not)
+        self.failure = ""
+        self._died = trio.Event()
 
-    async def request(self, pdu: Any, timeout: float) -> Any:
-        """Send PDU and return the agent's reply record (PMError on failure)."""
+    @property
+    def wants_attributes(self) -> bool:
+        """Whether the agent asked for its clients' attributes (AUTH or CONTAINER)."""
+        return bool(self.flags & ATTRIBUTE_FLAGS)
+
+    def mark_dead(self, why: str = "pmcd closed its channel") -> None:
+        """The agent can no longer be talked to (WHY, for the log): requests fail until
+        it is replaced."""
+        if not self.failure:
+            self.failure = why
+        self.alive = False
+        self._died.set()
+
+    async def wait_dead(self) -> None:
+        """Return once the channel has failed (or been closed)."""
+        await self._died.wait()
+
+    def _pending_attributes(self, client: Credentials | None) -> Sequence[AttrPDU]:
+        """CLIENT's attributes, if this agent wants them and has not got these yet."""
+        if client is None or not self.flags & ATTRIBUTE_FLAGS:
+            return ()
+        if self.attrs_sent.get(client.slot) == client.attr_version:
+            return ()
+        pdus = client.attr_pdus()
+        self.attrs_sent[client.slot] = client.attr_version
+        return pdus
+
+    def _prelude(self, client: Credentials | None, profile: bytes | None) -> list[Any]:
+        """What must go before a request: CLIENT's attributes if due, and PROFILE (an
+        encoded PROFILE PDU) unless the agent holds an equal one already (PCP resends it
+        per client; an equal profile is no news to the agent)."""
+        prelude: list[Any] = list(self._pending_attributes(client))
+        if profile is not None and profile[16:] != self.profile:
+            prelude.append(profile)
+            self.profile = profile[16:]  # (what it says, whichever context it is from)
+        return prelude
+
+    async def request(
+        self,
+        pdu: Any,
+        timeout: float,
+        client: Credentials | None = None,
+        profile: bytes | None = None,
+    ) -> Any:
+        """Send PDU, after CLIENT's attributes and the PROFILE for it if the agent needs
+        them, and return the agent's reply record; all of it within TIMEOUT."""
         raise NotImplementedError
 
-    async def notify(self, pdu: Any) -> None:
-        """Send a PDU that gets no reply."""
+    async def notify(self, pdu: Any, timeout: float) -> None:
+        """Send a PDU that gets no reply (a record, or one already encoded) within
+        TIMEOUT; never raises (a failure marks the channel dead)."""
         raise NotImplementedError
+
+    async def end_context(self, slot: int, timeout: float) -> None:
+        """Tell the agent the client in SLOT has gone (PM_ERR_NOTCONN from that slot)."""
+        self.attrs_sent.pop(slot, None)
+        if self.alive:
+            await self.notify(ErrorPDU(PM_ERR_NOTCONN, None, slot), timeout)
 
     async def close(self) -> None:
         """Stop talking to the agent (and stop it, if pmcd started it)."""
-        self.alive = False
+        self.mark_dead()
 
 
 class InProcessChannel(Channel):
     """An agent loaded into pmcd: requests run in a worker thread, one at a time.
 
     INLINE agents (pmcd's own, which only reads pmcd's state and a few local
-    files) answer on the event loop itself: no thread hand-off, no timeout.
+    files) answer on the event loop itself: no thread hand-off, no timeout.  An
+    exception from the agent's code answers PM_ERR_GENERIC and is logged, as a
+    daemon agent's framework does; it ends neither the agent nor pmcd.
     """
 
     kind = "dso"
@@ -76,39 +162,80 @@ class InProcessChannel(Channel):
         self.inline = inline
         self.alive = True
         self.pid = os.getpid()
+        self.flags = ATTRIBUTE_FLAGS if getattr(agent, "wants_credentials", False) else 0
 
-    async def request(self, pdu: Any, timeout: float) -> Any:
+    def _handle(self, pdus: Sequence[Any]) -> Any:
+        """Hand PDUS to the agent in order; the last one's reply (exceptions logged)."""
+        reply = None
+        for pdu in pdus:
+            try:
+                reply = self.agent.handle(pdu)
+            except Exception as exc:  # the agent's own code failed: answer, log, go on
+                log.error(
+                    '"%s" agent (domain %d): %s failed: %r',
+                    self.name,
+                    self.domain,
+                    type(pdu).__name__,
+                    exc,
+                )
+                reply = ErrorPDU(PM_ERR_GENERIC)
+        return reply
+
+    async def request(
+        self,
+        pdu: Any,
+        timeout: float,
+        client: Credentials | None = None,
+        profile: bytes | None = None,
+    ) -> Any:
         if not self.alive:
             raise PMError(PM_ERR_NOAGENT)
         if self.inline:
-            reply = self.agent.handle(pdu)
-            if reply is None:
-                raise PMError(PM_ERR_IPC, f"{self.name} agent gave no reply")
-            return reply
-        async with self.lock:
-            # the agent's own code may block (psutil, files): keep it off pmcd's event loop
-            with trio.move_on_after(timeout if timeout > 0 else math.inf) as scope:
-                reply = await trio.to_thread.run_sync(
-                    self.agent.handle, pdu, abandon_on_cancel=True
-                )
-            if scope.cancelled_caught:
-                # the thread is left to finish on its own; this agent object is done with
-                self.alive = False
-                raise PMError(PM_ERR_TIMEOUT, f"{self.name} agent did not answer in {timeout}s")
+            reply = self._handle([*self._decoded(self._prelude(client, profile)), pdu])
+        else:
+            async with self.lock:
+                if not self.alive:
+                    raise PMError(PM_ERR_NOAGENT)
+                pdus = [*self._decoded(self._prelude(client, profile)), pdu]
+                # the agent's own code may block (psutil, files): keep it off pmcd's event loop
+                with trio.move_on_after(timeout if timeout > 0 else math.inf) as scope:
+                    reply = await trio.to_thread.run_sync(
+                        self._handle, pdus, abandon_on_cancel=True
+                    )
+                if scope.cancelled_caught:
+                    # the thread is left to finish on its own; this agent object is done with
+                    self.mark_dead(f"it did not answer a {_what(pdu)} in {timeout:g}s")
+                    raise PMError(PM_ERR_TIMEOUT, f"{self.name} agent did not answer in {timeout}s")
         if reply is None:
             raise PMError(PM_ERR_IPC, f"{self.name} agent gave no reply")
         return reply
 
-    async def notify(self, pdu: Any) -> None:
-        if self.alive and self.inline:
-            self.agent.handle(pdu)
-        elif self.alive:
+    @staticmethod
+    def _decoded(pdus: Sequence[Any]) -> list[Any]:
+        return [decode(pdu) if isinstance(pdu, bytes) else pdu for pdu in pdus]
+
+    async def notify(self, pdu: Any, timeout: float) -> None:
+        if not self.alive:
+            return
+        pdus = self._decoded([pdu])
+        if self.inline:
+            self._handle(pdus)
+            return
+        with trio.move_on_after(timeout if timeout > 0 else math.inf):
             async with self.lock:
-                await trio.to_thread.run_sync(self.agent.handle, pdu)
+                if self.alive:
+                    await trio.to_thread.run_sync(self._handle, pdus, abandon_on_cancel=True)
 
     async def close(self) -> None:
         await super().close()
-        self.agent.stop()
+        # stop() joins the agent's refresh threads: not on the event loop
+        await trio.to_thread.run_sync(self._stop, abandon_on_cancel=True)
+
+    def _stop(self) -> None:
+        try:
+            self.agent.stop()
+        except Exception as exc:
+            log.error('"%s" agent (domain %d): stop failed: %r', self.name, self.domain, exc)
 
 
 class StreamChannel(Channel):
@@ -145,14 +272,17 @@ class StreamChannel(Channel):
         self.flags = version[0].flags
         auth = self.flags & PDUFlag.PDU_FLAG_AUTH  # pmcd echoes only this feature
         answer = Cred(CVERSION, PDU_VERSION, auth >> 8, auth & 0xFF)
-        await self._write(CredsPDU((answer,), os.getpid()))
+        with trio.move_on_after(creds_timeout) as scope:
+            await self._write(encode(CredsPDU((answer,), os.getpid())))
+        if scope.cancelled_caught:
+            raise PMError(PM_ERR_TIMEOUT, f"{self.name} agent did not take pmcd's answer")
         self.alive = True
 
-    async def _write(self, pdu: Any) -> None:
+    async def _write(self, data: bytes) -> None:
         try:
-            await self.send_stream.send_all(encode(pdu))
+            await self.send_stream.send_all(data)
         except (trio.BrokenResourceError, trio.ClosedResourceError, OSError) as exc:
-            self.alive = False
+            self.mark_dead("it stopped reading its channel")
             raise PMError(PM_ERR_NOAGENT, f"{self.name} agent has gone") from exc
 
     async def _read(self) -> Any:
@@ -160,51 +290,82 @@ class StreamChannel(Channel):
             try:
                 frame = self.framer.next_frame()
             except PDUError as exc:
-                self.alive = False
+                self.mark_dead(f"it sent a malformed PDU ({exc})")
                 raise PMError(PM_ERR_IPC, f"{self.name} agent: {exc}") from exc
             if frame is not None:
                 try:
                     return decode(frame)
                 except PDUError as exc:
-                    self.alive = False
+                    self.mark_dead(f"it sent a malformed PDU ({exc})")
                     raise PMError(PM_ERR_IPC, f"{self.name} agent: {exc}") from exc
             try:
                 data = await self.receive_stream.receive_some(1 << 16)
             except (trio.BrokenResourceError, trio.ClosedResourceError, OSError):
                 data = b""
             if not data:
-                self.alive = False
+                self.mark_dead("it closed its channel")
                 raise PMError(PM_ERR_NOAGENT, f"{self.name} agent closed its channel")
             self.framer.feed(data)
 
-    async def request(self, pdu: Any, timeout: float) -> Any:
+    async def request(
+        self,
+        pdu: Any,
+        timeout: float,
+        client: Credentials | None = None,
+        profile: bytes | None = None,
+    ) -> Any:
         if not self.alive:
             raise PMError(PM_ERR_NOAGENT)
         async with self.lock:
-            await self._write(pdu)
+            if not self.alive:  # it failed while this request waited its turn
+                raise PMError(PM_ERR_NOAGENT)
+            prelude = self._prelude(client, profile)
+            data = b"".join(p if isinstance(p, bytes) else encode(p) for p in (*prelude, pdu))
+            # the whole exchange is timed: an agent that stops reading fills its pipe
             with trio.move_on_after(timeout if timeout > 0 else math.inf) as scope:
+                await self._write(data)
                 reply = await self._read()
             if scope.cancelled_caught:
-                self.alive = False  # its answer may still come: the channel is out of step
+                # its answer may still come: the channel is out of step
+                self.mark_dead(f"it did not answer a {_what(pdu)} in {timeout:g}s")
                 raise PMError(PM_ERR_TIMEOUT, f"{self.name} agent did not answer in {timeout}s")
             return reply
 
-    async def notify(self, pdu: Any) -> None:
-        if self.alive:
+    async def notify(self, pdu: Any, timeout: float) -> None:
+        if not self.alive:
+            return
+        data = pdu if isinstance(pdu, bytes) else encode(pdu)
+        with trio.move_on_after(timeout if timeout > 0 else math.inf):
             async with self.lock:
-                await self._write(pdu)
+                if not self.alive:
+                    return
+                try:
+                    with trio.move_on_after(timeout if timeout > 0 else math.inf) as scope:
+                        await self._write(data)
+                except PMError:
+                    return  # marked dead: the supervisor has it from here
+                if scope.cancelled_caught:  # a part of the PDU may have gone: out of step
+                    self.mark_dead(f"it took no notice in {timeout:g}s")
 
     async def close(self) -> None:
         await super().close()
         for stream in (self.send_stream, self.receive_stream):
             with trio.move_on_after(1):
-                await stream.aclose()
+                with contextlib.suppress(
+                    trio.BrokenResourceError, trio.ClosedResourceError, OSError
+                ):
+                    await stream.aclose()
         if self.process is not None:
             with trio.move_on_after(0.15) as scope:
                 await self.process.wait()
             if scope.cancelled_caught:
-                self.process.kill()
+                self.process.kill()  # (SIGKILL ends a stopped process too)
                 await self.process.wait()
+
+
+def _what(pdu: Any) -> str:
+    """A request's PDU type as PCP names it (FETCH, DESC_REQ, ...), for the log."""
+    return type(pdu).__name__.removesuffix("PDU").upper()
 
 
 async def start_pipe_agent(
@@ -216,9 +377,13 @@ async def start_pipe_agent(
     cwd: str | None = None,
 ) -> StreamChannel:
     """Start a pipe agent (stdin/stdout are its channel, stderr is pmcd's) and shake hands."""
-    process = await trio.lowlevel.open_process(
-        list(argv), stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env, cwd=cwd
-    )
+    try:
+        process = await trio.lowlevel.open_process(
+            list(argv), stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env, cwd=cwd
+        )
+    except OSError as exc:
+        code = -exc.errno if exc.errno else PM_ERR_GENERIC
+        raise PMError(code, f"cannot run {argv[0]}: {exc.strerror or exc}") from exc
     assert process.stdin is not None and process.stdout is not None
     channel = StreamChannel(name, domain, process.stdin, process.stdout, process, "pipe")
     return await _shake_hands(channel, creds_timeout)
@@ -239,10 +404,11 @@ async def connect_socket_agent(
     """
     try:
         stream = await connect()
-    except PMError:
+    except BaseException:
         if process is not None:
-            process.kill()
-            await process.wait()
+            with trio.CancelScope(shield=True):
+                process.kill()
+                await process.wait()
         raise
     return await _shake_hands(
         StreamChannel(name, domain, stream, stream, process, kind), creds_timeout
@@ -253,7 +419,8 @@ async def _shake_hands(channel: StreamChannel, creds_timeout: float) -> StreamCh
     """CHANNEL once its agent has exchanged CREDS; closed (and the error raised) if not."""
     try:
         await channel.handshake(creds_timeout)
-    except PMError:
-        await channel.close()
+    except BaseException:
+        with trio.CancelScope(shield=True):
+            await channel.close()
         raise
     return channel

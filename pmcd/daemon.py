@@ -13,6 +13,7 @@ import contextlib
 import gc
 import logging
 import os
+import signal
 import socket
 import struct
 import subprocess
@@ -25,7 +26,7 @@ import trio
 from pmapi.errors import PMError
 from pmapi.labels import PM_LABEL_CONTEXT, LabelSet
 from pmapi.pdu.codec import encode
-from pmapi.pdu.constants import PMCDState
+from pmapi.pdu.constants import Attr, PMCDState
 from pmapi.pdu.records import ErrorPDU
 from pmapi.pmns import PMNS
 from pmda.agent import DATA_DIR, combined_pmns
@@ -54,8 +55,6 @@ from .stats import (
 
 log = logging.getLogger("pmcd")
 
-#: PM_ERR_NOTCONN: what pmcd tells every agent when a client goes.
-PM_ERR_NOTCONN = -12391
 #: Seconds before the first restart of a failed agent, and the most it waits.
 FIRST_RESTART, LONGEST_RESTART = 2.0, 60.0
 
@@ -72,6 +71,8 @@ class Settings:
     env: dict[str, str] = field(default_factory=lambda: dict(os.environ))
     #: where agents pmcd starts run (and so write their logs), as PCP's pmcd log directory
     agent_dir: str | None = None
+    #: seconds before a failed agent's first restart (doubling to LONGEST_RESTART)
+    first_restart: float = FIRST_RESTART
 
 
 def host_context_labels() -> tuple[LabelSet, ...]:
@@ -186,6 +187,10 @@ class Daemon:
         """Keep LINE's agent running: start it, and restart it with backoff when it fails.
 
         Reports itself started after the first attempt, whether or not it worked.
+        Nothing an agent does escapes this task: a failure to start, a death at any
+        moment, is one line in the log and a later attempt.  The wait between
+        attempts doubles from FIRST_RESTART to LONGEST_RESTART, and starts again
+        from the first only once an agent has served for LONGEST_RESTART.
         A reload stops it by cancelling its scope; its agent is closed on the way out.
         """
         scope, done = trio.CancelScope(), trio.Event()
@@ -193,50 +198,70 @@ class Daemon:
         channel: Channel | None = None
         try:
             with scope:
-                delay = FIRST_RESTART
+                delay = self.settings.first_restart
                 while True:
+                    began = trio.current_time()
                     try:
                         channel = await self.start_agent(line)
-                    except PMError as exc:
+                    except Exception as exc:  # whatever the agent did: one line, try later
+                        final = line.kind == "dso" and isinstance(exc, PMError)
                         log.error(
-                            'Cannot start "%s" agent (domain %d): %s', line.name, line.domain, exc
+                            'Cannot start "%s" agent (domain %d): %s%s',
+                            line.name,
+                            line.domain,
+                            _reason(exc),
+                            "" if final else f"; next attempt in {delay:g}s",
                         )
                         self._set_status(line, termination_status(REASON_NOSTART), None)
                         task_status.started()
                         task_status = trio.TASK_STATUS_IGNORED
-                        if line.kind == "dso":
+                        if final:
                             return  # loading will not work better next time
                     else:
                         if task_status is trio.TASK_STATUS_IGNORED:  # not its first start
                             self.mark_changes(PMCDState.PMCD_RESTART_AGENT)
                         task_status.started()
                         task_status = trio.TASK_STATUS_IGNORED
-                        await self._watch(line, channel)
+                        why = await self._watch(line, channel)
                         self.mark_changes(PMCDState.PMCD_DROP_AGENT)
-                        delay = FIRST_RESTART
+                        if trio.current_time() - began >= LONGEST_RESTART:
+                            delay = self.settings.first_restart  # it served a good while
+                        log.warning(
+                            '"%s" agent (domain %d) failed: %s; restarting in %gs',
+                            line.name,
+                            line.domain,
+                            why,
+                            delay,
+                        )
                     await trio.sleep(delay)
                     delay = min(delay * 2, LONGEST_RESTART)
         finally:
             task_status.started()  # a reload may stop it before its first attempt ends
             if channel is not None and self.channels.get(line.domain) is channel:
                 del self.channels[line.domain]
+            if channel is not None:
                 with trio.CancelScope(shield=True):
-                    await channel.close()
+                    await _close_quietly(channel)
             done.set()
 
-    async def _watch(self, line: AgentLine, channel: Channel) -> None:
-        """Serve with CHANNEL until it fails; then close it and record why."""
+    async def _watch(self, line: AgentLine, channel: Channel) -> str:
+        """Serve with CHANNEL until it fails; then close it, record and return why."""
         self.channels[line.domain] = channel
         self._set_status(line, STATUS_READY, channel.pid)
         self.state.seqnum += 1
         log.info('Started "%s" agent (domain %d, %s)', line.name, line.domain, line.kind)
-        while channel.alive:
-            await trio.sleep(0.2)
-        log.warning('"%s" agent (domain %d) failed; restarting', line.name, line.domain)
-        await channel.close()
         process = channel.process if isinstance(channel, StreamChannel) else None
+        async with trio.open_nursery() as watching:
+            if process is not None:  # an idle agent that dies is noticed at once
+                watching.start_soon(_watch_exit, channel, process)
+            await channel.wait_dead()
+            watching.cancel_scope.cancel()
+        if self.channels.get(line.domain) is channel:
+            del self.channels[line.domain]
+        await _close_quietly(channel)
         code = process.returncode if process is not None else None
         self._set_status(line, termination_status(REASON_EXIT, code), None)
+        return channel.failure + _ending(code)
 
     async def reload(self, config: PmcdConfig, pmns: PMNS) -> AgentChanges:
         """SIGHUP: take CONFIG and PMNS, restarting only the agents whose lines changed."""
@@ -287,14 +312,26 @@ class Daemon:
             session.note_changes(changes)
 
     async def serve_client(self, stream: trio.SocketStream) -> None:
-        """Serve one client connection, if [access] admits it; at its end, tell the agents."""
+        """Serve one client connection to its end; nothing it does can end pmcd."""
+        try:
+            await self._serve_client(stream)
+        except Exception as exc:  # a fault of ours with one client: drop it, say so, go on
+            log.error("client connection dropped after an internal error: %r", exc)
+        finally:
+            with trio.CancelScope(shield=True), contextlib.suppress(Exception):
+                await stream.aclose()
+
+    async def _serve_client(self, stream: trio.SocketStream) -> None:
+        """Admit the client if [access] does, serve it, and at its end tell the agents."""
         peer = _peer(stream)
-        decision = self.gatekeeper.admit(peer)
+        if peer is None:
+            return  # gone before we could ask who it was (a port probe)
+        decision = self.gatekeeper.admit(peer.who)
         if not decision.may_connect:
-            log.info("client %s refused: %s", peer.address or "on the unix socket", decision)
-            async with stream:
-                with contextlib.suppress(trio.BrokenResourceError, OSError):
-                    await stream.send_all(encode(ErrorPDU(decision.status)))
+            log.info("client %s refused: %s", peer.who.address or "on the unix socket", decision)
+            # as PCP's pmcd: the greeting itself carries the error, with no features
+            with trio.move_on_after(1), contextlib.suppress(trio.BrokenResourceError, OSError):
+                await stream.send_all(encode(ErrorPDU(decision.status, 0)))
             return
         slot = next(i for i in range(len(self.sessions) + 1) if i not in self.sessions)
         session = Session(
@@ -308,24 +345,40 @@ class Daemon:
             self.mark_changes,
             count=self.state.count,
             denied=decision.deny,
+            peer_creds=peer.creds,
+            on_attribute=self.state.client_attribute,
         )
         self.sessions[slot] = session
-        self.state.client_connected(slot, peer.address)
-        self.state.note_fd(stream.socket.fileno())
         try:
-            async with stream:
+            self.state.client_connected(slot, peer.who.address)
+            self.state.note_fd(stream.socket.fileno())
+            # (a client that went away mid-conversation is the end of it, nothing more)
+            with contextlib.suppress(trio.BrokenResourceError, trio.ClosedResourceError, OSError):
                 await session.serve()
-        except (trio.BrokenResourceError, trio.ClosedResourceError, OSError):
-            pass  # the client went away mid-conversation
-        except Exception as exc:  # one client's trouble must not stop pmcd
-            log.error("client %d: dropped after an internal error: %r", slot, exc)
         finally:
-            del self.sessions[slot]
             self.state.client_disconnected(slot)
-            self.gatekeeper.del_client(peer.address)
+            self.gatekeeper.del_client(peer.who.address)
+            try:
+                await self._end_context(slot)
+            finally:
+                del self.sessions[slot]  # only now may another client have the slot
+
+    async def _end_context(self, slot: int) -> None:
+        """Tell every agent that the client in SLOT has gone (PM_ERR_NOTCONN), all at once,
+        each within the agent timeout, before the slot goes to another client: an agent
+        must not take a newcomer for the client whose credentials it holds."""
+        timeout = float(self.state.timeout)
+        async with trio.open_nursery() as nursery:
             for channel in list(self.channels.values()):
-                if channel.alive and not channel.lock.locked():
-                    await channel.notify(ErrorPDU(PM_ERR_NOTCONN, None, slot))
+                nursery.start_soon(channel.end_context, slot, timeout)
+
+    def held_buffers(self) -> list[int]:
+        """The sizes of the PDU buffers pmcd holds now, for clients and agents."""
+        sizes = [size for session in self.sessions.values() for size in session.held_buffers()]
+        for channel in self.channels.values():
+            if isinstance(channel, StreamChannel) and channel.framer.buffered:
+                sizes.append(channel.framer.buffered)
+        return sizes
 
     async def run(self, task_status=trio.TASK_STATUS_IGNORED) -> None:
         """Start every agent, listen, and serve until cancelled."""
@@ -335,11 +388,90 @@ class Daemon:
                 for line in self.config.agents:
                     starting.start_soon(nursery.start, self.supervise, line)
             listeners = await self._listen()
-            for listener in listeners:
-                nursery.start_soon(trio.serve_listeners, self.serve_client, [listener])
+            self.state.features.update(self._features())
+            for listener, where in zip(listeners, self.listening, strict=True):
+                nursery.start_soon(self._accept, listener, where, nursery)
+            nursery.start_soon(self._take_requests)
             task_status.started(self.listening)
             _settle_memory()
             self.ready.set()
+
+    def _features(self) -> dict[str, bool]:
+        """pmcd.feature.*: what this pmcd does (no TLS, compression, SASL or discovery)."""
+        return {
+            "secure": False,
+            "compress": False,
+            "ipv6": socket.has_ipv6,
+            "authentication": False,
+            "creds_required": False,
+            "unix_domain_sockets": any(w.startswith("unix:") for w in self.listening),
+            "service_discovery": False,
+            "containers": True,  # a client's container goes to the agents that ask
+            "local": False,
+            "client_cert_required": False,
+        }
+
+    async def _accept(self, listener: trio.SocketListener, where: str, nursery) -> None:
+        """Accept clients on LISTENER for ever, each served in a task of its own.
+
+        Out of file descriptors (or memory), pmcd logs one line, goes on serving the
+        clients it has, and tries again every tenth of a second; the clients that
+        wait meanwhile are in the listen backlog, as with PCP's pmcd."""
+        short = False
+        while True:
+            try:
+                stream = await listener.accept()
+            except OSError as exc:
+                if not short:
+                    log.error(
+                        "pmcd: cannot accept connections on %s: %s; serving the %d clients "
+                        "it has, and trying again",
+                        where,
+                        exc.strerror or exc,
+                        len(self.sessions),
+                    )
+                short = True
+                await trio.sleep(0.1)
+                continue
+            if short:
+                log.info("pmcd: accepting connections on %s again", where)
+                short = False
+            nursery.start_soon(self.serve_client, stream)
+
+    async def _take_requests(self) -> None:
+        """Act on the push-button stores into pmcd.control.* and pmcd.client.container."""
+        wake = trio.Event()
+        token = trio.lowlevel.current_trio_token()
+        self.state.notify = lambda what: token.run_sync_soon(wake.set)
+        try:
+            while True:
+                await wake.wait()
+                wake = trio.Event()
+                for what, detail in self.state.take_requests():
+                    await self._act_on(what, detail)
+        finally:
+            self.state.notify = None
+
+    async def _act_on(self, what: str, detail: object) -> None:
+        if what == "sighup":
+            os.kill(os.getpid(), signal.SIGHUP)  # the same reload a real SIGHUP makes
+        elif what == "container" and isinstance(detail, int):
+            session = self.sessions.get(detail)
+            record = self.state.clients.get(detail)
+            if session is not None and record is not None:
+                session.set_attribute(Attr.PCP_ATTR_CONTAINER, (record.container or "").encode())
+        elif what == "dumpconn":
+            for slot, record in sorted(self.state.clients.items()):
+                log.info(
+                    "client %d: seq %d, %s, uid %s, container %s",
+                    slot,
+                    record.seq,
+                    record.address or "unix socket",
+                    record.uid,
+                    record.container or "-",
+                )
+        elif what == "dumptrace":
+            log.info("pmcd: no PDU trace is kept (pmcd.control.dumptrace)")
 
     async def close(self) -> None:
         """Stop every agent (each is told by its channel closing) and remove the unix socket."""
@@ -378,17 +510,65 @@ class Daemon:
         return listeners
 
 
-def _peer(stream: trio.SocketStream) -> Peer:
-    """Who is connecting: an address for TCP, the peer's uid and gid on the unix socket."""
+@dataclass(frozen=True)
+class PeerInfo:
+    """Who is connecting: for [access], and on the unix socket its (uid, gid, pid)."""
+
+    who: Peer
+    creds: tuple[int, int, int | None] | None = None
+
+
+def _peer(stream: trio.SocketStream) -> PeerInfo | None:
+    """An address for TCP, the peer's uid, gid and pid on the unix socket; None if the
+    client has already gone."""
     sock = stream.socket
     if sock.family == socket.AF_UNIX:
         try:
             creds = sock.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i"))
-            _pid, uid, gid = struct.unpack("3i", creds)
+            pid, uid, gid = struct.unpack("3i", creds)
         except OSError:
-            return Peer.unix()
-        return Peer.unix(uid, gid)
-    return Peer(sock.getpeername()[0])
+            return PeerInfo(Peer.unix())
+        return PeerInfo(Peer.unix(uid, gid), (uid, gid, pid or None))
+    try:
+        return PeerInfo(Peer(sock.getpeername()[0]))
+    except OSError:
+        return None
+
+
+def _reason(exc: BaseException) -> str:
+    """Why an agent could not start, in one line (PCP's message only where it says more)."""
+    if isinstance(exc, PMError):
+        return exc.detail or exc.message
+    if isinstance(exc, OSError):
+        where = f"{exc.filename}: " if exc.filename else ""
+        return f"{where}{exc.strerror or exc}"
+    return repr(exc)
+
+
+def _ending(returncode: int | None) -> str:
+    """How an agent's process ended, for the log."""
+    if returncode is None:
+        return ""
+    if returncode < 0:
+        try:
+            return f" ({signal.Signals(-returncode).name})"
+        except ValueError:
+            return f" (signal {-returncode})"
+    return f" (exit status {returncode})"
+
+
+async def _watch_exit(channel: Channel, process: trio.Process) -> None:
+    """Mark CHANNEL dead when its agent's PROCESS ends."""
+    await process.wait()
+    channel.mark_dead("it exited")
+
+
+async def _close_quietly(channel: Channel) -> None:
+    """Close CHANNEL; a failure to close is the end of it all the same."""
+    try:
+        await channel.close()
+    except Exception as exc:
+        log.warning('"%s" agent (domain %d): closing: %r', channel.name, channel.domain, exc)
 
 
 def _agent_record(line: AgentLine, previous: AgentRecord | None) -> AgentRecord:

@@ -14,6 +14,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import logging
+import math
 from collections.abc import Callable, Container, Mapping, Sequence
 from typing import Any
 
@@ -29,13 +30,14 @@ from pmapi.errors import (  # type: ignore[attr-defined]
     PM_ERR_NOPROFILE,
     PM_ERR_PERMISSION,
     PM_ERR_PMID,
+    PM_ERR_TIMEOUT,
     PM_ERR_TOOBIG,
     PMError,
 )
 from pmapi.ids import PM_ID_NULL, is_dynamic_root, pmID_cluster, pmID_domain, pmInDom_domain
 from pmapi.labels import PM_LABEL_CLUSTER, PM_LABEL_CONTEXT, PM_LABEL_DOMAIN, PM_LABEL_ITEM
 from pmapi.pdu.codec import PDUError, decode, encode
-from pmapi.pdu.constants import CLIENT_PDU_CEILING, PM_TEXT_PMID
+from pmapi.pdu.constants import CLIENT_PDU_CEILING, PM_TEXT_PMID, Attr, PDUFlag
 from pmapi.pdu.framer import PDUFramer
 from pmapi.pdu.records import (
     AttrPDU,
@@ -69,8 +71,22 @@ from pmapi.values import Result, Timestamp, ValueSet
 from .access import PmcdOp
 from .channels import Channel
 
-#: The features pmcd 6 announces in its greeting (as the reference pmcd does).
-FEATURES = 0x0E44
+#: What this pmcd announces in its greeting: descriptors, high-resolution results,
+#: labels, containers (PCP's pmcd also offers AUTH, SASL, which we do not speak).
+FEATURES = (
+    PDUFlag.PDU_FLAG_DESCS
+    | PDUFlag.PDU_FLAG_HIGHRES
+    | PDUFlag.PDU_FLAG_LABELS
+    | PDUFlag.PDU_FLAG_CONTAINER
+)
+#: Most bytes read from a client at once.
+RECEIVE_SIZE = 1 << 16
+#: Seconds a client may take over the rest of a PDU when pmcd's -t is 0 (libpcp's
+#: default request timeout, which PCP's pmcd falls back on too).
+PARTIAL_PDU_FALLBACK = 10.0
+#: At most this many contexts' profiles, and this many bytes of them, per client:
+#: the oldest goes first (a client has one context per connection in practice).
+MAX_PROFILES, PROFILE_BYTES = 256, 256 * 1024
 
 log = logging.getLogger("pmcd")
 
@@ -90,6 +106,8 @@ class Session:
         mark_changes: Callable[[int], None] | None = None,
         count: Callable[[str, int], None] = lambda direction, pdutype: None,
         denied: PmcdOp = PmcdOp.PMCD_OP_NONE,
+        peer_creds: tuple[int, int, int | None] | None = None,
+        on_attribute: Callable[[int, int, bytes], None] | None = None,
     ) -> None:
         self.slot = slot
         self.stream = stream
@@ -104,41 +122,95 @@ class Session:
         self.changes = 0
         self.count = count
         self.denied = denied  # what [access] forbids this client
-        self.profiles: dict[int, ProfilePDU] = {}
+        #: each context's profile as it goes to an agent (encoded, from slot 0), oldest first
+        self.profiles: dict[int, bytes] = {}
+        self._profile_bytes = 0
+        #: connection attributes (PCP_ATTR_*: value with its NUL), in the order they came
         self.attributes: dict[int, bytes] = {}
+        #: bumped whenever the attributes change; channels note which version they hold
+        self.attr_version = 0
+        self._creds_seen = False  # attributes go to agents only after the client's CREDS
+        self._peer_creds = peer_creds  # (uid, gid, pid) of a unix-socket peer
+        self._on_attribute = on_attribute or (lambda slot, attr, value: None)
+        self.framer = PDUFramer(CLIENT_PDU_CEILING)
+        self._in_flight = 0  # the size of the request being answered, if any
 
     async def send(self, pdu: Any) -> None:
-        """Send PDU; raises trio.BrokenResourceError when the client has gone."""
+        """Send PDU; raises trio.BrokenResourceError when the client has gone, or
+        trio.TooSlowError when it takes none of it in pmcd's timeout."""
         self.count("out", pdu.TYPE)
-        await self.stream.send_all(encode(pdu))
+        with trio.move_on_after(self._patience()) as scope:
+            await self.stream.send_all(encode(pdu))
+        if scope.cancelled_caught:
+            raise trio.TooSlowError
+
+    def _patience(self) -> float:
+        """How long a client may take over a PDU, either way: pmcd's -t, as in PCP."""
+        timeout = self.timeout()
+        return timeout if timeout > 0 else PARTIAL_PDU_FALLBACK
+
+    def held_buffers(self) -> list[int]:
+        """The sizes of the PDU buffers held for this client (pmcd.buf.alloc)."""
+        held = [self.framer.buffered] if self.framer.buffered else []
+        return [*held, self._in_flight] if self._in_flight else held
+
+    def attr_pdus(self) -> tuple[AttrPDU, ...]:
+        """The client's attributes as PCP's pmcd forwards them to an agent: one ATTR PDU
+        each from the client's slot, newest first (the walk of libpcp's hash table)."""
+        if not self._creds_seen:
+            return ()
+        return tuple(AttrPDU(a, v, self.slot) for a, v in reversed(self.attributes.items()))
+
+    def set_attribute(self, attr: int, value: bytes) -> None:
+        """Set connection attribute ATTR to VALUE (given without its NUL)."""
+        value = value.split(b"\0", 1)[0] + b"\0"
+        if self.attributes.get(attr) != value:
+            self.attributes.pop(attr, None)
+            self.attributes[attr] = value
+            self.attr_version += 1
+        self._on_attribute(self.slot, attr, value)
 
     async def serve(self) -> None:
-        """Greet the client and answer it until it goes or sends something malformed."""
+        """Greet the client and answer it until it goes, sends something malformed, or
+        holds a partial PDU (or leaves an answer unread) longer than pmcd's timeout."""
         await self.send(ErrorPDU(0, PDUInfo(2, 1, FEATURES).pack()))
-        framer = PDUFramer(CLIENT_PDU_CEILING)
+        framer = self.framer
+        deadline = math.inf  # by when the partial PDU buffered must be complete
         while True:
-            try:
-                data = await self.stream.receive_some(1 << 16)
-            except (trio.BrokenResourceError, trio.ClosedResourceError, OSError):
+            with trio.move_on_at(deadline) as scope:
+                try:
+                    data = await self.stream.receive_some(RECEIVE_SIZE)
+                except (trio.BrokenResourceError, trio.ClosedResourceError, OSError):
+                    return
+            if scope.cancelled_caught:
+                log.info(
+                    "client %d: the rest of a PDU did not come in %gs (%d bytes held); closing",
+                    self.slot,
+                    self._patience(),
+                    framer.buffered,
+                )
                 return
             if not data:
                 return
             framer.feed(data)
-            try:
-                frames = list(framer.frames())
-            except PDUError as exc:
-                log.info("client %d: %s; closing its connection", self.slot, exc)
-                await self._refuse(exc.code)
-                return
-            for frame in frames:
+            answered = False
+            while True:
                 try:
+                    frame = framer.next_frame()
+                    if frame is None:
+                        break
                     request = decode(frame)
                 except PDUError as exc:
                     log.info("client %d: bad PDU: %s; closing its connection", self.slot, exc)
                     await self._refuse(exc.code)
                     return
+                answered = True
                 self.count("in", request.TYPE)
-                reply = await self.answer(request)
+                self._in_flight = len(frame)
+                try:
+                    reply = await self.answer(request)
+                finally:
+                    self._in_flight = 0
                 if reply is None:
                     continue
                 try:
@@ -148,8 +220,19 @@ class Session:
                         changes, self.changes = self.changes, 0
                         await self.send(ErrorPDU(changes))
                     await self.send(reply)
+                except trio.TooSlowError:
+                    log.info(
+                        "client %d: took none of an answer in %gs; closing",
+                        self.slot,
+                        self._patience(),
+                    )
+                    return
                 except (trio.BrokenResourceError, trio.ClosedResourceError, OSError):
                     return  # the client went without waiting for its answer
+            if not framer.buffered:
+                deadline = math.inf
+            elif answered or deadline == math.inf:  # a new PDU has begun
+                deadline = trio.current_time() + self._patience()
 
     def _refused(self, request: Any) -> bool:
         """Whether [access] forbids this client REQUEST (a store, or any other request)."""
@@ -162,7 +245,9 @@ class Session:
 
     async def _refuse(self, code: int) -> None:
         """Tell a misbehaving client why it is being dropped, if it still listens."""
-        with contextlib.suppress(trio.BrokenResourceError, trio.ClosedResourceError, OSError):
+        with contextlib.suppress(
+            trio.BrokenResourceError, trio.ClosedResourceError, trio.TooSlowError, OSError
+        ):
             await self.send(ErrorPDU(code if code in (PM_ERR_IPC, PM_ERR_TOOBIG) else PM_ERR_IPC))
 
     async def answer(self, request: Any) -> Any:
@@ -180,13 +265,35 @@ class Session:
     # -- requests answered without an agent ----------------------------------------------
 
     async def _profile(self, pdu: ProfilePDU) -> None:
-        self.profiles[pdu.ctxid] = pdu
+        """Keep the context's profile, encoded (a fraction of a decoded one's memory)."""
+        wire = encode(ProfilePDU(pdu.ctxid, pdu.state, pdu.profiles))
+        old = self.profiles.pop(pdu.ctxid, None)
+        self._profile_bytes += len(wire) - (len(old) if old is not None else 0)
+        self.profiles[pdu.ctxid] = wire
+        while len(self.profiles) > MAX_PROFILES or self._profile_bytes > PROFILE_BYTES:
+            oldest = next(iter(self.profiles))  # (never the one just set: it is the newest)
+            self._profile_bytes -= len(self.profiles.pop(oldest))
 
     async def _creds(self, pdu: CredsPDU) -> None:
+        """The client's handshake: from now on its attributes go to the agents that ask
+        (on the unix socket, the peer's uid, gid and pid, as PCP's pmcd takes them)."""
+        if not self._creds_seen and self._peer_creds is not None:
+            uid, gid, pid = self._peer_creds
+            self.set_attribute(Attr.PCP_ATTR_USERID, str(uid).encode())
+            self.set_attribute(Attr.PCP_ATTR_GROUPID, str(gid).encode())
+            if pid:
+                self.set_attribute(Attr.PCP_ATTR_PROCESSID, str(pid).encode())
+        self._creds_seen = True
+        self.attr_version += 1
         return None
 
-    async def _attr(self, pdu: AttrPDU) -> None:
-        self.attributes[pdu.attr] = pdu.value
+    async def _attr(self, pdu: AttrPDU) -> Any:
+        """A client names its container (pminfo --container); nothing else is taken from
+        it (a uid from a client's ATTR would be its word alone), as in PCP's pmcd."""
+        if pdu.attr != Attr.PCP_ATTR_CONTAINER:
+            return ErrorPDU(PM_ERR_IPC)
+        self.set_attribute(pdu.attr, pdu.value)
+        return None
 
     async def _error(self, pdu: ErrorPDU) -> None:
         return None
@@ -287,7 +394,7 @@ class Session:
         UNKNOWN is the error when no agent is configured for DOMAIN (pmcd's varies
         with the request: PM_ERR_PMID for a descriptor, PM_ERR_INDOM for instances).
         """
-        reply = await self._channel(domain, unknown).request(pdu, self.timeout())
+        reply = await self._channel(domain, unknown).request(pdu, self.timeout(), self)
         if isinstance(reply, ErrorPDU):
             raise PMError(reply.code if reply.code < 0 else PM_ERR_IPC)
         if not isinstance(reply, expect):
@@ -363,7 +470,7 @@ class Session:
         return ResultPDU(result)
 
     async def _fetch_from(
-        self, domain: int, ctxid: int, profile: ProfilePDU, pmids: Sequence[int]
+        self, domain: int, ctxid: int, profile: bytes, pmids: Sequence[int]
     ) -> Sequence[ValueSet]:
         """DOMAIN's value sets for PMIDS, in that order; its error in each if it fails.
 
@@ -373,21 +480,21 @@ class Session:
         try:
             vsets = await self._fetch_domain(domain, ctxid, profile, pmids)
         except PMError as exc:
-            return tuple(ValueSet.of_error(pmid, exc.code) for pmid in pmids)
+            # as PCP's pmcd: an agent that timed out is gone, and its values say so
+            code = PM_ERR_NOAGENT if exc.code == PM_ERR_TIMEOUT else exc.code
+            return tuple(ValueSet.of_error(pmid, code) for pmid in pmids)
         if _pmids_of(vsets) == tuple(pmids):
             return vsets
         by_pmid = {vs.pmid: vs for vs in vsets}
         return tuple(by_pmid.get(pmid) or ValueSet.of_error(pmid, PM_ERR_IPC) for pmid in pmids)
 
     async def _fetch_domain(
-        self, domain: int, ctxid: int, profile: ProfilePDU, pmids: Sequence[int]
+        self, domain: int, ctxid: int, profile: bytes, pmids: Sequence[int]
     ) -> Sequence[ValueSet]:
         channel = self._channel(domain)
-        wanted = (profile.state, profile.profiles)
-        if channel.profile != wanted:  # PCP resends per client; an equal profile is no news
-            await channel.notify(ProfilePDU(ctxid, profile.state, profile.profiles, self.slot))
-            channel.profile = wanted
-        reply = await channel.request(FetchPDU(ctxid, tuple(pmids), self.slot), self.timeout())
+        profile = profile[:8] + self.slot.to_bytes(4, "big") + profile[12:]  # from the slot
+        request = FetchPDU(ctxid, tuple(pmids), self.slot)
+        reply = await channel.request(request, self.timeout(), self, profile)
         if isinstance(reply, ErrorPDU):
             raise PMError(reply.code if reply.code < 0 else PM_ERR_IPC)
         if not isinstance(reply, ResultPDU) or len(reply.result.vsets) != len(pmids):
@@ -405,7 +512,7 @@ class Session:
         for domain, vsets in by_domain.items():
             try:
                 store = ResultPDU(Result(pdu.result.timestamp, tuple(vsets)), self.slot)
-                reply = await self._channel(domain).request(store, self.timeout())
+                reply = await self._channel(domain).request(store, self.timeout(), self)
             except PMError as exc:
                 status = status or exc.code
                 continue

@@ -3,6 +3,7 @@
 from pmapi.errors import PMError
 
 from .agent import Agent
+from .clients import Client
 from .metrics import (
     AGGREGATE,
     COUNTER,
@@ -37,6 +38,7 @@ __all__ = [
     "U32",
     "U64",
     "Agent",
+    "Client",
     "InDom",
     "Metric",
     "PMError",

@@ -73,6 +73,7 @@ from pmapi.pdu.records import (
 from pmapi.pmns import PMNS
 from pmapi.values import Result, Timestamp, ValueSet
 
+from .clients import PM_ERR_NOTCONN, Client, ClientTable
 from .metrics import NOSUPPORT, InDom, Metric, instance_map
 
 #: Where the agents' namespace and help sources live (beside this package, installed or not).
@@ -86,11 +87,16 @@ class Agent:
     {"agent": name}), `domain` (the default; pmcd's -d wins), `labels` (extra
     domain labels), `cluster_labels` ({cluster: labels}) and `metrics`: metrics
     declared as data (built from a table) rather than on methods, whose values
-    come from their cluster's `refresh` method.
+    come from their cluster's `refresh` method.  An agent that sets
+    `wants_credentials` is told who each client is (pmcd forwards their
+    credentials, pmda.clients); `self.client` is the one behind the request
+    being answered.
     """
 
     name: ClassVar[str] = ""
     domain: ClassVar[int] = 0
+    #: ask pmcd for each client's uid, gid, pid and container (PDU_FLAG_AUTH|CONTAINER)
+    wants_credentials: ClassVar[bool] = False
     labels: ClassVar[Mapping[str, Any]] = {}
     cluster_labels: ClassVar[Mapping[int, Mapping[str, Any]]] = {}
     metrics: ClassVar[Iterable[Metric]] = ()
@@ -141,6 +147,9 @@ class Agent:
             i: dict(i.instances or {}) for i in self._indoms
         }
         self._profile: ProfilePDU | None = None
+        #: every client context's credentials, and the context of the current request
+        self.clients = ClientTable()
+        self._context = 0
         self._changes = PMCDState.PMCD_NO_CHANGE
         #: what each cluster's refresh method last returned: {metric name: values}
         self._cluster_values: dict[int, Mapping[str, Any] | PMError | None] = {}
@@ -245,19 +254,29 @@ class Agent:
         if handler is None:
             self.log.error("%s: unexpected %s PDU ignored", self.name, type(pdu).__name__)
             return None
+        self._context = getattr(pdu, "sender", 0)
         try:
             return handler(self, pdu)
         except PMError as exc:
             return ErrorPDU(exc.code)
 
+    @property
+    def client(self) -> Client:
+        """The client whose request is being answered: its context and, if pmcd sent
+        them (`wants_credentials`), its uid, gid, pid and container."""
+        return self.clients.client(self._context)
+
     def _on_error(self, pdu: ErrorPDU) -> None:
-        return None  # end of a client context, or pmcd's notice: nothing to answer
+        if pdu.code == PM_ERR_NOTCONN:  # the client in that context has gone
+            self.clients.end(pdu.sender)
+        return None  # nothing to answer
 
     def _on_profile(self, pdu: ProfilePDU) -> None:
         self._profile = pdu
         return None
 
     def _on_attr(self, pdu: AttrPDU) -> None:
+        self.clients.set_attribute(pdu.sender, pdu.attr, pdu.value)
         return None
 
     def _on_creds(self, pdu: CredsPDU) -> None:

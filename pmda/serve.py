@@ -20,7 +20,7 @@ from typing import BinaryIO
 
 from pmapi.errors import PM_ERR_GENERIC, PMError  # type: ignore[attr-defined]
 from pmapi.pdu.codec import PDUError, decode, encode
-from pmapi.pdu.constants import CVERSION, PDUType
+from pmapi.pdu.constants import PDUFlag, PDUType
 from pmapi.pdu.framer import PDUFramer
 from pmapi.pdu.records import Cred, CredsPDU, ErrorPDU
 
@@ -28,6 +28,9 @@ from .agent import Agent
 
 #: Protocol version an agent announces in its CREDS PDU.
 AGENT_PDU_VERSION = 2
+#: The CREDS flags with which an agent asks pmcd for its clients' credentials (as
+#: pmdaproc's PMDA_FLAG_AUTHORIZE | PMDA_FLAG_CONTAINER).
+CREDENTIAL_FLAGS = PDUFlag.PDU_FLAG_AUTH | PDUFlag.PDU_FLAG_CONTAINER
 
 
 def options(agent_class: type[Agent]) -> argparse.ArgumentParser:
@@ -135,7 +138,8 @@ def serve_stream(agent: Agent, rfile: BinaryIO, wfile: BinaryIO) -> int:
         wfile.write(data)
         wfile.flush()
 
-    write(encode(CredsPDU((Cred(CVERSION, AGENT_PDU_VERSION, 0, 0),), os.getpid())))
+    flags = CREDENTIAL_FLAGS if agent.wants_credentials else 0
+    write(encode(CredsPDU((Cred.version(flags, AGENT_PDU_VERSION),), os.getpid())))
     read = getattr(rfile, "read1", rfile.read)  # whatever has arrived, not a full buffer
     return answer_requests(agent, read, write)
 

@@ -12,10 +12,15 @@ error reply becomes `PMError` with PCP's code, as a client would see it.
         demo.store("demo.count", 0)
         assert demo.desc("demo.count").units.text() == "count"
         assert demo.oneline("demo.count").startswith("Number of")
+
+An agent with `wants_credentials` can be asked as a given client:
+`demo.as_client(uid=1000, gid=1000, pid=4242)` sends the ATTR PDUs pmcd would
+forward for such a client, and later requests come from its context.
 """
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping
 from types import TracebackType
 from typing import Any, TypeVar
@@ -23,8 +28,9 @@ from typing import Any, TypeVar
 from pmapi.desc import Desc
 from pmapi.errors import PM_ERR_INST, PMError  # type: ignore[attr-defined]
 from pmapi.ids import PM_IN_NULL, PM_INDOM_NULL
-from pmapi.pdu.constants import PM_TEXT_HELP, PM_TEXT_ONELINE, PM_TEXT_PMID
+from pmapi.pdu.constants import PM_TEXT_HELP, PM_TEXT_ONELINE, PM_TEXT_PMID, Attr
 from pmapi.pdu.records import (
+    AttrPDU,
     DescPDU,
     DescReqPDU,
     ErrorPDU,
@@ -38,6 +44,7 @@ from pmapi.pdu.records import (
 from pmapi.values import Result, Timestamp, ValueSet
 
 from .agent import Agent
+from .clients import PM_ERR_NOTCONN
 from .inproc import load_agent
 
 _Reply = TypeVar("_Reply")
@@ -52,6 +59,30 @@ class AgentHarness:
 
     def __init__(self, agent: Agent) -> None:
         self.agent = agent
+        self.context = 0  # the pmcd context requests come from
+
+    def as_client(
+        self,
+        uid: int | None = None,
+        gid: int | None = None,
+        pid: int | None = None,
+        container: str | None = None,
+        context: int = 1,
+    ) -> AgentHarness:
+        """Ask from now on as a new client in CONTEXT with these credentials, forwarded as
+        pmcd forwards them (ATTR PDUs; none given: a client that brought none, as on TCP)."""
+        self.agent.handle(ErrorPDU(PM_ERR_NOTCONN, None, context))  # whoever was there left
+        given = (
+            (Attr.PCP_ATTR_USERID, uid),
+            (Attr.PCP_ATTR_GROUPID, gid),
+            (Attr.PCP_ATTR_PROCESSID, pid),
+            (Attr.PCP_ATTR_CONTAINER, container),
+        )
+        for attr, value in given:
+            if value is not None:
+                self.agent.handle(AttrPDU(attr, f"{value}".encode() + b"\0", context))
+        self.context = context
+        return self
 
     @classmethod
     def load(cls, spec: str, domain: int | None = None) -> AgentHarness:
@@ -142,7 +173,7 @@ class AgentHarness:
 
     def _ask(self, request: Any, expected: type[_Reply]) -> _Reply:
         """The agent's reply to REQUEST, of type EXPECTED; an error reply raised as PMError."""
-        reply = self.agent.handle(request)
+        reply = self.agent.handle(dataclasses.replace(request, sender=self.context))
         if isinstance(reply, ErrorPDU) and reply.code < 0:
             raise PMError(reply.code)
         if not isinstance(reply, expected):

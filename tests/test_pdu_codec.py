@@ -354,3 +354,13 @@ def test_framer_size_rules():
     assert framer.next_frame() is None and framer.buffered == 12
     with pytest.raises(PDUError, match="stream ended inside a PDU"):
         framer.close()
+
+
+def test_framer_lets_a_big_pdus_buffer_go_once_it_is_taken():
+    """pmcd's framer for an agent held a 250 MB answer's bytes until the agent's next
+    reply arrived: RSS stayed up after one gigantic PDU."""
+    framer = PDUFramer()
+    big = struct.pack(">iii", 12 + 8 * 1024 * 1024, 0x7001, 0) + bytes(8 * 1024 * 1024)
+    framer.feed(big)
+    assert framer.next_frame() == big
+    assert framer.buffered == 0 and len(framer._buf) == 0  # the buffer itself is gone

@@ -71,6 +71,9 @@ class PDUFramer:
             return None
         frame = bytes(self._buf[self._pos : self._pos + length])
         self._pos += length
+        if self._pos == len(self._buf):  # all taken: let a big PDU's buffer go now
+            self._buf = bytearray()
+            self._pos = 0
         return frame
 
     def frames(self) -> Iterator[bytes]:

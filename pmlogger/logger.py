@@ -446,14 +446,23 @@ class Logger:
                     heapq.heappush(heap, (nxt, i))
 
     def close(self) -> None:
-        """Finish the archive: the epilogue (if it has a prologue) or a last index entry."""
-        if self.writer is not None:
-            if self._logue is not None:
-                self.end()
-            elif self.last_stamp is not None:
-                self.writer.put_index(self.last_stamp)
-            self.writer.close()
+        """Finish the archive: the epilogue (if it has a prologue) or a last index entry.
+
+        After a failed write nothing more is written (PCP's pmlogger exits there): the
+        archive ends at its last whole record.  A write that fails here raises PMError.
+        """
+        w = self.writer
+        if w is None:
+            return
+        try:
+            if w.failed is None:
+                if self._logue is not None:
+                    self.end()
+                elif self.last_stamp is not None:
+                    w.put_index(self.last_stamp)
+        finally:
             self.writer = None
+            w.close()  # (raises only if nothing failed before: a failure is told once)
 
     def reset(self) -> None:
         """Forget the archive just closed, so that begin() starts a new one from scratch

@@ -10,11 +10,15 @@ archive and starts a new one from the same template, as PCP's re-exec does, in t
 process (same configuration and connection; -s and relative -T limits start again).
 -P (the primary logger) keeps its PID in $PCP_RUN_DIR/pmlogger.pid for pmlogger_daily.
 On SIGKILL the archive stays readable up to the last record written (each record is
-one write).
+one write).  A write that fails (a full disk: ENOSPC, EFBIG, EIO ...) ends the run with
+one line, in the log and on stderr, and status 1; the archive ends at its last whole
+record (the writer cuts a torn one off) and nothing more is written to it.
 """
 
 from __future__ import annotations
 
+import contextlib
+import io
 import ipaddress
 import os
 import re
@@ -24,7 +28,7 @@ import sys
 import time
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TextIO
+from typing import TextIO, cast
 
 from pmapi import logfile
 from pmapi.archive import ArchiveWriter
@@ -233,6 +237,17 @@ def _run(argv: list[str]) -> int:
     status = 0
     pidfile = None
     first = True
+
+    def fail(exc: PMError | ArchiveNameError) -> int:
+        """The archive could not be created or written: one line, in the log and on stderr."""
+        detail = (exc.detail or exc.message) if isinstance(exc, PMError) else str(exc)
+        message = f"pmlogger: {detail}\n"
+        if log is not sys.stderr:  # (first: the log may be on the disk that is full)
+            sys.stderr.write(message)
+        log.write(message)
+        log.flush()
+        return 1
+
     try:
         while True:  # each archive: a name from the template, and the limits from now
             base = choose(template)
@@ -265,15 +280,14 @@ def _run(argv: list[str]) -> int:
             if flags["stop"]:  # (SIGTERM while the archive was closing)
                 break
             facts = source_facts(ctx)
-    except (PMError, ArchiveNameError) as exc:  # the archive could not be created or written
-        detail = (exc.detail or exc.message) if isinstance(exc, PMError) else str(exc)
-        message = f"pmlogger: {detail}\n"
-        log.write(message)
-        if log is not sys.stderr:
-            sys.stderr.write(message)
-        status = 1
+    except (PMError, ArchiveNameError) as exc:  # (a full disk, a file size limit, EIO ...)
+        status = fail(exc)  # (and, as in PCP, nothing more is written to the archive)
     finally:
-        logger.close()
+        try:
+            logger.close()  # (the epilogue, unless a write failed already)
+        except PMError as exc:
+            if status == 0:
+                status = fail(exc)
         ctx.close()
         if pidfile is not None:
             remove_pidfile(pidfile)
@@ -336,10 +350,46 @@ def _open_log(path: object) -> TextIO:
     try:
         if os.path.dirname(name):
             os.makedirs(os.path.dirname(name), exist_ok=True)
-        return open(name, "a", buffering=1)
+        return cast(TextIO, _LogFile(name))
     except OSError:
         sys.stderr.write(f"pmlogger: Warning: log file ({name}) creation failed\n")
         return sys.stderr
+
+
+class _LogFile(io.TextIOBase):
+    """The -l file, written straight through: a write it refuses (a full disk) is dropped,
+    as libpcp's stdio log drops it, so the log never stops the logging; stderr is told once.
+    (With no buffer, nothing is left to fail again, with a traceback, at exit.)"""
+
+    def __init__(self, name: str) -> None:
+        super().__init__()
+        self.name = name
+        self._fd = os.open(name, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o666)
+        self._warned = False
+
+    def write(self, text: str) -> int:
+        data = text.encode("utf-8", "backslashreplace")
+        try:
+            while data:
+                data = data[os.write(self._fd, data) :]
+        except OSError as exc:
+            if not self._warned:
+                self._warned = True
+                reason = exc.strerror or str(exc)
+                sys.stderr.write(f'pmlogger: Warning: cannot write log "{self.name}": {reason}\n')
+        return len(text)
+
+    def writable(self) -> bool:
+        return True
+
+    def fileno(self) -> int:
+        return self._fd
+
+    def close(self) -> None:
+        if not self.closed:
+            with contextlib.suppress(OSError):
+                os.close(self._fd)
+        super().close()
 
 
 if __name__ == "__main__":

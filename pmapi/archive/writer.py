@@ -7,10 +7,17 @@ job, checked here), an instance-domain record whenever a domain's membership
 changes, and volumes switched before one outgrows the 2 GB the index can address.
 What goes in the index, and when, is the caller's policy (pmlogger's); the writer
 adds an entry at every volume switch since a reader needs one there.
+
+A write that fails part way (a full disk, a file size limit, an I/O error) is cut
+back off its file, so the file still ends at its last whole record, and the writer
+takes nothing more: it raises ArchiveWriteError, naming the file and the OS error,
+then and ever after.  (libpcp leaves the torn record in place, and PCP's own pmlogcheck and
+pmdumplog then report the archive corrupt at its end.)
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 import struct
 from collections.abc import Sequence
@@ -71,6 +78,19 @@ def encode_record(result: Result, version: int = PM_LOG_VERS02) -> bytes:
     return b"".join((head, *chunks, FRAME.pack(n)))
 
 
+class ArchiveWriteError(PMError):
+    """A write to an archive file failed (the code is -errno); the message is one line."""
+
+    def __init__(
+        self, path: str, exc: OSError, written: int = 0, wanted: int = 0, op: str = "write"
+    ) -> None:
+        self.path = path
+        self.errno = exc.errno or 5  # (EIO when the OS did not say)
+        reason = exc.strerror or str(exc)
+        what = f"returns {written} expecting {wanted}: " if wanted else ""
+        super().__init__(-self.errno, f'{op} failed on "{path}": {what}{reason}')
+
+
 def _create(path: str) -> int:
     """A new archive file, refusing to overwrite one that exists (as libpcp does)."""
     try:
@@ -107,30 +127,65 @@ class ArchiveWriter:
         self.descs: dict[int, Desc] = {}
         self._indoms: dict[int, tuple[tuple[int, ...], tuple[str | None, ...]]] = {}
         self._fds: list[int] = []
+        self._paths: dict[int, str] = {}  # fd -> its file's name, for messages
+        #: The write that failed (ArchiveWriteError): nothing more is written after it.
+        self.failed: ArchiveWriteError | None = None
         try:
             self._index_fd = self._open(base + ".index", PM_LOG_VOL_TI)
             self._meta_fd = self._open(base + ".meta", PM_LOG_VOL_META)
             self.vol = 0
             self._vol_fd = self._open(f"{base}.0", 0)
         except BaseException:
-            self.close()
+            # (no label, no archive: the files made so far go, rather than stay unreadable)
+            for fd in self._fds:
+                with contextlib.suppress(OSError):
+                    os.unlink(self._paths[fd])
+            self._close_all()
             raise
+        self.index_offset = os.lseek(self._index_fd, 0, os.SEEK_END)
         self.meta_offset = os.lseek(self._meta_fd, 0, os.SEEK_END)
         self.log_offset = os.lseek(self._vol_fd, 0, os.SEEK_END)
         self._closed_volume_bytes = 0  # the sizes of the volumes before this one
         self.last_stamp = start
 
     def _open(self, path: str, vol: int) -> int:
+        """A new file of the archive, its label written; one whose label fails is removed."""
         fd = _create(path)
         self._fds.append(fd)
-        self._write(fd, encode_label(self.label.with_vol(vol)))
+        self._paths[fd] = path
+        try:
+            self._write(fd, encode_label(self.label.with_vol(vol)), 0)
+        except ArchiveWriteError:
+            self._fds.remove(fd)
+            del self._paths[fd]
+            with contextlib.suppress(OSError):
+                os.close(fd)
+            with contextlib.suppress(OSError):
+                os.unlink(path)
+            raise
         return fd
 
-    @staticmethod
-    def _write(fd: int, data: bytes) -> None:
-        done = os.write(fd, data)
-        while done < len(data):  # a short write (a signal, a full disk): finish the record
-            done += os.write(fd, data[done:])
+    def _write(self, fd: int, data: bytes, at: int) -> None:
+        """Append DATA, one whole record, to FD, whose file is AT bytes long.
+
+        If the OS refuses part way, the file is cut back to AT, so that it still ends
+        with a whole record, and ArchiveWriteError says which file and why.
+        """
+        if self.failed is not None:
+            raise self.failed
+        done = 0
+        try:
+            while done < len(data):  # a short write (a signal, a full disk): finish the record
+                done += os.write(fd, data[done:] if done else data)
+        except OSError as exc:
+            error = ArchiveWriteError(self._paths.get(fd, f"fd {fd}"), exc, done, len(data))
+            if done:
+                try:
+                    os.ftruncate(fd, at)
+                except OSError as cut:
+                    error.detail = f"{error.detail} (a partial record is left: {cut.strerror})"
+            self.failed = error
+            raise error from None
 
     # -- metadata -------------------------------------------------------------------
 
@@ -138,7 +193,7 @@ class ArchiveWriter:
         at = self.meta_offset
         if at + len(data) > MAX_VOLUME_BYTES:
             raise PMError(-27, f"{self.base}.meta would pass the 2 GB an index can address")
-        self._write(self._meta_fd, data)
+        self._write(self._meta_fd, data, at)
         self.meta_offset += len(data)
         return at
 
@@ -208,7 +263,7 @@ class ArchiveWriter:
         ):
             self.new_volume(stamp)
         at = self.log_offset
-        self._write(self._vol_fd, data)
+        self._write(self._vol_fd, data, at)
         self.log_offset += len(data)
         self.last_stamp = stamp
         return at
@@ -231,16 +286,25 @@ class ArchiveWriter:
         meta = self.meta_offset if meta_offset is None else meta_offset
         log = self.log_offset if log_offset is None else log_offset
         entry = IndexEntry(stamp, self.vol, meta, log)
-        self._write(self._index_fd, encode_index(entry, self.version))
+        data = encode_index(entry, self.version)
+        self._write(self._index_fd, data, self.index_offset)
+        self.index_offset += len(data)
         return entry
 
     def new_volume(self, stamp: Timestamp) -> int:
         """Close the current volume and start the next; an index entry marks the switch."""
+        if self.failed is not None:
+            raise self.failed
         fd = self._open(f"{self.base}.{self.vol + 1}", self.vol + 1)
         old = self._vol_fd
         self._vol_fd = fd
         self._fds.remove(old)
-        os.close(old)
+        path = self._paths.pop(old)
+        try:
+            os.close(old)
+        except OSError as exc:  # (NFS, a quota: what was written may not be kept)
+            self.failed = ArchiveWriteError(path, exc, op="close")
+            raise self.failed from None
         self._closed_volume_bytes += self.log_offset
         self.vol += 1
         self.log_offset = os.lseek(fd, 0, os.SEEK_END)
@@ -248,17 +312,40 @@ class ArchiveWriter:
         return self.vol
 
     def sync(self) -> None:
-        """Push everything written so far to stable storage."""
+        """Push everything written so far to stable storage (ArchiveWriteError if it fails)."""
         for fd in self._fds:
-            os.fsync(fd)
+            try:
+                os.fsync(fd)
+            except OSError as exc:
+                self.failed = self.failed or ArchiveWriteError(self._paths[fd], exc, op="fsync")
+                raise self.failed from None
 
     def close(self) -> None:
+        """Close every file; ArchiveWriteError if the OS reports a failure on closing (the
+        files are closed all the same)."""
+        error = self._close_all()
+        if error is not None and self.failed is None:
+            self.failed = error
+            raise error
+
+    def _close_all(self) -> ArchiveWriteError | None:
+        """Close every file, returning the first failure (NFS, a quota) rather than raising."""
+        error = None
         for fd in self._fds:
-            os.close(fd)
+            try:
+                os.close(fd)
+            except OSError as exc:
+                path = self._paths.get(fd, f"fd {fd}")
+                error = error or ArchiveWriteError(path, exc, op="close")
         self._fds.clear()
+        self._paths.clear()
+        return error
 
     def __enter__(self) -> ArchiveWriter:
         return self
 
-    def __exit__(self, *exc: object) -> None:
-        self.close()
+    def __exit__(self, kind: object, *exc: object) -> None:
+        if kind is None:
+            self.close()
+        else:  # (a failure on closing must not hide the one on its way out)
+            self._close_all()

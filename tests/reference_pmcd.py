@@ -5,6 +5,16 @@ the given pmcd.conf lines and namespace, waits until it answers, yields a
 `RunningPMCD` (its host spec and the environment to run PCP's tools with), and
 stops it and everything it started afterwards.  Tests call `require_reference()`
 first, which skips them with a clear reason when PCP is not installed.
+
+"Answers" means pmcd has sent a client its first PDU, not merely that its port
+accepts connections: pmcd.c's main() listens on its request ports *before*
+pmOpenLog() creates pmcd.log (unlink, then freopen of stderr), then starts its
+agents and logs them, its access lists and its request ports, flushes the log,
+and only then enters ClientLoop(), which accepts connections and greets each one
+(CheckNewClient's __pmSendXtendError, allowed or refused).  The kernel completes
+a TCP handshake from the listen backlog long before that, so a connect alone
+can race with pmcd.log's creation; a greeting means the start-up log is there
+and complete.
 """
 
 from __future__ import annotations
@@ -63,17 +73,32 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-def _wait_listening(proc: subprocess.Popen, port: int, timeout: float = 15.0) -> bool:
+def _wait_answering(proc: subprocess.Popen, port: int, timeout: float = 60.0) -> bool:
+    """Whether pmcd PROC greets a client on PORT (so its start-up log is complete)
+    before it exits or TIMEOUT seconds pass; see the module's docstring."""
     deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
+    while (left := deadline - time.monotonic()) > 0:
         if proc.poll() is not None:
             return False
         try:
-            with socket.create_connection(("127.0.0.1", port), timeout=0.5):
-                return True
+            with socket.create_connection(("127.0.0.1", port), timeout=min(left, 0.5)) as s:
+                # pmcd greets from ClientLoop() only; until then the connection waits in
+                # its backlog, and if pmcd exits first it is reset
+                s.settimeout(max(deadline - time.monotonic(), 0.01))
+                if s.recv(1):
+                    return True
         except OSError:
-            time.sleep(0.1)
+            pass
+        time.sleep(0.1)
     return False
+
+
+def _read_log(path: str) -> str:
+    """pmcd's log for a failure message (pmcd writes none if it fails before pmOpenLog)."""
+    if not os.path.exists(path):
+        return f"(no {path}: pmcd exited before opening its log)"
+    with open(path, errors="replace") as f:
+        return f.read()
 
 
 def _stop(proc: subprocess.Popen) -> None:
@@ -137,12 +162,12 @@ def reference_pmcd(
                 cwd=tmp,
                 start_new_session=True,
             )
-            if _wait_listening(proc, port):
+            if _wait_answering(proc, port):
                 break
             _stop(proc)
         else:
-            with open(os.path.join(tmp, "pmcd.log"), errors="replace") as f:
-                pytest.fail(f"reference pmcd did not start:\n{f.read()}")
+            log = _read_log(os.path.join(tmp, "pmcd.log"))
+            pytest.fail(f"reference pmcd did not start:\n{log}")
         yield RunningPMCD(f"127.0.0.1:{port}", env, tmp)
     finally:
         if proc is not None:

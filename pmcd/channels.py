@@ -50,6 +50,11 @@ ATTRIBUTE_FLAGS = PDUFlag.PDU_FLAG_AUTH | PDUFlag.PDU_FLAG_CONTAINER
 PM_ERR_NOTCONN = -12391
 
 
+#: A context's instance profile as a channel takes it: the PROFILE PDU as it goes to
+#: the agent (from the client's slot), and what it says (its body after the context).
+Profile = tuple[bytes, bytes]
+
+
 class Credentials(Protocol):
     """What a channel needs of a client to forward its attributes: see Session."""
 
@@ -72,8 +77,9 @@ class Channel:
         self.lock = trio.Lock()
         self.alive = False
         self.pid: int | None = None
-        #: the instance profile the agent holds now (global state, per-indom entries)
-        self.profile: tuple[int, tuple] | None = None
+        #: what the instance profile the agent holds now says (a PROFILE PDU's body after
+        #: its context number), whichever client's it was
+        self.profile: bytes | None = None
         self.flags = 0
         #: which version of each client's attributes (by slot) the agent has been sent
         self.attrs_sent: dict[int, int] = {}
@@ -108,14 +114,16 @@ class Channel:
         self.attrs_sent[client.slot] = client.attr_version
         return pdus
 
-    def _prelude(self, client: Credentials | None, profile: bytes | None) -> list[Any]:
-        """What must go before a request: CLIENT's attributes if due, and PROFILE (an
-        encoded PROFILE PDU) unless the agent holds an equal one already (PCP resends it
-        per client; an equal profile is no news to the agent)."""
-        prelude: list[Any] = list(self._pending_attributes(client))
-        if profile is not None and profile[16:] != self.profile:
-            prelude.append(profile)
-            self.profile = profile[16:]  # (what it says, whichever context it is from)
+    def _prelude(self, client: Credentials | None, profile: Profile | None) -> list[Any]:
+        """What must go before a request: CLIENT's attributes if due, and PROFILE unless
+        the agent holds an equal one already (PCP's pmcd resends it whenever another
+        client's request comes; an equal profile is no news to the agent)."""
+        prelude: list[Any] = []
+        if client is not None and self.flags & ATTRIBUTE_FLAGS:
+            prelude.extend(self._pending_attributes(client))
+        if profile is not None and profile[1] != self.profile:
+            prelude.append(profile[0])
+            self.profile = profile[1]
         return prelude
 
     async def request(
@@ -123,7 +131,7 @@ class Channel:
         pdu: Any,
         timeout: float,
         client: Credentials | None = None,
-        profile: bytes | None = None,
+        profile: Profile | None = None,
     ) -> Any:
         """Send PDU, after CLIENT's attributes and the PROFILE for it if the agent needs
         them, and return the agent's reply record; all of it within TIMEOUT."""
@@ -170,7 +178,7 @@ class InProcessChannel(Channel):
         for pdu in pdus:
             try:
                 reply = self.agent.handle(pdu)
-            except Exception as exc:  # the agent's own code failed: answer, log, go on
+            except (Exception, SystemExit) as exc:  # its own code failed: answer, log, go on
                 log.error(
                     '"%s" agent (domain %d): %s failed: %r',
                     self.name,
@@ -186,12 +194,13 @@ class InProcessChannel(Channel):
         pdu: Any,
         timeout: float,
         client: Credentials | None = None,
-        profile: bytes | None = None,
+        profile: Profile | None = None,
     ) -> Any:
         if not self.alive:
             raise PMError(PM_ERR_NOAGENT)
         if self.inline:
-            reply = self._handle([*self._decoded(self._prelude(client, profile)), pdu])
+            prelude = self._prelude(client, profile)
+            reply = self._handle([*self._decoded(prelude), pdu] if prelude else [pdu])
         else:
             async with self.lock:
                 if not self.alive:
@@ -221,10 +230,13 @@ class InProcessChannel(Channel):
         if self.inline:
             self._handle(pdus)
             return
-        with trio.move_on_after(timeout if timeout > 0 else math.inf):
+        with trio.move_on_after(timeout if timeout > 0 else math.inf) as scope:
             async with self.lock:
                 if self.alive:
                     await trio.to_thread.run_sync(self._handle, pdus, abandon_on_cancel=True)
+        if scope.cancelled_caught and self.alive:
+            # its thread may still be in the agent's code: no second request may join it
+            self.mark_dead(f"it did not take a {_what(pdus[0])} in {timeout:g}s")
 
     async def close(self) -> None:
         await super().close()
@@ -234,7 +246,7 @@ class InProcessChannel(Channel):
     def _stop(self) -> None:
         try:
             self.agent.stop()
-        except Exception as exc:
+        except (Exception, SystemExit) as exc:
             log.error('"%s" agent (domain %d): stop failed: %r', self.name, self.domain, exc)
 
 
@@ -290,13 +302,13 @@ class StreamChannel(Channel):
             try:
                 frame = self.framer.next_frame()
             except PDUError as exc:
-                self.mark_dead(f"it sent a malformed PDU ({exc})")
+                self.mark_dead(f"it sent a malformed PDU ({exc.detail or exc})")
                 raise PMError(PM_ERR_IPC, f"{self.name} agent: {exc}") from exc
             if frame is not None:
                 try:
                     return decode(frame)
                 except PDUError as exc:
-                    self.mark_dead(f"it sent a malformed PDU ({exc})")
+                    self.mark_dead(f"it sent a malformed PDU ({exc.detail or exc})")
                     raise PMError(PM_ERR_IPC, f"{self.name} agent: {exc}") from exc
             try:
                 data = await self.receive_stream.receive_some(1 << 16)
@@ -312,7 +324,7 @@ class StreamChannel(Channel):
         pdu: Any,
         timeout: float,
         client: Credentials | None = None,
-        profile: bytes | None = None,
+        profile: Profile | None = None,
     ) -> Any:
         if not self.alive:
             raise PMError(PM_ERR_NOAGENT)

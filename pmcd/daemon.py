@@ -17,21 +17,22 @@ import signal
 import socket
 import struct
 import subprocess
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import trio
 
-from pmapi.errors import PMError
+from pmapi.errors import PM_ERR_TIMEOUT, PMError  # type: ignore[attr-defined]
 from pmapi.labels import PM_LABEL_CONTEXT, LabelSet
 from pmapi.pdu.codec import encode
-from pmapi.pdu.constants import Attr, PMCDState
+from pmapi.pdu.constants import CLIENT_PDU_CEILING, Attr, PMCDState
 from pmapi.pdu.records import ErrorPDU
 from pmapi.pmns import PMNS
 from pmda.agent import DATA_DIR, combined_pmns
 from pmda.inproc import AgentLoadError, agent_class, load_agent
 
+from . import memory
 from .access import Gatekeeper, Peer
 from .channels import (
     Channel,
@@ -55,6 +56,8 @@ from .stats import (
 
 log = logging.getLogger("pmcd")
 
+#: Seconds without a client leaving before pmcd gives back what departed clients took.
+SETTLE_AFTER = 1.0
 #: Seconds before the first restart of a failed agent, and the most it waits.
 FIRST_RESTART, LONGEST_RESTART = 2.0, 60.0
 
@@ -71,6 +74,8 @@ class Settings:
     env: dict[str, str] = field(default_factory=lambda: dict(os.environ))
     #: where agents pmcd starts run (and so write their logs), as PCP's pmcd log directory
     agent_dir: str | None = None
+    #: the largest PDU a client may send (-L; PCP's ceiling, 64 KB, by default)
+    pdu_limit: int = CLIENT_PDU_CEILING
     #: seconds before a failed agent's first restart (doubling to LONGEST_RESTART)
     first_restart: float = FIRST_RESTART
 
@@ -125,6 +130,9 @@ class Daemon:
         self._supervisors: dict[int, tuple[trio.CancelScope, trio.Event]] = {}
         self._nursery: trio.Nursery | None = None
         self.ready = trio.Event()
+        #: what a store into pmcd.control.sighup does (the pmcd command reloads, as SIGHUP)
+        self.on_sighup: Callable[[], None] | None = None
+        self._client_left = trio.Event()
         self._context_labels: tuple[LabelSet, ...] | None = None
 
     # -- agents --------------------------------------------------------------------------
@@ -137,10 +145,17 @@ class Daemon:
                 return InProcessChannel(line.name, line.domain, own, inline=True)
             if line.python_spec is None:
                 raise PMError(-12386, line.load_problem or f"{line.path}: cannot load")
-            try:
-                agent = await trio.to_thread.run_sync(load_agent, line.python_spec, line.domain)
-            except AgentLoadError as exc:
-                raise PMError(-12386, str(exc)) from exc
+            # loading runs the agent's own code: off the event loop, and within -q
+            with trio.move_on_after(self.settings.creds_timeout) as scope:
+                try:
+                    agent = await trio.to_thread.run_sync(
+                        load_agent, line.python_spec, line.domain, abandon_on_cancel=True
+                    )
+                except AgentLoadError as exc:
+                    raise PMError(-12386, str(exc)) from exc
+            if scope.cancelled_caught:  # (the thread is left to finish, and then dropped)
+                limit = self.settings.creds_timeout
+                raise PMError(PM_ERR_TIMEOUT, f"it did not load in {limit:g}s (-q)")
             return InProcessChannel(line.name, line.domain, agent)
         timeout = self.settings.creds_timeout
         if line.kind == "pipe":
@@ -203,8 +218,9 @@ class Daemon:
                     began = trio.current_time()
                     try:
                         channel = await self.start_agent(line)
-                    except Exception as exc:  # whatever the agent did: one line, try later
-                        final = line.kind == "dso" and isinstance(exc, PMError)
+                    except (Exception, SystemExit) as exc:  # whatever it did: one line, try later
+                        # a C library can never load here; anything else may next time
+                        final = line.kind == "dso" and line.python_spec is None
                         log.error(
                             'Cannot start "%s" agent (domain %d): %s%s',
                             line.name,
@@ -216,7 +232,7 @@ class Daemon:
                         task_status.started()
                         task_status = trio.TASK_STATUS_IGNORED
                         if final:
-                            return  # loading will not work better next time
+                            return
                     else:
                         if task_status is trio.TASK_STATUS_IGNORED:  # not its first start
                             self.mark_changes(PMCDState.PMCD_RESTART_AGENT)
@@ -277,8 +293,9 @@ class Daemon:
         self.gatekeeper = Gatekeeper(config.access)
         self.state.set_agents(_agent_record(a, previous.get(a.domain)) for a in config.agents)
         self.state.sighups += 1
-        for new in [*changes.added, *(new for _, new in changes.changed)]:
-            await self._nursery.start(self.supervise, new)
+        async with trio.open_nursery() as starting:  # all at once, each bounded by -q
+            for new in [*changes.added, *(new for _, new in changes.changed)]:
+                starting.start_soon(self._nursery.start, self.supervise, new)
         for what, lines in (("stopped", changes.removed), ("restarted", changes.changed)):
             if lines:
                 log.info("reload: %s %s", what, ", ".join(_agent_name(a) for a in lines))
@@ -347,6 +364,7 @@ class Daemon:
             denied=decision.deny,
             peer_creds=peer.creds,
             on_attribute=self.state.client_attribute,
+            pdu_limit=self.settings.pdu_limit,
         )
         self.sessions[slot] = session
         try:
@@ -362,6 +380,7 @@ class Daemon:
                 await self._end_context(slot)
             finally:
                 del self.sessions[slot]  # only now may another client have the slot
+                self._client_left.set()
 
     async def _end_context(self, slot: int) -> None:
         """Tell every agent that the client in SLOT has gone (PM_ERR_NOTCONN), all at once,
@@ -389,9 +408,11 @@ class Daemon:
                     starting.start_soon(nursery.start, self.supervise, line)
             listeners = await self._listen()
             self.state.features.update(self._features())
+            self.state.held_buffers = self.held_buffers
             for listener, where in zip(listeners, self.listening, strict=True):
                 nursery.start_soon(self._accept, listener, where, nursery)
             nursery.start_soon(self._take_requests)
+            nursery.start_soon(self._settle_after_clients)
             task_status.started(self.listening)
             _settle_memory()
             self.ready.set()
@@ -438,6 +459,16 @@ class Daemon:
                 short = False
             nursery.start_soon(self.serve_client, stream)
 
+    async def _settle_after_clients(self) -> None:
+        """Once clients have left (a second after the last of a burst), give the memory
+        they took back to the system (pmcd.memory)."""
+        while True:
+            await self._client_left.wait()
+            while self._client_left.is_set():  # wait for a quiet second
+                self._client_left = trio.Event()
+                await trio.sleep(SETTLE_AFTER)
+            memory.settle()
+
     async def _take_requests(self) -> None:
         """Act on the push-button stores into pmcd.control.* and pmcd.client.container."""
         wake = trio.Event()
@@ -454,7 +485,10 @@ class Daemon:
 
     async def _act_on(self, what: str, detail: object) -> None:
         if what == "sighup":
-            os.kill(os.getpid(), signal.SIGHUP)  # the same reload a real SIGHUP makes
+            if self.on_sighup is not None:
+                self.on_sighup()
+            else:
+                log.info("pmcd: pmcd.control.sighup: no reload in this pmcd (not run by main)")
         elif what == "container" and isinstance(detail, int):
             session = self.sessions.get(detail)
             record = self.state.clients.get(detail)

@@ -93,3 +93,51 @@ def socket_owner(path: str) -> int | None:
                     if os.readlink(fd.path) in inodes:
                         return int(entry.name)
     return None
+
+
+def already_running(layout: Paths, unix_path: str | None) -> str | None:
+    """Why another pmcd seems to serve this layout, naming what says so, or None.
+
+    A pid file naming a live pmcd process, or a unix socket that accepts a connection,
+    means one is running: a second must touch neither (it would take the socket over
+    and delete both at its exit, leaving the first unreachable)."""
+    path = pid_file(layout)
+    found = []
+    try:
+        pid = read_pid(path)
+    except (OSError, ValueError):
+        pid = None
+    if pid is not None and pid != os.getpid() and _is_pmcd(pid):
+        found.append(f"process {pid} in {path}")
+    if unix_path and _accepts(unix_path):
+        found.append(f"a server on {unix_path}")
+    return " and ".join(found) or None
+
+
+def _is_pmcd(pid: int) -> bool:
+    """Whether PID is a live process that looks like a pmcd (a stale pid file's number
+    may since have gone to anything)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        pass  # alive, another user's (a service's) process
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as f:
+            return b"pmcd" in f.read()
+    except OSError:
+        return True  # alive, and we may not look: assume the worst
+
+
+def _accepts(path: str) -> bool:
+    """Whether something listens on the unix socket PATH."""
+    import socket
+
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as probe:
+        probe.settimeout(1)
+        try:
+            probe.connect(path)
+        except OSError:
+            return False
+    return True

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import argparse
 import logging
+import os
+import resource
 import signal
 import sys
 from pathlib import Path
@@ -16,7 +18,7 @@ from pmapi.paths import LayoutError, Paths, paths
 from pmapi.pidfile import remove_pidfile, write_pidfile
 from pmapi.service import notify_ready, notify_reloaded, notify_reloading
 
-from . import files
+from . import files, memory
 from .config import PmcdConfig, load_config
 from .daemon import Daemon, Settings, namespace_for
 
@@ -33,7 +35,9 @@ def options() -> argparse.ArgumentParser:
     p.add_argument("-l", "--log", metavar="FILE", help="log file ('-' for stderr)")
     p.add_argument("-t", "--timeout", type=float, default=5.0, help="agent reply timeout (s)")
     p.add_argument("-q", "--creds-timeout", type=float, default=3.0, help="agent start timeout")
-    p.add_argument("-L", "--pdu-limit", type=int, default=65536, help="largest client PDU")
+    p.add_argument(
+        "-L", "--pdu-limit", type=int, default=65536, metavar="BYTES", help="largest client PDU"
+    )
     p.add_argument("-i", "--interface", action="append", default=[], metavar="ADDRESS")
     p.add_argument("-p", "--port", type=int, help="TCP port (0: any free port; default 44321)")
     p.add_argument("-s", "--socket", metavar="PATH", help="unix socket ('' for none)")
@@ -70,6 +74,9 @@ class Sources:
 
 def main(argv: list[str] | None = None) -> int:
     args = options().parse_args(argv)
+    if args.pdu_limit < 12:  # (a PDU header alone is 12 bytes)
+        print(f"pmcd: -L {args.pdu_limit}: too small for a PDU", file=sys.stderr)
+        return 1
     if args.version:
         print(f"pmcd (pypcp) {__version__}, compatible with PCP {PCP_COMPAT_VERSION}")
         return 0
@@ -104,6 +111,12 @@ def main(argv: list[str] | None = None) -> int:
     except (PMError, OSError) as exc:
         print(f"pmcd: cannot load the namespace: {exc}", file=sys.stderr)
         return 1
+    port = args.port if args.port is not None else layout.pmcd_port
+    unix = layout.pmcd_socket if args.socket is None else args.socket
+    running = files.already_running(layout, unix or None)
+    if running:
+        print(f"pmcd: pmcd may already be running ({running}); not starting", file=sys.stderr)
+        return 1
     try:
         rundir = layout.run_dir
         rundir.mkdir(parents=True, exist_ok=True)
@@ -114,8 +127,8 @@ def main(argv: list[str] | None = None) -> int:
     except OSError as exc:
         print(f"pmcd: {exc.filename}: {exc.strerror}", file=sys.stderr)
         return 1
-    port = args.port if args.port is not None else layout.pmcd_port
-    unix = layout.pmcd_socket if args.socket is None else args.socket
+    logging.getLogger("pmcd").info("%s", raise_fd_limit())
+    memory.tune()
     settings = Settings(
         timeout=args.timeout,
         creds_timeout=args.creds_timeout,
@@ -123,17 +136,39 @@ def main(argv: list[str] | None = None) -> int:
         addresses=args.interface,
         unix_path=unix or None,
         agent_dir=str(Path(log_path).resolve().parent) if log_path != "-" else str(rundir),
+        pdu_limit=args.pdu_limit,
     )
     daemon = Daemon(config, pmns, settings)
     try:
         trio.run(_serve, daemon, sources)
     except (OSError, BaseExceptionGroup) as failure:
         exc = _first_os_error(failure)
-        if exc is None:
-            raise
+        if exc is None:  # a fault of ours: one line, where the user and the log see it
+            logging.getLogger("pmcd").error("pmcd: ended by an internal error: %r", failure)
+            print(f"pmcd: ended by an internal error: {failure!r}", file=sys.stderr)
+            return 1
         print(f"pmcd: cannot listen: {exc.strerror or exc}", file=sys.stderr)
         return 1
     return 0
+
+
+def raise_fd_limit() -> str:
+    """Raise the soft limit on open files to the hard limit, as far as the kernel allows,
+    so that pmcd serves as many clients as the system lets it; say what it is now."""
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    ceiling = hard
+    if hard == resource.RLIM_INFINITY:
+        try:
+            ceiling = int(Path("/proc/sys/fs/nr_open").read_text())
+        except (OSError, ValueError):
+            ceiling = soft
+    if ceiling > soft:
+        try:
+            resource.setrlimit(resource.RLIMIT_NOFILE, (ceiling, hard))
+        except (OSError, ValueError) as exc:
+            return f"pmcd: file descriptor limit {soft} (could not raise it to {ceiling}: {exc})"
+        return f"pmcd: file descriptor limit {ceiling} (raised from {soft})"
+    return f"pmcd: file descriptor limit {soft}"
 
 
 def _first_os_error(failure: BaseException) -> OSError | None:
@@ -155,6 +190,7 @@ async def _serve(daemon: Daemon, sources: Sources) -> None:
     finds it) and tells systemd it is ready (Type=notify)."""
     log = logging.getLogger("pmcd")
     with trio.open_signal_receiver(signal.SIGTERM, signal.SIGINT, signal.SIGHUP) as signals:
+        daemon.on_sighup = lambda: os.kill(os.getpid(), signal.SIGHUP)  # as pmdapmcd does
         async with trio.open_nursery() as nursery:
             where = await nursery.start(daemon.run)
             pid_path = write_pidfile(files.pid_file(sources.layout))
@@ -192,6 +228,8 @@ async def _reload(daemon: Daemon, sources: Sources) -> None:
         await daemon.reload(config, pmns)
     except (OSError, PMError) as exc:
         log.error("pmcd: reload failed, keeping the configuration in use: %s", exc)
+    except Exception as exc:  # a fault of ours: the running configuration stays
+        log.error("pmcd: reload failed by an internal error: %r", exc)
     finally:
         notify_reloaded()
 

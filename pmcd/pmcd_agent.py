@@ -21,14 +21,18 @@ PM_ERR_BADSTORE, a client string given a non-string too.
 
 Metrics that get no value here (never a made-up one):
 
-- pmcd.buf.alloc, pmcd.buf.free: libpcp's PDU buffer pools; we have none.
 - pmcd.labels: until the daemon sets `DaemonState.labels`.
 - pmcd.openfds: until the daemon notes a file descriptor.
-- pmcd.feature.*: those the daemon has not put in `DaemonState.features`.
+- pmcd.feature.*: those the daemon has not put in `DaemonState.features` (it puts
+  all ten once it listens: what this pmcd does, no TLS, compression, SASL or discovery).
 - pmcd.datasize: where /proc/self/maps cannot be read (not Linux).
 - pmcd.cputime.per_pdu_in: before any PDU has come in.
 - pmcd.pmlogger.*, pmcd.pmie.*: when no pmlogger or pmie runs (as in PCP);
   they are read from $PCP_TMP_DIR/pmlogger and $PCP_TMP_DIR/pmie as PCP does.
+
+pmcd.buf.alloc counts the PDU buffers the daemon holds (a client's partial PDU, the
+request being answered, an agent's partial reply) by libpcp's size classes, and
+pmcd.buf.free is 0, as in PCP 6, which keeps no freed buffers either.
 
 As in pmdapmcd, the agent table's instance list is in table order and its
 values in domain order (clients and pmie processes likewise), and a register is
@@ -543,11 +547,18 @@ class PmcdAgent(Agent):
 
     @metric("pmcd.buf.alloc", I32, units="count", indom=pools)
     def buf_alloc(self) -> Mapping[int, int]:
-        return {}  # no libpcp PDU buffer pools in this pmcd
+        """PDU buffers held now, counted as pmdapmcd counts libpcp's: for each instance,
+        those of at least its size less those of at least 1 KB more."""
+        sizes = list(self.state.held_buffers())
+
+        def at_least(n: int) -> int:
+            return sum(size >= n for size in sizes)
+
+        return {inst: at_least(inst) - at_least(inst + 1024) for inst in POOL_IDS}
 
     @metric("pmcd.buf.free", I32, units="count", indom=pools)
     def buf_free(self) -> Mapping[int, int]:
-        return {}
+        return dict.fromkeys(POOL_IDS, 0)  # a buffer let go is freed, not pooled (as libpcp 6)
 
     @metric("pmcd.build", STRING, DISCRETE)
     def build(self) -> str:

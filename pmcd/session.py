@@ -69,7 +69,7 @@ from pmapi.pmns import PMNS
 from pmapi.values import Result, Timestamp, ValueSet
 
 from .access import PmcdOp
-from .channels import Channel
+from .channels import Channel, Profile
 
 #: What this pmcd announces in its greeting: descriptors, high-resolution results,
 #: labels, containers (PCP's pmcd also offers AUTH, SASL, which we do not speak).
@@ -108,6 +108,7 @@ class Session:
         denied: PmcdOp = PmcdOp.PMCD_OP_NONE,
         peer_creds: tuple[int, int, int | None] | None = None,
         on_attribute: Callable[[int, int, bytes], None] | None = None,
+        pdu_limit: int = CLIENT_PDU_CEILING,
     ) -> None:
         self.slot = slot
         self.stream = stream
@@ -123,7 +124,7 @@ class Session:
         self.count = count
         self.denied = denied  # what [access] forbids this client
         #: each context's profile as it goes to an agent (encoded, from slot 0), oldest first
-        self.profiles: dict[int, bytes] = {}
+        self.profiles: dict[int, Profile] = {}
         self._profile_bytes = 0
         #: connection attributes (PCP_ATTR_*: value with its NUL), in the order they came
         self.attributes: dict[int, bytes] = {}
@@ -132,8 +133,9 @@ class Session:
         self._creds_seen = False  # attributes go to agents only after the client's CREDS
         self._peer_creds = peer_creds  # (uid, gid, pid) of a unix-socket peer
         self._on_attribute = on_attribute or (lambda slot, attr, value: None)
-        self.framer = PDUFramer(CLIENT_PDU_CEILING)
+        self.framer = PDUFramer(pdu_limit)
         self._in_flight = 0  # the size of the request being answered, if any
+        self._frame = b""  # and its bytes
 
     async def send(self, pdu: Any) -> None:
         """Send PDU; raises trio.BrokenResourceError when the client has gone, or
@@ -173,7 +175,10 @@ class Session:
     async def serve(self) -> None:
         """Greet the client and answer it until it goes, sends something malformed, or
         holds a partial PDU (or leaves an answer unread) longer than pmcd's timeout."""
-        await self.send(ErrorPDU(0, PDUInfo(2, 1, FEATURES).pack()))
+        try:
+            await self.send(ErrorPDU(0, PDUInfo(2, 1, FEATURES).pack()))
+        except (trio.TooSlowError, trio.BrokenResourceError, trio.ClosedResourceError, OSError):
+            return  # gone (or never reading) before it was even greeted
         framer = self.framer
         deadline = math.inf  # by when the partial PDU buffered must be complete
         while True:
@@ -206,11 +211,11 @@ class Session:
                     return
                 answered = True
                 self.count("in", request.TYPE)
-                self._in_flight = len(frame)
+                self._in_flight, self._frame = len(frame), frame
                 try:
                     reply = await self.answer(request)
                 finally:
-                    self._in_flight = 0
+                    self._in_flight, self._frame = 0, b""
                 if reply is None:
                     continue
                 try:
@@ -265,14 +270,16 @@ class Session:
     # -- requests answered without an agent ----------------------------------------------
 
     async def _profile(self, pdu: ProfilePDU) -> None:
-        """Keep the context's profile, encoded (a fraction of a decoded one's memory)."""
-        wire = encode(ProfilePDU(pdu.ctxid, pdu.state, pdu.profiles))
+        """Keep the context's profile as it came (a fraction of a decoded one's memory);
+        encoded, when it came as a record (pmcd.local's contexts)."""
+        wire = self._frame or encode(ProfilePDU(pdu.ctxid, pdu.state, pdu.profiles))
+        wire = wire[:8] + self.slot.to_bytes(4, "big") + wire[12:]  # from the client's slot
         old = self.profiles.pop(pdu.ctxid, None)
-        self._profile_bytes += len(wire) - (len(old) if old is not None else 0)
-        self.profiles[pdu.ctxid] = wire
+        self._profile_bytes += len(wire) - (len(old[0]) if old is not None else 0)
+        self.profiles[pdu.ctxid] = (wire, wire[16:])
         while len(self.profiles) > MAX_PROFILES or self._profile_bytes > PROFILE_BYTES:
             oldest = next(iter(self.profiles))  # (never the one just set: it is the newest)
-            self._profile_bytes -= len(self.profiles.pop(oldest))
+            self._profile_bytes -= len(self.profiles.pop(oldest)[0])
 
     async def _creds(self, pdu: CredsPDU) -> None:
         """The client's handshake: from now on its attributes go to the agents that ask
@@ -470,7 +477,7 @@ class Session:
         return ResultPDU(result)
 
     async def _fetch_from(
-        self, domain: int, ctxid: int, profile: bytes, pmids: Sequence[int]
+        self, domain: int, ctxid: int, profile: Profile, pmids: Sequence[int]
     ) -> Sequence[ValueSet]:
         """DOMAIN's value sets for PMIDS, in that order; its error in each if it fails.
 
@@ -489,10 +496,9 @@ class Session:
         return tuple(by_pmid.get(pmid) or ValueSet.of_error(pmid, PM_ERR_IPC) for pmid in pmids)
 
     async def _fetch_domain(
-        self, domain: int, ctxid: int, profile: bytes, pmids: Sequence[int]
+        self, domain: int, ctxid: int, profile: Profile, pmids: Sequence[int]
     ) -> Sequence[ValueSet]:
         channel = self._channel(domain)
-        profile = profile[:8] + self.slot.to_bytes(4, "big") + profile[12:]  # from the slot
         request = FetchPDU(ctxid, tuple(pmids), self.slot)
         reply = await channel.request(request, self.timeout(), self, profile)
         if isinstance(reply, ErrorPDU):

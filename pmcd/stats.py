@@ -149,6 +149,8 @@ class DaemonState:
     sighups: int = 0  # SIGHUPs handled
     hi_openfds: int | None = None  # highest client or agent file descriptor
     features: dict[str, bool] = field(default_factory=dict)  # pmcd.feature.*, by leaf name
+    #: the sizes of the PDU buffers pmcd holds now (partial PDUs, requests being answered)
+    held_buffers: Callable[[], Iterable[int]] = field(default=lambda: ())
     agents: list[AgentRecord] = field(default_factory=list)
     clients: dict[int, ClientRecord] = field(default_factory=dict)
     pdus_in: list[int] = field(default_factory=lambda: [0] * PDU_SLOTS)

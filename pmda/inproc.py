@@ -55,12 +55,12 @@ def load_agent(spec: str, domain: int | None = None, log: logging.Logger | None 
     cls = agent_class(spec)
     try:
         agent = cls(domain, log=log)
-    except Exception as exc:  # the agent's own start-up failed: report it on one line
+    except (Exception, SystemExit) as exc:  # its own start-up failed: report it on one line
         raise AgentLoadError(f"{spec}: cannot start {cls.name or cls.__name__}: {exc}") from exc
     try:
         agent.start()
-    except Exception as exc:  # its start method failed: the host process must not go with it
-        with contextlib.suppress(Exception):
+    except (Exception, SystemExit) as exc:  # its start failed: the host must not go with it
+        with contextlib.suppress(Exception, SystemExit):
             agent.stop()
         raise AgentLoadError(f"{spec}: cannot start {cls.name or cls.__name__}: {exc}") from exc
     return agent
@@ -79,7 +79,7 @@ def _import(where: str) -> ModuleType:
         sys.modules[name] = module
         try:
             loader.loader.exec_module(module)
-        except Exception as exc:
+        except (Exception, SystemExit) as exc:
             del sys.modules[name]
             raise AgentLoadError(f"{where}: {type(exc).__name__}: {exc}") from exc
         return module
@@ -87,5 +87,5 @@ def _import(where: str) -> ModuleType:
         return importlib.import_module(where)
     except ImportError as exc:
         raise AgentLoadError(f"{where}: cannot import: {exc}") from exc
-    except Exception as exc:
+    except (Exception, SystemExit) as exc:
         raise AgentLoadError(f"{where}: {type(exc).__name__}: {exc}") from exc

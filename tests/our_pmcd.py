@@ -15,7 +15,7 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -28,6 +28,7 @@ class OurPMCD:
     unix: str  # the unix socket's path
     tmp: Path
     env: dict[str, str]
+    pid: int = 0  # pmcd's process
 
     def run(self, *argv: str, via_unix: bool = False, timeout: float = 60):
         """Run a PCP tool against this pmcd (its -h added), capturing text output."""
@@ -45,8 +46,11 @@ class OurPMCD:
 
 
 @contextlib.contextmanager
-def our_pmcd(conf_text: str, tmp: Path, *extra: str) -> Iterator[OurPMCD]:
-    """Run our pmcd with CONF_TEXT as its pmcd.conf in directory TMP."""
+def our_pmcd(
+    conf_text: str, tmp: Path, *extra: str, preexec_fn: Callable[[], object] | None = None
+) -> Iterator[OurPMCD]:
+    """Run our pmcd with CONF_TEXT as its pmcd.conf in directory TMP (PREEXEC_FN runs in
+    the child before pmcd starts: a resource limit, say)."""
     conf = tmp / "pmcd.conf"
     conf.write_text(conf_text)
     env = dict(os.environ, PYTHONPATH=str(ROOT), PCP_RUN_DIR=str(tmp), PCP_PMDAS_DIR=str(tmp))
@@ -54,15 +58,20 @@ def our_pmcd(conf_text: str, tmp: Path, *extra: str) -> Iterator[OurPMCD]:
     argv = [sys.executable, "-m", "pmcd.main", "-f", "-p", "0", "-i", "127.0.0.1"]
     argv += ["-s", str(sock), "-c", str(conf), "-l", str(tmp / "pmcd.log"), *extra]
     stderr = tmp / "pmcd.stderr"
-    proc = start_daemon(argv, env, stderr)
+    proc = start_daemon(argv, env, stderr, preexec_fn)
     try:
         port = _wait_for_port(proc, stderr)
-        yield OurPMCD(f"127.0.0.1:{port}", str(sock), tmp, env)
+        yield OurPMCD(f"127.0.0.1:{port}", str(sock), tmp, env, proc.pid)
     finally:
         _stop(proc)
 
 
-def start_daemon(argv: list[str], env: dict[str, str], stderr: Path) -> subprocess.Popen:
+def start_daemon(
+    argv: list[str],
+    env: dict[str, str],
+    stderr: Path,
+    preexec_fn: Callable[[], object] | None = None,
+) -> subprocess.Popen:
     """Start ARGV in a session of its own (so _stop takes what it starts too), its stderr
     in the file STDERR: agents share pmcd's stderr, and a file never fills up."""
     with stderr.open("w") as err:
@@ -73,6 +82,7 @@ def start_daemon(argv: list[str], env: dict[str, str], stderr: Path) -> subproce
             stdout=subprocess.DEVNULL,
             stderr=err,
             start_new_session=True,
+            preexec_fn=preexec_fn,
         )
 
 

@@ -296,7 +296,6 @@ def test_singular_values_follow_state(agent, state):
 def test_metrics_without_a_source_have_no_value(agent, state):
     for name in ("pmcd.openfds", "pmcd.labels", "pmcd.feature.ipv6"):
         assert one(agent, name) is None, name
-    assert fetch(agent, "pmcd.buf.alloc", "pmcd.buf.free") == [{}, {}]
     state.features.update(ipv6=True, secure=False)
     assert one(agent, "pmcd.feature.ipv6") == 1
     assert one(agent, "pmcd.feature.secure") == 0
@@ -491,6 +490,16 @@ def test_bad_control_values_are_refused_as_pcp_refuses_them(agent, state):
     block = ValueSet.of_atoms(pmid(agent, "pmcd.control.timeout"), PMType.PM_TYPE_64, [(0, 1)])
     reply = agent.handle(ResultPDU(Result(Timestamp(0, 0), (block,))))
     assert reply == ErrorPDU(PM_ERR_BADSTORE)
+
+
+def test_buffers_are_counted_in_libpcps_size_classes(agent, state):
+    """pmcd.buf.alloc counts the PDU buffers pmcd holds as pmdapmcd counts libpcp's: those
+    of at least the instance's size less those of at least 1 KB more; nothing is pooled."""
+    zero = dict.fromkeys((12, 20, 1024, 2048, 4196, 8192, 8193), 0)
+    assert fetch(agent, "pmcd.buf.alloc", "pmcd.buf.free") == [zero, zero]
+    state.held_buffers = lambda: [28, 1500, 9000]  # a request, a partial PDU, a reply
+    alloc = {12: 1, 20: 1, 1024: 1, 2048: 0, 4196: 0, 8192: 1, 8193: 1}
+    assert fetch(agent, "pmcd.buf.alloc", "pmcd.buf.free") == [alloc, zero]
 
 
 @pytest.mark.parametrize(

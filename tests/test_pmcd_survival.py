@@ -23,8 +23,6 @@ from pmcd.config import parse_config
 from pmcd.daemon import Daemon, Settings, namespace_for
 from tests.test_pmcd_daemon import NUMFETCH, SIMPLE, TRIVIAL_TIME, Client
 
-pytestmark = pytest.mark.trio
-
 TRIVIAL = 250
 
 
@@ -48,6 +46,7 @@ async def _value(client: Client, pmid: int) -> int:
     return (await client.ask(HighResFetchPDU(0, (pmid,)))).result.vsets[0].numval
 
 
+@pytest.mark.trio
 async def test_an_idle_pipe_agent_that_dies_takes_nothing_else_down():
     """Before: the next client to leave made pmcd notify the dead pipe, and the error
     ended pmcd (an exception group out of the listener's nursery)."""
@@ -73,6 +72,7 @@ async def test_an_idle_pipe_agent_that_dies_takes_nothing_else_down():
         nursery.cancel_scope.cancel()
 
 
+@pytest.mark.trio
 async def test_an_agent_that_dies_right_after_its_handshake_is_restarted_with_backoff(
     tmp_path: Path, caplog
 ):
@@ -114,6 +114,7 @@ async def test_an_agent_that_dies_right_after_its_handshake_is_restarted_with_ba
     assert "Traceback" not in caplog.text
 
 
+@pytest.mark.trio
 async def test_a_missing_agent_program_is_one_line_not_the_end_of_pmcd(caplog):
     """Before: the OSError from starting the process escaped the supervisor."""
     conf = "trivial 250 dso Trivial agents.trivial\nsimple 253 pipe binary /no/such/pmdasimple\n"
@@ -142,6 +143,7 @@ class Broken(Agent):
 """
 
 
+@pytest.mark.trio
 async def test_an_in_process_agents_exception_answers_its_client_and_keeps_it(
     tmp_path: Path, caplog
 ):
@@ -159,6 +161,7 @@ async def test_an_in_process_agents_exception_answers_its_client_and_keeps_it(
     assert "Traceback" not in caplog.text
 
 
+@pytest.mark.trio
 async def test_an_agent_that_stops_reading_cannot_hold_a_client_for_ever(tmp_path: Path):
     """Before: a request to an agent whose pipe was full waited in send_all for ever,
     holding the channel's lock, so every later client of that agent waited too."""
@@ -186,3 +189,57 @@ async def test_an_agent_that_stops_reading_cannot_hold_a_client_for_ever(tmp_pat
             reply = await c.ask(HighResFetchPDU(0, big))
         assert reply.result.vsets[0].numval == PM_ERR_NOAGENT
         nursery.cancel_scope.cancel()
+
+
+@pytest.mark.trio
+async def test_pmcd_feature_and_buf_metrics_have_values():
+    """Before: all ten pmcd.feature.* and pmcd.buf.alloc/free said 'No value(s) available'."""
+    conf = "pmcd 2 dso PmcdAgent pmcd.pmcd_agent\n" + "trivial 250 dso Trivial agents.trivial\n"
+    features = tuple(pmID_build(2, 8, item) for item in range(10))
+    alloc, free = pmID_build(2, 0, 18), pmID_build(2, 0, 19)
+    async with trio.open_nursery() as nursery:
+        _, port = await _start(nursery, conf)
+        c = await Client.connect(port)
+        await c.send(ProfilePDU(0, 0, ()))
+        reply = await c.ask(HighResFetchPDU(0, (*features, alloc, free)))
+        vsets = reply.result.vsets
+        values = [vs.atoms(3)[0] for vs in vsets[:10]]  # PM_TYPE_U32
+        # secure compress ipv6 auth creds_reqd unix_sockets discovery containers local cert
+        assert values[:2] == [0, 0] and values[3:5] == [0, 0] and values[6:] == [0, 1, 0, 0]
+        assert values[5] == 0  # no unix socket in this test's pmcd
+        assert [vs.numval for vs in vsets[10:]] == [7, 7]  # every size class has a count
+        assert vsets[10].atoms(0)[0] == 1  # (this client's fetch, being answered: 12 bytes up)
+        assert set(vsets[11].atoms(0)) == {0}
+        nursery.cancel_scope.cancel()
+
+
+def test_a_store_into_pmcd_control_sighup_reloads(tmp_path: Path):
+    """Before: the store was accepted and queued, and nothing ever took it."""
+    import subprocess
+    import time
+
+    from tests.our_pmcd import ROOT, our_pmcd
+
+    conf = "pmcd 2 dso PmcdAgent pmcd.pmcd_agent\ntrivial 250 dso Trivial agents.trivial\n"
+    with our_pmcd(conf, tmp_path) as pmcd:
+        store = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "pmapi.cli.pmstore",
+                "-h",
+                pmcd.host,
+                "pmcd.control.sighup",
+                "1",
+            ],
+            env=pmcd.env,
+            capture_output=True,
+            text=True,
+            timeout=60,
+            cwd=ROOT,
+        )
+        assert store.returncode == 0, store.stderr
+        deadline = time.monotonic() + 20
+        while "SIGHUP: reloading" not in pmcd.log():
+            assert time.monotonic() < deadline, pmcd.log()
+            time.sleep(0.05)

@@ -85,7 +85,9 @@ def running_pmcd(which: str, tmp: Path) -> Iterator[tuple[str, str, dict[str, st
         conf_text = (ROOT / "pmcd" / "pmcd.conf").read_text()  # the packaged agents
         extra: tuple[str, ...] = ()
         if SAMPLE.exists() and SAMPLE_PMNS.exists():  # and PCP's C sample agent, as a pipe
-            conf_text += f"sample 29 pipe binary {SAMPLE} -d 29 -l {tmp}/sample.log\n"
+            agents, access = conf_text.split("[access]")  # agent lines go before it
+            sample = f"sample 29 pipe binary {SAMPLE} -d 29 -l {tmp}/sample.log\n"
+            conf_text = f"{agents}{sample}[access]{access}"
             reference_namespace(tmp / "root", True)
             extra = ("-n", str(tmp / "root"))
         with our_pmcd(conf_text, tmp, *extra) as ours:

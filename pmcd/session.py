@@ -69,7 +69,7 @@ from pmapi.pmns import PMNS
 from pmapi.values import Result, Timestamp, ValueSet
 
 from .access import PmcdOp
-from .channels import Channel, Profile
+from .channels import Channel, InProcessChannel, Profile
 
 #: What this pmcd announces in its greeting: descriptors, high-resolution results,
 #: labels, containers (PCP's pmcd also offers AUTH, SASL, which we do not speak).
@@ -467,9 +467,21 @@ class Session:
                 got = await self._fetch_from(domain, pdu.ctxid, profile, some)
                 answers.update({vs.pmid: vs for vs in got})
 
-            async with trio.open_nursery() as nursery:
-                for domain, some in by_domain.items():
-                    nursery.start_soon(fetch_from, domain, some)
+            # agents answering on the event loop (pmcd's own) need no task; nor does the
+            # last agent left to ask: tasks only for agents to be asked at the same time
+            waiting = []
+            for domain, some in by_domain.items():
+                channel = self.channels.get(domain)
+                if isinstance(channel, InProcessChannel) and channel.inline:
+                    await fetch_from(domain, some)
+                else:
+                    waiting.append((domain, some))
+            if len(waiting) == 1:
+                await fetch_from(*waiting[0])
+            elif waiting:
+                async with trio.open_nursery() as nursery:
+                    for domain, some in waiting:
+                        nursery.start_soon(fetch_from, domain, some)
             vsets = tuple(answers[pmid] for pmid in pmids)
         result = Result(Timestamp.now(), vsets)  # type: ignore[arg-type]
         if isinstance(pdu, HighResFetchPDU):

@@ -74,9 +74,14 @@ class Sources:
 
 def main(argv: list[str] | None = None) -> int:
     args = options().parse_args(argv)
-    if args.pdu_limit < 12:  # (a PDU header alone is 12 bytes)
-        print(f"pmcd: -L {args.pdu_limit}: too small for a PDU", file=sys.stderr)
-        return 1
+    for wrong, message in (  # PCP's checks and words (-L: a header must fit)
+        (args.timeout < 0, "-t requires a positive numeric argument"),
+        (args.creds_timeout <= 0, "-q requires a positive numeric argument"),
+        (args.pdu_limit < 12, f"-L {args.pdu_limit}: too small for a PDU"),
+    ):
+        if wrong:
+            print(f"pmcd: {message}", file=sys.stderr)
+            return 1
     if args.version:
         print(f"pmcd (pypcp) {__version__}, compatible with PCP {PCP_COMPAT_VERSION}")
         return 0

@@ -55,3 +55,15 @@ def test_missing_files_and_a_busy_port_are_one_line_each(tmp_path):
                      tmp=tmp_path)  # fmt: skip
     assert taken.returncode == 1
     assert taken.stderr == f"pmcd: cannot listen: 127.0.0.1:{port}: Address already in use\n"
+
+
+def test_timeouts_and_limits_out_of_range_are_refused_as_pcp_refuses_them(tmp_path):
+    """Before: -t -1 was taken as 'no timeout' and -q 0 as 'give up at once'; -L 5 would
+    refuse every PDU."""
+    for flags, message in (
+        (("-t", "-1"), "pmcd: -t requires a positive numeric argument\n"),
+        (("-q", "0"), "pmcd: -q requires a positive numeric argument\n"),
+        (("-L", "5"), "pmcd: -L 5: too small for a PDU\n"),
+    ):
+        result = pmcd(*flags, "-v", tmp=tmp_path)
+        assert (result.returncode, result.stderr) == (1, message), flags

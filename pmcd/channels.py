@@ -33,6 +33,7 @@ from pmapi.errors import (  # type: ignore[attr-defined]
     PM_ERR_GENERIC,
     PM_ERR_IPC,
     PM_ERR_NOAGENT,
+    PM_ERR_NOTCONN,
     PM_ERR_TIMEOUT,
     PMError,
 )
@@ -41,13 +42,9 @@ from pmapi.pdu.constants import CVERSION, PDU_VERSION, PDUFlag
 from pmapi.pdu.framer import PDUFramer
 from pmapi.pdu.records import AttrPDU, Cred, CredsPDU, ErrorPDU
 from pmda.agent import Agent
+from pmda.clients import CREDENTIAL_FLAGS
 
 log = logging.getLogger("pmcd")
-
-#: The CREDS flags with which an agent asks for its clients' connection attributes.
-ATTRIBUTE_FLAGS = PDUFlag.PDU_FLAG_AUTH | PDUFlag.PDU_FLAG_CONTAINER
-#: PM_ERR_NOTCONN: what pmcd tells every agent when a client goes.
-PM_ERR_NOTCONN = -12391
 
 
 #: A context's instance profile as a channel takes it: the PROFILE PDU as it goes to
@@ -87,11 +84,6 @@ class Channel:
         self.failure = ""
         self._died = trio.Event()
 
-    @property
-    def wants_attributes(self) -> bool:
-        """Whether the agent asked for its clients' attributes (AUTH or CONTAINER)."""
-        return bool(self.flags & ATTRIBUTE_FLAGS)
-
     def mark_dead(self, why: str = "pmcd closed its channel") -> None:
         """The agent can no longer be talked to (WHY, for the log): requests fail until
         it is replaced."""
@@ -104,23 +96,18 @@ class Channel:
         """Return once the channel has failed (or been closed)."""
         await self._died.wait()
 
-    def _pending_attributes(self, client: Credentials | None) -> Sequence[AttrPDU]:
-        """CLIENT's attributes, if this agent wants them and has not got these yet."""
-        if client is None or not self.flags & ATTRIBUTE_FLAGS:
-            return ()
-        if self.attrs_sent.get(client.slot) == client.attr_version:
-            return ()
-        pdus = client.attr_pdus()
-        self.attrs_sent[client.slot] = client.attr_version
-        return pdus
-
     def _prelude(self, client: Credentials | None, profile: Profile | None) -> list[Any]:
         """What must go before a request: CLIENT's attributes if due, and PROFILE unless
         the agent holds an equal one already (PCP's pmcd resends it whenever another
         client's request comes; an equal profile is no news to the agent)."""
         prelude: list[Any] = []
-        if client is not None and self.flags & ATTRIBUTE_FLAGS:
-            prelude.extend(self._pending_attributes(client))
+        if (
+            client is not None
+            and self.flags & CREDENTIAL_FLAGS
+            and self.attrs_sent.get(client.slot) != client.attr_version
+        ):
+            prelude.extend(client.attr_pdus())
+            self.attrs_sent[client.slot] = client.attr_version
         if profile is not None and profile[1] != self.profile:
             prelude.append(profile[0])
             self.profile = profile[1]
@@ -170,7 +157,7 @@ class InProcessChannel(Channel):
         self.inline = inline
         self.alive = True
         self.pid = os.getpid()
-        self.flags = ATTRIBUTE_FLAGS if getattr(agent, "wants_credentials", False) else 0
+        self.flags = CREDENTIAL_FLAGS if getattr(agent, "wants_credentials", False) else 0
 
     def _handle(self, pdus: Sequence[Any]) -> Any:
         """Hand PDUS to the agent in order; the last one's reply (exceptions logged)."""
@@ -230,11 +217,14 @@ class InProcessChannel(Channel):
         if self.inline:
             self._handle(pdus)
             return
+        handing = False  # (waiting for the lock, nothing is under way yet)
         with trio.move_on_after(timeout if timeout > 0 else math.inf) as scope:
             async with self.lock:
                 if self.alive:
+                    handing = True
                     await trio.to_thread.run_sync(self._handle, pdus, abandon_on_cancel=True)
-        if scope.cancelled_caught and self.alive:
+                    handing = False
+        if scope.cancelled_caught and handing:
             # its thread may still be in the agent's code: no second request may join it
             self.mark_dead(f"it did not take a {_what(pdus[0])} in {timeout:g}s")
 
@@ -347,17 +337,19 @@ class StreamChannel(Channel):
         if not self.alive:
             return
         data = pdu if isinstance(pdu, bytes) else encode(pdu)
-        with trio.move_on_after(timeout if timeout > 0 else math.inf):
+        writing = False  # (waiting for the lock, nothing has gone yet)
+        with trio.move_on_after(timeout if timeout > 0 else math.inf) as scope:
             async with self.lock:
                 if not self.alive:
                     return
+                writing = True
                 try:
-                    with trio.move_on_after(timeout if timeout > 0 else math.inf) as scope:
-                        await self._write(data)
+                    await self._write(data)
                 except PMError:
                     return  # marked dead: the supervisor has it from here
-                if scope.cancelled_caught:  # a part of the PDU may have gone: out of step
-                    self.mark_dead(f"it took no notice in {timeout:g}s")
+                writing = False
+        if scope.cancelled_caught and writing:  # a part of the PDU may have gone: out of step
+            self.mark_dead(f"it took no notice in {timeout:g}s")
 
     async def close(self) -> None:
         await super().close()

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import socket
 from pathlib import Path
 
 from pmapi.paths import Paths
@@ -132,8 +133,6 @@ def _is_pmcd(pid: int) -> bool:
 
 def _accepts(path: str) -> bool:
     """Whether something listens on the unix socket PATH."""
-    import socket
-
     with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as probe:
         probe.settimeout(1)
         try:

@@ -123,7 +123,8 @@ class Session:
         self.changes = 0
         self.count = count
         self.denied = denied  # what [access] forbids this client
-        #: each context's profile as it goes to an agent (encoded, from slot 0), oldest first
+        #: each context's profile as it goes to an agent (from this client's slot), oldest
+        #: first
         self.profiles: dict[int, Profile] = {}
         self._profile_bytes = 0
         #: connection attributes (PCP_ATTR_*: value with its NUL), in the order they came
@@ -134,8 +135,7 @@ class Session:
         self._peer_creds = peer_creds  # (uid, gid, pid) of a unix-socket peer
         self._on_attribute = on_attribute or (lambda slot, attr, value: None)
         self.framer = PDUFramer(pdu_limit)
-        self._in_flight = 0  # the size of the request being answered, if any
-        self._frame = b""  # and its bytes
+        self._frame = b""  # the request being answered, if any
 
     async def send(self, pdu: Any) -> None:
         """Send PDU; raises trio.BrokenResourceError when the client has gone, or
@@ -153,8 +153,7 @@ class Session:
 
     def held_buffers(self) -> list[int]:
         """The sizes of the PDU buffers held for this client (pmcd.buf.alloc)."""
-        held = [self.framer.buffered] if self.framer.buffered else []
-        return [*held, self._in_flight] if self._in_flight else held
+        return [size for size in (self.framer.buffered, len(self._frame)) if size]
 
     def attr_pdus(self) -> tuple[AttrPDU, ...]:
         """The client's attributes as PCP's pmcd forwards them to an agent: one ATTR PDU
@@ -211,11 +210,11 @@ class Session:
                     return
                 answered = True
                 self.count("in", request.TYPE)
-                self._in_flight, self._frame = len(frame), frame
+                self._frame = frame
                 try:
                     reply = await self.answer(request)
                 finally:
-                    self._in_flight, self._frame = 0, b""
+                    self._frame = b""
                 if reply is None:
                     continue
                 try:
@@ -277,8 +276,11 @@ class Session:
         old = self.profiles.pop(pdu.ctxid, None)
         self._profile_bytes += len(wire) - (len(old[0]) if old is not None else 0)
         self.profiles[pdu.ctxid] = (wire, wire[16:])
-        while len(self.profiles) > MAX_PROFILES or self._profile_bytes > PROFILE_BYTES:
-            oldest = next(iter(self.profiles))  # (never the one just set: it is the newest)
+        # the oldest go first, never the one just set (however big -L let it be)
+        while len(self.profiles) > 1 and (
+            len(self.profiles) > MAX_PROFILES or self._profile_bytes > PROFILE_BYTES
+        ):
+            oldest = next(iter(self.profiles))
             self._profile_bytes -= len(self.profiles.pop(oldest)[0])
 
     async def _creds(self, pdu: CredsPDU) -> None:

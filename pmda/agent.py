@@ -25,6 +25,7 @@ from pmapi.errors import (  # type: ignore[attr-defined]
     PM_ERR_INDOM,
     PM_ERR_INST,
     PM_ERR_NAME,
+    PM_ERR_NOTCONN,
     PM_ERR_PMID,
     PM_ERR_TEXT,
     PM_ERR_TYPE,
@@ -73,7 +74,7 @@ from pmapi.pdu.records import (
 from pmapi.pmns import PMNS
 from pmapi.values import Result, Timestamp, ValueSet
 
-from .clients import PM_ERR_NOTCONN, Client, ClientTable
+from .clients import Client, ClientTable
 from .metrics import NOSUPPORT, InDom, Metric, instance_map
 
 #: Where the agents' namespace and help sources live (beside this package, installed or not).

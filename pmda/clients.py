@@ -13,10 +13,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from pmapi.pdu.constants import Attr
+from pmapi.pdu.constants import Attr, PDUFlag
 
-#: What pmcd sends an agent when a client goes (PM_ERR_NOTCONN).
-PM_ERR_NOTCONN = -12391
+#: The CREDS flags with which an agent asks pmcd for its clients' credentials (as
+#: pmdaproc's PMDA_FLAG_AUTHORIZE | PMDA_FLAG_CONTAINER); pmcd honours either.
+CREDENTIAL_FLAGS = PDUFlag.PDU_FLAG_AUTH | PDUFlag.PDU_FLAG_CONTAINER
 #: The attributes a Client carries, and how many contexts' worth are kept at most
 #: (pmcd reuses context numbers, so a table this size means a misbehaving pmcd).
 _KEPT = (Attr.PCP_ATTR_USERID, Attr.PCP_ATTR_GROUPID, Attr.PCP_ATTR_PROCESSID)

@@ -20,17 +20,15 @@ from typing import BinaryIO
 
 from pmapi.errors import PM_ERR_GENERIC, PMError  # type: ignore[attr-defined]
 from pmapi.pdu.codec import PDUError, decode, encode
-from pmapi.pdu.constants import PDUFlag, PDUType
+from pmapi.pdu.constants import PDUType
 from pmapi.pdu.framer import PDUFramer
 from pmapi.pdu.records import Cred, CredsPDU, ErrorPDU
 
 from .agent import Agent
+from .clients import CREDENTIAL_FLAGS
 
 #: Protocol version an agent announces in its CREDS PDU.
 AGENT_PDU_VERSION = 2
-#: The CREDS flags with which an agent asks pmcd for its clients' credentials (as
-#: pmdaproc's PMDA_FLAG_AUTHORIZE | PMDA_FLAG_CONTAINER).
-CREDENTIAL_FLAGS = PDUFlag.PDU_FLAG_AUTH | PDUFlag.PDU_FLAG_CONTAINER
 
 
 def options(agent_class: type[Agent]) -> argparse.ArgumentParser:

@@ -26,7 +26,7 @@ from types import TracebackType
 from typing import Any, TypeVar
 
 from pmapi.desc import Desc
-from pmapi.errors import PM_ERR_INST, PMError  # type: ignore[attr-defined]
+from pmapi.errors import PM_ERR_INST, PM_ERR_NOTCONN, PMError  # type: ignore[attr-defined]
 from pmapi.ids import PM_IN_NULL, PM_INDOM_NULL
 from pmapi.pdu.constants import PM_TEXT_HELP, PM_TEXT_ONELINE, PM_TEXT_PMID, Attr
 from pmapi.pdu.records import (
@@ -44,7 +44,6 @@ from pmapi.pdu.records import (
 from pmapi.values import Result, Timestamp, ValueSet
 
 from .agent import Agent
-from .clients import PM_ERR_NOTCONN
 from .inproc import load_agent
 
 _Reply = TypeVar("_Reply")

@@ -23,13 +23,13 @@ from pathlib import Path
 import pytest
 import trio
 
-from pmapi.errors import PM_ERR_IPC  # type: ignore[attr-defined]
+from pmapi.errors import PM_ERR_IPC, PM_ERR_NOTCONN  # type: ignore[attr-defined]
 from pmapi.ids import pmID_build
 from pmapi.pdu.constants import Attr
 from pmapi.pdu.records import AttrPDU, ErrorPDU, HighResFetchPDU, ProfilePDU
 from pmcd.config import parse_config
 from pmcd.daemon import Daemon, Settings, namespace_for
-from pmda.clients import PM_ERR_NOTCONN, ClientTable
+from pmda.clients import ClientTable
 from pmda.testing import AgentHarness
 from tests.our_pmcd import ROOT, our_pmcd
 from tests.reference_pmcd import reference_pmcd, require_reference

@@ -136,6 +136,24 @@ async def test_profiles_cost_a_bounded_amount_per_client():
         nursery.cancel_scope.cancel()
 
 
+@pytest.mark.trio
+async def test_a_profile_bigger_than_the_budget_is_kept_alone():
+    """With -L raised, one profile may exceed the per-client budget: it is kept (the older
+    ones go); the eviction loop once emptied the table and then failed on it."""
+    indom = pmInDom_build(SIMPLE, 1)
+    async with trio.open_nursery() as nursery:
+        daemon, port = await _start(nursery, pdu_limit=1 << 20)
+        c = await Client.connect(port)
+        await c.send(ProfilePDU(0, 0, ()))
+        huge = (InDomProfile(indom, 1, tuple(range(PROFILE_BYTES // 4 + 1000))),)
+        await c.send(ProfilePDU(1, 0, huge))
+        reply = await c.ask(HighResFetchPDU(1, (NUMFETCH,)))
+        assert reply.result.vsets[0].numval == 1
+        (session,) = daemon.sessions.values()
+        assert list(session.profiles) == [1]
+        nursery.cancel_scope.cancel()
+
+
 def _rss_mb(pid: int) -> float:
     for line in Path(f"/proc/{pid}/status").read_text().splitlines():
         if line.startswith("VmRSS:"):

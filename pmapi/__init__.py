@@ -1,6 +1,12 @@
-"""pmapi: the shared core of pypcp, PCP 6's types, namespace, help, labels and PDU codec."""
+"""pmapi: the shared core of purepcp, PCP 6's types, namespace, help, labels and PDU codec."""
 
-#: This project's version.
+#: This project's distribution name (as pip knows it) and version.
+DISTRIBUTION = "purepcp"
 __version__ = "0.1.0"
 #: The PCP release whose wire protocol, files and output formats we follow.
 PCP_COMPAT_VERSION = "6.0.3"
+
+
+def version_line(prog: str) -> str:
+    """What every command's -V/--version prints: its name, our version, the PCP it follows."""
+    return f"{prog} version {__version__} ({DISTRIBUTION}, for PCP {PCP_COMPAT_VERSION})"

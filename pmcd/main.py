@@ -2,17 +2,18 @@
 
 from __future__ import annotations
 
-import argparse
 import logging
 import os
 import resource
 import signal
 import sys
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import trio
 
-from pmapi import PCP_COMPAT_VERSION, __version__
+from pmapi.cli.common import HELP, NAMESPACE, VERSION, Opt, Tool
 from pmapi.errors import PMError
 from pmapi.paths import LayoutError, Paths, paths
 from pmapi.pidfile import remove_pidfile, write_pidfile
@@ -26,34 +27,101 @@ from .daemon import Daemon, Settings, namespace_for
 DEFAULT_CONF = files.PACKAGED_CONF
 
 
-def options() -> argparse.ArgumentParser:
-    """pmcd(1)'s command line."""
-    p = argparse.ArgumentParser(prog="pmcd", description="Performance Metrics Collector Daemon")
-    p.add_argument("-f", "--foreground", action="store_true", help="run in the foreground")
-    p.add_argument("-c", "--config", metavar="FILE", help="pmcd.conf to use")
-    p.add_argument("-n", "--namespace", metavar="FILE", help="PMNS to use")
-    p.add_argument("-l", "--log", metavar="FILE", help="log file ('-' for stderr)")
-    p.add_argument("-t", "--timeout", type=float, default=5.0, help="agent reply timeout (s)")
-    p.add_argument("-q", "--creds-timeout", type=float, default=3.0, help="agent start timeout")
-    p.add_argument(
-        "-L", "--pdu-limit", type=int, default=65536, metavar="BYTES", help="largest client PDU"
+FOREGROUND = Opt("f", "foreground", None, "run in the foreground")
+HOSTNAME = Opt("H", "hostname", "HOST", "accepted for PCP compatibility; not used")
+NO_AVAHI = Opt("A", None, None, "disable service advertisement (none is done)")
+USERNAME = Opt("U", "username", "USER", "accepted for PCP compatibility; not used")
+CONFIG = Opt("c", "config", "PATH", "path to configuration file")
+PDU_LIMIT = Opt("L", None, "BYTES", "maximum size for PDUs from clients [default 65536]")
+CREDS_TIMEOUT = Opt("q", None, "TIME", "PMDA initial negotiation timeout (seconds) [default 3]")
+TIMEOUT = Opt("t", None, "TIME", "PMDA response timeout (seconds) [default 5]")
+VERIFY = Opt("v", "verify", None, "check validity of pmcd configuration, then exit")
+INTERFACE = Opt("i", "interface", "ADDR", "accept connections on this IP address")
+PORT = Opt("p", "port", "N", "accept connections on this port (0: any free port)")
+SOCKET = Opt("s", "socket", "PATH", "Unix domain socket file ('' for none)")
+LOG = Opt("l", "log", "PATH", "redirect diagnostics and trace output ('-' for stderr)")
+STARTUP_LOG = Opt("x", None, "PATH", "accepted for PCP compatibility; not used")
+INSTALL_UNITS = Opt(None, "install-units", None, "write systemd units (into DIR if given), exit")
+
+TOOL = Tool(
+    "pmcd",
+    "[options] | --install-units [DIR]",
+    [
+        ("General options", [NAMESPACE, VERSION, HELP]),
+        ("Service options", [NO_AVAHI, FOREGROUND, HOSTNAME, USERNAME, INSTALL_UNITS]),
+        ("Configuration options", [CONFIG, PDU_LIMIT, CREDS_TIMEOUT, TIMEOUT, VERIFY]),
+        ("Connection options", [INTERFACE, PORT, SOCKET]),
+        ("Diagnostic options", [LOG, STARTUP_LOG]),
+    ],
+)
+
+
+@dataclass(frozen=True)
+class Args:
+    """pmcd's command line, read."""
+
+    foreground: bool = False
+    config: str | None = None
+    namespace: str | None = None
+    log: str | None = None
+    timeout: float = 5.0
+    creds_timeout: float = 3.0
+    pdu_limit: int = 65536
+    interface: tuple[str, ...] = ()
+    port: int | None = None
+    socket: str | None = None
+    verify: bool = False
+    install_units: str | None = None  # None: not asked; "": the default directory
+
+
+def _number(kind: type, text: str, message: str) -> Any:
+    """TEXT as a KIND (int or float), else MESSAGE and the usage."""
+    try:
+        return kind(text)
+    except ValueError:
+        TOOL.fail(message, usage=True)
+
+
+def options(argv: list[str]) -> Args:
+    """pmcd(1)'s command line, with PCP's option sections and complaints."""
+    argv = [  # (--install-units=DIR is --install-units DIR: getopt has no optional arguments)
+        part
+        for arg in argv
+        for part in (
+            ["--install-units", arg.split("=", 1)[1]]
+            if arg.startswith("--install-units=")
+            else [arg]
+        )
+    ]
+    parsed = TOOL.parse(argv)
+    units = "install-units" in parsed
+    if len(parsed.operands) > (1 if units else 0):
+        TOOL.fail(f"unexpected argument: {parsed.operands[-1]}", usage=True)
+    positive = "requires a positive numeric argument"
+    timeout = _number(float, str(parsed.get("t", "5")), f"-t {positive}")
+    creds = _number(float, str(parsed.get("q", "3")), f"-q {positive}")
+    limit = _number(int, str(parsed.get("L", "65536")), "-L requires a numeric argument")
+    port = parsed.get("port")
+    if timeout < 0:  # (PCP's words, and its usage after them)
+        TOOL.fail(f"-t {positive}", usage=True)
+    if creds <= 0:
+        TOOL.fail(f"-q {positive}", usage=True)
+    if limit < 12:  # (a PDU header must fit)
+        TOOL.fail(f"-L {limit}: too small for a PDU")
+    return Args(
+        foreground="foreground" in parsed,
+        config=parsed.get("config"),
+        namespace=parsed.get("namespace"),
+        log=parsed.get("log"),
+        timeout=timeout,
+        creds_timeout=creds,
+        pdu_limit=limit,
+        interface=tuple(v for o, v in parsed.pairs if o is INTERFACE),
+        port=None if port is None else _number(int, str(port), f"-p {port}: not a port"),
+        socket=parsed.get("socket"),
+        verify="verify" in parsed,
+        install_units=(parsed.operands[0] if parsed.operands else "") if units else None,
     )
-    p.add_argument("-i", "--interface", action="append", default=[], metavar="ADDRESS")
-    p.add_argument("-p", "--port", type=int, help="TCP port (0: any free port; default 44321)")
-    p.add_argument("-s", "--socket", metavar="PATH", help="unix socket ('' for none)")
-    p.add_argument("-x", "--error-log", metavar="FILE", help="accepted for PCP compatibility")
-    p.add_argument("-A", "--no-avahi", action="store_true", help="no service advertising")
-    p.add_argument("-U", "--username", help="accepted for PCP compatibility; not used")
-    p.add_argument("-v", "--verify", action="store_true", help="check the configuration, exit")
-    p.add_argument("-V", "--version", action="store_true", help="print the version and exit")
-    p.add_argument(
-        "--install-units",
-        nargs="?",
-        const="",
-        metavar="DIR",
-        help="write systemd units for this installation (default $PCP_SYSTEMDUNIT_DIR), exit",
-    )
-    return p
 
 
 class Sources:
@@ -73,18 +141,11 @@ class Sources:
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = options().parse_args(argv)
-    for wrong, message in (  # PCP's checks and words (-L: a header must fit)
-        (args.timeout < 0, "-t requires a positive numeric argument"),
-        (args.creds_timeout <= 0, "-q requires a positive numeric argument"),
-        (args.pdu_limit < 12, f"-L {args.pdu_limit}: too small for a PDU"),
-    ):
-        if wrong:
-            print(f"pmcd: {message}", file=sys.stderr)
-            return 1
-    if args.version:
-        print(f"pmcd (pypcp) {__version__}, compatible with PCP {PCP_COMPAT_VERSION}")
-        return 0
+    return TOOL.main(_run, argv)
+
+
+def _run(argv: list[str]) -> int:
+    args = options(argv)
     try:
         layout = paths()
     except LayoutError as exc:

@@ -25,7 +25,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from pmapi import PCP_COMPAT_VERSION, __version__
+from pmapi import DISTRIBUTION, PCP_COMPAT_VERSION, __version__
 from pmapi.paths import paths
 from pmapi.pdu.constants import Attr, PDUType
 
@@ -130,7 +130,7 @@ class DaemonState:
     start_time: float = field(default_factory=time.time)
     pid: int = field(default_factory=os.getpid)
     version: str = PCP_COMPAT_VERSION  # pmcd.version: the PCP release we answer as
-    build: str = f"pypcp-{__version__}"  # pmcd.build: which build of ours that is
+    build: str = f"{DISTRIBUTION}-{__version__}"  # pmcd.build: which build of ours that is
     simabi: str = field(default_factory=simabi)
     hostname: str | None = None  # pmcd -H; None: the host's own name
     timezone: str | None = None  # None: worked out from the host at each fetch

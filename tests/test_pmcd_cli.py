@@ -66,4 +66,23 @@ def test_timeouts_and_limits_out_of_range_are_refused_as_pcp_refuses_them(tmp_pa
         (("-L", "5"), "pmcd: -L 5: too small for a PDU\n"),
     ):
         result = pmcd(*flags, "-v", tmp=tmp_path)
-        assert (result.returncode, result.stderr) == (1, message), flags
+        assert result.returncode == 1, flags
+        assert result.stderr.startswith(message), flags
+        # as PCP's pmcd: a bad -t or -q is followed by the usage, a small -L is not
+        assert ("\nUsage: pmcd [options]" in result.stderr) == (flags[0] != "-L"), flags
+
+
+def test_command_line_follows_pcps_layout_and_our_version_words(tmp_path):
+    """Before: argparse's 'usage: pmcd [-h] ...' and 'pmcd (pypcp) 0.1.0, compatible with'."""
+    from pmapi import version_line
+
+    usage = pmcd("-?", tmp=tmp_path)
+    assert usage.stderr.startswith("Usage: pmcd [options]")
+    assert "\nConfiguration options:\n  -c PATH, --config=PATH\n" in usage.stderr
+    version = pmcd("-V", tmp=tmp_path)
+    assert (version.returncode, version.stderr) == (0, version_line("pmcd") + "\n")
+    bad = pmcd("-Z", tmp=tmp_path)
+    assert bad.returncode == 1
+    assert bad.stderr.startswith("pmcd: invalid option -- 'Z'\nUsage: pmcd")
+    extra = pmcd("-v", "stray", tmp=tmp_path)
+    assert extra.stderr.startswith("pmcd: unexpected argument: stray\n")

@@ -16,7 +16,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, NoReturn
 
-from pmapi import PCP_COMPAT_VERSION, __version__
+from pmapi import version_line
 from pmapi.errors import PMError
 from pmapi.paths import LayoutError
 
@@ -158,9 +158,7 @@ class Tool:
                 sys.stderr.write(self.usage())
                 raise SystemExit(1)
             if opt is VERSION:
-                sys.stderr.write(
-                    f"{self.prog} version {__version__} (pypcp, for PCP {PCP_COMPAT_VERSION})\n"
-                )
+                sys.stderr.write(version_line(self.prog) + "\n")
                 raise SystemExit(0)
             if opt is SPECLOCAL:
                 parsed.specs.append(value)

@@ -14,7 +14,7 @@ import sys
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from pmapi import PCP_COMPAT_VERSION, __version__
+from pmapi import version_line
 from pmapi.archive.context import PM_MODE_FORW
 from pmapi.cli.common import (
     ARCHIVE,
@@ -181,9 +181,7 @@ def _options(argv: Sequence[str], parsed: Parsed) -> dict[str, Any]:
         for line in errors:
             sys.stderr.write(line + "\n")
         if show_version:
-            sys.stderr.write(
-                f"{prog} version {__version__} (pypcp, for PCP {PCP_COMPAT_VERSION})\n"
-            )
+            sys.stderr.write(version_line(prog) + "\n")
         if errors:
             sys.stderr.write(TOOL.usage())
         raise SystemExit(0 if show_version else 1)

@@ -5,8 +5,10 @@ in the namespace beside the real ones (a real metric wins a clash of names), the
 descriptors come from binding (bind.py), and a fetch that includes them fetches
 their operands instead and evaluates the expressions on the answer.  The layer
 looks up every name once when made (the context's first call that needs it); a
-derived metric is bound when first described or fetched, and a semantic error is
-written to stderr then, once per context, as libpcp writes it.
+derived metric is bound when first described or fetched, or when a traversal of a
+pmcd's namespace reaches it, and a semantic error is written to stderr then, once per
+context, as libpcp writes it.  A metric that does not bind leaves the namespace: a
+pmcd's traversal never lists it, and no walk lists it once it has been bound.
 """
 
 from __future__ import annotations
@@ -147,14 +149,35 @@ class DerivedMetrics:
     def is_derived(self, pmid: int) -> bool:
         return pmid in self.by_pmid and pmid not in self.hidden
 
-    def leaves(self, prefix: str) -> list[str]:
-        """The derived names at or below PREFIX ("" for all), in registration order."""
+    def _below(self, prefix: str) -> list[Definition]:
+        """The definitions named at or below PREFIX ("" for all), in registration order,
+        less those a real name hides and those already found not to bind (libpcp leaves
+        those out of the namespace once bound)."""
         return [
-            d.name
+            d
             for d in self.definitions
             if d.pmid not in self.hidden
+            and self._bound.get(d.pmid, True) is not None
             and (not prefix or d.name == prefix or d.name.startswith(prefix + "."))
         ]
+
+    def leaves(self, prefix: str) -> list[str]:
+        """The derived names at or below PREFIX ("" for all), in registration order,
+        bound or not (a local namespace's walk binds nothing, as libpcp's)."""
+        return [d.name for d in self._below(prefix)]
+
+    def bound_leaves(self, prefix: str) -> list[str]:
+        """The derived names at or below PREFIX that bind in this context, each bound now
+        and its semantic error reported now, as libpcp's __dmtraverse does when it adds
+        derived names to a pmcd's traversal: one whose operands the source lacks, or
+        that is in error, is not in the namespace."""
+        names = []
+        for d in self._below(prefix):
+            if self.bound(d.pmid) is not None:
+                names.append(d.name)
+            else:
+                self.report(d.pmid)
+        return names
 
     def children(self, prefix: str) -> list[tuple[str, bool]]:
         """(child, is_leaf) for the derived names below PREFIX, each child once."""
@@ -181,8 +204,8 @@ class DerivedMetrics:
         """Write PMID's semantic error to stderr, the first time it is used."""
         message = self._messages.pop(pmid, None)
         if message is not None:
+            # (stdout is not flushed first: libpcp's pmflush() writes to stderr alone)
             err = self.err if self.err is not None else sys.stderr
-            sys.stdout.flush()
             err.write(message + "\n")
             err.flush()
 

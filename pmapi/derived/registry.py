@@ -26,12 +26,15 @@ from pmapi.ids import DYNAMIC_PMID, pmID_build
 from pmapi.types import PMType
 
 __all__ = [
+    "SHIPPED_DIR",
     "Definition",
     "DerivedError",
     "Registry",
+    "default_config_path",
     "default_registry",
     "load_config",
     "load_config_message",
+    "pcp_global_dir",
     "register_metric_message",
     "valid_name",
 ]
@@ -415,11 +418,43 @@ class _ConfigFile:
 _default: Registry | None = None
 _default_lock = threading.Lock()
 
+#: The definitions pypcp ships (package data), read when PCP's own are not installed:
+#: PCP's default names, written for pypcp.
+SHIPPED_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "defaults")
+
+
+def pcp_global_dir() -> str:
+    """PCP's global definitions directory, $PCP_VAR_DIR/config/derived, with PCP_VAR_DIR
+    found as libpcp's pmGetConfig finds it: the environment, else PCP's pcp.conf
+    ($PCP_CONF, else /etc/pcp.conf).  "" when neither names it (no PCP installed)."""
+    var_dir = os.environ.get("PCP_VAR_DIR")
+    if var_dir is None:
+        from pmapi.paths import LayoutError, read_layout
+
+        try:
+            var_dir = read_layout(os.environ.get("PCP_CONF") or "/etc/pcp.conf").get("PCP_VAR_DIR")
+        except LayoutError:
+            var_dir = None
+    return f"{var_dir}/config/derived" if var_dir else ""
+
+
+def default_config_path() -> str:
+    """What the process's registry loads: $PCP_DERIVED_CONFIG when set ("" loads
+    nothing), else PCP's global directory when it exists (libpcp's __dminit rule), else
+    the set pypcp ships."""
+    path = os.environ.get("PCP_DERIVED_CONFIG")
+    if path is not None:
+        return path
+    global_dir = pcp_global_dir()
+    if global_dir and os.path.exists(global_dir):
+        return global_dir
+    return SHIPPED_DIR
+
 
 def default_registry() -> Registry:
     """The process's registry, made on first use as libpcp's __dminit does: the two
-    event record metrics, then $PCP_DERIVED_CONFIG (unset: $PCP_VAR_DIR/config/derived
-    if it exists; empty: nothing), missing files silently skipped."""
+    event record metrics, then default_config_path()'s definitions, missing files
+    silently skipped."""
     global _default
     with _default_lock:
         if _default is None:
@@ -428,12 +463,7 @@ def default_registry() -> Registry:
                 registry.register_anon(name, PMType.PM_TYPE_U32)
                 registry.set_attribute(name, "oneline", oneline)
                 registry.set_attribute(name, "helptext", helptext)
-            path = os.environ.get("PCP_DERIVED_CONFIG")
-            if path is None:
-                from pmapi.paths import paths
-
-                default = str(paths().var_dir / "config" / "derived")
-                path = default if os.path.exists(default) else ""
+            path = default_config_path()
             if path:
                 _load_path(registry, path, sys.stderr, recover=True)
             _default = registry

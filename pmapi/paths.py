@@ -5,13 +5,16 @@ Each variable (PCP_VAR_DIR, PCP_PMCDCONF_PATH, PMCD_PORT, ...) comes from, in or
 1. the environment, as in PCP (a variable already set wins over pcp.conf);
 2. the layout file, pcp.conf's format (``NAME=value`` lines, ``#`` comments; a value
    may use ``$NAME`` or ``${NAME}`` for another variable): ``$PYPCP_CONF`` if set,
-   else ``/etc/pypcp/pcp.conf`` for root and ``$XDG_CONFIG_HOME/pypcp/pcp.conf`` for
-   anyone else, when it exists;
-3. the defaults: a system layout for root (``/etc/pypcp``, ``/var/lib/pypcp``,
-   ``/var/log/pypcp``, ``/run/pypcp``) and a per-user one (the XDG directories) for
-   anyone else, so pmcd runs without root.  ``PYPCP_LAYOUT=system`` (or ``user``), in
-   the environment or the layout file, picks one whoever runs the command: a service
-   running as user pcp takes the system layout that way.
+   else the chosen layout's own file, ``/etc/pypcp/pcp.conf`` (system) or
+   ``$XDG_CONFIG_HOME/pypcp/pcp.conf`` (per-user), when it exists;
+3. the defaults: a system layout (``/etc/pypcp``, ``/var/lib/pypcp``,
+   ``/var/log/pypcp``, ``/run/pypcp``) or a per-user one (the XDG directories).
+
+The layout is ``PYPCP_LAYOUT`` (``system`` or ``user``) from the environment, else from
+the file ``$PYPCP_CONF`` names (a service running as user pcp takes the system layout
+that way), else root's is the system layout and anyone else's the per-user one, so
+pmcd runs without root.  The layout file always follows the layout: a default file that
+names the other layout is an error, not a switch of every later command's directories.
 
 The layout file is named by ``PYPCP_CONF``, not PCP's ``PCP_CONF``: PCP's own tools
 read ``$PCP_CONF`` too, and one shell may run both.  The system directories are
@@ -83,15 +86,31 @@ def _user_defaults(environ: Mapping[str, str]) -> dict[str, str]:
     }
 
 
+#: The system layout's file (a module constant so that tests can move it).
+SYSTEM_LAYOUT_FILE = os.path.join(SYSTEM_DEFAULTS["PCP_SYSCONF_DIR"], "pcp.conf")
+
+
+def _kind(value: str | None, where: str) -> bool | None:
+    """PYPCP_LAYOUT's VALUE as "system layout?" (None when unset); WHERE names its source."""
+    if value in (None, ""):
+        return None
+    if value not in ("system", "user"):
+        raise LayoutError(f"{where}: PYPCP_LAYOUT={value}: must be system or user")
+    return value == "system"
+
+
 def layout_file(environ: Mapping[str, str] | None = None, *, system: bool | None = None) -> str:
-    """The layout file's path: $PYPCP_CONF, else the system or per-user default."""
+    """The layout file's path: $PYPCP_CONF, else the default file of the layout chosen
+    (SYSTEM, else $PYPCP_LAYOUT, else root's system layout and anyone else's own)."""
     environ = os.environ if environ is None else environ
     if environ.get("PYPCP_CONF"):
         return environ["PYPCP_CONF"]
     if system is None:
+        system = _kind(environ.get("PYPCP_LAYOUT"), "environment")
+    if system is None:
         system = os.geteuid() == 0
     if system:
-        return "/etc/pypcp/pcp.conf"
+        return SYSTEM_LAYOUT_FILE
     return os.path.join(_user_defaults(environ)["PCP_SYSCONF_DIR"], "pcp.conf")
 
 
@@ -204,19 +223,43 @@ class Paths:
         return "\n".join(lines) + "\n"
 
 
+def _own(file: str) -> bool:
+    """Whether FILE, a default layout file, is the system layout's."""
+    return file == SYSTEM_LAYOUT_FILE
+
+
+def _refuse_other_layout(file: str, system: bool) -> None:
+    """A default layout file that picks the other layout: every command run without
+    PYPCP_CONF would take that layout's directories while reading this layout's file
+    (an older `pmcd --install-units` under PYPCP_LAYOUT=user as root wrote such a file)."""
+    number = next(
+        (n for n, line in enumerate(Path(file).read_text().splitlines(), 1)
+         if line.strip().removeprefix("export ").strip().startswith("PYPCP_LAYOUT")),
+        0,
+    )  # fmt: skip
+    kind, own = ("system", "user") if system else ("user", "system")
+    raise LayoutError(
+        f"{file}:{number}: PYPCP_LAYOUT={kind} in the {own} layout's file: remove the line, "
+        f"or set PYPCP_LAYOUT={kind} (or PYPCP_CONF) in the environment instead"
+    )
+
+
 def paths(environ: Mapping[str, str] | None = None, *, system: bool | None = None) -> Paths:
     """Resolve every variable from ENVIRON (default os.environ), the layout file and defaults.
 
     Raises LayoutError when the layout file cannot be read or refers in circles.
     """
     environ = os.environ if environ is None else environ
-    file = layout_file(environ, system=os.geteuid() == 0 if system is None else system)
+    if system is None:
+        system = _kind(environ.get("PYPCP_LAYOUT"), "environment")
+    file = layout_file(environ, system=system)
     settings = read_layout(file)
     if system is None:
-        kind = environ.get("PYPCP_LAYOUT") or settings.get("PYPCP_LAYOUT")
-        if kind not in (None, "system", "user"):
-            raise LayoutError(f"{file}: PYPCP_LAYOUT={kind}: must be system or user")
-        system = kind == "system" if kind else os.geteuid() == 0
+        system = _kind(settings.get("PYPCP_LAYOUT"), file)
+        if system is not None and not environ.get("PYPCP_CONF") and system != _own(file):
+            _refuse_other_layout(file, system)
+    if system is None:
+        system = os.geteuid() == 0
     defaults = {**(SYSTEM_DEFAULTS if system else _user_defaults(environ)), **_SHARED_DEFAULTS}
     resolved: dict[str, str] = {}
     chosen: set[str] = set()

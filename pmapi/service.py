@@ -21,8 +21,11 @@ def notify(message: str) -> bool:
     address = "\0" + path[1:] if path.startswith("@") else path
     try:
         with socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM) as sock:
+            # never wait: a manager that reads none of its messages (its queue full)
+            # must not stop the daemon, which sends from its event loop
+            sock.setblocking(False)
             sock.sendto(message.encode(), address)
-    except OSError:
+    except OSError:  # (BlockingIOError among them: the message is dropped)
         return False
     return True
 

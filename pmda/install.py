@@ -120,6 +120,25 @@ def conf_agents(text: str) -> dict[str, int]:
     return {w[0]: int(w[1]) for _, w in _agent_lines(text) if len(w) > 1 and w[1].isdigit()}
 
 
+def conf_names_for_spec(text: str, spec: str) -> list[str]:
+    """The agents of pmcd.conf TEXT installed from SPEC (module[:Class] or file.py[:Class]),
+    as `conf_line` writes them: a dso line's class and module, a daemon's `pmda.run` spec."""
+    where, _, class_name = spec.partition(":")
+    if where.endswith(".py") or Path(where).is_file():
+        where = str(Path(where).resolve())
+    found = []
+    for _, words in _agent_lines(text):
+        if len(words) >= 5 and words[2] == "dso":
+            module, cls = words[4], words[3]
+        elif "pmda.run" in words[:-1]:
+            module, _, cls = words[words.index("pmda.run") + 1].partition(":")
+        else:
+            continue
+        if module == where and class_name in ("", cls):
+            found.append(words[0])
+    return list(dict.fromkeys(found))
+
+
 def conf_with(text: str, name: str, line: str | None) -> str:
     """TEXT with NAME's line replaced by LINE (appended after the agents if new; removed
     when LINE is None); every other line kept as it was."""
@@ -289,8 +308,9 @@ class Installer:
             )
         return 0
 
-    def remove(self, name: str) -> int:
+    def remove(self, what: str) -> int:
         conf_path, conf_text = self._conf()
+        name = self._installed_name(what, conf_text, conf_path)
         domain = conf_agents(conf_text).get(name)
         new_conf = conf_with(conf_text, name, None)
         self._check_conf(new_conf)
@@ -314,6 +334,29 @@ class Installer:
             file=self.out,
         )
         return 0 if gone else 1
+
+    def _installed_name(self, what: str, conf_text: str, conf_path: Path) -> str:
+        """The pmcd.conf name of the agent WHAT names for removal: its name there, or the
+        spec it was installed from.  An agent pmda knows of but pmcd.conf lacks keeps its
+        name (removing it again is harmless, as PCP's Remove is); anything else is an error."""
+        installed = conf_agents(conf_text)
+        if what in installed:
+            return what
+        by_spec = conf_names_for_spec(conf_text, what)
+        if len(by_spec) > 1:
+            raise InstallError(
+                f"{what} was installed as several agents in {conf_path} "
+                f"({', '.join(by_spec)}): remove each by its name"
+            )
+        if by_spec:
+            return by_spec[0]
+        if what in available_agents():
+            return what
+        if any(c in what for c in ":/."):
+            with contextlib.suppress(InstallError):
+                return find_agent(what).name
+        there = ", ".join(installed) or "none"
+        raise InstallError(f"no agent {what!r} in {conf_path} (agents there: {there})")
 
     # the steps
 

@@ -42,6 +42,7 @@ from pmapi.values import Result, Timestamp
 
 from . import logue
 from .config import LogGroup, MetricSpec
+from .optfetch import Request, describe_order
 
 NSEC = 1_000_000_000
 #: An index entry at least this often (records), so a reader's seek reads few records.
@@ -113,6 +114,8 @@ class Logger:
         self.report = report  # -r: each group's record size, the first time it is logged
         self.make_writer = make_writer
         self.writer: ArchiveWriter | None = None
+        #: PMID -> its place in the order PCP's pmlogger would describe it (optfetch)
+        self.describe_rank: dict[int, int] = {}
         self.groups = self._resolve(groups, default_interval_ms)
         self.described: set[int] = set()
         self.texts_done: set[tuple[int, int]] = set()
@@ -128,8 +131,15 @@ class Logger:
     # -- configuration ----------------------------------------------------------------------
 
     def _resolve(self, groups: Sequence[LogGroup], default_ms: int) -> list[Group]:
-        """Names to PMIDs for every group that logs (mandatory on), warning about the rest."""
+        """Names to PMIDs for every group that logs (mandatory on), warning about the rest.
+
+        It also works out the order PCP's pmlogger describes the metrics in (describe_rank):
+        PCP makes one task of the clauses with the same interval (gram.y's findtask), in
+        the order the intervals first appear, and starts the "once" task before the others;
+        at start-up each task's fetch groups (pmlogger.optfetch) are described in turn.
+        """
         resolved = []
+        tasks: dict[int | None, list[Request]] = {}  # interval -> its metrics as asked for
         for group in groups:
             if not group.mandatory or group.state != "on":
                 continue  # off, maybe and advisory: nothing to log (no pmlc here to say otherwise)
@@ -140,6 +150,7 @@ class Logger:
             else:
                 interval = group.interval_ms * 1_000_000
             g = Group(interval, [])
+            task = tasks.setdefault(interval, [])
             found = []  # (spec, its leaf names), each spec traversed in turn
             for spec in group.metrics:
                 try:
@@ -167,18 +178,25 @@ class Logger:
                     if pmid == PM_ID_NULL:
                         self.not_logged(spec, name, PMError(PM_ERR_NAME).message)
                         continue
-                    if pmid in g.pmids:
-                        continue
                     desc = descs.get(pmid)
                     if desc is None:
                         self.not_logged(spec, name, PMError(PM_ERR_PMID).message)
                         continue
+                    insts = None
+                    if spec.instances and desc.indom != PM_INDOM_NULL:
+                        insts = self._instance_ids(desc.indom, spec.instances)
+                    if insts != ():  # (none of its instances known: not asked for)
+                        task.append(Request(pmid, desc.indom, insts))
+                    if pmid in g.pmids:
+                        continue
                     g.pmids.append(pmid)
                     g.names[pmid] = name
-                    if spec.instances and desc.indom != PM_INDOM_NULL:
-                        g.insts[pmid] = self._instance_ids(desc.indom, spec.instances)
+                    if insts is not None:
+                        g.insts[pmid] = insts
             if g.pmids:
                 resolved.append(g)
+        once = tasks.pop(None, [])
+        self.describe_rank = describe_order([once, *tasks.values()])
         return resolved
 
     def _instance_ids(self, indom: int, wanted: Sequence[str | int]) -> tuple[int, ...]:
@@ -223,7 +241,7 @@ class Logger:
         result = fetched.result
         got = result.vsets
         if type(got) is ColumnValueSets and plan.as_is(got.layout):
-            self.write(result, fetched.descs)  # as it came: the writer copies its PDU
+            self.write(result, fetched.descs, self.describe_rank)  # as it came: copied whole
         else:
             vsets = []
             for vs in got:
@@ -233,7 +251,7 @@ class Logger:
                     vs = vs.subset(keep[vs.pmid].__contains__)
                 vsets.append(vs)
             result = Result(result.timestamp, tuple(vsets))
-            self.write(result, fetched.descs)
+            self.write(result, fetched.descs, self.describe_rank)
         if self.report:
             self._report(groups, result)
         return True
@@ -270,11 +288,11 @@ class Logger:
     def _logue_record(self, stamp: Timestamp, pmcd_pid: int, seqnum: int) -> Result:
         w = self.writer
         assert w is not None and self._logue is not None
-        for desc, name in logue.METRICS:
+        for desc, name in logue.METRICS:  # each InDom after its first metric, as PCP's logue.c
             if desc.pmid not in w.descs:
                 w.put_desc(desc, [name])
-        if w.indom_members(logue.LOGGER_INDOM) is None:
-            w.put_indom(stamp, logue.LOGGER_INDOM, *logue.logger_instances())
+            if desc.indom != PM_INDOM_NULL and w.indom_members(desc.indom) is None:
+                w.put_indom(stamp, desc.indom, *logue.logger_instances())
         archive, host = self._logue
         return logue.logue_result(stamp, host, archive, pmcd_pid, seqnum)
 
@@ -296,7 +314,12 @@ class Logger:
 
     # -- records ----------------------------------------------------------------------------------
 
-    def write(self, result: Result, descs: dict[int, Desc | None]) -> None:
+    def write(
+        self, result: Result, descs: dict[int, Desc | None], rank: dict[int, int] | None = None
+    ) -> None:
+        """RESULT as the next record, after the metadata its metrics need that the archive
+        lacks: new metrics' descriptors (in RANK's order, PCP's; else the record's) and
+        instance domains whose membership changed."""
         stamp = result.timestamp
         if self.writer is None:
             self.writer = self.make_writer(stamp, logue.SourceFacts())
@@ -314,6 +337,9 @@ class Logger:
             # (the same layout as the last record: the same metrics and instances, all
             # described and named already, so there is nothing to check)
             sets = layout.shape if layout is not None else vsets
+            if rank is not None and any(vs.pmid not in self.described for vs in sets):
+                last = len(rank)
+                sets = sorted(sets, key=lambda vs: rank.get(vs.pmid, last))
             for vs in sets:
                 desc = descs.get(vs.pmid)
                 if desc is None:

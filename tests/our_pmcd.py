@@ -1,9 +1,11 @@
 """Our pmcd as a real process for tests: ephemeral port, private unix socket, cleaned up.
 
 `our_pmcd(conf_text, tmp)` starts `python -m pmcd.main -f` with that pmcd.conf,
-waits for its "listening on" line, yields an `OurPMCD` (TCP host spec, unix
-socket path, environment for PCP's tools), and stops it with SIGTERM (SIGKILL
-if it lingers) and everything it started.
+waits for it to say READY=1 on a notify socket (sent after its "listening on" line,
+which gives the port), yields an `OurPMCD` (TCP host spec, unix socket path,
+environment for PCP's tools), and stops it with SIGTERM (SIGKILL if it lingers) and
+everything it started.  `OurPMCD.reload()` sends SIGHUP and waits for the reload to
+end (RELOADING=1, then READY=1).
 """
 
 from __future__ import annotations
@@ -14,10 +16,11 @@ import re
 import signal
 import subprocess
 import sys
-import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
+
+from tests.waiting import Notifications
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -29,6 +32,8 @@ class OurPMCD:
     tmp: Path
     env: dict[str, str]
     pid: int = 0  # pmcd's process
+    proc: subprocess.Popen | None = None
+    notifications: Notifications | None = None
 
     def run(self, *argv: str, via_unix: bool = False, timeout: float = 60):
         """Run a PCP tool against this pmcd (its -h added), capturing text output."""
@@ -44,6 +49,13 @@ class OurPMCD:
     def log(self) -> str:
         return (self.tmp / "pmcd.log").read_text(errors="replace")
 
+    def reload(self, send: Callable[[], object] | None = None) -> None:
+        """SIGHUP pmcd (or do SEND, which makes it reload) and wait until the reload ends."""
+        assert self.proc is not None and self.notifications is not None
+        self.notifications.drain()
+        (send or (lambda: os.kill(self.pid, signal.SIGHUP)))()
+        wait_reloaded(self.proc, self.notifications, self.log)
+
 
 @contextlib.contextmanager
 def our_pmcd(
@@ -58,12 +70,16 @@ def our_pmcd(
     argv = [sys.executable, "-m", "pmcd.main", "-f", "-p", "0", "-i", "127.0.0.1"]
     argv += ["-s", str(sock), "-c", str(conf), "-l", str(tmp / "pmcd.log"), *extra]
     stderr = tmp / "pmcd.stderr"
-    proc = start_daemon(argv, env, stderr, preexec_fn)
+    notifications = Notifications()
     try:
-        port = _wait_for_port(proc, stderr)
-        yield OurPMCD(f"127.0.0.1:{port}", str(sock), tmp, env, proc.pid)
+        proc = start_daemon(argv, env, stderr, preexec_fn, notifications)
+        try:
+            port = _wait_for_port(proc, stderr, notifications)
+            yield OurPMCD(f"127.0.0.1:{port}", str(sock), tmp, env, proc.pid, proc, notifications)
+        finally:
+            _stop(proc)
     finally:
-        _stop(proc)
+        notifications.close()
 
 
 def start_daemon(
@@ -71,9 +87,14 @@ def start_daemon(
     env: dict[str, str],
     stderr: Path,
     preexec_fn: Callable[[], object] | None = None,
+    notifications: Notifications | None = None,
 ) -> subprocess.Popen:
     """Start ARGV in a session of its own (so _stop takes what it starts too), its stderr
-    in the file STDERR: agents share pmcd's stderr, and a file never fills up."""
+    in the file STDERR (agents share pmcd's stderr, and a file never fills up), telling
+    NOTIFICATIONS (as $NOTIFY_SOCKET) when it is ready."""
+    if notifications is not None:
+        notifications.drain()  # (an earlier daemon's messages)
+        env = notifications.env(env)
     with stderr.open("w") as err:
         return subprocess.Popen(
             argv,
@@ -86,15 +107,30 @@ def start_daemon(
         )
 
 
-def _wait_for_port(proc: subprocess.Popen, stderr: Path) -> int:
-    """The port from pmcd's "listening on" line (printed once its agents have started)."""
-    deadline = time.monotonic() + 30
-    while time.monotonic() < deadline and proc.poll() is None:
-        found = re.search(r"listening on \S*?:(\d+)", stderr.read_text(errors="replace"))
-        if found:
-            return int(found.group(1))
-        time.sleep(0.05)
-    raise RuntimeError("our pmcd did not start: " + stderr.read_text(errors="replace"))
+def _wait_for_port(proc: subprocess.Popen, stderr: Path, notifications: Notifications) -> int:
+    """pmcd's TCP port, once it has said READY=1 (after its agents started and its
+    "listening on" line was written whole, so the port read from it is all there)."""
+
+    def describe() -> str:
+        return "our pmcd did not start: " + stderr.read_text(errors="replace")
+
+    notifications.wait(proc, "READY", "our pmcd", describe=describe)
+    found = re.search(r"listening on \S*?:(\d+)[,\n]", stderr.read_text(errors="replace"))
+    if found is None:
+        raise RuntimeError("our pmcd said READY=1 without its listening line: " + describe())
+    return int(found.group(1))
+
+
+def wait_reloaded(
+    proc: subprocess.Popen, notifications: Notifications, log: Callable[[], str]
+) -> None:
+    """Wait for pmcd PROC's reload to begin (RELOADING=1) and end (READY=1)."""
+
+    def describe() -> str:
+        return "pmcd.log:\n" + log()
+
+    notifications.wait(proc, "RELOADING", "pmcd's reload", describe=describe)
+    notifications.wait(proc, "READY", "pmcd's reload", describe=describe)
 
 
 def _stop(proc: subprocess.Popen) -> None:

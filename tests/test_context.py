@@ -98,9 +98,9 @@ def test_store_sets_values(ours):
 
 def test_a_context_reconnects_after_pmcd_restarts(tmp_path):
     """pmcd goes away: the next call fails, the one after that reconnects (pmReconnectContext)."""
-    port = str(free_port())
-    conf = "simple 253 dso Simple agents.simple\n"
-    with our_pmcd(conf, tmp_path, "-p", port) as first:
+    conf = "simple 253 dso Simple purepcp_agents.simple\n"
+    with our_pmcd(conf, tmp_path) as first:  # (a port of its choosing: no race for one)
+        port = first.host.rsplit(":", 1)[1]
         ctx = Context.host(first.host)
         numfetch = ctx.lookup_name("simple.numfetch")
         ctx.profile.delete(PM_INDOM_NULL)  # a profile the new pmcd must be told again

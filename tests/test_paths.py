@@ -140,3 +140,48 @@ def test_a_bad_layout_file_is_one_line_from_every_tool(tmp_path, tool, prog, arg
         1,
         f"{prog}: {conf}:2: expected NAME=value, not 'garbage line'\n",
     )
+
+
+def test_the_layout_file_follows_the_layout_chosen_in_the_environment(monkeypatch, tmp_path):
+    import pmapi.paths
+
+    system_file = tmp_path / "etc" / "pcp.conf"
+    monkeypatch.setattr(pmapi.paths, "SYSTEM_LAYOUT_FILE", str(system_file))
+    home = {"HOME": "/home/u"}
+    for euid in (0, 1000):
+        monkeypatch.setattr(pmapi.paths.os, "geteuid", lambda euid=euid: euid)
+        user = paths({**home, "PYPCP_LAYOUT": "user"})
+        assert (user.system, user.file) == (False, "/home/u/.config/pypcp/pcp.conf")
+        system = paths({**home, "PYPCP_LAYOUT": "system"})
+        assert (system.system, system.file) == (True, str(system_file))
+        assert layout_file({**home, "PYPCP_LAYOUT": "user"}) == user.file
+        with pytest.raises(LayoutError, match="environment: PYPCP_LAYOUT=root: must be system"):
+            paths({**home, "PYPCP_LAYOUT": "root"})
+
+
+def test_a_default_layout_file_naming_the_other_layout_is_an_error(monkeypatch, tmp_path):
+    """/etc/pypcp/pcp.conf saying PYPCP_LAYOUT=user (as an older --install-units wrote it)
+    would send every root command to root's per-user directories: refused, by file and line."""
+    import pmapi.paths
+
+    system_file = tmp_path / "etc" / "pcp.conf"
+    system_file.parent.mkdir()
+    system_file.write_text("# layout\nPCP_VAR_DIR=/v\nPYPCP_LAYOUT=user\n")
+    monkeypatch.setattr(pmapi.paths, "SYSTEM_LAYOUT_FILE", str(system_file))
+    monkeypatch.setattr(pmapi.paths.os, "geteuid", lambda: 0)
+    with pytest.raises(LayoutError) as refused:
+        paths({"HOME": "/root"})
+    assert str(refused.value) == (
+        f"{system_file}:3: PYPCP_LAYOUT=user in the system layout's file: remove the line, "
+        "or set PYPCP_LAYOUT=user (or PYPCP_CONF) in the environment instead"
+    )
+    assert paths({"HOME": "/root", "PYPCP_CONF": str(system_file)}).system is False  # named
+    system_file.write_text("PYPCP_LAYOUT=system\n")  # agreeing with its place: fine
+    assert paths({"HOME": "/root"}).system
+
+    user_file = tmp_path / "home" / ".config" / "pypcp" / "pcp.conf"
+    user_file.parent.mkdir(parents=True)
+    user_file.write_text("PYPCP_LAYOUT=system\n")
+    monkeypatch.setattr(pmapi.paths.os, "geteuid", lambda: 1000)
+    with pytest.raises(LayoutError, match=r":1: PYPCP_LAYOUT=system in the user layout's file"):
+        paths({"HOME": str(tmp_path / "home")})

@@ -7,12 +7,12 @@ pmcd logs, and our verdicts with what its clients are allowed to do.
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import os
 import re
 import socket
 import subprocess
-import time
 from collections.abc import Iterator
 
 import pytest
@@ -36,6 +36,7 @@ from pmcd.access import (
 )
 from pmcd.config import parse_config
 from tests.reference_pmcd import reference_pmcd, require_reference
+from tests.waiting import wait_until
 
 _HOSTS = {
     "clank": ["129.127.112.2"],
@@ -602,8 +603,9 @@ def test_loopback_connection_limit_matches_reference_pmcd(limit: int, holder) ->
     gate = Gatekeeper(parse_config("\n".join(conf) + "\n").access)
     expected = [gate.admit(Peer(LOOPBACK)).may_connect for _ in range(2)]
     with reference_pmcd(conf) as pmcd:
-        # the helper's own probe connection counts until pmcd has seen it close
-        time.sleep(1)
+        # the helper's own probe connection counts until pmcd has closed its end
+        port = int(pmcd.host.rsplit(":", 1)[1])
+        wait_until("pmcd to close the probe's connection", lambda: not _server_sockets(port))
         first = subprocess.Popen(
             ["pmval", "-h", pmcd.host, "-t", "0.2", "pmcd.numclients"],
             env=pmcd.env,
@@ -617,6 +619,21 @@ def test_loopback_connection_limit_matches_reference_pmcd(limit: int, holder) ->
         second = pmcd.run("pminfo", "-f", "pmcd.numclients").returncode == 0
     assert expected[0] and "host:" in header
     assert second == expected[1]
+
+
+def _server_sockets(port: int) -> list[str]:
+    """The TCP connections whose local end is PORT and still open there (neither the
+    listening socket nor one in TIME_WAIT), from /proc/net/tcp: a server's end of a
+    connection its client closed stays (CLOSE_WAIT) until the server closes it."""
+    found = []
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        with contextlib.suppress(FileNotFoundError), open(table) as f:
+            for line in f.readlines()[1:]:
+                fields = line.split()
+                local, state = fields[1], fields[3]
+                if int(local.rsplit(":", 1)[1], 16) == port and state not in ("0A", "06"):
+                    found.append(line)
+    return found
 
 
 def _lines_until(proc: subprocess.Popen, prefix: str) -> Iterator[str]:

@@ -71,9 +71,21 @@ class Sleepy(Agent):
 
     @metric("trivial.time", U32, units="sec")
     def now(self):
-        time.sleep(float(open(__file__ + ".delay").read()))
+        delay = float(open(__file__ + ".delay").read())
+        if delay:
+            open(__file__ + ".entered", "w").close()  # (what the tests wait for)
+        time.sleep(delay)
         return 1
 """
+
+
+async def inside_its_fetch(sleepy) -> None:
+    """Wait until the SLEEPY agent at SLEEPY has begun a slow fetch (it says so in a file)."""
+    entered = sleepy.with_name(sleepy.name + ".entered")
+    with trio.move_on_after(20) as waited:
+        while not entered.exists():
+            await trio.sleep(0.01)
+    assert not waited.cancelled_caught, "the agent never began its slow fetch"
 
 
 class Client:
@@ -127,7 +139,9 @@ async def start(nursery, conf: str, timeout: float = 5.0) -> tuple[Daemon, int]:
     return daemon, port
 
 
-CONF = "trivial 250 dso Trivial agents.trivial\nsimple 253 dso Simple agents.simple\n"
+CONF = (
+    "trivial 250 dso Trivial purepcp_agents.trivial\nsimple 253 dso Simple purepcp_agents.simple\n"
+)
 
 
 async def test_a_client_conversation_with_in_process_agents():
@@ -180,7 +194,7 @@ async def test_a_malformed_pdu_ends_only_its_own_connection():
 
 async def test_a_client_that_resets_with_answers_pending_ends_only_its_connection():
     async with trio.open_nursery() as nursery:
-        _, port = await start(nursery, CONF)
+        daemon, port = await start(nursery, CONF)
         for _ in range(20):  # each leaves pmcd replies it cannot deliver
             sock = trio.socket.socket()
             await sock.connect(("127.0.0.1", port))
@@ -189,7 +203,10 @@ async def test_a_client_that_resets_with_answers_pending_ends_only_its_connectio
             await sock.send(encode(PMNSTraversePDU("")) * 50)
             sock.setsockopt(trio.socket.SOL_SOCKET, trio.socket.SO_LINGER, struct.pack("ii", 1, 0))
             sock.close()  # with linger 0: a reset, so pmcd's next send fails
-        await trio.sleep(0.2)
+        with trio.move_on_after(20) as waited:  # pmcd has ended every one of them
+            while daemon.sessions:
+                await trio.sleep(0.01)
+        assert not waited.cancelled_caught, f"{len(daemon.sessions)} sessions left"
         good = await Client.connect(port)
         await good.send(ProfilePDU(0, 0, ()))
         assert isinstance(await good.ask(HighResFetchPDU(0, (NUMFETCH,))), HighResResultPDU)
@@ -205,7 +222,7 @@ def sleepy(tmp_path):
 
 
 async def test_a_slow_agent_delays_only_its_own_client(sleepy):
-    conf = f"trivial 250 dso Sleepy {sleepy}\nsimple 253 dso Simple agents.simple\n"
+    conf = f"trivial 250 dso Sleepy {sleepy}\nsimple 253 dso Simple purepcp_agents.simple\n"
     async with trio.open_nursery() as nursery:
         _, port = await start(nursery, conf, timeout=30)
         slow, fast = await Client.connect(port), await Client.connect(port)
@@ -220,7 +237,7 @@ async def test_a_slow_agent_delays_only_its_own_client(sleepy):
             done.set()
 
         nursery.start_soon(slow_fetch)
-        await trio.sleep(0.2)  # the slow fetch is now waiting on the agent
+        await inside_its_fetch(sleepy)  # the slow fetch is now waiting on the agent
         for _ in range(5):
             reply = await fast.ask(HighResFetchPDU(0, (NUMFETCH,)))
             assert isinstance(reply, HighResResultPDU)
@@ -266,7 +283,7 @@ class Changer(Agent):
 async def test_an_agents_news_of_changed_names_reaches_every_client_once(tmp_path):
     agent = tmp_path / "changer.py"
     agent.write_text(CHANGER)
-    conf = f"trivial 250 dso Changer {agent}\nsimple 253 dso Simple agents.simple\n"
+    conf = f"trivial 250 dso Changer {agent}\nsimple 253 dso Simple purepcp_agents.simple\n"
     async with trio.open_nursery() as nursery:
         _, port = await start(nursery, conf)
         a, b = await Client.connect(port), await Client.connect(port)
@@ -373,7 +390,7 @@ async def test_a_pipe_agent_killed_mid_fetch_is_reported_and_restarted(sleepy):
         await c.send(ProfilePDU(0, 0, ()))
         sleepy.with_name("sleepy.py.delay").write_text("30")
         await c.send(HighResFetchPDU(0, (TRIVIAL_TIME,)))
-        await trio.sleep(0.5)  # the agent is now inside its fetch
+        await inside_its_fetch(sleepy)
         os.kill(first_pid, signal.SIGKILL)
         with trio.fail_after(10):
             reply = await c.receive()
@@ -396,7 +413,9 @@ async def test_a_reload_restarts_only_the_agents_whose_lines_changed():
     async with trio.open_nursery() as nursery:
         daemon, port = await start(nursery, CONF)
         simple_before = daemon.channels[SIMPLE]
-        new = parse_config("simple 253 dso Simple agents.simple\nlinux 60 dso Linux agents.linux\n")
+        new = parse_config(
+            "simple 253 dso Simple purepcp_agents.simple\nlinux 60 dso Linux purepcp_agents.linux\n"
+        )
         changes = await daemon.reload(new, namespace_for(new, None))
         assert [a.name for a in changes.added] == ["linux"]
         assert [a.name for a in changes.removed] == ["trivial"]

@@ -51,8 +51,8 @@ async def test_an_idle_pipe_agent_that_dies_takes_nothing_else_down():
     """Before: the next client to leave made pmcd notify the dead pipe, and the error
     ended pmcd (an exception group out of the listener's nursery)."""
     conf = (
-        "trivial 250 dso Trivial agents.trivial\n"
-        f"simple 253 pipe binary {sys.executable} -m agents.simple -d 253\n"
+        "trivial 250 dso Trivial purepcp_agents.trivial\n"
+        f"simple 253 pipe binary {sys.executable} -m purepcp_agents.simple -d 253\n"
     )
     async with trio.open_nursery() as nursery:
         daemon, port = await _start(nursery, conf, first_restart=0.2)
@@ -88,7 +88,8 @@ async def test_an_agent_that_dies_right_after_its_handshake_is_restarted_with_ba
         "sys.stdin.buffer.read(12)\n"  # pmcd's answer, then gone
     )
     conf = (
-        f"trivial 250 dso Trivial agents.trivial\nsimple 253 pipe binary {sys.executable} {agent}\n"
+        "trivial 250 dso Trivial purepcp_agents.trivial\n"
+        f"simple 253 pipe binary {sys.executable} {agent}\n"
     )
     caplog.set_level(logging.INFO, logger="pmcd")
     env = dict(os.environ, PYTHONPATH=str(Path(__file__).resolve().parents[1]))
@@ -117,7 +118,10 @@ async def test_an_agent_that_dies_right_after_its_handshake_is_restarted_with_ba
 @pytest.mark.trio
 async def test_a_missing_agent_program_is_one_line_not_the_end_of_pmcd(caplog):
     """Before: the OSError from starting the process escaped the supervisor."""
-    conf = "trivial 250 dso Trivial agents.trivial\nsimple 253 pipe binary /no/such/pmdasimple\n"
+    conf = (
+        "trivial 250 dso Trivial purepcp_agents.trivial\n"
+        "simple 253 pipe binary /no/such/pmdasimple\n"
+    )
     caplog.set_level(logging.INFO, logger="pmcd")
     async with trio.open_nursery() as nursery:
         _, port = await _start(nursery, conf)
@@ -194,7 +198,10 @@ async def test_an_agent_that_stops_reading_cannot_hold_a_client_for_ever(tmp_pat
 @pytest.mark.trio
 async def test_pmcd_feature_and_buf_metrics_have_values():
     """Before: all ten pmcd.feature.* and pmcd.buf.alloc/free said 'No value(s) available'."""
-    conf = "pmcd 2 dso PmcdAgent pmcd.pmcd_agent\n" + "trivial 250 dso Trivial agents.trivial\n"
+    conf = (
+        "pmcd 2 dso PmcdAgent pmcd.pmcd_agent\n"
+        + "trivial 250 dso Trivial purepcp_agents.trivial\n"
+    )
     features = tuple(pmID_build(2, 8, item) for item in range(10))
     alloc, free = pmID_build(2, 0, 18), pmID_build(2, 0, 19)
     async with trio.open_nursery() as nursery:
@@ -216,30 +223,23 @@ async def test_pmcd_feature_and_buf_metrics_have_values():
 def test_a_store_into_pmcd_control_sighup_reloads(tmp_path: Path):
     """Before: the store was accepted and queued, and nothing ever took it."""
     import subprocess
-    import time
 
     from tests.our_pmcd import ROOT, our_pmcd
 
-    conf = "pmcd 2 dso PmcdAgent pmcd.pmcd_agent\ntrivial 250 dso Trivial agents.trivial\n"
+    conf = "pmcd 2 dso PmcdAgent pmcd.pmcd_agent\ntrivial 250 dso Trivial purepcp_agents.trivial\n"
     with our_pmcd(conf, tmp_path) as pmcd:
-        store = subprocess.run(
-            [
-                sys.executable,
-                "-m",
-                "pmapi.cli.pmstore",
-                "-h",
-                pmcd.host,
-                "pmcd.control.sighup",
-                "1",
-            ],
-            env=pmcd.env,
-            capture_output=True,
-            text=True,
-            timeout=60,
-            cwd=ROOT,
-        )
-        assert store.returncode == 0, store.stderr
-        deadline = time.monotonic() + 20
-        while "SIGHUP: reloading" not in pmcd.log():
-            assert time.monotonic() < deadline, pmcd.log()
-            time.sleep(0.05)
+
+        def store() -> None:
+            argv = ["-m", "pmapi.cli.pmstore", "-h", pmcd.host, "pmcd.control.sighup", "1"]
+            run = subprocess.run(
+                [sys.executable, *argv],
+                env=pmcd.env,
+                capture_output=True,
+                text=True,
+                timeout=60,
+                cwd=ROOT,
+            )
+            assert run.returncode == 0, run.stderr
+
+        pmcd.reload(send=store)  # (pmcd says RELOADING=1, then READY=1)
+        assert "SIGHUP: reloading" in pmcd.log()

@@ -15,15 +15,23 @@ import signal
 import subprocess
 import sys
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
 
 from pmapi.pmns import PMNS
 from pmcd.files import PACKAGED_CONF
-from pmda.install import conf_agents, conf_with, namespace_with, namespace_without
-from tests.our_pmcd import ROOT, _stop, _wait_for_port, start_daemon
+from pmda.install import (
+    available_agents,
+    conf_agents,
+    conf_names_for_spec,
+    conf_with,
+    namespace_with,
+    namespace_without,
+)
+from tests.our_pmcd import ROOT, _stop, _wait_for_port, start_daemon, wait_reloaded
+from tests.waiting import Notifications
 
 LAYOUT_DIRS = {"PCP_SYSCONF_DIR": "etc", "PCP_VAR_DIR": "var", "PCP_LOG_DIR": "log",
                "PCP_RUN_DIR": "run"}  # fmt: skip
@@ -36,6 +44,7 @@ class Layout:
     root: Path
     env: dict[str, str]
     pmcd: subprocess.Popen | None = None
+    notifications: Notifications = field(default_factory=Notifications)
 
     @property
     def conf(self) -> Path:
@@ -76,8 +85,16 @@ class Layout:
     def start(self) -> None:
         stderr = self.root / "pmcd.stderr"
         argv = [sys.executable, "-m", "pmcd.main", "-f", "-i", "127.0.0.1"]
-        self.pmcd = start_daemon(argv, self.env, stderr)
-        _wait_for_port(self.pmcd, stderr)
+        self.pmcd = start_daemon(argv, self.env, stderr, notifications=self.notifications)
+        _wait_for_port(self.pmcd, stderr, self.notifications)
+
+    def reload(self) -> None:
+        """SIGHUP pmcd and wait until its reload has ended."""
+        assert self.pmcd is not None
+        self.notifications.drain()  # (reloads `pmda install` caused)
+        self.pmcd.send_signal(signal.SIGHUP)
+        log = self.root / "log" / "pmcd" / "pmcd.log"
+        wait_reloaded(self.pmcd, self.notifications, lambda: log.read_text(errors="replace"))
 
     def files(self) -> dict[str, bytes]:
         """Every file of the configuration (etc/ and var/), for before-and-after comparisons."""
@@ -128,7 +145,8 @@ def test_install_then_remove_puts_everything_back(layout):
         "Check trivial metrics have appeared ... 1 metrics and 1 values",
     ]
     assert conf_agents(layout.conf.read_text())["trivial"] == 250
-    assert "trivial\t250\tdso\tTrivial\tagents.trivial" in layout.conf.read_text()
+    module = available_agents()["trivial"].partition(":")[0]  # (as the package declares it)
+    assert f"trivial\t250\tdso\tTrivial\t{module}" in layout.conf.read_text()
     assert PMNS.from_file(str(layout.pmns_root)).lookup("trivial.time") == (250 << 22) | 1
     assert "trivial.time" in layout.names()
     assert re.search(r"value \d+", layout.pminfo("-f", "trivial.time").stdout)
@@ -266,11 +284,87 @@ def test_unknown_agents_are_named_in_one_line(tmp_path):
     )
 
 
+def _write_mine(directory: Path) -> Path:
+    """An agent package of one file (its namespace beside it), as a user would write one."""
+    directory.mkdir()
+    (directory / "pmns").write_text("mine {\n    count\tMINE:0:0\n}\n")
+    code = directory / "mine.py"
+    code.write_text(
+        "from pmda import U32, Agent, metric\n\n"
+        "class Mine(Agent):\n"
+        "    name, domain = 'mine', 300\n\n"
+        "    @metric('mine.count', U32)\n"
+        "    def count(self):\n"
+        "        return 7\n"
+    )
+    return code
+
+
+@pytest.mark.parametrize("option", ["--inproc", "--daemon", "--socket"])
+def test_remove_by_the_spec_it_was_installed_with(layout, tmp_path, option):
+    """`pmda remove path/mine.py:Mine` (or path/mine.py) removes what `pmda install` of
+    the same spec added, from a relative path too (it used to say OK and remove nothing)."""
+    before = layout.files()
+    code = _write_mine(tmp_path / "pkg")
+    for spec in (f"{code}:Mine", "pkg/mine.py"):
+        installed = layout.pmda("install", f"{code}:Mine", option)
+        assert installed.returncode == 0, installed.stdout + installed.stderr
+        assert "mine.count" in layout.names()
+        done = subprocess.run(
+            [sys.executable, "-m", "pmda.cli.tool", "remove", spec],
+            env=layout.env, capture_output=True, text=True, timeout=120, cwd=tmp_path,
+        )  # fmt: skip
+        assert done.returncode == 0, done.stdout + done.stderr
+        assert done.stdout.splitlines()[1:] == [
+            "mine ... done",
+            "Updating the PMCD control file, and notifying PMCD ...",
+            "Check mine metrics have gone away ... OK",
+        ]
+        assert "mine" not in conf_agents(layout.conf.read_text())
+        assert "mine.count" not in layout.names()
+    files = layout.files()
+    assert {k: v for k, v in files.items() if k != "var/pmns/root"} == before
+    assert "mine" not in PMNS.from_file(str(layout.pmns_root)).traverse("")
+
+
+@pytest.mark.parametrize("what", ["nosuch", "purepcp_agents.nosuch", "/nowhere/mine.py:Mine"])
+def test_removing_an_unknown_agent_is_an_error_and_changes_nothing(tmp_path, what):
+    made = make_layout(tmp_path)
+    made.conf.write_text(PACKAGED_CONF.read_text())
+    before = made.files()
+    done = made.pmda("remove", what)
+    assert (done.returncode, done.stdout) == (1, "")
+    assert done.stderr == (
+        f"pmda: no agent {what!r} in {made.conf} (agents there: pmcd, trivial, simple, linux)\n"
+    )
+    assert made.files() == before
+
+
+def test_conf_names_for_spec_reads_each_kind_of_line(tmp_path):
+    code = _write_mine(tmp_path / "pkg")
+    text = (
+        f"mine\t300\tdso\tMine\t{code}\n"
+        f"other\t301\tpipe\tbinary\t/py -m pmda.run {code}:Other -d 301 -l /x.log\n"
+        "simple\t253\tdso\tSimple\tmypkg.simple\n"
+        "linux\t60\tpipe\tbinary\t/var/lib/pcp/pmdas/linux/pmdalinux -d 60\n"
+    )
+    assert conf_names_for_spec(text, f"{code}:Mine") == ["mine"]
+    assert conf_names_for_spec(text, str(code)) == ["mine", "other"]
+    assert conf_names_for_spec(text, f"{code}:Other") == ["other"]
+    assert conf_names_for_spec(text, "mypkg.simple") == ["simple"]
+    assert conf_names_for_spec(text, "mypkg.simple:Trivial") == []
+    assert conf_names_for_spec(text, "/var/lib/pcp/pmdas/linux/pmdalinux") == []
+
+
 def test_pmcd_reload_after_sighup_follows_the_layouts_files(layout):
-    """pmcd started on the packaged pmcd.conf sees the layout's file once it exists."""
-    assert layout.pmcd is not None
-    layout.conf.write_text(layout.conf.read_text())  # unchanged: a reload is harmless
-    layout.pmcd.send_signal(signal.SIGHUP)
+    """pmcd reads the layout's pmcd.conf again on SIGHUP: an agent taken out of the file
+    goes, and comes back when the file has it again."""
+    text = layout.conf.read_text()
+    layout.conf.write_text(conf_with(text, "simple", None))
+    layout.reload()
+    assert "simple.numfetch" not in layout.names()
+    layout.conf.write_text(text)
+    layout.reload()
     assert "simple.numfetch" in layout.names()
 
 

@@ -18,6 +18,7 @@ from pmapi.ids import pmID_build
 from tests.client_servers import ours_serving, reference_serving, tool_env
 from tests.our_pmcd import our_pmcd
 from tests.reference_pmcd import require_reference
+from tests.waiting import complete_records, wait_until
 
 CONFIG = """# two groups at different intervals share one archive
 log mandatory on every 100 msec { simple kernel.all.load }
@@ -102,10 +103,16 @@ def test_an_instance_list_restricts_what_is_logged(tmp_path):
 def test_signals_switch_volumes_and_end_cleanly(tmp_path):
     with ours_serving(tmp_path) as pmcd:
         proc = _pmlogger(tmp_path, pmcd.host, "arch")
-        time.sleep(1.5)
-        proc.send_signal(signal.SIGHUP)
-        time.sleep(1.0)
-        proc.send_signal(signal.SIGTERM)
+        try:  # (a sample after the prologue: the signal handlers are set before it)
+            wait_until(
+                "a sample in volume 0", lambda: complete_records(tmp_path / "arch.0") >= 2, proc
+            )
+            proc.send_signal(signal.SIGHUP)
+            wait_until(
+                "a sample in volume 1", lambda: complete_records(tmp_path / "arch.1") >= 1, proc
+            )
+        finally:
+            proc.send_signal(signal.SIGTERM)
         assert _finish(proc) == 0
     with Archive(str(tmp_path / "arch")) as a:
         assert set(a.volume_paths) == {0, 1}
@@ -117,30 +124,40 @@ def test_signals_switch_volumes_and_end_cleanly(tmp_path):
 def test_a_mark_when_pmcd_goes_away_and_logging_resumes(tmp_path):
     (tmp_path / "one").write_text("log mandatory on every 100 msec { simple.numfetch }\n")
     conf = "simple 253 dso Simple agents.simple\n"
-    d1 = tmp_path / "p1"
-    d1.mkdir()
-    (d1 / "simple").mkdir()
-    (d1 / "simple" / "simple.conf").write_text("sec\n")
-    with our_pmcd(conf, d1) as pmcd:
-        host = pmcd.host
-        proc = _pmlogger(tmp_path, host, "-c", str(tmp_path / "one"), "arch")
-        time.sleep(1.5)
-    port = host.rsplit(":", 1)[1]
-    d2 = tmp_path / "p2"
-    d2.mkdir()
-    (d2 / "simple").mkdir()
-    (d2 / "simple" / "simple.conf").write_text("sec\n")
-    time.sleep(1.0)
-    with our_pmcd(conf, d2, "-p", port):
-        time.sleep(3.0)
-    proc.send_signal(signal.SIGTERM)
-    assert _finish(proc) == 0
-    recs = _records(str(tmp_path / "arch"))
+    for d in (tmp_path / "p1", tmp_path / "p2"):
+        (d / "simple").mkdir(parents=True)
+        (d / "simple" / "simple.conf").write_text("sec\n")
+    base = str(tmp_path / "arch")
+    proc = None
+    try:
+        with our_pmcd(conf, tmp_path / "p1") as pmcd:
+            port = pmcd.host.rsplit(":", 1)[1]
+            proc = _pmlogger(tmp_path, pmcd.host, "-c", str(tmp_path / "one"), "arch")
+            wait_until("two samples", lambda: complete_records(Path(base + ".0")) >= 3, proc)
+        with our_pmcd(conf, tmp_path / "p2", "-p", port):  # (pmlogger retries every second)
+            try:
+                wait_until("a <mark>, then a sample", lambda: _resumed(base), proc)
+            finally:
+                proc.send_signal(signal.SIGTERM)  # (while pmcd is there: no second gap)
+            assert _finish(proc) == 0
+    finally:
+        if proc is not None and proc.poll() is None:  # (a failure above: no stray logger)
+            proc.kill()
+            proc.wait()
+    recs = _records(base)
     marks = [i for i, r in enumerate(recs) if r.is_mark]
-    assert marks, "no <mark> across the gap"
-    assert marks[0] > 0
-    if marks[0] < len(recs) - 1:  # logging resumed after the mark
-        assert recs[marks[0] + 1].stamp > recs[marks[0]].stamp
+    assert len(marks) == 1 and 2 < marks[0] < len(recs) - 2, "one <mark>, across the gap"
+    assert recs[marks[0] + 1].stamp > recs[marks[0]].stamp > recs[marks[0] - 1].stamp
+
+
+def _resumed(base: str) -> bool:
+    """Whether the archive BASE, being written, holds a <mark> with a sample after it."""
+    try:
+        with Archive(base) as a:
+            kinds = [r.is_mark for r in a.records()]
+    except Exception:  # (not readable yet: a record is being written)
+        return False
+    return True in kinds and False in kinds[kinds.index(True) + 1 :]
 
 
 def test_an_existing_archive_is_never_overwritten(tmp_path):
@@ -343,3 +360,83 @@ def test_notify_tells_the_service_manager(tmp_path):
         assert run.returncode == 0, run.stderr
         message = sock.recv(1024).decode()
     assert message.startswith("READY=1\n") and "MAINPID=" in message
+
+
+# -- the order of the metadata: PCP's tasks and fetch groups ---------------------------
+
+#: Clauses at two intervals and "once" (PCP makes a task of each interval and starts the
+#: "once" task first), and one task whose metrics PCP's optfetch splits into two fetch
+#: groups (instance lists on kernel.percpu's InDom beside a metric wanting all of it).
+TASKS_CONFIG = """\
+log mandatory on every 400 msec { hinv.ncpu }
+log mandatory on every 200 msec {
+    kernel.all.load simple.color
+    kernel.percpu.cpu.idle ["cpu0"] kernel.percpu.cpu.sys ["cpu0"]
+    kernel.percpu.cpu.nice ["cpu0"] kernel.percpu.cpu.user
+}
+log mandatory on once { hinv.physmem }
+log mandatory on every 400 msec { simple.numfetch }
+"""
+
+_META_LINE = re.compile(r"__pmLogLoadMeta: (?:record len=\d+, type=(\S+)|PMID: (\S+))")
+
+
+def _metadata_order(base: Path) -> list[str]:
+    """The metadata records of BASE in file order, as PCP's pmdumplog reads them."""
+    out = subprocess.run(
+        ["pmdumplog", "-Dlogmeta", "-d", str(base)],
+        capture_output=True, text=True, timeout=60, env=tool_env(),
+    )  # fmt: skip
+    assert out.returncode == 0, out.stderr
+    found = []
+    for line in out.stderr.splitlines() + out.stdout.splitlines():
+        m = _META_LINE.match(line)
+        if m and m.group(1):
+            found.append(m.group(1))
+        elif m:
+            found[-1] += f" {m.group(2)}"
+        elif line.startswith(("addindom(", "addlabel(", "addtext(")):
+            found[-1] += " " + re.sub(r"\d\d:\d\d:\d\d\.\d+", "T", line.split(", ", 1)[1])
+    return found
+
+
+def _pid_masked(lines: list[str], pid: int) -> list[str]:
+    return [re.sub(rf"\b{pid}\b", "PID", line) for line in lines]
+
+
+@pytest.mark.interop
+def test_metadata_in_pcps_order_across_tasks_and_fetch_groups(tmp_path):
+    """Both loggers on one pmcd, one configuration of several tasks: descriptors, instance
+    domains, labels and help texts come in the same order (ours used to describe all the
+    metrics of a start-up fetch highest PMID first, and the prologue's InDom after all
+    five of its metrics), so `pmdumplog -d` and the metadata's layout agree."""
+    require_reference("pmlogger", "pmdumplog")
+    config = tmp_path / "cfg"
+    config.write_text(TASKS_CONFIG)
+    (tmp_path / "ours").mkdir()
+    (tmp_path / "pcps").mkdir()
+    with reference_serving(tmp_path) as pmcd:
+        common = ["-h", pmcd.host, "-c", str(config), "-s", "8", "-l", "log", "arch"]
+        # one after the other: fetching together, PCP's pmlogger was seen to leave
+        # simple.numfetch out of its record (and its metadata) now and then
+        ours = subprocess.Popen(
+            [sys.executable, "-m", "pmlogger.main", *common], cwd=tmp_path / "ours", env=tool_env()
+        )
+        assert _finish(ours) == 0
+        pcps = subprocess.Popen(["pmlogger", *common], cwd=tmp_path / "pcps", env=tool_env())
+        assert _finish(pcps) == 0
+    bases = [tmp_path / "ours" / "arch", tmp_path / "pcps" / "arch"]
+    pids = [logue_pid(str(b)) for b in bases]
+    mine, theirs = (_pid_masked(_metadata_order(b), p) for b, p in zip(bases, pids, strict=True))
+    # the facts this test stands on, PCP's order: the prologue's metrics, the InDom after
+    # the first of them; the once task; the 400 msec task (one group); the 200 msec task's
+    # two groups, the newer (kernel.percpu.cpu.user alone) first
+    assert [m.split(" ")[1].rstrip(",") for m in theirs if m.startswith(("DESC", "INDOM"))] == [
+        "2.3.3", "2.1", "2.3.0", "2.3.2", "2.0.23", "2.0.24",
+        "60.1.9",
+        "253.0.0", "60.0.32",
+        "60.0.0", "60.0", "253.0.1", "253.0", "60.2.0", "60.2", "60.0.3", "60.0.2", "60.0.1",
+    ]  # fmt: skip
+    assert mine == theirs
+    mine, theirs = (_structure(b, "-d", pid) for b, pid in zip(bases, pids, strict=True))
+    assert mine == theirs

@@ -18,7 +18,6 @@ import shutil
 import signal
 import subprocess
 import sys
-import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from types import ModuleType
@@ -36,6 +35,7 @@ from pmapi.values import Result, Timestamp, ValueSet
 from tests.client_servers import ours_serving, tool_env
 from tests.our_pmcd import OurPMCD
 from tests.reference_pmcd import require_reference
+from tests.waiting import complete_records, wait_until
 
 FAST = "log mandatory on every 10 msec { kernel.all.load hinv.ncpu }\n"
 WRITE_FAILED = re.compile(
@@ -253,11 +253,8 @@ def test_a_vanished_directory_at_a_volume_switch_is_one_line(tmp_path, pmcd):
         start_new_session=True,
     )
     try:
-        volume = tmp_path / "gone" / "arch.0"
-        deadline = time.monotonic() + 60
-        while not (volume.exists() and volume.stat().st_size > 1000):
-            assert proc.poll() is None and time.monotonic() < deadline, "no records logged"
-            time.sleep(0.02)
+        volume = tmp_path / "gone" / "arch.0"  # (the prologue and a sample, whole)
+        wait_until("a sample logged", lambda: complete_records(volume) >= 2, proc)
         shutil.rmtree(tmp_path / "gone")
         proc.send_signal(signal.SIGHUP)
         _out, err = proc.communicate(timeout=60)

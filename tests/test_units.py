@@ -13,7 +13,6 @@ import shutil
 import socket
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -22,6 +21,7 @@ from pmapi.archive.context import ArchiveContext
 from pmapi.paths import paths
 from pmcd.units import UNITS, install_units, render_units
 from tests.our_pmcd import _stop, start_daemon
+from tests.waiting import Notifications, complete_records, wait_until
 
 SYSTEMD_ANALYZE = shutil.which("systemd-analyze")
 
@@ -61,23 +61,6 @@ def unit_environment(settings: dict[str, list[str]], notify: str) -> dict[str, s
         name, _, value = assignment.partition("=")
         env[name] = value
     return env
-
-
-class Notifications:
-    """A datagram socket standing in for systemd's notify socket."""
-
-    def __init__(self, path: Path) -> None:
-        self.path = str(path)
-        self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
-        self.sock.bind(self.path)
-        self.sock.settimeout(30)
-
-    def next(self) -> dict[str, str]:
-        data = self.sock.recv(4096).decode()
-        return dict(line.split("=", 1) for line in data.splitlines() if "=" in line)
-
-    def close(self) -> None:
-        self.sock.close()
 
 
 def test_units_name_installed_commands_and_the_layout(tmp_path):
@@ -153,18 +136,18 @@ def test_pmcd_unit_command_by_hand_notifies_and_reloads(tmp_path):
     layout = layout_in(tmp_path)
     assert install_units(layout, str(tmp_path / "units")) == 0
     settings = unit_settings((tmp_path / "units" / "pmcd.service").read_text())
-    notify = Notifications(tmp_path / "notify")
-    env = unit_environment(settings, notify.path)
+    notify = Notifications()
+    env = unit_environment(settings, notify.name)
     pmcd = start_daemon(command_of(settings["ExecStart"][0]), env, tmp_path / "pmcd.stderr")
     try:
-        ready = notify.next()
+        ready = notify.wait(pmcd, "READY", "pmcd", describe=_stderr(tmp_path / "pmcd.stderr"))
         assert ready["READY"] == "1" and int(ready["MAINPID"]) == pmcd.pid
         assert (layout.run_dir / "pmcd.pid").read_text() == str(pmcd.pid)
         assert (layout.log_dir / "pmcd" / "pmcd.log").exists()
         reload = command_of(settings["ExecReload"][0], MAINPID=str(pmcd.pid))
         subprocess.run(reload, env=env, check=True, timeout=30)
-        assert "RELOADING" in notify.next()
-        assert notify.next()["READY"] == "1"
+        notify.wait(pmcd, "RELOADING", "pmcd's reload")
+        notify.wait(pmcd, "READY", "pmcd's reload")
         probe = subprocess.run(
             [sys.executable, "-m", "pmapi.cli.pminfo", "-h", "local:", "-f", "simple.numfetch"],
             env={**env, "PYTHONPATH": str(Path(__file__).resolve().parents[1])},
@@ -183,15 +166,15 @@ def test_pmlogger_units_by_hand_log_and_rotate(tmp_path):
     layout = layout_in(tmp_path)
     assert install_units(layout, str(tmp_path / "units")) == 0
     units = {n: unit_settings((tmp_path / "units" / n).read_text()) for n in UNITS}
-    notify = Notifications(tmp_path / "notify")
+    notify = Notifications()
     started: list[subprocess.Popen] = []
 
     def start(unit: str) -> subprocess.Popen:
         settings = units[unit]
-        env = unit_environment(settings, notify.path)
+        env = unit_environment(settings, notify.name)
         proc = start_daemon(command_of(settings["ExecStart"][0]), env, tmp_path / f"{unit}.stderr")
         started.append(proc)
-        assert notify.next()["READY"] == "1", (tmp_path / f"{unit}.stderr").read_text()
+        notify.wait(proc, "READY", unit, describe=_stderr(tmp_path / f"{unit}.stderr"))
         return proc
 
     try:
@@ -205,7 +188,7 @@ def test_pmlogger_units_by_hand_log_and_rotate(tmp_path):
         def run_daily(*extra: str) -> None:
             done = subprocess.run(
                 [*command_of(daily["ExecStart"][0]), *extra],
-                env=unit_environment(daily, notify.path),
+                env=unit_environment(daily, notify.name),
                 capture_output=True,
                 text=True,
                 timeout=120,
@@ -228,15 +211,79 @@ def test_pmlogger_units_by_hand_log_and_rotate(tmp_path):
 
 
 def _wait_for_archive(directory: Path, count: int) -> list[str]:
-    """The archives (base names) in DIRECTORY once COUNT of them have a first record."""
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
-        bases = sorted(p.name[: -len(".meta")] for p in directory.glob("*.meta"))
-        ready = [b for b in bases if (directory / f"{b}.0").exists()]
-        if len(ready) >= count and all(
-            (directory / f"{b}.0").stat().st_size > 132 for b in ready[:count]
-        ):
-            return ready
-        time.sleep(0.2)
-    found = os.listdir(directory) if directory.exists() else []
-    raise AssertionError(f"{count} archive(s) did not appear in {directory}: {found}")
+    """The archives (base names) in DIRECTORY once COUNT of them hold a whole record
+    (the prologue) in their first volume."""
+
+    def bases() -> list[str]:
+        return sorted(p.name[: -len(".meta")] for p in directory.glob("*.meta"))
+
+    def ready() -> bool:
+        return sum(complete_records(directory / f"{b}.0") >= 1 for b in bases()) >= count
+
+    def found() -> str:
+        return str(os.listdir(directory) if directory.exists() else [])
+
+    wait_until(f"{count} archive(s) in {directory}", ready, describe=found)
+    return [b for b in bases() if complete_records(directory / f"{b}.0") >= 1]
+
+
+def _stderr(path: Path):
+    return lambda: path.read_text(errors="replace")
+
+
+def test_install_units_as_root_with_the_user_layout_leaves_the_system_file_alone(
+    tmp_path, monkeypatch, capsys
+):
+    """Root running `pmcd --install-units` under PYPCP_LAYOUT=user gets the per-user
+    layout's file (with PYPCP_LAYOUT=user), not the system one: that used to be written,
+    switching every later root command to root's per-user directories."""
+    import pmapi.paths
+    from pmcd.main import main
+
+    system_file = tmp_path / "etc" / "pypcp" / "pcp.conf"
+    monkeypatch.setattr(pmapi.paths, "SYSTEM_LAYOUT_FILE", str(system_file))
+    monkeypatch.setattr(pmapi.paths.os, "geteuid", lambda: 0)
+    for name in ("PYPCP_CONF", "XDG_CONFIG_HOME", "XDG_DATA_HOME", "XDG_STATE_HOME"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("HOME", str(tmp_path / "root"))
+    monkeypatch.setenv("XDG_RUNTIME_DIR", str(tmp_path / "run"))
+    monkeypatch.setenv("PYPCP_LAYOUT", "user")
+    assert main(["--install-units", str(tmp_path / "units")]) == 0
+    user_file = tmp_path / "root" / ".config" / "pypcp" / "pcp.conf"
+    assert f"Wrote {user_file}\n" in capsys.readouterr().out
+    assert "\nPYPCP_LAYOUT=user\n" in user_file.read_text()
+    assert not system_file.exists()
+
+    monkeypatch.delenv("PYPCP_LAYOUT")  # root's next command: the system layout, as ever
+    later = paths()
+    assert later.system and later.file == str(system_file)
+    assert later.var_dir == Path("/var/lib/pypcp")
+
+    monkeypatch.setenv("PYPCP_LAYOUT", "system")  # and the other way round (in tmp_path)
+    monkeypatch.setenv("PCP_SYSCONF_DIR", str(tmp_path / "etc" / "pypcp"))
+    monkeypatch.setenv("PCP_VAR_DIR", str(tmp_path / "var"))
+    monkeypatch.setattr("pmcd.units._create_account", lambda sysusers: None)
+    assert main(["--install-units", str(tmp_path / "units")]) == 0
+    assert "\nPYPCP_LAYOUT=system\n" in system_file.read_text()
+    assert "\nPYPCP_LAYOUT=user\n" in user_file.read_text()
+    assert sorted(p.name for p in (tmp_path / "etc" / "pypcp").iterdir()) == [
+        "pcp.conf", "pmlogger", "sysusers.conf"
+    ]  # fmt: skip
+
+
+def test_a_manager_that_reads_no_notifications_does_not_stop_the_daemon():
+    """sd_notify messages are sent without waiting: once the manager's queue was full
+    (ten datagrams on Linux), pmcd's next reload blocked its event loop for good."""
+    notify = Notifications()
+    try:
+        sent = subprocess.run(
+            [sys.executable, "-c",
+             "from pmapi.service import notify_reloaded\n"
+             "print(sum(notify_reloaded() for _ in range(100)))"],
+            env=notify.env({**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])}),
+            capture_output=True, text=True, timeout=60,
+        )  # fmt: skip
+        assert sent.returncode == 0, sent.stderr
+        assert 0 < int(sent.stdout) < 100  # (the rest dropped: nobody read them)
+    finally:
+        notify.close()

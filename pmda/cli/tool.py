@@ -1,7 +1,7 @@
 """The pmda command: install, remove, create and list agents.
 
     pmda install NAME [--inproc | --daemon [--pipe | --socket]] [--domain N] [--no-check]
-    pmda remove NAME [--no-check]
+    pmda remove NAME|SPEC [--no-check]
     pmda new NAME --domain N [--dir DIR]
     pmda list
 
@@ -43,7 +43,9 @@ def options() -> argparse.ArgumentParser:
     )
 
     remove = sub.add_parser("remove", help="take an agent out of pmcd and its namespace")
-    remove.add_argument("name", help="the agent's name in pmcd.conf")
+    remove.add_argument(
+        "name", help="the agent's name in pmcd.conf, or the module[:Class] or file.py it came from"
+    )
     remove.add_argument("--no-check", action="store_true", help="do not check they went away")
     remove.add_argument(
         "--wait", type=float, default=10.0, metavar="SECONDS", help="longest wait for that [10]"

@@ -20,9 +20,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from agents.linux import Linux
-from agents.linux.catalog import REQUIRED
 from benchmarks.reference_pmcd import PMDAS, reference_fetch_seconds
+from purepcp_agents.linux import Linux
+from purepcp_agents.linux.catalog import REQUIRED
 
 #: The issue's list of linux metrics, and three more to make fifty.
 NAMES = (*REQUIRED, "kernel.all.intr", "kernel.all.pswitch", "hinv.ninterface")

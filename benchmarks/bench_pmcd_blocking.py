@@ -115,7 +115,7 @@ async def measure(port: int, seconds: float) -> list[float]:
 def conf_lines() -> list[str]:
     python = sys.executable
     return [
-        f"simple\t253\tpipe\tbinary\t{python} -m agents.simple -d 253",
+        f"simple\t253\tpipe\tbinary\t{python} -m purepcp_agents.simple -d 253",
         f"slow\t251\tpipe\tbinary\t{python} {ROOT / 'benchmarks' / 'slow_agent.py'} -d 251",
     ]
 

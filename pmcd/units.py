@@ -1,7 +1,8 @@
 """systemd units for this installation: `pmcd --install-units [DIR]`.
 
-The templates (pmcd/systemd/) name the installed commands by absolute path (the
-virtualenv's own, when there is one) and pass the layout to every command through
+The templates (systemd/, installed as pmcd/systemd/) name the installed commands by
+absolute path (the virtualenv's own, when there is one) and pass the layout to every
+command through
 PYPCP_CONF, so a unit's command run by hand with the unit's environment does what
 the service does.  Root gets system units (user pcp, sandboxed, writing to
 /var/lib, /var/log and /run); anyone else gets user units (systemctl --user).
@@ -18,8 +19,9 @@ from pathlib import Path
 from string import Template
 
 from pmapi.paths import Paths
+from pmapi.shipped import shipped_dir
 
-TEMPLATES = Path(__file__).with_name("systemd")
+TEMPLATES = shipped_dir(__file__, "systemd")
 #: The units written, in the order they are reported.
 UNITS = ("pmcd.service", "pmlogger.service", "pmlogger_daily.service", "pmlogger_daily.timer")
 #: The default logging configuration shipped with pmlogger.

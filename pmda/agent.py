@@ -72,13 +72,15 @@ from pmapi.pdu.records import (
     TextReqPDU,
 )
 from pmapi.pmns import PMNS
+from pmapi.shipped import shipped_dir
 from pmapi.values import Result, Timestamp, ValueSet
 
 from .clients import Client, ClientTable
 from .metrics import NOSUPPORT, InDom, Metric, instance_map
 
-#: Where the agents' namespace and help sources live (beside this package, installed or not).
-DATA_DIR = Path(__file__).resolve().parents[1]
+#: Where the shipped agents' namespace and help sources live: DATA_DIR/pmns/NAME and
+#: DATA_DIR/help/NAME (package data of pmda installed; the repository's pmns/ and help/)
+DATA_DIR = shipped_dir(__file__, "pmns").parent
 
 
 class Agent:

@@ -1,7 +1,7 @@
 """Loading an agent into the calling process: PCP's DSO case, for Python agents.
 
 pmcd (a `dso` line in pmcd.conf) and dbpmda (`open dso`) name an agent by module
-or file, optionally with the class: `agents.simple`, `agents.simple:Simple`,
+or file, optionally with the class: `purepcp_agents.simple`, `purepcp_agents.simple:Simple`,
 `/path/to/myagent.py:Mine`.  `load_agent` imports it and returns a ready
 instance; the caller then hands it request records through `Agent.handle`, with
 no PDU bytes in between.

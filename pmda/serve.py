@@ -1,6 +1,6 @@
 """Running an agent as a daemon PMDA: pmdaGetOpt's flags, the connection to pmcd, the loop.
 
-`main(AgentClass)` is what `python -m agents.NAME` runs.  The agent talks PDUs with
+`main(AgentClass)` is what `python -m purepcp_agents.NAME` runs.  The agent talks PDUs with
 pmcd over its standard input and output (-p, the default), or listens on a TCP
 port (-i PORT) or a unix socket (-u PATH) and serves the pmcd that connects.  As
 libpcp_pmda does, the agent speaks first: a CREDS PDU announcing protocol version

@@ -26,9 +26,9 @@ PMDAS = Path("/var/lib/pcp/pmdas")
 
 OUR_CONF = (
     "pmcd 2 dso PmcdAgent pmcd.pmcd_agent\n"
-    "linux 60 dso Linux agents.linux\n"
-    "simple 253 dso Simple agents.simple\n"
-    "trivial 250 dso Trivial agents.trivial\n"
+    "linux 60 dso Linux purepcp_agents.linux\n"
+    "simple 253 dso Simple purepcp_agents.simple\n"
+    "trivial 250 dso Trivial purepcp_agents.trivial\n"
 )
 
 

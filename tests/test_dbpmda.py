@@ -37,8 +37,8 @@ from pmda.cli.dbpmda.state import DebugOptions, Profile, StoreValueError, parse_
 from tests.reference_pmcd import require_reference
 
 ROOT = Path(__file__).resolve().parents[1]
-SIMPLE_IN_PROCESS = "open dso agents.simple\n"
-SIMPLE_PIPE = f"open pipe {sys.executable} -m agents.simple -d 253\n"
+SIMPLE_IN_PROCESS = "open dso purepcp_agents.simple\n"
+SIMPLE_PIPE = f"open pipe {sys.executable} -m purepcp_agents.simple -d 253\n"
 
 
 @pytest.fixture
@@ -277,11 +277,11 @@ def test_trivial_and_reopening(world):
     _, out, err = dbpmda(
         world,
         SIMPLE_IN_PROCESS
-        + "open dso agents.trivial Trivial 250\nfetch trivial.time\nstatus\nclose\nclose\n",
+        + "open dso purepcp_agents.trivial Trivial 250\nfetch trivial.time\nstatus\nclose\nclose\n",
     )
     assert "  250.0.1 (trivial.time): numval: 1 valfmt: 0 vlist[]:" in out
     status = block(out, "status")
-    assert "PMDA:                   agents.trivial:Trivial\n" in status
+    assert "PMDA:                   purepcp_agents.trivial:Trivial\n" in status
     assert "Connection:             dso\n" in status
     assert err == "Warning: No PMDA currently opened\n"
 
@@ -292,7 +292,7 @@ def test_agent_exceptions_are_one_line_reports(world):
     agent.write_text(
         textwrap.dedent(
             """
-            from agents.simple import Simple
+            from purepcp_agents.simple import Simple
 
             class Broken(Simple):
                 def on_fetch(self):
@@ -305,9 +305,9 @@ def test_agent_exceptions_are_one_line_reports(world):
     assert "Error: DSO fetch() failed: Generic error, already reported above\n" in out
     assert err == "dbpmda: agent raised ZeroDivisionError: no fetching today\n"
     assert "Traceback" not in out + err
-    _, _, err = dbpmda(world, "open dso agents.nosuch\nopen dso no/such/file.py\n")
+    _, _, err = dbpmda(world, "open dso purepcp_agents.nosuch\nopen dso no/such/file.py\n")
     assert err.splitlines() == [
-        "opendso: agents.nosuch: cannot import: No module named 'agents.nosuch'",
+        "opendso: purepcp_agents.nosuch: cannot import: No module named 'purepcp_agents.nosuch'",
         "opendso: no/such/file.py: no such file",
     ]
 
@@ -325,7 +325,8 @@ def test_pipe_agent(world):
     )
     assert rc == 0 and err == "Warning: PMID (253.9.9) is not defined in the PMNS\n"
     assert out.splitlines()[1] == (
-        f"Start {os.path.basename(sys.executable)} PMDA: {sys.executable} -m agents.simple -d 253"
+        f"Start {os.path.basename(sys.executable)} PMDA: "
+        f"{sys.executable} -m purepcp_agents.simple -d 253"
     )
     assert block(out, "fetch simple.color") == (
         "PMID(s): 253.0.1\n"
@@ -677,7 +678,7 @@ def _pcp_simple_files(tmp: Path, script: Path) -> SimpleNamespace:
         env=env,
         cwd=tmp,
         open=f"open pipe {PCP_PYTHON} {script} -d 253\n",
-        ours=f"open pipe {sys.executable} -m agents.simple -d 253\n",
+        ours=f"open pipe {sys.executable} -m purepcp_agents.simple -d 253\n",
     )
 
 

@@ -25,12 +25,19 @@ from typing import Any
 import psutil
 import pytest
 
-from agents.linux import INDOMS as AGENT_INDOMS
-from agents.linux import NET_COUNTERS, Linux, make_pmns, procfs, speed_mbyte
-from agents.linux.catalog import BY_NAME, INDOMS, LOAD_INSTANCES, METRICS, REQUIRED, MetricInfo
 from pmapi.ids import PM_IN_NULL, pmInDom_build
 from pmapi.pdu.records import DescReqPDU, InstanceReqPDU
 from pmapi.types import PMSem, PMType
+from purepcp_agents.linux import INDOMS as AGENT_INDOMS
+from purepcp_agents.linux import NET_COUNTERS, Linux, make_pmns, procfs, speed_mbyte
+from purepcp_agents.linux.catalog import (
+    BY_NAME,
+    INDOMS,
+    LOAD_INSTANCES,
+    METRICS,
+    REQUIRED,
+    MetricInfo,
+)
 from tests.reference_pmcd import RunningPMCD, reference_pmcd, require_reference
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -115,7 +122,9 @@ def test_indoms_are_the_catalog_ones() -> None:
 def test_pmns_file_matches_catalog(agent: Linux) -> None:
     """pmns/linux is what make_pmns writes, and names every catalog metric with its PMID."""
     text = (ROOT / "pmns" / "linux").read_text()
-    assert text == make_pmns.render(), "pmns/linux is stale: run python -m agents.linux.make_pmns"
+    assert text == make_pmns.render(), (
+        "pmns/linux is stale: run python -m purepcp_agents.linux.make_pmns"
+    )
     assert dict(agent.pmns.items()) == {m.name: m.pmid for m in METRICS}  # name by name
 
 
@@ -668,7 +677,7 @@ def pmcds(tmp_path_factory) -> Iterator[tuple[RunningPMCD, RunningPMCD]]:
         + "}\n"
         + (ROOT / "pmns" / "linux").read_text()
     )
-    ours = [f"linux\t60\tpipe\tbinary\t{sys.executable} -m agents.linux -d 60"]
+    ours = [f"linux\t60\tpipe\tbinary\t{sys.executable} -m purepcp_agents.linux -d 60"]
     theirs = [f"linux\t60\tpipe\tbinary\t{PMDALINUX} -d 60"]
     with ExitStack() as stack:
         mine = stack.enter_context(

@@ -1,4 +1,4 @@
-"""agents.linux.catalog: consistent in itself, and identical to PCP 6's own linux agent.
+"""purepcp_agents.linux.catalog: consistent in itself, and identical to PCP 6's own linux agent.
 
 The interop tests start a private reference pmcd (PCP 6's /usr/lib/pcp/bin/pmcd with
 the linux agent as a DSO, on an ephemeral port bound to 127.0.0.1, with its run, log
@@ -18,11 +18,18 @@ from dataclasses import dataclass, field
 import psutil
 import pytest
 
-from agents.linux import catalog
-from agents.linux.catalog import BY_NAME, INDOMS, LOAD_INSTANCES, METRICS, REQUIRED, MetricInfo
 from pmapi.ids import pmIDStr
 from pmapi.types import PMSem, PMType
 from pmapi.units import Units
+from purepcp_agents.linux import catalog
+from purepcp_agents.linux.catalog import (
+    BY_NAME,
+    INDOMS,
+    LOAD_INSTANCES,
+    METRICS,
+    REQUIRED,
+    MetricInfo,
+)
 from tests.reference_pmcd import reference_pmcd, require_reference
 
 LINUX_DSO = "/var/lib/pcp/pmdas/linux/pmda_linux.so"

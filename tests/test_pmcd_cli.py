@@ -30,7 +30,7 @@ def test_a_bad_config_names_file_and_line(tmp_path):
 
 def test_a_good_config_checks_clean(tmp_path):
     conf = tmp_path / "pmcd.conf"
-    conf.write_text("simple 253 dso Simple agents.simple\n")
+    conf.write_text("simple 253 dso Simple purepcp_agents.simple\n")
     result = pmcd("-v", "-c", str(conf), tmp=tmp_path)
     assert (result.returncode, result.stderr) == (0, "")
 
@@ -43,7 +43,7 @@ def test_missing_files_and_a_busy_port_are_one_line_each(tmp_path):
     )
     (tmp_path / "bad.pmns").write_text("garbage {\n")
     conf = tmp_path / "pmcd.conf"
-    conf.write_text("simple 253 dso Simple agents.simple\n")
+    conf.write_text("simple 253 dso Simple purepcp_agents.simple\n")
     bad_pmns = pmcd("-f", "-c", str(conf), "-n", str(tmp_path / "bad.pmns"), tmp=tmp_path)
     assert bad_pmns.returncode == 1 and len(bad_pmns.stderr.splitlines()) == 1
     assert bad_pmns.stderr.startswith("pmcd: cannot load the namespace: ")

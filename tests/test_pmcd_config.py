@@ -123,15 +123,15 @@ def test_installed_default_config_parses_cleanly() -> None:
 
 def test_python_dso_lines_are_our_extension() -> None:
     config = parse(
-        "simple 253 dso Simple agents.simple\n"
-        "any 254 dso - agents.trivial\n"
+        "simple 253 dso Simple purepcp_agents.simple\n"
+        "any 254 dso - purepcp_agents.trivial\n"
         "mine 400 dso Mine /opt/agents/mine.py\n"
         "c 401 dso c_init /usr/lib/pmda_c.so\n"
     )
     assert config.ok and config.messages == ()
     specs = {a.name: (a.python_spec, a.load_problem) for a in config.agents}
-    assert specs["simple"] == ("agents.simple:Simple", None)
-    assert specs["any"] == ("agents.trivial", None)
+    assert specs["simple"] == ("purepcp_agents.simple:Simple", None)
+    assert specs["any"] == ("purepcp_agents.trivial", None)
     assert specs["mine"] == ("/opt/agents/mine.py:Mine", None)
     assert specs["c"][0] is None and "/usr/lib/pmda_c.so is a C DSO" in specs["c"][1]
 

@@ -158,8 +158,8 @@ def pmcd_conf(tmp: Path, tag: str = "") -> str:
     sock = tmp / "fsock.sock"
     return (
         "pmcd 2 dso PmcdAgent pmcd.pmcd_agent\n"
-        "trivial 250 dso Trivial agents.trivial\n"
-        f"simple 253 pipe binary {PY} -m agents.simple -d 253\n"
+        "trivial 250 dso Trivial purepcp_agents.trivial\n"
+        f"simple 253 pipe binary {PY} -m purepcp_agents.simple -d 253\n"
         f"fpipe 245 pipe binary {PY} {AGENT} -d 245{extra}\n"
         f"fsock 246 socket unix {sock} {PY} {AGENT} -d 246 -u {sock}{extra}\n"
         f"fdso 247 dso {'-' if tag else 'Faulty'} {AGENT}\n"

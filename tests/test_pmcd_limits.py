@@ -46,7 +46,9 @@ from pmcd.session import MAX_PROFILES, PROFILE_BYTES
 from tests.our_pmcd import ROOT, our_pmcd
 from tests.test_pmcd_daemon import NUMFETCH, SIMPLE, TRIVIAL_TIME, Client
 
-CONF = "trivial 250 dso Trivial agents.trivial\nsimple 253 dso Simple agents.simple\n"
+CONF = (
+    "trivial 250 dso Trivial purepcp_agents.trivial\nsimple 253 dso Simple purepcp_agents.simple\n"
+)
 PMCD_CONF = "pmcd 2 dso PmcdAgent pmcd.pmcd_agent\n" + CONF
 
 

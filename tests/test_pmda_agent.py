@@ -16,8 +16,6 @@ from pathlib import Path
 
 import pytest
 
-from agents.simple import Simple
-from agents.trivial import Trivial
 from pmapi.errors import (  # type: ignore[attr-defined]
     PM_ERR_AGAIN,
     PM_ERR_CONV,
@@ -56,6 +54,8 @@ from pmda import COUNTER, NOSUPPORT, U32, U64, Agent, InDom, Metric, metric, ref
 from pmda.inproc import AgentLoadError, load_agent
 from pmda.serve import answer_requests, serve_stream
 from pmda.serve import main as pmda_main
+from purepcp_agents.simple import Simple
+from purepcp_agents.trivial import Trivial
 
 SIMPLE = 253
 NUMFETCH, COLOR = pmID_build(SIMPLE, 0, 0), pmID_build(SIMPLE, 0, 1)
@@ -366,16 +366,22 @@ def test_changed_labels_and_names_ride_once_in_the_next_result(simple):
 
 def test_agents_load_in_process_by_module_or_file(tmp_path):
     """pmcd's dso lines and dbpmda's 'open dso' name a module or file, and maybe the class."""
-    agent = load_agent("agents.simple")
+    agent = load_agent("purepcp_agents.simple")
     assert isinstance(agent, Simple) and agent.domain == SIMPLE
     agent.stop()
     agent = load_agent(f"{ROOT / 'agents' / 'trivial' / '__init__.py'}:Trivial", 251)
     assert agent.domain == 251 and type(agent).__name__ == "Trivial"
     (tmp_path / "fails.py").write_text("import no_such_module_here\n")
     problems = {
-        "agents.no_such": "agents.no_such: cannot import: No module named 'agents.no_such'",
-        "agents.simple:Nope": "agents.simple:Nope: agents.simple has no agent class Nope",
-        "agents": "agents: agents defines no agent class; name one as agents:Class",
+        "purepcp_agents.no_such": (
+            "purepcp_agents.no_such: cannot import: No module named 'purepcp_agents.no_such'"
+        ),
+        "purepcp_agents.simple:Nope": (
+            "purepcp_agents.simple:Nope: purepcp_agents.simple has no agent class Nope"
+        ),
+        "purepcp_agents": (
+            "purepcp_agents: purepcp_agents defines no agent class; name one as purepcp_agents:Class"
+        ),
         str(tmp_path / "nofile.py"): "no such file",
         str(tmp_path / "fails.py"): "ModuleNotFoundError: No module named 'no_such_module_here'",
     }

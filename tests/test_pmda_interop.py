@@ -1,6 +1,6 @@
 """Our agents under the real PCP 6 pmcd, driven by the real PCP tools (marker interop).
 
-pmcd.conf runs `python -m agents.trivial` and `python -m agents.simple` as pipe
+pmcd.conf runs `python -m purepcp_agents.trivial` and `python -m purepcp_agents.simple` as pipe
 agents, exactly as a PCP user would add them; the namespace is our pmns files
 under a root naming both.
 """
@@ -39,8 +39,8 @@ def pmcd(tmp_path_factory) -> Iterator[RunningPMCD]:
     (tmp / "simple" / "simple.conf").write_text("sec,min,hour\n")
     python = sys.executable
     conf = [
-        f"trivial\t250\tpipe\tbinary\t{python} -m agents.trivial",
-        f"simple\t253\tpipe\tbinary\t{python} -m agents.simple -d 253",
+        f"trivial\t250\tpipe\tbinary\t{python} -m purepcp_agents.trivial",
+        f"simple\t253\tpipe\tbinary\t{python} -m purepcp_agents.simple -d 253",
     ]
     env = {"PYTHONPATH": str(ROOT), "PCP_PMDAS_DIR": str(tmp)}
     with reference_pmcd(conf, str(root), extra_env=env) as running:
@@ -102,8 +102,8 @@ def test_socket_agents_serve_the_real_pmcd(tmp_path):
     write_root(root)
     python = sys.executable
     conf = [
-        f"simple\t253\tsocket\tinet {port}\t{python} -m agents.simple -d 253 -i {port}",
-        f"trivial\t250\tsocket\tunix {path}\t{python} -m agents.trivial -u {path}",
+        f"simple\t253\tsocket\tinet {port}\t{python} -m purepcp_agents.simple -d 253 -i {port}",
+        f"trivial\t250\tsocket\tunix {path}\t{python} -m purepcp_agents.trivial -u {path}",
     ]
     env = {"PYTHONPATH": str(ROOT), "PCP_PMDAS_DIR": str(tmp_path)}
     with reference_pmcd(conf, str(root), extra_env=env) as running:

@@ -13,7 +13,6 @@ import threading
 
 import pytest
 
-from agents.simple import Simple
 from pmapi.errors import (  # type: ignore[attr-defined]
     PM_ERR_AGAIN,
     PM_ERR_CONV,
@@ -25,11 +24,12 @@ from pmapi.errors import (  # type: ignore[attr-defined]
 from pmapi.ids import PM_INDOM_NULL, pmID_build, pmID_domain, pmInDom_build
 from pmda import COUNTER, DOUBLE, I32, U32, Agent, InDom, metric, refresh
 from pmda.testing import AgentHarness
+from purepcp_agents.simple import Simple
 
 
 @pytest.fixture
 def simple():
-    with AgentHarness.load("agents.simple") as harness:
+    with AgentHarness.load("purepcp_agents.simple") as harness:
         yield harness
 
 
@@ -97,7 +97,7 @@ def test_descriptors_help_names_and_instances(simple):
 
 
 def test_load_takes_a_domain():
-    with AgentHarness.load("agents.trivial", 251) as trivial:
+    with AgentHarness.load("purepcp_agents.trivial", 251) as trivial:
         assert pmID_domain(trivial.desc("trivial.time").pmid) == 251
         assert trivial.fetch("trivial.time") > 0
 

@@ -1,4 +1,4 @@
-"""Run the linux agent as a daemon PMDA: `python -m agents.linux [-d DOMAIN] [-l LOG] ...`."""
+"""Run the linux agent as a daemon PMDA: `python -m purepcp_agents.linux [-d DOMAIN] ...`."""
 
 import sys
 

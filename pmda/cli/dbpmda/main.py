@@ -11,7 +11,7 @@ An agent is opened as a pipe agent (`open pipe PATH ARGS...`), reached on a
 socket it listens on (`open socket unix PATH`, `open socket inet PORT`,
 `open socket ipv6 PORT`) or, our extension for Python agents, loaded into
 this process (`open dso SPEC [CLASS] [DOMAIN]`, SPEC being a module such as
-`agents.simple` or a file `path/agent.py`; PCP's form loads a C library).
+`purepcp_agents.simple` or a file `path/agent.py`; PCP's form loads a C library).
 `help` lists the commands.  Differences from PCP's dbpmda are listed in
 docs/agents.md ("Debugging an agent with dbpmda").
 """

@@ -121,7 +121,7 @@ def test_the_layout_file_can_pick_the_system_defaults_for_any_user(tmp_path):
         ("pmapi.cli.pminfo", "pminfo", ["kernel.all.load"]),
         ("pmapi.cli.pmval", "pmval", ["kernel.all.load"]),
         ("pmda.cli.dbpmda", "dbpmda", []),
-        ("pmda.cli.tool", "pmda", ["list"]),
+        ("pmcd.pmda_tool", "pmda", ["list"]),
         ("pmcd.main", "pmcd", ["-f"]),
     ],
 )

@@ -86,3 +86,25 @@ def test_command_line_follows_pcps_layout_and_our_version_words(tmp_path):
     assert bad.stderr.startswith("pmcd: invalid option -- 'Z'\nUsage: pmcd")
     extra = pmcd("-v", "stray", tmp=tmp_path)
     assert extra.stderr.startswith("pmcd: unexpected argument: stray\n")
+
+
+def test_pmda_has_pcps_usage_layout_and_our_version_line():
+    """Before: argparse's 'usage: pmda [-h] COMMAND ...' and no version option at all."""
+    from pmapi import version_line
+
+    def pmda(*args: str) -> subprocess.CompletedProcess:
+        argv = [sys.executable, "-m", "pmcd.pmda_tool", *args]
+        return subprocess.run(argv, capture_output=True, text=True, timeout=60)
+
+    for flag in ("-V", "--version"):
+        assert (pmda(flag).returncode, pmda(flag).stderr) == (0, version_line("pmda") + "\n")
+    bare = pmda()
+    assert bare.returncode == 1
+    assert bare.stderr.startswith("Usage: pmda install|remove|new|list [options] ...\n")
+    assert "\nUsage: pmda install [options] NAME" in bare.stderr
+    assert "usage:" not in bare.stderr
+    bad = pmda("install", "--bogus", "x")
+    assert bad.stderr.startswith("pmda: unrecognized option '--bogus'\nUsage: pmda install")
+    assert pmda("frobnicate").stderr.startswith("pmda: unknown command 'frobnicate'\nUsage:")
+    number = pmda("new", "--domain", "many", "demo")
+    assert number.stderr.startswith("pmda: --domain many: not a number\n")

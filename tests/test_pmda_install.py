@@ -22,7 +22,7 @@ import pytest
 
 from pmapi.pmns import PMNS
 from pmcd.files import PACKAGED_CONF
-from pmda.install import (
+from pmcd.install import (
     available_agents,
     conf_agents,
     conf_names_for_spec,
@@ -60,7 +60,7 @@ class Layout:
 
     def pmda(self, *argv: str) -> subprocess.CompletedProcess:
         return subprocess.run(
-            [sys.executable, "-m", "pmda.cli.tool", *argv],
+            [sys.executable, "-m", "pmcd.pmda_tool", *argv],
             env=self.env,
             capture_output=True,
             text=True,
@@ -311,7 +311,7 @@ def test_remove_by_the_spec_it_was_installed_with(layout, tmp_path, option):
         assert installed.returncode == 0, installed.stdout + installed.stderr
         assert "mine.count" in layout.names()
         done = subprocess.run(
-            [sys.executable, "-m", "pmda.cli.tool", "remove", spec],
+            [sys.executable, "-m", "pmcd.pmda_tool", "remove", spec],
             env=layout.env, capture_output=True, text=True, timeout=120, cwd=tmp_path,
         )  # fmt: skip
         assert done.returncode == 0, done.stdout + done.stderr
@@ -414,7 +414,7 @@ def test_install_and_remove_under_pcps_pmcd(tmp_path):
 
         def pmda(*argv: str) -> subprocess.CompletedProcess:
             return subprocess.run(
-                [sys.executable, "-m", "pmda.cli.tool", *argv],
+                [sys.executable, "-m", "pmcd.pmda_tool", *argv],
                 env=env,
                 capture_output=True,
                 text=True,

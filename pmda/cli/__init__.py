@@ -1,1 +1,1 @@
-"""Command-line tools of the agent framework: dbpmda (and, later, pmda install/remove/new)."""
+"""Command-line tools of the agent framework: dbpmda, and `pmda new`'s package writer (the pmda command itself lives with pmcd, whose configuration it edits)."""

@@ -32,9 +32,11 @@ from pmapi.helptext import load_help
 from pmapi.ids import PM_ID_NULL, is_dynamic_root, pmID_cluster, pmID_domain
 from pmapi.paths import Paths
 from pmapi.pmns import PMNS
+from pmda.agent import Agent, combined_pmns
+from pmda.inproc import AgentLoadError, agent_class
 
-from .agent import Agent, combined_pmns
-from .inproc import AgentLoadError, agent_class
+from .config import parse_config
+from .files import default_namespace, pmcd_conf_path, running_pid
 
 #: The entry-point group through which pip-installed agent packages announce themselves.
 ENTRY_POINT_GROUP = "pypcp.agents"
@@ -244,7 +246,6 @@ class Installer:
     # the files: pmcd.conf as pmcd reads it, and the namespace it serves
 
     def _conf(self) -> tuple[Path, str]:
-        from pmcd.files import pmcd_conf_path
 
         source = pmcd_conf_path(self.layout)
         try:
@@ -253,8 +254,6 @@ class Installer:
             raise InstallError(f"cannot read {source}: {exc.strerror}") from None
 
     def _namespace(self, conf_text: str) -> PMNS:
-        from pmcd.config import parse_config
-        from pmcd.files import default_namespace
 
         config = parse_config(conf_text, path=str(self.layout.pmcdconf_path))
         try:
@@ -373,7 +372,6 @@ class Installer:
     def _check_conf(self, text: str) -> None:
         """The new pmcd.conf must be one pmcd reads without an error (pmcd itself passes
         over some bad lines; we write no file that has one)."""
-        from pmcd.config import parse_config
 
         path = self.layout.pmcdconf_path
         config = parse_config(text, path=str(path))
@@ -397,7 +395,6 @@ class Installer:
 
     def _notify(self, quiet: bool = False) -> bool:
         """SIGHUP the layout's pmcd; False (and a note) when it is not running."""
-        from pmcd.files import running_pid
 
         pid = running_pid(self.layout)
         if pid is None:

@@ -21,7 +21,7 @@ from ..types import PMSem, PMType
 from ..units import Units, parse_units_str
 from . import ast
 from . import evaluate as ev
-from .context import Bound
+from .bound import Bound
 
 _32, _U32, _64, _U64 = PMType.PM_TYPE_32, PMType.PM_TYPE_U32, PMType.PM_TYPE_64, PMType.PM_TYPE_U64
 _FLOAT, _DOUBLE = PMType.PM_TYPE_FLOAT, PMType.PM_TYPE_DOUBLE

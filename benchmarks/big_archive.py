@@ -1,7 +1,7 @@
 """The benchmarks' large archive: 20 metrics x 10 instances x 20,000 samples, written by PCP's pmi.
 
 Made once (with the system python3 and PCP's `pcp.pmi` binding) and kept under
-/tmp/pypcp-bench/, since writing 4 million values through pmi takes a while.  Half
+/tmp/purepcp-bench/, since writing 4 million values through pmi takes a while.  Half
 the metrics are counters (U64), half instantaneous doubles; samples are 1 s apart.
 
     .venv/bin/python benchmarks/big_archive.py     # prints the archive's base name
@@ -17,7 +17,7 @@ from pathlib import Path
 METRICS = 20
 INSTANCES = 10
 SAMPLES = 20_000
-BASE = Path(os.environ.get("PYPCP_BENCH_DIR", "/tmp/pypcp-bench")) / f"big{METRICS}x{INSTANCES}"
+BASE = Path(os.environ.get("PUREPCP_BENCH_DIR", "/tmp/purepcp-bench")) / f"big{METRICS}x{INSTANCES}"
 
 _WRITER = r"""
 import sys

@@ -4,21 +4,21 @@ Each variable (PCP_VAR_DIR, PCP_PMCDCONF_PATH, PMCD_PORT, ...) comes from, in or
 
 1. the environment, as in PCP (a variable already set wins over pcp.conf);
 2. the layout file, pcp.conf's format (``NAME=value`` lines, ``#`` comments; a value
-   may use ``$NAME`` or ``${NAME}`` for another variable): ``$PYPCP_CONF`` if set,
-   else the chosen layout's own file, ``/etc/pypcp/pcp.conf`` (system) or
-   ``$XDG_CONFIG_HOME/pypcp/pcp.conf`` (per-user), when it exists;
-3. the defaults: a system layout (``/etc/pypcp``, ``/var/lib/pypcp``,
-   ``/var/log/pypcp``, ``/run/pypcp``) or a per-user one (the XDG directories).
+   may use ``$NAME`` or ``${NAME}`` for another variable): ``$PUREPCP_CONF`` if set,
+   else the chosen layout's own file, ``/etc/purepcp/pcp.conf`` (system) or
+   ``$XDG_CONFIG_HOME/purepcp/pcp.conf`` (per-user), when it exists;
+3. the defaults: a system layout (``/etc/purepcp``, ``/var/lib/purepcp``,
+   ``/var/log/purepcp``, ``/run/purepcp``) or a per-user one (the XDG directories).
 
-The layout is ``PYPCP_LAYOUT`` (``system`` or ``user``) from the environment, else from
-the file ``$PYPCP_CONF`` names (a service running as user pcp takes the system layout
+The layout is ``PUREPCP_LAYOUT`` (``system`` or ``user``) from the environment, else from
+the file ``$PUREPCP_CONF`` names (a service running as user pcp takes the system layout
 that way), else root's is the system layout and anyone else's the per-user one, so
 pmcd runs without root.  The layout file always follows the layout: a default file that
 names the other layout is an error, not a switch of every later command's directories.
 
-The layout file is named by ``PYPCP_CONF``, not PCP's ``PCP_CONF``: PCP's own tools
+The layout file is named by ``PUREPCP_CONF``, not PCP's ``PCP_CONF``: PCP's own tools
 read ``$PCP_CONF`` too, and one shell may run both.  The system directories are
-pypcp's own, so an installed PCP keeps its files; setting PCP's names (``PCP_RUN_DIR=
+purepcp's own, so an installed PCP keeps its files; setting PCP's names (``PCP_RUN_DIR=
 /run/pcp``, ...) in the layout file puts ours in PCP's places instead.
 """
 
@@ -34,10 +34,10 @@ __all__ = ["LayoutError", "Paths", "layout_file", "paths", "read_layout"]
 
 #: Each variable's default, by layout; "$NAME" refers to another variable.
 SYSTEM_DEFAULTS: Mapping[str, str] = {
-    "PCP_SYSCONF_DIR": "/etc/pypcp",
-    "PCP_VAR_DIR": "/var/lib/pypcp",
-    "PCP_LOG_DIR": "/var/log/pypcp",
-    "PCP_RUN_DIR": "/run/pypcp",
+    "PCP_SYSCONF_DIR": "/etc/purepcp",
+    "PCP_VAR_DIR": "/var/lib/purepcp",
+    "PCP_LOG_DIR": "/var/log/purepcp",
+    "PCP_RUN_DIR": "/run/purepcp",
     "PCP_SYSTEMDUNIT_DIR": "/etc/systemd/system",
 }
 _SHARED_DEFAULTS: Mapping[str, str] = {
@@ -73,14 +73,14 @@ def _user_defaults(environ: Mapping[str, str]) -> dict[str, str]:
 
     runtime = environ.get("XDG_RUNTIME_DIR", "")
     run = (
-        os.path.join(runtime, "pypcp")
+        os.path.join(runtime, "purepcp")
         if os.path.isabs(runtime)
-        else os.path.join("/tmp", f"pypcp-{os.getuid()}")
+        else os.path.join("/tmp", f"purepcp-{os.getuid()}")
     )
     return {
-        "PCP_SYSCONF_DIR": os.path.join(xdg("XDG_CONFIG_HOME", ".config"), "pypcp"),
-        "PCP_VAR_DIR": os.path.join(xdg("XDG_DATA_HOME", ".local/share"), "pypcp"),
-        "PCP_LOG_DIR": os.path.join(xdg("XDG_STATE_HOME", ".local/state"), "pypcp", "log"),
+        "PCP_SYSCONF_DIR": os.path.join(xdg("XDG_CONFIG_HOME", ".config"), "purepcp"),
+        "PCP_VAR_DIR": os.path.join(xdg("XDG_DATA_HOME", ".local/share"), "purepcp"),
+        "PCP_LOG_DIR": os.path.join(xdg("XDG_STATE_HOME", ".local/state"), "purepcp", "log"),
         "PCP_RUN_DIR": run,
         "PCP_SYSTEMDUNIT_DIR": os.path.join(xdg("XDG_CONFIG_HOME", ".config"), "systemd", "user"),
     }
@@ -91,22 +91,22 @@ SYSTEM_LAYOUT_FILE = os.path.join(SYSTEM_DEFAULTS["PCP_SYSCONF_DIR"], "pcp.conf"
 
 
 def _kind(value: str | None, where: str) -> bool | None:
-    """PYPCP_LAYOUT's VALUE as "system layout?" (None when unset); WHERE names its source."""
+    """PUREPCP_LAYOUT's VALUE as "system layout?" (None when unset); WHERE names its source."""
     if value in (None, ""):
         return None
     if value not in ("system", "user"):
-        raise LayoutError(f"{where}: PYPCP_LAYOUT={value}: must be system or user")
+        raise LayoutError(f"{where}: PUREPCP_LAYOUT={value}: must be system or user")
     return value == "system"
 
 
 def layout_file(environ: Mapping[str, str] | None = None, *, system: bool | None = None) -> str:
-    """The layout file's path: $PYPCP_CONF, else the default file of the layout chosen
-    (SYSTEM, else $PYPCP_LAYOUT, else root's system layout and anyone else's own)."""
+    """The layout file's path: $PUREPCP_CONF, else the default file of the layout chosen
+    (SYSTEM, else $PUREPCP_LAYOUT, else root's system layout and anyone else's own)."""
     environ = os.environ if environ is None else environ
-    if environ.get("PYPCP_CONF"):
-        return environ["PYPCP_CONF"]
+    if environ.get("PUREPCP_CONF"):
+        return environ["PUREPCP_CONF"]
     if system is None:
-        system = _kind(environ.get("PYPCP_LAYOUT"), "environment")
+        system = _kind(environ.get("PUREPCP_LAYOUT"), "environment")
     if system is None:
         system = os.geteuid() == 0
     if system:
@@ -212,10 +212,10 @@ class Paths:
         defaults as comments (so a missing pmcd.conf stays "not chosen": pmcd then runs
         the packaged one)."""
         lines = [
-            "# pypcp's layout: NAME=value; the environment wins over this file.",
-            "# PYPCP_LAYOUT picks the defaults (system: /etc, /var/lib, /var/log, /run;",
+            "# purepcp's layout: NAME=value; the environment wins over this file.",
+            "# PUREPCP_LAYOUT picks the defaults (system: /etc, /var/lib, /var/log, /run;",
             "# user: the XDG directories) whoever runs the command.",
-            f"PYPCP_LAYOUT={'system' if self.system else 'user'}",
+            f"PUREPCP_LAYOUT={'system' if self.system else 'user'}",
             "# Commented lines show the defaults; uncomment one to change it.",
         ]
         for name in NAMES:
@@ -230,17 +230,17 @@ def _own(file: str) -> bool:
 
 def _refuse_other_layout(file: str, system: bool) -> None:
     """A default layout file that picks the other layout: every command run without
-    PYPCP_CONF would take that layout's directories while reading this layout's file
-    (an older `pmcd --install-units` under PYPCP_LAYOUT=user as root wrote such a file)."""
+    PUREPCP_CONF would take that layout's directories while reading this layout's file
+    (an older `pmcd --install-units` under PUREPCP_LAYOUT=user as root wrote such a file)."""
     number = next(
         (n for n, line in enumerate(Path(file).read_text().splitlines(), 1)
-         if line.strip().removeprefix("export ").strip().startswith("PYPCP_LAYOUT")),
+         if line.strip().removeprefix("export ").strip().startswith("PUREPCP_LAYOUT")),
         0,
     )  # fmt: skip
     kind, own = ("system", "user") if system else ("user", "system")
     raise LayoutError(
-        f"{file}:{number}: PYPCP_LAYOUT={kind} in the {own} layout's file: remove the line, "
-        f"or set PYPCP_LAYOUT={kind} (or PYPCP_CONF) in the environment instead"
+        f"{file}:{number}: PUREPCP_LAYOUT={kind} in the {own} layout's file: remove the line, "
+        f"or set PUREPCP_LAYOUT={kind} (or PUREPCP_CONF) in the environment instead"
     )
 
 
@@ -251,12 +251,12 @@ def paths(environ: Mapping[str, str] | None = None, *, system: bool | None = Non
     """
     environ = os.environ if environ is None else environ
     if system is None:
-        system = _kind(environ.get("PYPCP_LAYOUT"), "environment")
+        system = _kind(environ.get("PUREPCP_LAYOUT"), "environment")
     file = layout_file(environ, system=system)
     settings = read_layout(file)
     if system is None:
-        system = _kind(settings.get("PYPCP_LAYOUT"), file)
-        if system is not None and not environ.get("PYPCP_CONF") and system != _own(file):
+        system = _kind(settings.get("PUREPCP_LAYOUT"), file)
+        if system is not None and not environ.get("PUREPCP_CONF") and system != _own(file):
             _refuse_other_layout(file, system)
     if system is None:
         system = os.geteuid() == 0

@@ -103,7 +103,7 @@ def namespace_for(config: PmcdConfig, pmns_path: str | None) -> PMNS:
 
 def _pmns_source(line: AgentLine) -> Path:
     """An agent's own namespace file: a Python agent's beside its module (an agent
-    package's), else the one shipped with pypcp under the agent's name."""
+    package's), else the one shipped with purepcp under the agent's name."""
     shipped = DATA_DIR / "pmns" / line.name
     if line.python_spec is None or line.python_spec == PMCD_AGENT or shipped.exists():
         return shipped

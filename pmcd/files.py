@@ -20,7 +20,7 @@ from pmapi.pmns import PMNS
 
 from .config import PmcdConfig
 
-#: The pmcd.conf shipped with pypcp, used until the layout has one of its own.
+#: The pmcd.conf shipped with purepcp, used until the layout has one of its own.
 PACKAGED_CONF = Path(__file__).with_name("pmcd.conf")
 
 

@@ -10,7 +10,7 @@ and leave the previous configuration in place on failure (each file is replaced
 whole; if the metrics never appear, both files are put back and pmcd told again).
 
 Agents are named as pip-installed packages declare them (the entry-point group
-``pypcp.agents``: ``NAME = "module:Class"``), or directly as ``module[:Class]`` or
+``purepcp.agents``: ``NAME = "module:Class"``), or directly as ``module[:Class]`` or
 ``/path/file.py[:Class]``.
 """
 
@@ -39,7 +39,7 @@ from .config import parse_config
 from .files import default_namespace, pmcd_conf_path, running_pid
 
 #: The entry-point group through which pip-installed agent packages announce themselves.
-ENTRY_POINT_GROUP = "pypcp.agents"
+ENTRY_POINT_GROUP = "purepcp.agents"
 #: The highest domain an agent may have (511 is the derived metrics' own).
 MAX_DOMAIN = 510
 

@@ -3,7 +3,7 @@
 The templates (systemd/, installed as pmcd/systemd/) name the installed commands by
 absolute path (the virtualenv's own, when there is one) and pass the layout to every
 command through
-PYPCP_CONF, so a unit's command run by hand with the unit's environment does what
+PUREPCP_CONF, so a unit's command run by hand with the unit's environment does what
 the service does.  Root gets system units (user pcp, sandboxed, writing to
 /var/lib, /var/log and /run); anyone else gets user units (systemctl --user).
 """

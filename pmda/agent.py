@@ -163,7 +163,7 @@ class Agent:
     def source_file(cls, kind: str) -> Path:
         """The agent's namespace ("pmns") or help ("help") source: a file of that name
         beside the module defining the class (an agent package), else KIND/NAME among
-        the agents shipped with pypcp."""
+        the agents shipped with purepcp."""
         module = sys.modules.get(cls.__module__)
         where = getattr(module, "__file__", None)
         if where:

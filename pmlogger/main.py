@@ -67,7 +67,7 @@ FINISH = Opt("T", "finish", "TIME", "end of the time window")
 UNBUFFERED = Opt("u", None, None, "unbuffered output (the default: this does nothing)")
 VOLSIZE = Opt("v", "volsize", "SIZE", "switch volumes after SIZE records or bytes (k, m, g)")
 VERSION = Opt("V", "version", "N", "archive version to write (2 or 3) [2]")
-NOTE = Opt("m", "note", "MSG", "note for pmlc's port map (accepted; pypcp has no pmlc)")
+NOTE = Opt("m", "note", "MSG", "note for pmlc's port map (accepted; purepcp has no pmlc)")
 LOCALZONE = Opt("y", None, None, "set timezone for times in the log file to the local zone")
 
 TOOL = Tool(

@@ -48,7 +48,7 @@ def reference_serving(tmp: Path) -> Iterator[RunningPMCD]:
     private temporary directories: the agents' directory is a world-readable one
     of its own, removed afterwards.
     """
-    pmdas = Path(tempfile.mkdtemp(prefix="pypcp-pmdas-"))
+    pmdas = Path(tempfile.mkdtemp(prefix="purepcp-pmdas-"))
     try:
         pmdas.chmod(0o755)
         for agent in ("pmcd", "linux"):  # their help files, where $PCP_PMDAS_DIR says

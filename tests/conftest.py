@@ -31,9 +31,9 @@ os.environ["PATH"] = os.pathsep.join(
 os.environ["PCP_DERIVED_CONFIG"] = ""
 
 # Our tools' layout (pmapi.paths) points into a directory of the session's own, so that no
-# test reads or writes the machine's or the user's pypcp configuration, logs or run files.
-# (PYPCP_CONF is ours alone: PCP's own tools, which the interop tests run, never read it.)
-_layout = Path(tempfile.mkdtemp(prefix="pypcp-tests-"))
+# test reads or writes the machine's or the user's purepcp configuration, logs or run files.
+# (PUREPCP_CONF is ours alone: PCP's own tools, which the interop tests run, never read it.)
+_layout = Path(tempfile.mkdtemp(prefix="purepcp-tests-"))
 (_layout / "pcp.conf").write_text(
     "".join(
         f"{name}={_layout / sub}\n"
@@ -46,7 +46,7 @@ _layout = Path(tempfile.mkdtemp(prefix="pypcp-tests-"))
         )
     )
 )
-os.environ["PYPCP_CONF"] = str(_layout / "pcp.conf")
+os.environ["PUREPCP_CONF"] = str(_layout / "pcp.conf")
 atexit.register(shutil.rmtree, _layout, True)
 
 

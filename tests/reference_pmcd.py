@@ -119,7 +119,7 @@ def reference_pmcd(
     conf_lines: Sequence[str], pmns_path: str = PMNS_ROOT, *, extra_env: dict | None = None
 ) -> Iterator[RunningPMCD]:
     """A reference pmcd serving CONF_LINES' agents with the namespace PMNS_PATH."""
-    tmp = tempfile.mkdtemp(prefix="pypcp-ref-pmcd-")
+    tmp = tempfile.mkdtemp(prefix="purepcp-ref-pmcd-")
     proc = None
     try:
         conf = os.path.join(tmp, "pmcd.conf")

@@ -644,7 +644,7 @@ def pcp_simple():
     probe = subprocess.run([PCP_PYTHON, "-c", "import pcp.pmda"], capture_output=True)
     if probe.returncode != 0:
         pytest.skip("PCP's Python bindings (python3-pcp) are not installed")
-    tmp = Path(tempfile.mkdtemp(prefix="pypcp-dbpmda-"))
+    tmp = Path(tempfile.mkdtemp(prefix="purepcp-dbpmda-"))
     tmp.chmod(0o755)
     try:
         yield _pcp_simple_files(tmp, script)

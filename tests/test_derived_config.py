@@ -179,7 +179,7 @@ def test_register_metric_message_is_libpcps():
     register.argtypes = [ctypes.c_char_p, ctypes.c_char_p, ctypes.POINTER(ctypes.c_char_p)]
     reg = Registry()
     for n, expr in enumerate(["4rat(disk.dev.read)", "a + + b", "1 +", "sum(1)", "1", "2"]):
-        name = "pypcp.config_test.same" if expr in ("1", "2") else f"pypcp.config_test.m{n}"
+        name = "purepcp.config_test.same" if expr in ("1", "2") else f"purepcp.config_test.m{n}"
         errmsg = ctypes.c_char_p()
         failed = register(name.encode(), expr.encode(), ctypes.byref(errmsg))
         try:
@@ -408,7 +408,7 @@ def test_pcp_derived_config_is_loaded_quietly_skipping_what_is_missing(fresh, tm
 
 def test_unset_pcp_derived_config_means_the_global_directory(fresh, tmp_path):
     """PCP's $PCP_VAR_DIR/config/derived when it exists; where it does not (no PCP
-    installed), the set pypcp ships instead of nothing."""
+    installed), the set purepcp ships instead of nothing."""
     (tmp_path / "config" / "derived").mkdir(parents=True)
     (tmp_path / "config" / "derived" / "x.conf").write_text("t.x = 1\n")
     fresh.setenv("PCP_VAR_DIR", str(tmp_path))

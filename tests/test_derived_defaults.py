@@ -1,8 +1,8 @@
-"""The default derived metrics: where they come from, and pypcp's own set beside PCP's.
+"""The default derived metrics: where they come from, and purepcp's own set beside PCP's.
 
 With PCP_DERIVED_CONFIG unset, a tool reads PCP's global directory
 ($PCP_VAR_DIR/config/derived, PCP_VAR_DIR found as pmGetConfig finds it) when PCP
-is installed, else the set pypcp ships in pmapi/derived/defaults.  The interop tests
+is installed, else the set purepcp ships in pmapi/derived/defaults.  The interop tests
 check that the shipped set is PCP 6.0.3's in all that a client sees but the help
 text: the same names; the same types, semantics, units and instance domains
 (pminfo -d); the same values (pmval), over an archive of ours holding every operand

@@ -6,7 +6,7 @@ one whose operands the source lacks, or that has a semantic error, is not listed
 and its name is unknown (its error, if any, is reported then).  From a local
 namespace (an archive's) the derived names are placed in the tree, unbound.  Our
 pminfo and pmprobe are compared with PCP's against our own pmcd, with PCP's default
-definitions and with the set pypcp ships.
+definitions and with the set purepcp ships.
 
 PCP's tools write stdout through stdio (line-buffered on a terminal, 4 KB blocks in
 a pipe or file) and diagnostics straight to stderr, so in merged output a semantic
@@ -125,7 +125,7 @@ def test_every_name_as_pcp_lists_it(pmcd):
 
 @pytest.mark.interop
 def test_without_pcp_the_shipped_set_lists_the_same(pmcd):
-    """Ours with PCP not to be found (PCP_CONF names no file) reads the set pypcp ships,
+    """Ours with PCP not to be found (PCP_CONF names no file) reads the set purepcp ships,
     and lists what PCP's pminfo lists with PCP's files."""
     _pcp_defaults()
     pcp = _run(["pminfo", "-h", pmcd.host], _env(None))

@@ -523,13 +523,13 @@ class _LibPCP:
 
     def __call__(self, text: str) -> tuple[int, str] | None:
         expr = ctypes.create_string_buffer(text.encode())
-        name = f"pypcp.parse_test.m{next(self.names)}".encode()
+        name = f"purepcp.parse_test.m{next(self.names)}".encode()
         where = self.register(name, expr)
         result = None
         if where is not None:
             result = (where - ctypes.addressof(expr), (self.errstr() or b"").decode())
         if "matchinst" in text:  # PCP's lexer keeps its "/ is a pattern" state on failure
-            self.register(f"pypcp.parse_test.m{next(self.names)}".encode(), b"matchinst(/x/,a)")
+            self.register(f"purepcp.parse_test.m{next(self.names)}".encode(), b"matchinst(/x/,a)")
         return result
 
 

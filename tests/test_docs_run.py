@@ -7,7 +7,7 @@ comment saying why instead.
 A page's blocks run in order, as a reader goes down the page (a later block may use
 what an earlier one made: an archive, a file), each in ``bash -e -o pipefail`` (traced
 with ``-x``) started in the same fresh temporary directory, as a reader who installed
-pypcp would run them:
+purepcp would run them:
 
 - ``PATH`` starts with a directory of wrappers: one ``exec python -m MODULE "$@"`` for
   every console script in pyproject.toml, ``python`` and ``python3`` (this interpreter),
@@ -15,7 +15,7 @@ pypcp would run them:
   offline and without dependencies (they come from the environment running the tests,
   which the blocks must not change);
 - ``PYTHONPATH`` is the tree, then that private directory;
-- ``PYPCP_CONF`` names a private layout whose pmcd is running, as the docs assume
+- ``PUREPCP_CONF`` names a private layout whose pmcd is running, as the docs assume
   a reader's is: started on an ephemeral port (never 44321), its port in
   ``PMCD_PORT`` so that ``-h localhost`` finds it, stopped afterwards;
 - ``HOME`` is in the temporary directory.
@@ -146,12 +146,12 @@ def sandbox(tmp_path) -> Iterator[Sandbox]:
     env = {
         name: value
         for name, value in os.environ.items()
-        if not name.startswith(("PCP_", "PMCD_", "PMNS_", "PYPCP_", "XDG_"))
+        if not name.startswith(("PCP_", "PMCD_", "PMNS_", "PUREPCP_", "XDG_"))
     }
     env.update(
         PATH=f"{bin_dir}:/usr/local/bin:/usr/bin:/bin",
         PYTHONPATH=f"{ROOT}{os.pathsep}{site}",
-        PYPCP_CONF=str(conf),
+        PUREPCP_CONF=str(conf),
         HOME=str(tmp_path / "home"),
     )
     notifications = Notifications()

@@ -73,7 +73,7 @@ def test_timeouts_and_limits_out_of_range_are_refused_as_pcp_refuses_them(tmp_pa
 
 
 def test_command_line_follows_pcps_layout_and_our_version_words(tmp_path):
-    """Before: argparse's 'usage: pmcd [-h] ...' and 'pmcd (pypcp) 0.1.0, compatible with'."""
+    """Before: argparse's 'usage: pmcd [-h] ...' and 'pmcd (purepcp) 0.1.0, compatible with'."""
     from pmapi import version_line
 
     usage = pmcd("-?", tmp=tmp_path)

@@ -165,7 +165,7 @@ def test_an_unprivileged_client_is_told_apart_from_root():
     if os.getuid() != 0 or shutil.which("runuser") is None:
         pytest.skip("needs root and runuser to run a client as user nobody")
     nobody = pwd.getpwnam("nobody")
-    with tempfile.TemporaryDirectory(prefix="pypcp-creds-") as where:
+    with tempfile.TemporaryDirectory(prefix="purepcp-creds-") as where:
         tmp = Path(where)
         tmp.chmod(0o755)  # nobody must reach the unix socket in it
         agent = _agent(tmp)

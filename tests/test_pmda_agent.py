@@ -380,7 +380,8 @@ def test_agents_load_in_process_by_module_or_file(tmp_path):
             "purepcp_agents.simple:Nope: purepcp_agents.simple has no agent class Nope"
         ),
         "purepcp_agents": (
-            "purepcp_agents: purepcp_agents defines no agent class; name one as purepcp_agents:Class"
+            "purepcp_agents: purepcp_agents defines no agent class; "
+            "name one as purepcp_agents:Class"
         ),
         str(tmp_path / "nofile.py"): "no such file",
         str(tmp_path / "fails.py"): "ModuleNotFoundError: No module named 'no_such_module_here'",

@@ -1,6 +1,6 @@
 """pmda install / remove against a running pmcd in a private layout (seed 004, 2.8).
 
-Each test gets its own layout (PYPCP_CONF naming a pcp.conf whose directories are
+Each test gets its own layout (PUREPCP_CONF naming a pcp.conf whose directories are
 in the test's tmp_path, PMCD_PORT=0) and runs our pmcd with no -c or -n, so pmcd,
 the pmda command and the checks all find pmcd.conf, the namespace root and the pid
 file where a user's installation keeps them.
@@ -111,7 +111,7 @@ def make_layout(tmp_path: Path) -> Layout:
     conf.write_text(
         "".join(f"{name}={tmp_path / sub}\n" for name, sub in LAYOUT_DIRS.items()) + "PMCD_PORT=0\n"
     )
-    env = dict(os.environ, PYPCP_CONF=str(conf), PYTHONPATH=str(ROOT), PCP_DERIVED_CONFIG="")
+    env = dict(os.environ, PUREPCP_CONF=str(conf), PYTHONPATH=str(ROOT), PCP_DERIVED_CONFIG="")
     for name in (*LAYOUT_DIRS, "PMCD_PORT", "PMCD_SOCKET", "PCP_PMCDCONF_PATH", "PMNS_DEFAULT"):
         env.pop(name, None)
     (tmp_path / "etc" / "pmcd").mkdir(parents=True)
@@ -442,7 +442,7 @@ def test_install_and_remove_under_pcps_pmcd(tmp_path):
 
 def test_pmda_new_then_pip_install_then_pmda_install(tmp_path):
     """The whole path a third-party agent takes: generated, pip-installed (found through
-    the pypcp.agents entry point), installed into pmcd, fetched, stored, removed."""
+    the purepcp.agents entry point), installed into pmcd, fetched, stored, removed."""
     pytest.importorskip("wheel", reason="pip needs the wheel package to build offline")
     made = make_layout(tmp_path)
     new = made.pmda("new", "demo", "--domain", "400", "--dir", str(tmp_path / "pmda-demo"))

@@ -94,11 +94,11 @@ def test_the_files_written(tmp_path):
     assert len(written) == len(LAYOUT) and all(p.is_file() for p in written)
     assert {p.relative_to(dest).as_posix() for p in dest.rglob("*") if p.is_file()} == LAYOUT
     pyproject = (dest / "pyproject.toml").read_text()
-    assert 'name = "pypcp-agent-demo"' in pyproject
-    # a compatible release of this pypcp, never PyPI's unrelated "pypcp" 1.0.0rc1
-    major, minor = importlib.metadata.version("pypcp").split(".")[:2]
-    assert f'dependencies = ["pypcp~={major}.{minor}"]' in pyproject
-    assert '[project.entry-points."pypcp.agents"]\ndemo = "pcp_pmda_demo:DemoAgent"' in pyproject
+    assert 'name = "purepcp-agent-demo"' in pyproject
+    # a compatible release of this purepcp, never PyPI's unrelated "purepcp" 1.0.0rc1
+    major, minor = importlib.metadata.version("purepcp").split(".")[:2]
+    assert f'dependencies = ["purepcp~={major}.{minor}"]' in pyproject
+    assert '[project.entry-points."purepcp.agents"]\ndemo = "pcp_pmda_demo:DemoAgent"' in pyproject
     assert 'pcp_pmda_demo = ["pmns", "help"]' in pyproject
     assert "demo {\n    count\tDEMO:0:0\n}" in (dest / "pcp_pmda_demo" / "pmns").read_text()
     assert 'name, domain = "demo", 400' in (dest / "pcp_pmda_demo" / "__init__.py").read_text()
@@ -206,7 +206,7 @@ def can_build_wheels_offline() -> bool:
 INSTALLED_CHECK = """
 import importlib.metadata, json, sys
 from pmda.testing import AgentHarness
-found = [ep for ep in importlib.metadata.entry_points(group="pypcp.agents") if ep.name == "demo"]
+found = [ep for ep in importlib.metadata.entry_points(group="purepcp.agents") if ep.name == "demo"]
 cls = found[0].load()
 with AgentHarness(cls()) as agent:
     values = [agent.fetch("demo.count") for _ in range(2)]
@@ -281,8 +281,8 @@ def test_the_generated_python_passes_ruff(tmp_path):
         ("demo.sub", 400, "bad agent name 'demo.sub'"),
         ("_x", 400, "bad agent name '_x'"),
         ("DEMO", 400, "needs a lowercase letter"),
-        ("simple", 400, "simple is the name of an agent shipped with pypcp"),
-        ("pmcd", 400, "pmcd is the name of an agent shipped with pypcp"),
+        ("simple", 400, "simple is the name of an agent shipped with purepcp"),
+        ("pmcd", 400, "pmcd is the name of an agent shipped with purepcp"),
         ("root", 400, "root is the namespace's own root"),
         ("demo", 0, "bad domain 0: a domain is from 1 to 510"),
         ("demo", 511, "bad domain 511"),
@@ -326,8 +326,8 @@ def test_a_failed_write_leaves_nothing_behind(tmp_path, monkeypatch):
 
 
 def test_the_shipped_agents_are_the_ones_refused():
-    """SHIPPED_AGENTS: pmcd's own agent and the agents pypcp's pyproject.toml declares."""
+    """SHIPPED_AGENTS: pmcd's own agent and the agents purepcp's pyproject.toml declares."""
     declared = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["entry-points"]
-    shipped = {name: agent_class(spec) for name, spec in declared["pypcp.agents"].items()}
+    shipped = {name: agent_class(spec) for name, spec in declared["purepcp.agents"].items()}
     shipped["pmcd"] = PmcdAgent
     assert {name: cls.domain for name, cls in shipped.items()} == SHIPPED_AGENTS

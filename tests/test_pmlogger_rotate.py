@@ -269,7 +269,7 @@ def test_primary_refuses_a_remote_pmcd(tmp_path):
 def test_primary_with_an_unreadable_layout_is_one_line(tmp_path):
     (tmp_path / "cfg").write_text("log mandatory on once { hinv.ncpu }\n")
     (tmp_path / "pcp.conf").write_text("PCP_RUN_DIR=/x\nthis is not a setting\n")
-    env = dict(tool_env(), PYPCP_CONF=str(tmp_path / "pcp.conf"))
+    env = dict(tool_env(), PUREPCP_CONF=str(tmp_path / "pcp.conf"))
     env.pop("PCP_RUN_DIR", None)
     run = _run(tmp_path, "-P", "-c", "cfg", "arch", env=env)
     assert run.returncode == 1

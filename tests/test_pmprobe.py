@@ -74,7 +74,7 @@ def running_pmcd(which: str, tmp: Path) -> Iterator[tuple[str, str, dict[str, st
         conf = [
             f"pmcd\t2\tdso\tpmcd_init\t{PMCD_DSO}",
             f"linux\t60\tdso\tlinux_init\t{LINUX_DSO}",
-            f"simple\t253\tpipe\tbinary\t{PY} -m agents.simple -d 253",
+            f"simple\t253\tpipe\tbinary\t{PY} -m purepcp_agents.simple -d 253",
         ]
         if with_sample:
             conf.append(f"sample\t29\tpipe\tbinary\t{SAMPLE} -d 29")

@@ -32,7 +32,7 @@ def layout_in(tmp_path: Path, system: bool = True):
         f"PCP_SYSCONF_DIR={tmp_path}/etc\nPCP_VAR_DIR={tmp_path}/var\n"
         f"PCP_LOG_DIR={tmp_path}/log\nPCP_RUN_DIR={tmp_path}/run\nPMCD_PORT=0\n"
     )
-    return paths({"PYPCP_CONF": str(conf), "HOME": str(tmp_path)}, system=system)
+    return paths({"PUREPCP_CONF": str(conf), "HOME": str(tmp_path)}, system=system)
 
 
 def unit_settings(text: str) -> dict[str, list[str]]:
@@ -69,7 +69,7 @@ def test_units_name_installed_commands_and_the_layout(tmp_path):
     assert sorted(units) == sorted(UNITS)
     pmcd = unit_settings(units["pmcd.service"])
     assert pmcd["Type"] == ["notify"]
-    assert pmcd["Environment"] == [f"PYPCP_CONF={layout.file}"]
+    assert pmcd["Environment"] == [f"PUREPCP_CONF={layout.file}"]
     assert pmcd["ExecStart"] == [f"{Path(sys.executable).parent / 'pmcd'} -f"]
     assert pmcd["ExecReload"][0].endswith("kill -HUP $MAINPID")
     assert pmcd["User"] == ["pcp"] and pmcd["NoNewPrivileges"] == ["yes"]
@@ -88,10 +88,10 @@ def test_units_name_installed_commands_and_the_layout(tmp_path):
 
 
 def test_system_layout_units_use_systemds_directories():
-    units = render_units(paths({"PYPCP_CONF": "/nonexistent/pcp.conf"}, system=True))
+    units = render_units(paths({"PUREPCP_CONF": "/nonexistent/pcp.conf"}, system=True))
     pmcd = unit_settings(units["pmcd.service"])
-    assert pmcd["RuntimeDirectory"] == ["pypcp"] and pmcd["StateDirectory"] == ["pypcp"]
-    assert pmcd["LogsDirectory"] == ["pypcp pypcp/pmcd pypcp/pmlogger"]
+    assert pmcd["RuntimeDirectory"] == ["purepcp"] and pmcd["StateDirectory"] == ["purepcp"]
+    assert pmcd["LogsDirectory"] == ["purepcp purepcp/pmcd purepcp/pmlogger"]
 
 
 def test_user_units_have_no_account_and_want_default_target(tmp_path):
@@ -124,7 +124,7 @@ def test_install_units_writes_layout_file_and_pmlogger_config_once(tmp_path, cap
     out = capsys.readouterr().out
     assert f"Wrote {layout.file}\n" in out and f"Wrote {layout.pmloggerconf_path}\n" in out
     assert "Next: systemctl daemon-reload && systemctl enable --now pmcd" in out
-    again = paths({"PYPCP_CONF": layout.file}, system=True)
+    again = paths({"PUREPCP_CONF": layout.file}, system=True)
     assert again.values == layout.values
     assert again.is_default("PCP_PMCDCONF_PATH")  # so pmcd still runs the packaged pmcd.conf
     layout.pmloggerconf_path.write_text("# edited by the administrator\n")
@@ -234,39 +234,39 @@ def _stderr(path: Path):
 def test_install_units_as_root_with_the_user_layout_leaves_the_system_file_alone(
     tmp_path, monkeypatch, capsys
 ):
-    """Root running `pmcd --install-units` under PYPCP_LAYOUT=user gets the per-user
-    layout's file (with PYPCP_LAYOUT=user), not the system one: that used to be written,
+    """Root running `pmcd --install-units` under PUREPCP_LAYOUT=user gets the per-user
+    layout's file (with PUREPCP_LAYOUT=user), not the system one: that used to be written,
     switching every later root command to root's per-user directories."""
     import pmapi.paths
     from pmcd.main import main
 
-    system_file = tmp_path / "etc" / "pypcp" / "pcp.conf"
+    system_file = tmp_path / "etc" / "purepcp" / "pcp.conf"
     monkeypatch.setattr(pmapi.paths, "SYSTEM_LAYOUT_FILE", str(system_file))
     monkeypatch.setattr(pmapi.paths.os, "geteuid", lambda: 0)
-    for name in ("PYPCP_CONF", "XDG_CONFIG_HOME", "XDG_DATA_HOME", "XDG_STATE_HOME"):
+    for name in ("PUREPCP_CONF", "XDG_CONFIG_HOME", "XDG_DATA_HOME", "XDG_STATE_HOME"):
         monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv("HOME", str(tmp_path / "root"))
     monkeypatch.setenv("XDG_RUNTIME_DIR", str(tmp_path / "run"))
-    monkeypatch.setenv("PYPCP_LAYOUT", "user")
+    monkeypatch.setenv("PUREPCP_LAYOUT", "user")
     assert main(["--install-units", str(tmp_path / "units")]) == 0
-    user_file = tmp_path / "root" / ".config" / "pypcp" / "pcp.conf"
+    user_file = tmp_path / "root" / ".config" / "purepcp" / "pcp.conf"
     assert f"Wrote {user_file}\n" in capsys.readouterr().out
-    assert "\nPYPCP_LAYOUT=user\n" in user_file.read_text()
+    assert "\nPUREPCP_LAYOUT=user\n" in user_file.read_text()
     assert not system_file.exists()
 
-    monkeypatch.delenv("PYPCP_LAYOUT")  # root's next command: the system layout, as ever
+    monkeypatch.delenv("PUREPCP_LAYOUT")  # root's next command: the system layout, as ever
     later = paths()
     assert later.system and later.file == str(system_file)
-    assert later.var_dir == Path("/var/lib/pypcp")
+    assert later.var_dir == Path("/var/lib/purepcp")
 
-    monkeypatch.setenv("PYPCP_LAYOUT", "system")  # and the other way round (in tmp_path)
-    monkeypatch.setenv("PCP_SYSCONF_DIR", str(tmp_path / "etc" / "pypcp"))
+    monkeypatch.setenv("PUREPCP_LAYOUT", "system")  # and the other way round (in tmp_path)
+    monkeypatch.setenv("PCP_SYSCONF_DIR", str(tmp_path / "etc" / "purepcp"))
     monkeypatch.setenv("PCP_VAR_DIR", str(tmp_path / "var"))
     monkeypatch.setattr("pmcd.units._create_account", lambda sysusers: None)
     assert main(["--install-units", str(tmp_path / "units")]) == 0
-    assert "\nPYPCP_LAYOUT=system\n" in system_file.read_text()
-    assert "\nPYPCP_LAYOUT=user\n" in user_file.read_text()
-    assert sorted(p.name for p in (tmp_path / "etc" / "pypcp").iterdir()) == [
+    assert "\nPUREPCP_LAYOUT=system\n" in system_file.read_text()
+    assert "\nPUREPCP_LAYOUT=user\n" in user_file.read_text()
+    assert sorted(p.name for p in (tmp_path / "etc" / "purepcp").iterdir()) == [
         "pcp.conf", "pmlogger", "sysusers.conf"
     ]  # fmt: skip
 

@@ -33,7 +33,7 @@ class Notifications:
     """An abstract datagram socket for $NOTIFY_SOCKET (no path, so no length limit)."""
 
     def __init__(self) -> None:
-        self.name = f"@pypcp-test-{os.getpid()}-{next(_names)}-{os.urandom(4).hex()}"
+        self.name = f"@purepcp-test-{os.getpid()}-{next(_names)}-{os.urandom(4).hex()}"
         self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
         self.sock.bind("\0" + self.name[1:])
 

@@ -25,20 +25,10 @@ from ..types import PMSem
 from ..units import Units
 from ..values import Result, Timestamp, ValueSet
 from . import ast
+from .bound import Bound
 
 if TYPE_CHECKING:
-    from .evaluate import Plan
     from .registry import Definition, Registry
-
-
-@dataclass(frozen=True)
-class Bound:
-    """A derived metric bound in one context: its descriptor and its plan (None: it
-    never has values, as anon())."""
-
-    desc: Desc
-    plan: Plan | None
-    operands: tuple[int, ...]  # the real PMIDs its values need, each once
 
 
 @dataclass(frozen=True)

@@ -418,8 +418,8 @@ class _ConfigFile:
 _default: Registry | None = None
 _default_lock = threading.Lock()
 
-#: The definitions pypcp ships (package data), read when PCP's own are not installed:
-#: PCP's default names, written for pypcp.
+#: The definitions purepcp ships (package data), read when PCP's own are not installed:
+#: PCP's default names, written for purepcp.
 SHIPPED_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "defaults")
 
 
@@ -441,7 +441,7 @@ def pcp_global_dir() -> str:
 def default_config_path() -> str:
     """What the process's registry loads: $PCP_DERIVED_CONFIG when set ("" loads
     nothing), else PCP's global directory when it exists (libpcp's __dminit rule), else
-    the set pypcp ships."""
+    the set purepcp ships."""
     path = os.environ.get("PCP_DERIVED_CONFIG")
     if path is not None:
         return path

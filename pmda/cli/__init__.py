@@ -1,1 +1,2 @@
-"""Command-line tools of the agent framework: dbpmda, and `pmda new`'s package writer (the pmda command itself lives with pmcd, whose configuration it edits)."""
+"""Command-line tools of the agent framework: dbpmda, and the package writer of `pmda new`
+(the pmda command itself lives with pmcd, whose configuration it edits)."""

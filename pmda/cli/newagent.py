@@ -3,7 +3,7 @@
 The package is a setuptools project holding the agent (one metric, NAME.count,
 to start from), its namespace and help files, a `python -m` entry for running
 it as a daemon, tests driving it through pmda.testing, a namespace for dbpmda
-and a README.  Its `pypcp.agents` entry point is how `pmda install NAME` finds
+and a README.  Its `purepcp.agents` entry point is how `pmda install NAME` finds
 it once pip has installed it.  The files are filled in from the templates in
 pmda/templates/agent (string.Template, `${name}` and friends).
 """
@@ -17,7 +17,7 @@ from importlib.resources import files
 from pathlib import Path
 from string import Template
 
-#: The agents shipped with pypcp, with their default domains: a new agent may take neither.
+#: The agents shipped with purepcp, with their default domains: a new agent may take neither.
 SHIPPED_AGENTS = {"pmcd": 2, "linux": 60, "trivial": 250, "simple": 253}
 
 #: A PMNS name component: a letter, then letters, digits and underscores.
@@ -83,7 +83,7 @@ def check_name(name: str) -> None:
             " followed by letters, digits or underscores"
         )
     if name in SHIPPED_AGENTS:
-        raise NewAgentError(f"{name} is the name of an agent shipped with pypcp; choose another")
+        raise NewAgentError(f"{name} is the name of an agent shipped with purepcp; choose another")
     if name == "root":
         raise NewAgentError("root is the namespace's own root and cannot name an agent")
     if name == name.upper():
@@ -114,26 +114,26 @@ def template_values(name: str, domain: int) -> dict[str, str]:
         "symbol": name.upper(),
         "domain": str(domain),
         "package": f"pcp_pmda_{name}",
-        "project": f"pypcp-agent-{name.replace('_', '-')}",
+        "project": f"purepcp-agent-{name.replace('_', '-')}",
         "class_name": class_name(name),
-        "requirement": pypcp_requirement(),
+        "requirement": purepcp_requirement(),
     }
 
 
-def pypcp_requirement() -> str:
-    """The generated project's requirement on this pypcp: a compatible release ("pypcp~=0.1").
+def purepcp_requirement() -> str:
+    """The generated project's requirement on this purepcp: a compatible release ("purepcp~=0.1").
 
-    Bounded, because PyPI's "pypcp" is another project (a Pgpool-II library, only a
-    1.0.0rc1), which pip would otherwise fetch wherever our pypcp is not installed.
+    Bounded, because PyPI's "purepcp" is another project (a Pgpool-II library, only a
+    1.0.0rc1), which pip would otherwise fetch wherever our purepcp is not installed.
     """
     try:
-        version = importlib.metadata.version("pypcp")
+        version = importlib.metadata.version("purepcp")
     except importlib.metadata.PackageNotFoundError:
-        return "pypcp"
+        return "purepcp"
     release = re.match(r"(\d+)(?:\.(\d+))?", version)
     if release is None:
-        return "pypcp"
-    return f"pypcp~={release.group(1)}.{release.group(2) or 0}"
+        return "purepcp"
+    return f"purepcp~={release.group(1)}.{release.group(2) or 0}"
 
 
 def class_name(name: str) -> str:

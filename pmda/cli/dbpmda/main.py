@@ -608,7 +608,7 @@ def main(argv: list[str] | None = None) -> int:
             sys.stdin.reconfigure(errors="surrogateescape", newline="")  # type: ignore[union-attr]
     try:
         return run(argv, stdin)
-    except LayoutError as exc:  # a bad $PYPCP_CONF line: one line, not a traceback
+    except LayoutError as exc:  # a bad $PUREPCP_CONF line: one line, not a traceback
         print(f"{PROG}: {exc}", file=sys.stderr)
         return 1
 

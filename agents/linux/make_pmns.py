@@ -21,7 +21,7 @@ def render() -> str:
                 below.append(parts[depth])
     blocks = [
         "/*\n * Namespace of the linux agent (domain LINUX, 60 by default).\n"
-        " * Generated from purepcp_agents/linux/catalog.py by agents/linux/make_pmns.py.\n */\n"
+        " * Generated from agents/linux/catalog.py by agents/linux/make_pmns.py.\n */\n"
     ]
     for parent, below in children.items():
         lines = (f"    {child}\t{pmids.get(f'{parent}.{child}', '')}".rstrip() for child in below)

@@ -14,7 +14,7 @@ PDUs, so the synchronous and the trio flavours cannot drift apart.
 from __future__ import annotations
 
 import itertools
-from collections.abc import Callable, Generator, Iterable, Sequence
+from collections.abc import Callable, Generator, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -32,6 +32,7 @@ from .desc import Desc
 from .errors import (  # type: ignore[attr-defined]
     PM_ERR_IPC,
     PM_ERR_NAME,
+    PM_ERR_NOTCONN,
     PM_ERR_PMID,
     PM_ERR_TIMEOUT,
     PMError,
@@ -196,9 +197,33 @@ class _Operations:
 
     def traverse(self, name: str) -> list[str]:
         """pmTraversePMNS: the leaf names at or below NAME ("" for all)."""
+        if self.derived() is None:  # (an AsyncContext's call gives an awaitable)
+            return self._real_traverse(name)
+        return list(self.walk(name))
+
+    def walk(self, name: str) -> Iterator[str]:
+        """traverse(NAME) one name at a time, as pmTraversePMNS calls back: from a pmcd's
+        namespace, its names, then the derived ones below NAME that bind in this context
+        (each bound only then, its semantic error reported then, as libpcp's
+        __dmtraverse); from a local namespace (-n, an archive's, a local context's), the
+        derived names in their places in the tree, unbound."""
         dm = self.derived()
         if dm is None:
-            return self._real_traverse(name)
+            yield from self._real_traverse(name)
+            return
+        if self.pmns is None and self.kind == "host":
+            try:
+                real = self._real_traverse(name)
+            except PMError as exc:
+                if exc.code != PM_ERR_NAME:
+                    raise
+                real = []
+            yield from real
+            extra = dm.bound_leaves(name)
+            if not real and not extra:
+                raise PMError(PM_ERR_NAME)
+            yield from extra
+            return
         extra = dm.leaves(name)
         try:
             real = self._real_traverse(name)
@@ -206,7 +231,7 @@ class _Operations:
             if exc.code != PM_ERR_NAME or not extra:
                 raise
             real = []
-        return _merged_leaves(real, extra)
+        yield from _merged_leaves(real, extra)
 
     def _real_traverse(self, name: str) -> list[str]:
         if self.pmns is not None:
@@ -519,6 +544,24 @@ class HostSource:
             self.connection = None
 
 
+#: the entry-point group naming what answers a local context (PM_CONTEXT_LOCAL)
+LOCAL_SOURCE_GROUP = "purepcp.local"
+
+
+def local_source_class() -> Any:
+    """What runs a local context's agents, as the installed distribution names it.
+
+    The client core knows no daemon: the package that can run agents in-process the
+    way pmcd does (ours is pmcd.local's LocalSource) offers itself under the entry-point
+    group LOCAL_SOURCE_GROUP, and a context looks it up by that name.
+    """
+    from importlib.metadata import entry_points
+
+    for point in entry_points(group=LOCAL_SOURCE_GROUP):
+        return point.load()
+    raise PMError(PM_ERR_NOTCONN, "no local context: nothing installed runs agents in-process")
+
+
 class Context(_Operations):
     """A synchronous PMAPI context: ``with Context.host("localhost") as ctx: ...``."""
 
@@ -532,9 +575,7 @@ class Context(_Operations):
         cls, changes: Iterable[str] = (), pmns: PMNS | None = None, config: str | None = None
     ) -> Context:
         """A context on this process's own agents (pmcd.conf's, edited by -K CHANGES)."""
-        from pmcd.local import LocalSource  # the local agents are run as pmcd would run them
-
-        return cls(LocalSource.start(list(changes), config), pmns)
+        return cls(local_source_class().start(list(changes), config), pmns)
 
     def _run(self, op: Generator) -> Any:
         source = self.source
@@ -677,9 +718,8 @@ class AsyncContext(_Operations):
     ) -> AsyncContext:
         import trio
 
-        from pmcd.local import LocalSource
-
-        source = await trio.to_thread.run_sync(LocalSource.start, list(changes), config)
+        start = local_source_class().start
+        source = await trio.to_thread.run_sync(start, list(changes), config)
         return cls(source, pmns)
 
     def derived(self) -> None:

@@ -496,7 +496,7 @@ class PMNS:
 
     # -- edits ------------------------------------------------------------------
 
-    def add(self, name: str, pmid: int, *, at_front: bool = False) -> None:
+    def add(self, name: str, pmid: int, *, at_front: bool = False, checked: bool = True) -> None:
         """Add leaf NAME with PMID, creating non-leaf nodes as needed.
 
         New nodes go after their siblings, as pmnsmerge adds them; AT_FRONT puts
@@ -504,11 +504,14 @@ class PMNS:
         same PMID does nothing.  PMError(PM_ERR_PMID) if NAME exists with another
         PMID, is a non-leaf, or runs below a leaf, or if PMID cannot be written
         in a namespace; PMError(PM_ERR_NAME) if NAME is not a valid PMNS name.
+        CHECKED=False takes any name and PMID, as an archive's namespace does
+        (libpcp adds whatever names an archive's metadata holds: a derived
+        metric's PMID, components that are numbers).
         """
         parts = name.split(".")
-        if not all(_COMPONENT.match(p) for p in parts):
+        if checked and not all(_COMPONENT.match(p) for p in parts):
             raise PMError(PM_ERR_NAME, f"not a valid PMNS name: {name!r}")
-        if not _writable(pmid):
+        if checked and not _writable(pmid):
             raise PMError(PM_ERR_PMID, f"{pmid:#x} cannot be written in a namespace")
         node = self._root
         for depth, part in enumerate(parts):

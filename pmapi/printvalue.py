@@ -267,16 +267,17 @@ def pminfo_values(
     for inst, value in zip(vset.insts, _pmvalues(vset), strict=True):
         if desc.indom != PM_INDOM_NULL:
             name = instname(inst)
+            number = inst - (1 << 32) if inst >= 1 << 31 else inst  # (as C's %d prints it)
             if name is None and force:
-                out.append(f'    inst [{inst} "DISAPPEARED"]\n')
+                out.append(f'    inst [{number} "DISAPPEARED"]\n')
                 continue
             if name is None:
                 out.append(
-                    f"pmNameIndom: indom={pmInDomStr(desc.indom)} inst={inst}: "
-                    f"{pmErrStr(PM_ERR_INST)}\n    inst [{inst}]"
+                    f"pmNameIndom: indom={pmInDomStr(desc.indom)} inst={number}: "
+                    f"{pmErrStr(PM_ERR_INST)}\n    inst [{number}]"
                 )
             else:
-                out.append(f'    inst [{inst} or "{name}"]')
+                out.append(f'    inst [{number} or "{name}"]')
         else:
             out.append("   ")
         out.append(" value " + pmPrintValue(vset.valfmt, desc.type, value, 1) + "\n")

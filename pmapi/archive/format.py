@@ -5,10 +5,12 @@ record; volume and .meta records are framed by their length before and after; th
 .index is a bare run of fixed-size entries.  All integers are big-endian.
 
 The construct declarations below are the layouts, written once.  Metadata records
-are few and are encoded and decoded through them directly; volume records (one per
-sample, the bulk of an archive) go through the precompiled pmResult codec in
-pdu/result.py, and index entries through one struct, each tested byte for byte
-against its declaration here.
+are few and are encoded through them directly; they are read back by read_meta, which
+reads a .meta as libpcp's __pmLogLoadMeta does (a stream read field by field, with its
+checks and its leniencies), tested against the declarations by round trips.  Volume
+records (one per sample, the bulk of an archive) go through the precompiled pmResult
+codec in pdu/result.py, and index entries through one struct, each tested byte for
+byte against its declaration here.
 """
 
 from __future__ import annotations
@@ -21,7 +23,6 @@ from construct import (
     Array,
     Bytes,
     Const,
-    ConstructError,
     ExprSymmetricAdapter,
     Int32sb,
     Int32ub,
@@ -31,8 +32,14 @@ from construct import (
 )
 
 from ..desc import Desc
-from ..errors import PM_ERR_LABEL, PM_ERR_LOGREC, PMError  # type: ignore[attr-defined]
-from ..labels import Label, LabelSet
+from ..errors import (  # type: ignore[attr-defined]
+    PM_ERR_LABEL,
+    PM_ERR_LOGREC,
+    PM_ERR_NODATA,
+    PM_ERR_RECTYPE,
+    PMError,
+)
+from ..labels import PM_MAXLABELJSONLEN, PM_MAXLABELS, Label, LabelSet
 from ..units import Units
 from ..values import Timestamp
 
@@ -306,9 +313,14 @@ def _fit(text: str, field: int) -> bytes:
 
 
 def decode_label(data: bytes, where: str) -> LogLabel:
-    """The label at the start of DATA; PMError(PM_ERR_LABEL) naming WHERE if it is not one."""
+    """The label at the start of DATA; ArchiveError naming WHERE if it is not one.
+
+    As __pmLogLoadLabel: fewer than 8 bytes is PM_ERR_NODATA (an empty file), any
+    other misfit PM_ERR_LABEL.
+    """
     if len(data) < 8:
-        raise ArchiveError(PM_ERR_LABEL, where, 0, "file too short for a label record")
+        what = "empty file" if not len(data) else f"{len(data)} bytes, too few for a label record"
+        raise ArchiveError(PM_ERR_NODATA, where, 0, what)
     length, magic = META_HEADER.unpack_from(data)
     if magic & 0xFFFFFF00 != PM_LOG_MAGIC:
         raise ArchiveError(PM_ERR_LABEL, where, 0, f"bad magic number 0x{magic & 0xFFFFFFFF:08x}")
@@ -316,10 +328,16 @@ def decode_label(data: bytes, where: str) -> LogLabel:
     size = LABEL_BYTES.get(version)
     if size is None:
         raise ArchiveError(PM_ERR_LABEL, where, 0, f"archive version {version} is not supported")
-    if length != size or len(data) < size:
-        raise ArchiveError(PM_ERR_LABEL, where, 0, f"label record of {length} bytes, not {size}")
-    if FRAME.unpack_from(data, size - 4)[0] != size:
-        raise ArchiveError(PM_ERR_LABEL, where, size - 4, "label trailer does not match its header")
+    if length != size:
+        what = f"label record length {length}, where a version {version} label is {size} bytes"
+        raise ArchiveError(PM_ERR_LABEL, where, 0, what)
+    if len(data) < size:
+        what = f"the file ends at byte {len(data)}, inside its {size}-byte label record"
+        raise ArchiveError(PM_ERR_LABEL, where, 0, what)
+    trailer = FRAME.unpack_from(data, size - 4)[0]
+    if trailer != size:
+        what = f"label trailer {trailer} does not match its length {size}"
+        raise ArchiveError(PM_ERR_LABEL, where, size - 4, what)
     if version == PM_LOG_VERS03:
         c = LabelV3.parse(data[:size])
         stamp = Timestamp(c.sec, c.nsec)
@@ -334,8 +352,14 @@ def decode_label(data: bytes, where: str) -> LogLabel:
             c.features,
         )
     c = LabelV2.parse(data[:size])
-    stamp = Timestamp(c.sec, c.usec * 1000)
+    stamp = Timestamp(c.sec, usec_ns(c.usec))
     return LogLabel(version, c.pid, stamp, c.vol, _cstr(c.hostname), _cstr(c.timezone))
+
+
+def usec_ns(usec: int) -> int:
+    """A v2 timestamp's microseconds as nanoseconds, as libpcp's __pmLoadTimeval makes
+    them: in a 32-bit int, so a damaged field's product wraps as it does there."""
+    return ((usec * 1000 + (1 << 31)) & 0xFFFF_FFFF) - (1 << 31)
 
 
 def _cstr(field: bytes) -> str:
@@ -457,31 +481,71 @@ def encode_meta(record: MetaRecord, version: int) -> bytes:
     return encode_text(record)
 
 
-def decode_meta(mtype: int, body: bytes, where: str, offset: int) -> MetaRecord | None:
-    """The record of MTYPE in BODY (between header and trailer); None for unknown text kinds.
+def read_meta(
+    data: bytes | memoryview, start: int, where: str
+) -> tuple[list[tuple[int, MetaRecord]], int]:
+    """The records of a .meta file (DATA) from byte START on, each with its offset, read
+    as libpcp's __pmLogLoadMeta reads them, and where the reading stopped (the end, or
+    a few stray bytes before it); ArchiveError (naming WHERE and the record's offset) at
+    the first record libpcp would refuse.
 
-    Raises ArchiveError(PM_ERR_LOGREC) naming WHERE and OFFSET when the body does not
-    hold what its type says.
+    libpcp reads the file as a stream, not record by record, and this follows it:
+    - fewer than 8 bytes left (no whole header) is the end, not damage;
+    - a descriptor is read field by field (its names by their own lengths) and its
+      trailer is the word after the last name, wherever the header's length says
+      the record ends; a name is a C string, so one stored NUL-padded ends at its NUL;
+    - a text record of a kind libpcp does not know is skipped without reading its
+      trailer, so the next header is read from that trailer (libpcp 6.0.3's way);
+    - an instance-domain record of no instances is read and ignored;
+    - an unknown record type is PM_ERR_RECTYPE, any other damage PM_ERR_LOGREC.
     """
-    try:
+    end = len(data)
+    at = start
+    records: list[tuple[int, MetaRecord]] = []
+    while end - at >= 8:
+        length, mtype = META_HEADER.unpack_from(data, at)
+        if length <= 0:
+            what = f"record length {length}, where a record is 12 bytes or more"
+            raise ArchiveError(PM_ERR_LOGREC, where, at, what)
         if mtype == MetaType.TYPE_DESC:
-            return _decode_desc(body)
-        if mtype in (MetaType.TYPE_INDOM_V2, MetaType.TYPE_INDOM, MetaType.TYPE_INDOM_DELTA):
-            return _decode_indom(mtype, body)
-        if mtype in (MetaType.TYPE_LABEL_V2, MetaType.TYPE_LABEL):
-            return _decode_labels(mtype, body)
-        if mtype == MetaType.TYPE_TEXT:
-            return _decode_text(body)
-    except ArchiveError:
-        raise
-    except (ValueError, IndexError, struct.error, UnicodeError) as exc:
-        raise ArchiveError(
-            PM_ERR_LOGREC, where, offset, f"malformed {_type_name(mtype)} record ({exc})"
-        ) from None
-    except ConstructError as exc:  # a count or length that runs past the record
-        what = f"malformed {_type_name(mtype)} record ({type(exc).__name__})"
-        raise ArchiveError(PM_ERR_LOGREC, where, offset, what) from None
-    raise ArchiveError(PM_ERR_LOGREC, where, offset, f"unknown metadata record type {mtype}")
+            record, body_end = _read_desc(data, at + 8, where, at)
+            trailer_at = body_end
+        elif mtype in _FRAMED:
+            body_end = at + length - 4
+            if length < 12:
+                what = f"record length {length} is less than its 12-byte frame"
+                raise ArchiveError(PM_ERR_LOGREC, where, at, what)
+            if body_end > end:
+                what = f"{_type_name(mtype)} record of {length} bytes, {end - at} left in the file"
+                raise ArchiveError(PM_ERR_LOGREC, where, at, what)
+            body = bytes(data[at + 8 : body_end])
+            try:
+                record = _FRAMED[mtype](mtype, body)
+            except ValueError as exc:
+                raise ArchiveError(
+                    PM_ERR_LOGREC, where, at, f"{_type_name(mtype)} record: {exc}"
+                ) from None
+            if record is _SKIP_NO_TRAILER:
+                at = body_end
+                continue
+            trailer_at = body_end
+        else:
+            what = f"unknown metadata record type {mtype}"
+            raise ArchiveError(PM_ERR_RECTYPE, where, at, what)
+        if end - trailer_at < 4:
+            what = f"{_type_name(mtype)} record has no trailer: the file ends at byte {end}"
+            raise ArchiveError(PM_ERR_LOGREC, where, at, what)
+        trailer = FRAME.unpack_from(data, trailer_at)[0]
+        if trailer != length:
+            what = (
+                f"{_type_name(mtype)} record's trailer at byte {trailer_at} is {trailer}, "
+                f"not its length {length}"
+            )
+            raise ArchiveError(PM_ERR_LOGREC, where, at, what)
+        if record is not None:
+            records.append((at, record))  # type: ignore[arg-type]
+        at = trailer_at + 4
+    return records, at
 
 
 def _type_name(mtype: int) -> str:
@@ -491,76 +555,145 @@ def _type_name(mtype: int) -> str:
         return f"type {mtype}"
 
 
-def _decode_desc(body: bytes) -> DescRecord:
-    c = DescBody.parse(body)
-    if DescBody.build(c) != body:
-        raise ValueError(f"{len(body)} bytes where the names take {len(DescBody.build(c))}")
-    desc = Desc(c.pmid, c.type, c.indom, c.sem, Units.unpack(c.units))
-    return DescRecord(desc, tuple(_text(n.name) for n in c.names))
+_WORD = struct.Struct(">i")
+_DESC_HEAD = struct.Struct(">IiIiIi")  # pmDesc, then numnames
 
 
-def _decode_indom(mtype: int, body: bytes) -> InDomRecord:
-    if mtype == MetaType.TYPE_INDOM_V2:
-        c = InDomHeadV2.parse(body)
-        stamp = Timestamp(c.sec, c.usec * 1000)
-        head = 16
-    else:
-        c = InDomHeadV3.parse(body)
-        stamp = Timestamp(c.sec, c.nsec)
-        head = 20
-    if c.numinst < 0:
-        raise ValueError(f"numinst {c.numinst}")
-    table = body[head + 8 * c.numinst :]
-    names: list[str | None] = []
-    for idx in c.stridx:
-        if idx == -1 and mtype == MetaType.TYPE_INDOM_DELTA:
-            names.append(None)
-            continue
-        end = table.find(b"\0", idx)
-        if idx < 0 or end < 0:
-            raise ValueError(f"instance name offset {idx} outside the {len(table)}-byte table")
-        names.append(_text(table[idx:end]))
-    insts = tuple(i & 0xFFFFFFFF if i < 0 else i for i in c.insts)
-    return InDomRecord(stamp, c.indom, insts, tuple(names), mtype == MetaType.TYPE_INDOM_DELTA)
-
-
-def _decode_labels(mtype: int, body: bytes) -> LabelRecord:
-    if mtype == MetaType.TYPE_LABEL_V2:
-        c = LabelHeadV2.parse(body)
-        stamp = Timestamp(c.sec, c.usec * 1000)
-        at = LabelHeadV2.sizeof()
-    else:
-        c = LabelHeadV3.parse(body)
-        stamp = Timestamp(c.sec, c.nsec)
-        at = LabelHeadV3.sizeof()
-    if c.nsets < 0:
-        raise ValueError(f"nsets {c.nsets}")
-    sets = []
-    for _ in range(c.nsets):
-        s = LabelSetBody.parse(body[at:])
-        at += 12 + len(s.json) + 8 * max(s.nlabels, 0)
-        if s.nlabels < 0:
-            sets.append(LabelSet(s.inst, s.nlabels))
-            continue
-        labels = tuple(
-            Label(x.name >> 16, x.name >> 8 & 0xFF, x.name & 0xFF, x.value >> 16, x.value & 0xFFFF)
-            for x in s.labels
+def _read_desc(
+    data: bytes | memoryview, at: int, where: str, offset: int
+) -> tuple[DescRecord, int]:
+    """The descriptor whose body starts at AT, and where its body ends: read field by
+    field, names by their own lengths, as libpcp reads one."""
+    end = len(data)
+    if end - at < _DESC_HEAD.size:
+        raise ArchiveError(
+            PM_ERR_LOGREC, where, offset, f"TYPE_DESC record cut short: the file ends at byte {end}"
         )
-        sets.append(LabelSet(s.inst, s.nlabels, bytes(s.json), labels))
-    if at != len(body):
-        raise ValueError(f"{len(body) - at} bytes left after {c.nsets} label sets")
-    return LabelRecord(stamp, c.type, c.ident, tuple(sets))
+    pmid, type_, indom, sem, units, numnames = _DESC_HEAD.unpack_from(data, at)
+    at += _DESC_HEAD.size
+    names = []
+    for i in range(numnames):  # (a negative count reads no names, as in libpcp)
+        if end - at < 4:
+            what = f"TYPE_DESC record cut short in name {i} of {numnames}: the file ends"
+            raise ArchiveError(PM_ERR_LOGREC, where, offset, what)
+        size = _WORD.unpack_from(data, at)[0]
+        at += 4
+        if size < 0 or size > end - at:
+            what = (
+                f"TYPE_DESC record: name {i} of {numnames} claims {size} bytes, "
+                f"{end - at} left in the file"
+            )
+            raise ArchiveError(PM_ERR_LOGREC, where, offset, what)
+        names.append(_cstr(bytes(data[at : at + size])))
+        at += size
+    desc = Desc(pmid, type_, indom, sem, Units.unpack(units))
+    return DescRecord(desc, tuple(names)), at
 
 
-def _decode_text(body: bytes) -> TextRecord | None:
-    c = TextHead.parse(body)
-    text = body[8:]
-    end = text.find(b"\0")
-    if end >= 0:
-        text = text[:end]
-    if not c.type & (PM_TEXT_ONELINE | PM_TEXT_HELP) or not c.type & (PM_TEXT_PMID | PM_TEXT_INDOM):
-        return None  # libpcp skips text of a kind it does not know
-    return TextRecord(c.type, c.ident, _text(text))
+def _read_indom(mtype: int, body: bytes) -> InDomRecord | None:
+    """An instance-domain record as __pmLogLoadInDom checks it; None for no instances."""
+    if mtype == MetaType.TYPE_INDOM_V2:
+        head = 16
+        if len(body) < head:
+            raise ValueError(f"{len(body)} bytes, less than its {head}-byte header")
+        sec, usec, indom, numinst = struct.unpack_from(">iiIi", body)
+        stamp = Timestamp(sec, usec_ns(usec))
+    else:
+        head = 20
+        if len(body) < head:
+            raise ValueError(f"{len(body)} bytes, less than its {head}-byte header")
+        sec, nsec, indom, numinst = struct.unpack_from(">qiIi", body)
+        stamp = Timestamp(swap_sec(sec), nsec)
+    delta = mtype == MetaType.TYPE_INDOM_DELTA
+    if numinst <= 0:
+        return None  # libpcp keeps no instance domain record without instances
+    table_at = head + 8 * numinst
+    if table_at > len(body):
+        raise ValueError(f"{numinst} instances do not fit in its {len(body)} bytes")
+    insts = struct.unpack_from(f">{numinst}i", body, head)
+    stridx = struct.unpack_from(f">{numinst}i", body, head + 4 * numinst)
+    table = body[table_at:]
+    names: list[str | None] = []
+    for i, (inst, idx) in enumerate(zip(insts, stridx, strict=True)):
+        if inst < 0:
+            raise ValueError(f"instance {i} has a negative identifier ({inst})")
+        if idx < 0:
+            if delta and idx == -1:
+                names.append(None)  # the instance went away
+                continue
+            raise ValueError(f"instance {inst} has a negative name offset ({idx})")
+        if idx > len(table):
+            raise ValueError(
+                f"instance {inst}'s name offset {idx} is past its {len(table)}-byte name table"
+            )
+        names.append(_cstr(table[idx:]))  # (no NUL: C reads on into the trailer's 0 byte)
+    return InDomRecord(stamp, indom, insts, tuple(names), delta)
+
+
+def _read_labels(mtype: int, body: bytes) -> LabelRecord:
+    """A label record as __pmLogLoadLabelSet checks it (bytes after the sets are ignored)."""
+    v2 = mtype == MetaType.TYPE_LABEL_V2
+    fmt = ">iiIIi" if v2 else ">qiIIi"
+    at = struct.calcsize(fmt)
+    if len(body) < at:
+        raise ValueError(f"{len(body)} bytes, less than its {at}-byte header")
+    sec, frac, type_, ident, nsets = struct.unpack_from(fmt, body)
+    if not v2:
+        sec = swap_sec(sec)
+    if nsets < 0:
+        raise ValueError(f"negative count of label sets ({nsets})")
+    sets = []
+    for i in range(nsets):
+        if len(body) - at < 8:
+            raise ValueError(f"label set {i} of {nsets} starts past its end")
+        inst, jsonlen = struct.unpack_from(">Ii", body, at)
+        at += 8
+        if jsonlen < 0 or jsonlen > PM_MAXLABELJSONLEN:
+            raise ValueError(f"label set {i} has a JSONB length of {jsonlen}")
+        if len(body) - at < jsonlen + 4:
+            raise ValueError(f"label set {i}'s {jsonlen}-byte JSONB runs past its end")
+        json = body[at : at + jsonlen]
+        at += jsonlen
+        nlabels = _WORD.unpack_from(body, at)[0]
+        at += 4
+        if nlabels < 0:  # an error code in place of labels
+            sets.append(LabelSet(inst, nlabels))
+            continue
+        if nlabels > PM_MAXLABELS or at + 8 * nlabels > len(body):
+            raise ValueError(f"label set {i} claims {nlabels} labels")
+        words = struct.unpack_from(f">{2 * nlabels}I", body, at)
+        at += 8 * nlabels
+        labels = tuple(
+            Label(n >> 16, n >> 8 & 0xFF, n & 0xFF, v >> 16, v & 0xFFFF)
+            for n, v in zip(words[::2], words[1::2], strict=True)
+        )
+        sets.append(LabelSet(inst, nlabels, json, labels))
+    stamp = Timestamp(sec, usec_ns(frac) if v2 else frac)
+    return LabelRecord(stamp, type_, ident, tuple(sets))
+
+
+#: What a text record of a kind libpcp does not know reads as: skipped, trailer unread.
+_SKIP_NO_TRAILER = object()
+
+
+def _read_text(mtype: int, body: bytes) -> TextRecord | object:
+    if len(body) < 8:
+        raise ValueError(f"{len(body)} bytes, less than its 8-byte header")
+    kind, ident = struct.unpack_from(">II", body)
+    if not kind & (PM_TEXT_ONELINE | PM_TEXT_HELP) or not kind & (PM_TEXT_PMID | PM_TEXT_INDOM):
+        return _SKIP_NO_TRAILER
+    return TextRecord(kind, ident, _cstr(body[8:]))
+
+
+#: Readers of the records whose bodies libpcp reads whole, by the header's length.
+_FRAMED = {
+    MetaType.TYPE_INDOM_V2: _read_indom,
+    MetaType.TYPE_INDOM: _read_indom,
+    MetaType.TYPE_INDOM_DELTA: _read_indom,
+    MetaType.TYPE_LABEL_V2: _read_labels,
+    MetaType.TYPE_LABEL: _read_labels,
+    MetaType.TYPE_TEXT: _read_text,
+}
 
 
 # -- index -----------------------------------------------------------------------------
@@ -578,11 +711,11 @@ def decode_index(data: bytes, version: int) -> tuple[list[IndexEntry], int]:
     """The entries after the label in DATA, and the number of stray bytes after the last."""
     start = LABEL_BYTES[version]
     fmt = INDEX_V3 if version == PM_LOG_VERS03 else INDEX_V2
-    scale = 1 if version == PM_LOG_VERS03 else 1000
+    frac_ns = int if version == PM_LOG_VERS03 else usec_ns
     n = (len(data) - start) // fmt.size
     fix = swap_sec if version == PM_LOG_VERS03 else int
     entries = [
-        IndexEntry(Timestamp(fix(sec), frac * scale), vol, meta, log)
+        IndexEntry(Timestamp(fix(sec), frac_ns(frac)), vol, meta, log)
         for sec, frac, vol, meta, log in fmt.iter_unpack(data[start : start + n * fmt.size])
     ]
     return entries, len(data) - start - n * fmt.size

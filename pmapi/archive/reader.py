@@ -1,11 +1,13 @@
 """Reading a PCP archive: its label, metadata, temporal index and records, either way in time.
 
 `Archive(name)` opens an archive by its base name, by any of its file names, or by a
-compressed volume's name, and loads the label, the whole .meta and the .index.  Volume
-records are read on demand, forwards or backwards, from any (volume, offset) or by
-time through the index.  Damage (a truncated or corrupt record) ends a walk with an
-ArchiveError naming the file and byte offset, after every record before it; damage in
-the .meta or .index keeps what came before it and is reported in `problems`.
+compressed volume's name, and loads the label, the whole .meta and the .index; what
+libpcp refuses at open (a bad label, damage anywhere in the .meta) is refused with an
+ArchiveError naming the file and byte offset.  Volume records are read on demand,
+forwards or backwards, from any (volume, offset) or by time through the index, each
+value block as its metric's descriptor types it.  Damage (a truncated or corrupt
+record) ends a walk with an ArchiveError naming the file and byte offset, after every
+record before it.
 """
 
 from __future__ import annotations
@@ -19,26 +21,33 @@ import mmap
 import os
 import re
 import struct
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
 from ..desc import Desc
 from ..errors import (  # type: ignore[attr-defined]
     PM_ERR_LABEL,
+    PM_ERR_LOGCHANGEINDOM,
+    PM_ERR_LOGCHANGESEM,
+    PM_ERR_LOGCHANGETYPE,
+    PM_ERR_LOGCHANGEUNITS,
     PM_ERR_LOGFILE,
     PM_ERR_LOGREC,
     PM_ERR_NODATA,
     PMError,
 )
+from ..ids import pmIDStr
 from ..pdu.constants import PDUType
 from ..pdu.result import ResultDecodeError, decode_result, decode_value_sets
 from ..pmns import PMNS
-from ..values import Result, Timestamp
+from ..types import PMType, ValFmt
+from ..values import Result, Timestamp, ValueSet
 from .format import (
     FRAME,
     LABEL_BYTES,
-    META_HEADER,
     PM_LOG_VERS03,
+    PM_LOG_VOL_META,
+    PM_LOG_VOL_TI,
     ArchiveError,
     DescRecord,
     IndexEntry,
@@ -49,8 +58,9 @@ from .format import (
     TextRecord,
     decode_index,
     decode_label,
-    decode_meta,
+    read_meta,
     swap_sec,
+    usec_ns,
 )
 
 #: Suffixes of compressed archive files, and how to open each.
@@ -66,6 +76,18 @@ _HEAD_V3 = struct.Struct(">iqii")  # len, sec, nsec, numpmid
 _PDU_HEADER = struct.Struct(">iii")  # len, type, from: the PDU a record body came from
 _PDU_RESULT = int(PDUType.PDU_RESULT)
 _V3_PREAMBLE = 28  # PDU header + 64-bit seconds + nsec + numpmid
+_V2_PREAMBLE = 24  # PDU header + seconds, microseconds + numpmid
+_WORD = struct.Struct(">i")
+_SET_HEAD = struct.Struct(">Ii")  # pmid, numval
+#: Descriptor types a value block may hold (the type byte of its header).
+_BLOCK_TYPES = frozenset(t for t in PMType if 0 <= t < PMType.PM_TYPE_UNKNOWN)
+#: What a second descriptor of a metric may not change, and libpcp's code if it does.
+_DESC_CHANGES = (
+    ("type", PM_ERR_LOGCHANGETYPE),
+    ("sem", PM_ERR_LOGCHANGESEM),
+    ("indom", PM_ERR_LOGCHANGEINDOM),
+    ("units", PM_ERR_LOGCHANGEUNITS),
+)
 
 
 @dataclass(frozen=True)
@@ -124,7 +146,17 @@ def _read_file(path: str) -> bytes | mmap.mmap:
 
 
 class Archive:
-    """An open archive: label, metadata, index, and walks over its records."""
+    """An open archive: label, metadata, index, and walks over its records.
+
+    Opening checks what libpcp's __pmLogOpen checks, so an archive every PCP tool
+    refuses is refused here, by every tool, with PCP's error code and the file and
+    offset of the damage (ArchiveError): the first volume's label, the .index's and
+    the .meta's labels (same version, host and logger PID), the whole of the .meta
+    (read as __pmLogLoadMeta reads it; see format.read_meta), at least one metric
+    descriptor, and no metric whose descriptors disagree.  What libpcp tolerates (a
+    partial record at the end of the .meta or a partial entry at the end of the
+    .index) is kept in `problems`.
+    """
 
     def __init__(self, name: str) -> None:
         # only the name of an archive's file loses its suffix: otherwise NAME is the base
@@ -138,12 +170,10 @@ class Archive:
         self.volume_paths: dict[int, str] = self._find_volumes()
         if not self.volume_paths:
             raise PMError(PM_ERR_LOGFILE, f"{self.base}: no data volumes for this archive")
-        meta = _read_file(meta_path)
-        if len(meta) == 0:
-            raise PMError(PM_ERR_NODATA, f"{meta_path}: empty archive file")
-        self.label: LogLabel = decode_label(meta, meta_path)
-        self.version = self.label.version
-        self._label_bytes = LABEL_BYTES[self.version]
+        self.index_path = _find_file(self.base, ".index")
+        self._volumes: dict[int, bytes | mmap.mmap] = {}
+        self._layouts_checked: dict[object, bool] = {}  # learned layouts: mistyped blocks?
+        self._end: End | bool | None = False  # find_end's answer, once known
         self.meta: list[tuple[int, MetaRecord]] = []
         self.descs: dict[int, Desc] = {}
         self.names: dict[int, tuple[str, ...]] = {}
@@ -152,15 +182,64 @@ class Archive:
         self._indom_stamps: dict[int, list[Timestamp]] = {}  # each history's times, for bisect
         self.labels: list[LabelRecord] = []
         self.texts: dict[tuple[int, int], str] = {}
-        self._load_meta(meta)
         self.index: list[IndexEntry] = []
         self._index_stamps: list[Timestamp] = []
-        self.index_path = _find_file(self.base, ".index")
-        if self.index_path is not None:
-            self._load_index()
-        self._volumes: dict[int, bytes | mmap.mmap] = {}
+        try:
+            self._open()
+        except BaseException:
+            self.close()
+            raise
 
     # -- opening --------------------------------------------------------------------
+
+    def _open(self) -> None:
+        """Labels, metadata and index, checked in __pmLogOpen's order."""
+        first = self._first_volume()
+        index = None
+        if self.index_path is not None:
+            index = _read_file(self.index_path)
+            self._check_label(decode_label(index, self.index_path), first, self.index_path)
+        meta = _read_file(self.meta_path)
+        self.label: LogLabel = decode_label(meta, self.meta_path)
+        self.version = self.label.version
+        self._label_bytes = LABEL_BYTES[self.version]
+        if self.label.version != first.version or self.label.vol != PM_LOG_VOL_META:
+            self._check_label(self.label, first, self.meta_path)
+        self._load_meta(meta)
+        if index is not None:
+            self._load_index(index)
+        self._check_label(self.label, first, self.meta_path)  # (host and PID last, as libpcp)
+
+    def _first_volume(self) -> LogLabel:
+        """The first volume's label, which must be for that volume; its records must not be
+        missing altogether (PM_ERR_NODATA) when it is the only volume."""
+        vol = min(self.volume_paths)
+        path = self.volume_paths[vol]
+        data = _read_file(path)
+        label = decode_label(data, path)
+        if label.vol != vol:
+            what = f"the label says volume {label.vol}, the file's name volume {vol}"
+            raise ArchiveError(PM_ERR_LABEL, path, 0, what)
+        size = LABEL_BYTES[label.version]
+        if len(data) <= size and len(self.volume_paths) == 1:
+            raise ArchiveError(PM_ERR_NODATA, path, size, "no records after the label")
+        self._volumes[vol] = data
+        return label
+
+    def _check_label(self, label: LogLabel, first: LogLabel, path: str) -> None:
+        """LABEL (of the .index or the .meta at PATH) agrees with the first volume's."""
+        vol = PM_LOG_VOL_TI if path == self.index_path else PM_LOG_VOL_META
+        if label.vol != vol:
+            what = f"the label says volume {label.vol}, where this file's is {vol}"
+        elif label.version != first.version:
+            what = f"a version {label.version} label, where the volumes' is version {first.version}"
+        elif label.hostname != first.hostname:
+            what = f"the label's host is {label.hostname!r}, the volumes' {first.hostname!r}"
+        elif label.pid != first.pid:
+            what = f"the label's pmlogger PID is {label.pid}, the volumes' {first.pid}"
+        else:
+            return
+        raise ArchiveError(PM_ERR_LABEL, path, 0, what)
 
     def _find_volumes(self) -> dict[int, str]:
         folder = os.path.dirname(self.base) or "."
@@ -180,43 +259,35 @@ class Archive:
         return dict(sorted(found.items()))
 
     def _load_meta(self, data: bytes | mmap.mmap) -> None:
-        at = self._label_bytes
-        end = len(data)
+        """Every metadata record, as libpcp loads them; ArchiveError where it would fail."""
         path = self.meta_path
-        while at < end:
-            if end - at < 8:
-                self._problem(PM_ERR_LOGREC, path, at, f"{end - at} stray bytes at the end")
-                return
-            length, mtype = META_HEADER.unpack_from(data, at)
-            if length < 12 or at + length > end:
-                self._problem(PM_ERR_LOGREC, path, at, f"record length {length} runs past the end")
-                return
-            if FRAME.unpack_from(data, at + length - 4)[0] != length:
-                self._problem(PM_ERR_LOGREC, path, at, "record trailer does not match its header")
-                return
-            try:
-                record = decode_meta(mtype, bytes(data[at + 8 : at + length - 4]), path, at)
-            except ArchiveError as exc:
-                self.problems.append(exc)
-                return
-            if record is not None:
-                self._add_meta(at, record)
-            at += length
+        records, stop = read_meta(data, self._label_bytes, path)
+        for at, record in records:
+            self._add_meta(at, record)
+        if not self.descs:
+            raise ArchiveError(PM_ERR_LOGREC, path, stop, "no metric descriptors in the file")
+        if stop < len(data):  # (libpcp reads no further either, and says nothing)
+            what = f"{len(data) - stop} stray bytes at the end, too few for a record header"
+            self._problem(PM_ERR_LOGREC, path, stop, what)
 
     def _add_meta(self, offset: int, record: MetaRecord) -> None:
-        self.meta.append((offset, record))
+        if isinstance(record, DescRecord):
+            known = self.descs.get(record.desc.pmid)
+            if known is not None:
+                self._check_same_desc(offset, known, record.desc)
+        self.meta.append((offset, record))  # (as written: a delta stays a delta here)
         if isinstance(record, DescRecord):
             pmid = record.desc.pmid
-            self.descs[pmid] = record.desc
+            self.descs.setdefault(pmid, record.desc)  # (the first stays, as in libpcp)
             self.names[pmid] = self.names.get(pmid, ()) + tuple(
                 n for n in record.names if n not in self.names.get(pmid, ())
             )
             for name in record.names:
                 if name not in self.pmns:
                     # newest first at each level, as libpcp builds an archive's namespace;
-                    # a name clashing with a subtree is dropped, as there
+                    # a name clashing with another metric's or a subtree is dropped, as there
                     with contextlib.suppress(PMError):
-                        self.pmns.add(name, pmid, at_front=True)
+                        self.pmns.add(name, pmid, at_front=True, checked=False)
         elif isinstance(record, InDomRecord):
             history = self.indoms.setdefault(record.indom, [])
             stamps = self._indom_stamps.setdefault(record.indom, [])
@@ -230,21 +301,28 @@ class Archive:
         elif isinstance(record, TextRecord):
             self.texts[(record.type, record.ident)] = record.text
 
-    def _load_index(self) -> None:
+    def _check_same_desc(self, offset: int, known: Desc, new: Desc) -> None:
+        """A metric described twice must be described alike (__pmLogAddDesc's checks)."""
+        for field, code in _DESC_CHANGES:
+            was, now = getattr(known, field), getattr(new, field)
+            if field == "units":  # (the pad byte is no part of the units)
+                was, now = was.pack() & ~0xFF, now.pack() & ~0xFF
+            if was != now:
+                what = f"metric {pmIDStr(new.pmid)} described again with another {field}"
+                raise ArchiveError(code, self.meta_path, offset, what)
+
+    def _load_index(self, data: bytes | mmap.mmap) -> None:
         assert self.index_path is not None
-        data = _read_file(self.index_path)
-        try:
-            label = decode_label(data, self.index_path)
-        except ArchiveError as exc:
-            self.problems.append(exc)
-            return
-        self.index, stray = decode_index(data, label.version)
+        self.index, stray = decode_index(data, self.version)
         self._index_stamps = [e.stamp for e in self.index]
-        if stray:
+        if stray:  # (libpcp stops at a partial entry, as here)
             size = 32 if self.version == PM_LOG_VERS03 else 20
             at = len(data) - stray
             self._problem(
-                PM_ERR_LOGREC, self.index_path, at, f"{stray} bytes of a {size}-byte index entry"
+                PM_ERR_LOGREC,
+                self.index_path,
+                at,
+                f"{stray} stray bytes at the end, too few for a {size}-byte index entry",
             )
 
     def _problem(self, code: int, path: str, offset: int, detail: str) -> None:
@@ -280,8 +358,11 @@ class Archive:
                 raise PMError(PM_ERR_LOGFILE, f"{self.base}: no volume {vol}")
             data = _read_file(path)
             label = decode_label(data, path)
-            if label.version != self.version or label.vol != vol:
-                what = f"label says volume {label.vol} of version {label.version}"
+            if label.vol != vol:
+                what = f"the label says volume {label.vol}, the file's name volume {vol}"
+                raise ArchiveError(PM_ERR_LABEL, path, 0, what)
+            if label.version != self.version:
+                what = f"a version {label.version} label in a version {self.version} archive"
                 raise ArchiveError(PM_ERR_LABEL, path, 0, what)
             self._volumes[vol] = data
         return data
@@ -299,41 +380,110 @@ class Archive:
         self.close()
 
     def decode_record(self, vol: int, offset: int, record: bytes) -> LogRecord:
-        """The LogRecord for RECORD (framed) read from VOL at OFFSET."""
+        """The LogRecord for RECORD (framed) read from VOL at OFFSET.
+
+        Value blocks are read as their metric's descriptor types them, as libpcp reads
+        them: old archives have blocks whose own type field says 0 (PM_TYPE_32) for
+        strings and 64-bit values, which libpcp never looks at.
+        """
         n = len(record)
-        body = record[4 : n - 4]
-        pdu = _PDU_HEADER.pack(n - 8 + 12, _PDU_RESULT, 0) + body
+        pdu = _PDU_HEADER.pack(n - 8 + 12, _PDU_RESULT, 0) + record[4 : n - 4]
         try:
-            if self.version == PM_LOG_VERS03:
-                _, sec, nsec, numpmid = _HEAD_V3.unpack_from(record)
-                sec = swap_sec(sec)
-                vsets = decode_value_sets(pdu, _V3_PREAMBLE, numpmid)
-                result = Result(Timestamp(sec, nsec), vsets)
-            else:
-                result = decode_result(pdu, False)
+            result = self._decode(record, pdu)
         except (ResultDecodeError, struct.error) as exc:
-            detail = exc.detail if isinstance(exc, PMError) else str(exc)
-            raise ArchiveError(
-                PM_ERR_LOGREC, self.volume_paths[vol], offset, f"corrupt record: {detail}"
-            ) from None
+            retyped = self._retyped(pdu)
+            try:
+                if retyped is None:
+                    raise exc from None
+                result = self._decode(record, retyped)
+            except (ResultDecodeError, struct.error):
+                detail = exc.detail if isinstance(exc, PMError) else str(exc)
+                raise ArchiveError(
+                    PM_ERR_LOGREC, self.volume_paths[vol], offset, f"corrupt record: {detail}"
+                ) from None
+        else:
+            if self._mistyped(result.vsets):
+                retyped = self._retyped(pdu)
+                if retyped is not None:
+                    with contextlib.suppress(ResultDecodeError, struct.error):
+                        result = self._decode(record, retyped)
         return LogRecord(vol, offset, n, result)
+
+    def _decode(self, record: bytes, pdu: bytes) -> Result:
+        if self.version == PM_LOG_VERS03:
+            _, sec, nsec, numpmid = _HEAD_V3.unpack_from(record)
+            vsets = decode_value_sets(pdu, _V3_PREAMBLE, numpmid)
+            return Result(Timestamp(swap_sec(sec), nsec), vsets)
+        result = decode_result(pdu, False)
+        nsec = result.timestamp.nsec
+        if not -(1 << 31) <= nsec < 1 << 31:  # (damage: microseconds past 2**31 / 1000)
+            result = Result(Timestamp(result.timestamp.sec, usec_ns(nsec // 1000)), result.vsets)
+        return result
+
+    def _mistyped(self, vsets: Sequence[ValueSet]) -> bool:
+        """Whether any value set holds blocks of a type other than its descriptor's."""
+        layout = getattr(vsets, "layout", None)
+        if layout is not None:  # (a result read through a learned layout: checked once)
+            known = self._layouts_checked.get(layout)
+            if known is None:
+                known = self._layouts_checked[layout] = any(
+                    self._other_type(s.pmid, s.numval, s.valfmt, s.vtype) for s in layout.shape
+                )
+            return known
+        return any(self._other_type(v.pmid, v.numval, v.valfmt, v.vtype) for v in vsets)
+
+    def _other_type(self, pmid: int, numval: int, valfmt: int, vtype: int) -> bool:
+        if numval <= 0 or valfmt == ValFmt.PM_VAL_INSITU:
+            return False
+        desc = self.descs.get(pmid)
+        return desc is not None and desc.type != vtype and desc.type in _BLOCK_TYPES
+
+    def _retyped(self, pdu: bytes) -> bytes | None:
+        """PDU with each value block's type set to its metric's descriptor type; None if
+        no block needs it or the value sets cannot be walked."""
+        v3 = self.version == PM_LOG_VERS03
+        buf = bytearray(pdu)
+        nw = len(buf) >> 2
+        numpmid = _WORD.unpack_from(buf, 24 if v3 else 20)[0]
+        o = (_V3_PREAMBLE if v3 else _V2_PREAMBLE) >> 2
+        changed = False
+        for _ in range(max(numpmid, 0)):
+            if o + 2 > nw:
+                return None
+            pmid, numval = _SET_HEAD.unpack_from(buf, o << 2)
+            if numval <= 0:
+                o += 2
+                continue
+            stop = o + 3 + 2 * numval
+            if stop > nw:
+                return None
+            desc = self.descs.get(pmid)
+            valfmt = _WORD.unpack_from(buf, (o + 2) << 2)[0]
+            if valfmt != ValFmt.PM_VAL_INSITU and desc is not None and desc.type in _BLOCK_TYPES:
+                for slot in range(o + 4, stop, 2):
+                    at = _WORD.unpack_from(buf, slot << 2)[0] << 2
+                    if 0 <= at < len(buf) and buf[at] != desc.type:
+                        buf[at] = desc.type
+                        changed = True
+            o = stop
+        return bytes(buf) if changed else None
 
     def _frame_at(self, vol: int, data: bytes | mmap.mmap, at: int) -> int:
         """The length of the record at AT in VOL, checked against its trailer."""
         end = len(data)
         path = self.volume_paths[vol]
-        if end - at < 4:
-            raise ArchiveError(PM_ERR_LOGREC, path, at, f"truncated record ({end - at} bytes)")
         length = FRAME.unpack_from(data, at)[0]
         smallest = 24 if self.version == PM_LOG_VERS03 else 20
         if length < smallest or length & 3:
-            raise ArchiveError(PM_ERR_LOGREC, path, at, f"bad record length {length}")
+            what = f"bad record length {length} (records are {smallest}+ bytes, in 4-byte words)"
+            raise ArchiveError(PM_ERR_LOGREC, path, at, what)
         if at + length > end:
-            raise ArchiveError(
-                PM_ERR_LOGREC, path, at, f"truncated record: {length} bytes, {end - at} left"
-            )
-        if FRAME.unpack_from(data, at + length - 4)[0] != length:
-            raise ArchiveError(PM_ERR_LOGREC, path, at, "record trailer does not match its header")
+            what = f"truncated record: its length is {length} bytes, {end - at} are left"
+            raise ArchiveError(PM_ERR_LOGREC, path, at, what)
+        trailer = FRAME.unpack_from(data, at + length - 4)[0]
+        if trailer != length:
+            what = f"record trailer {trailer} does not match its length {length}"
+            raise ArchiveError(PM_ERR_LOGREC, path, at, what)
         return length
 
     def records(
@@ -359,7 +509,7 @@ class Archive:
             data = self.volume(v)
             at = offset if (offset is not None and v == vol) else self._label_bytes
             end = len(data)
-            while at < end:
+            while end - at >= 4:  # (fewer bytes than a length: libpcp's end of the volume)
                 length = self._frame_at(v, data, at)
                 yield self.decode_record(v, at, data[at : at + length])
                 at += length
@@ -369,13 +519,17 @@ class Archive:
         floor = self._label_bytes
         while at > floor:
             if at - floor < 4:
-                raise ArchiveError(PM_ERR_LOGREC, path, at, "stray bytes before this record")
+                what = f"{at - floor} stray bytes between the label and byte {at}"
+                raise ArchiveError(PM_ERR_LOGREC, path, floor, what)
             length = FRAME.unpack_from(data, at - 4)[0]
             start = at - length
-            if length < 20 or start < floor or FRAME.unpack_from(data, start)[0] != length:
-                raise ArchiveError(
-                    PM_ERR_LOGREC, path, at - 4, f"bad record length {length} (reading backwards)"
-                )
+            if length < 20 or start < floor:
+                what = f"bad record length {length} in the trailer ending at byte {at}"
+                raise ArchiveError(PM_ERR_LOGREC, path, at - 4, what)
+            head = FRAME.unpack_from(data, start)[0]
+            if head != length:
+                what = f"record length {head} does not match its trailer {length} at byte {at - 4}"
+                raise ArchiveError(PM_ERR_LOGREC, path, start, what)
             yield self.decode_record(vol, start, data[start:at])
             at = start
 
@@ -410,14 +564,88 @@ class Archive:
             if rec.stamp >= stamp:
                 yield rec
 
-    def end(self) -> Timestamp:
-        """The time of the last record (the label's start time if there is none).
+    def find_end(self) -> End | None:
+        """__pmGetArchiveEnd: the last record that reads cleanly, searching back through
+        the volumes; a damaged tail is read forwards from the index entry before it.
+        None if no volume yields one (then libpcp's tools say the end is unknown)."""
+        if self._end is not False:
+            return self._end
+        found = None
+        floor = self._label_bytes
+        for vol in sorted(self.volume_paths, reverse=True):
+            try:
+                data = self.volume(vol)
+            except PMError:
+                continue
+            physend = len(data)
+            if physend <= floor:
+                continue
+            found, give_up = self._end_of(vol, physend)
+            if found is not None or give_up:
+                break
+        self._end = found
+        return found
 
-        ArchiveError when the tail is damaged: then, as with libpcp, the end is unknown.
+    def _end_of(self, vol: int, physend: int) -> tuple[End | None, bool]:
+        """The last clean record of VOL (PHYSEND bytes), as find_end looks for it, and
+        whether to give up (libpcp does when the index leads to no clean record)."""
+        last = self._read_back(vol, physend)
+        if last is not None:
+            return End(last.stamp, vol, physend), False
+        starts = [e.log_offset for e in self.index if e.vol == vol and e.log_offset <= physend]
+        if not starts:
+            return None, False
+        logend = starts[-1]
+        if logend > self._label_bytes:
+            before = self._read_back(vol, logend)
+            if before is None:
+                return None, True
+            logend = before.offset
+        found = None
+        try:
+            for rec in self.records(vol, logend):
+                if rec.vol != vol:
+                    break
+                found = rec
+        except PMError:
+            pass
+        if found is None:
+            return None, False
+        return End(found.stamp, vol, found.offset + found.size), False
+
+    def _read_back(self, vol: int, offset: int) -> LogRecord | None:
+        """The record ending at OFFSET in VOL, or None if it does not read cleanly."""
+        try:
+            return next(self.records(vol, offset, backwards=True), None)
+        except PMError:
+            return None
+
+    def end(self) -> Timestamp:
+        """The time of the last record that reads cleanly (find_end); the label's start
+        time if there is no record at all.
+
+        ArchiveError when no end can be found (a damaged tail the index cannot get
+        round): then, as with libpcp, the end is unknown.
         """
-        for rec in self.records(backwards=True):
-            return rec.stamp
-        return self.label.start
+        found = self.find_end()
+        if found is not None:
+            return found.stamp
+        floor = self._label_bytes
+        sizes = {v: len(self.volume(v)) for v in self.volume_paths}
+        if all(size <= floor for size in sizes.values()):
+            return self.label.start
+        vol = max(v for v, size in sizes.items() if size > floor)
+        what = "no record at the end of the archive reads cleanly: its end is unknown"
+        raise ArchiveError(PM_ERR_LOGREC, self.volume_paths[vol], sizes[vol], what)
+
+
+@dataclass(frozen=True)
+class End:
+    """Where an archive ends: the last good record's time, volume and end offset."""
+
+    stamp: Timestamp
+    vol: int
+    offset: int
 
 
 def _apply_delta(prior: InDomRecord | None, delta: InDomRecord) -> InDomRecord:

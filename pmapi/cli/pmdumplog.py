@@ -23,11 +23,10 @@ from datetime import tzinfo
 from fractions import Fraction
 from typing import Any
 
-from pmapi import PCP_COMPAT_VERSION
-from pmapi.archive import Archive, ArchiveError, LogRecord
+from pmapi import version_line
+from pmapi.archive import Archive, ArchiveError
 from pmapi.archive.format import (
     FRAME,
-    LABEL_BYTES,
     PM_LOG_VERS03,
     PM_TEXT_HELP,
     PM_TEXT_INDOM,
@@ -37,20 +36,13 @@ from pmapi.archive.format import (
     InDomRecord,
     LabelRecord,
 )
-from pmapi.archive.reader import base_name
+from pmapi.archive.reader import End, base_name
 from pmapi.cli.common import Opt, Tool, warn_damaged_end
 from pmapi.cli.pmval import event_flags_str, unpack_event_records
 from pmapi.desc import Desc
 from pmapi.errors import (  # type: ignore[attr-defined]
-    PM_ERR_LABEL,
-    PM_ERR_LOGCHANGEINDOM,
-    PM_ERR_LOGCHANGESEM,
-    PM_ERR_LOGCHANGETYPE,
-    PM_ERR_LOGCHANGEUNITS,
     PM_ERR_LOGFILE,
-    PM_ERR_LOGREC,
     PM_ERR_NAME,
-    PM_ERR_NODATA,
     PM_ERR_NONLEAF,
     PM_ERR_PMID_LOG,
     PM_ERR_PMNS,
@@ -262,7 +254,7 @@ def parse_options(argv: Sequence[str]) -> Options:
             _set_zone(o, letter, value)
         elif letter == "V":
             o.exit_now = True
-            o.messages.append(f"{PROG} version {PCP_COMPAT_VERSION}\n")  # as PCP words it
+            o.messages.append(version_line(PROG) + "\n")
         elif letter == "D" and not _debug_spec_ok(str(value)):
             o.messages.append(f"{PROG}: unrecognized debug options specification ({value})\n")
             o.errors += 1
@@ -500,20 +492,10 @@ class Metadata:
             _undelta(node.data)
 
     def _add_desc(self, desc: Desc) -> None:
-        """__pmLogAddDesc: the first descriptor of a PMID stays; a different one is an error."""
-        node = self.descs.search(desc.pmid)
-        if node is None:
+        """__pmLogAddDesc: the first descriptor of a PMID stays (the reader has refused
+        an archive whose descriptors of one metric disagree)."""
+        if self.descs.search(desc.pmid) is None:
             self.descs.add(desc.pmid, desc)
-            return
-        old: Desc = node.data
-        for code, same in (
-            (PM_ERR_LOGCHANGETYPE, old.type == desc.type),
-            (PM_ERR_LOGCHANGESEM, old.sem == desc.sem),
-            (PM_ERR_LOGCHANGEINDOM, old.indom == desc.indom),
-            (PM_ERR_LOGCHANGEUNITS, old.units.pack() == desc.units.pack()),
-        ):
-            if not same:
-                raise PMError(code, f"{pmIDStr(desc.pmid)} in {self.archive.meta_path}")
 
     def _add_indom(self, record: InDomRecord) -> None:
         """addindom: keep each chain newest first; a duplicate at the same time moves up."""
@@ -652,103 +634,20 @@ def _merge(full: _InDom, delta: _InDom) -> tuple[list[int], list[str | None]]:
 
 
 def open_archive(name: str) -> Archive:
-    """The archive NAME, failing with the code pmNewContext would give for it."""
+    """The archive NAME, failing with the code pmNewContext would give for it (the
+    reader makes libpcp's checks of labels and metadata at open)."""
     if name == "":  # C's basename("") is ".", and the folder's ".." then looks like a volume
         raise PMError(PM_ERR_LOGFILE)
-    base = base_name(name) if os.path.exists(name) or _compressed(name) else name
+    named = os.path.exists(name) or _compressed(name)  # (a file of some archive, as named)
+    base = base_name(name) if named else name
     found = [base + s for s in (".meta", ".index", ".0")]
-    if not any(os.path.exists(p) or _compressed(p) for p in found):
+    if not named and not any(os.path.exists(p) or _compressed(p) for p in found):
         raise PMError(-errno.ENOENT)
-    archive = Archive(name)
-    try:
-        _check_volume(archive, min(archive.volume_paths))
-        for problem in archive.problems:
-            if problem.file == archive.index_path and problem.code == PM_ERR_LABEL:
-                raise problem
-            if problem.file == archive.meta_path:
-                raise problem
-        if not any(isinstance(r, DescRecord) for _, r in archive.meta):
-            raise PMError(PM_ERR_LOGREC, f"{archive.meta_path}: no metric descriptors")
-        for offset, record in archive.meta:  # libpcp refuses negative instance ids
-            if isinstance(record, InDomRecord) and any(i >= 1 << 31 for i in record.insts):
-                raise ArchiveError(PM_ERR_LOGREC, archive.meta_path, offset, "negative instance")
-    except BaseException:
-        archive.close()
-        raise
-    return archive
+    return Archive(name)
 
 
 def _compressed(path: str) -> bool:
     return any(os.path.exists(path + ext) for ext in (".xz", ".lzma", ".bz2", ".gz", ".zst"))
-
-
-def _check_volume(archive: Archive, vol: int) -> None:
-    """The first volume must have a good label and at least one record after it."""
-    path = archive.volume_paths[vol]
-    try:
-        data = archive.volume(vol)
-    except ArchiveError as exc:
-        if os.path.getsize(path) == 0:
-            raise PMError(PM_ERR_NODATA, f"{path}: empty archive file") from None
-        raise PMError(PM_ERR_LABEL, str(exc.detail)) from None
-    if len(data) <= LABEL_BYTES[archive.version] and len(archive.volume_paths) == 1:
-        raise PMError(PM_ERR_NODATA, f"{path}: no records")
-
-
-@dataclass(frozen=True)
-class End:
-    """Where the archive ends: the last good record's time, volume and end offset."""
-
-    stamp: Timestamp
-    vol: int
-    offset: int
-
-
-def archive_end(archive: Archive) -> End | None:
-    """__pmGetArchiveEnd: the last record that reads cleanly, searching back through the
-    volumes; a damaged tail is read forwards from the index entry before it.  None if
-    no volume yields one.
-    """
-    floor = LABEL_BYTES[archive.version]
-    for vol in sorted(archive.volume_paths, reverse=True):
-        try:
-            data = archive.volume(vol)
-        except PMError:
-            continue
-        physend = len(data)
-        if physend <= floor:
-            continue
-        last = _read_back(archive, vol, physend)
-        if last is not None:
-            return End(last.stamp, vol, physend)
-        starts = [e.log_offset for e in archive.index if e.vol == vol and e.log_offset <= physend]
-        if not starts:
-            continue
-        logend = starts[-1]
-        if logend > floor:
-            before = _read_back(archive, vol, logend)
-            if before is None:
-                return None
-            logend = before.offset
-        found = None
-        try:
-            for rec in archive.records(vol, logend):
-                if rec.vol != vol:
-                    break
-                found = rec
-        except PMError:
-            pass
-        if found is not None:
-            return End(found.stamp, vol, found.offset + found.size)
-    return None
-
-
-def _read_back(archive: Archive, vol: int, offset: int) -> LogRecord | None:
-    """The record ending at OFFSET in VOL, or None if it does not read cleanly."""
-    try:
-        return next(archive.records(vol, offset, backwards=True), None)
-    except PMError:
-        return None
 
 
 # -- the dump --------------------------------------------------------------------------
@@ -1282,7 +1181,7 @@ def run(argv: list[str]) -> int:
         return 1
     archive, meta = _open(name)
     with archive:
-        end = archive_end(archive)
+        end = archive.find_end()
         zone = _zone(o, archive)
         window = _window(o, name, archive, end, zone)
         pmids = _lookup_metrics(o, archive)
@@ -1303,18 +1202,15 @@ def _open(name: str) -> tuple[Archive, Metadata]:
     try:
         archive = open_archive(name)
     except PMError as exc:
-        sys.stderr.write(f'{PROG}: Cannot open archive "{name}": {pmErrStr(exc.code)}\n')
+        # PCP's words, then (ours) the file and offset of the damage when there is some
+        why = str(exc) if isinstance(exc, ArchiveError) else pmErrStr(exc.code)
+        sys.stderr.write(f'{PROG}: Cannot open archive "{name}": {why}\n')
         raise _Exit(1) from None
     if archive.label.features & ~(1 << 31):
         sys.stderr.write(
             f"{PROG}: Warning: unsupported feature bits, other errors may follow ...\n"
         )
-    try:
-        return archive, Metadata(archive)
-    except PMError as exc:
-        archive.close()
-        sys.stderr.write(f'{PROG}: Cannot open archive "{name}": {pmErrStr(exc.code)}\n')
-        raise _Exit(1) from None
+    return archive, Metadata(archive)
 
 
 def _zone(o: Options, archive: Archive) -> tzinfo:
@@ -1380,7 +1276,7 @@ def _lookup_metrics(o: Options, archive: Archive) -> list[int]:
     return pmids
 
 
-__all__ = ["CHash", "Clock", "Dumper", "Metadata", "archive_end", "main", "open_archive",
+__all__ = ["CHash", "Clock", "Dumper", "Metadata", "main", "open_archive",
            "parse_options", "raw_dump"]  # fmt: skip
 
 if __name__ == "__main__":

@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from pmapi.archive.context import PM_MODE_FORW
+from pmapi.archive.format import ArchiveError
 from pmapi.cli.common import (
     ARCHIVE,
     HELP,
@@ -31,6 +32,7 @@ from pmapi.cli.common import (
     Tool,
     load_derived,
 )
+from pmapi.cli.stdio import c_stdout
 from pmapi.desc import Desc
 from pmapi.errors import PM_ERR_NAME, PM_ERR_PROFILE, PMError, pmErrStr
 from pmapi.ids import PM_ID_NULL, PM_INDOM_NULL, pmID_build, pmIDStr, pmInDom_build, pmInDomStr
@@ -140,6 +142,7 @@ class Report:
         self._label_cache: dict[tuple[int, int], LabelSet | None] = {}
         self._context_labels: LabelSet | None = None
         self.origin: Timestamp | None = None  # where an archive's fetches start (-O)
+        self._damage_told: set[tuple[str, int]] = set()
 
     @property
     def needs_context(self) -> bool:
@@ -175,7 +178,7 @@ class Report:
             if match:
                 pmid = pmID_build(*map(int, match.groups()))
                 name = self.ctx.name_all(pmid)[0]
-                for leaf in self.ctx.traverse(name):
+                for leaf in self.ctx.walk(name):
                     self.metric(leaf)
                 return
             match = _INDOM_ARG.match(arg)
@@ -183,7 +186,7 @@ class Report:
                 self.indom(pmInDom_build(*map(int, match.groups())))
                 return
             raise PMError(PM_ERR_NAME)
-        for leaf in self.ctx.traverse(arg):
+        for leaf in self.ctx.walk(arg):
             self.metric(leaf)
 
     def indom(self, indom: int) -> None:
@@ -235,6 +238,7 @@ class Report:
             except PMError as exc:
                 for name in names:
                     w(f"{name}: pmFetch: {exc.message}\n")
+                self._tell_damage(exc)
                 return
         descs: list[Desc | None] = [None] * len(pmids)
         wants_desc = self.desc or self.value or self.label or self.series or self.verify
@@ -292,6 +296,12 @@ class Report:
             return exc.message
         return pmErrStr(-12358)
 
+    def _tell_damage(self, exc: PMError) -> None:
+        """Where an archive is damaged, once, on stderr (the lines above are PCP's)."""
+        if isinstance(exc, ArchiveError) and (exc.file, exc.offset) not in self._damage_told:
+            self._damage_told.add((exc.file, exc.offset))
+            sys.stderr.write(f"{TOOL.prog}: {exc}\n")
+
     def _fetch_all(self, name: str, pmid: int, desc: Desc) -> Any:
         """-F: fetch a metric of a non-enumerable indom once per its listed instances."""
         ctx, w = self.ctx, self.out.write
@@ -309,6 +319,7 @@ class Report:
             return ctx.fetch([pmid]).result.vsets[0]
         except PMError as exc:
             w(f"{name}: pmFetch: {exc.message}\n")
+            self._tell_damage(exc)
             return None
         finally:
             ctx.profile.delete(desc.indom)
@@ -509,7 +520,12 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def _run(argv: list[str]) -> int:
     parsed = TOOL.parse(argv)
-    out = sys.stdout
+    # (stdout buffered as C's: diagnostics land in merged output where PCP's pminfo puts them)
+    with c_stdout() as out:
+        return _report_all(parsed, out)
+
+
+def _report_all(parsed: Parsed, out: Any) -> int:
     report = Report(parsed, out)
     if "batch" in parsed:
         text = str(parsed.get("batch"))
@@ -541,23 +557,23 @@ def _run(argv: list[str]) -> int:
         report.ctx = Context(None, TOOL.namespace(parsed))
     status = 0
     try:
+        # (names are reported batch by batch as the traversal yields them, as pminfo's
+        # pmTraversePMNS callback does: a derived metric bound at the end of a host's
+        # traversal reports its error after the batches before it)
         if not parsed.operands:
             try:
-                for leaf in report.ctx.traverse(""):
+                for leaf in report.ctx.walk(""):
                     report.metric(leaf)
             except PMError as exc:
-                out.flush()
                 sys.stderr.write(f"Error: {exc.message}\n")
                 status = 1
         for arg in parsed.operands:
             try:
                 report.argument(arg)
             except PMError as exc:
-                out.flush()
                 sys.stderr.write(f"Error: {arg}: {exc.message}\n")
                 status = 1
         report.report()
-        out.flush()
     finally:
         if report.ctx is not None and report.ctx.source is not None:
             report.ctx.close()

@@ -16,6 +16,7 @@ from typing import Any
 
 from pmapi import version_line
 from pmapi.archive.context import PM_MODE_FORW
+from pmapi.archive.format import ArchiveError
 from pmapi.cli.common import (
     ARCHIVE,
     DERIVED,
@@ -285,6 +286,7 @@ def _probe(ctx, operands: Sequence[str], flags: dict[str, Any], out: Callable[[s
         return
     origin = flags.get("origin")
     batchsize = 1 if origin is not None else flags["batch"]  # an archive: one at a time
+    told: set[tuple[str, int]] = set()
     for start in range(0, len(metrics), batchsize):
         batch = metrics[start : start + batchsize]
         pmids = [pmid for _, pmid in batch]
@@ -295,6 +297,9 @@ def _probe(ctx, operands: Sequence[str], flags: dict[str, Any], out: Callable[[s
             fetched = ctx.fetch(pmids)
         except PMError as exc:
             out(f"{batch[0][0]} {_error(exc.code)} (pmFetch)\n")
+            if isinstance(exc, ArchiveError) and (exc.file, exc.offset) not in told:
+                told.add((exc.file, exc.offset))  # where the archive is damaged, once
+                sys.stderr.write(f"{TOOL.prog}: {exc}\n")
             continue
         for (name, pmid), vset in zip(batch, fetched.result.vsets, strict=False):
             desc = None

@@ -459,7 +459,7 @@ def test_a_missing_archive_is_named(capsys, tmp_path, monkeypatch):
 
 def test_unsupported_options_say_so(capsys):
     assert pmval.main(["-g", "m"]) == 1
-    assert capsys.readouterr().err == "pmval: --guimode: not available in pypcp\n"
+    assert capsys.readouterr().err == "pmval: --guimode: not available in purepcp\n"
 
 
 # --- beside PCP's pmval ----------------------------------------------------------------------
@@ -506,8 +506,8 @@ def our_server(tmp_path_factory) -> Iterator[OurPMCD]:
     (tmp / "simple" / "simple.conf").write_text("sec,min,hour\n")
     conf = (
         "pmcd 2 dso PmcdAgent pmcd.pmcd_agent\n"
-        "simple 253 dso Simple agents.simple\n"
-        "linux 60 dso Linux agents.linux\n"
+        "simple 253 dso Simple purepcp_agents.simple\n"
+        "linux 60 dso Linux purepcp_agents.linux\n"
     )
     with our_pmcd(conf, tmp) as running:
         yield running
@@ -522,14 +522,14 @@ PMNS_DIR = "/var/lib/pcp/pmns"
 def ref_server() -> Iterator[RunningPMCD]:
     """PCP's pmcd running our simple agent (a pipe agent) and PCP's own sample agent."""
     require_reference("pmval", "pmstore")
-    tmp = Path(tempfile.mkdtemp(prefix="pypcp-pmval-"))
+    tmp = Path(tempfile.mkdtemp(prefix="purepcp-pmval-"))
     try:
         (tmp / "simple").mkdir()
         (tmp / "simple" / "simple.conf").write_text("sec,min,hour\n")
         root = tmp / "root"
         text = "#define SIMPLE 253\nroot {\n    simple\n"
         tail = (ROOT / "pmns" / "simple").read_text()
-        conf = [f"simple\t253\tpipe\tbinary\t{PY} -m agents.simple -d 253"]
+        conf = [f"simple\t253\tpipe\tbinary\t{PY} -m purepcp_agents.simple -d 253"]
         if os.path.exists(f"{PMCD_DIR}/pmda_pmcd.so"):  # pmcd.hostname, pmcd.timezone
             text += "    pmcd\n"
             pmcd_ns = Path(PMNS_DIR, "root_pmcd").read_text()

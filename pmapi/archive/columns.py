@@ -7,10 +7,17 @@ are found by one masked compare with a template record that the reader decoded, 
 metric's values are then one gather over them.  Records that fit no template, or whose
 layout is not one to trust, are decoded by the reader, so every series is exactly the
 record-by-record one (tests/test_columns.py holds that plain reading and checks it).
+
+Values are read for a window of time at a time (`block`, `window`): the records in it
+and, per instance, the observation just before and just after it, all any value in
+the window is interpolated from.  A pass over a mapped volume lets the kernel take
+back the pages behind it, so reading a large archive keeps little of it resident.
 """
 
 from __future__ import annotations
 
+import contextlib
+import mmap
 import struct
 import sys
 from collections.abc import Sequence
@@ -20,14 +27,19 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import PM_ERR_LOGREC  # type: ignore[attr-defined]
+from ..errors import PM_ERR_LOGREC, PMError  # type: ignore[attr-defined]
 from ..types import PMType, ValFmt
 from .format import LABEL_BYTES, PM_LOG_VERS03, ArchiveError
-from .interp import NSEC, NUMERIC_DTYPES, Series
+from .interp import NSEC, NUMERIC_DTYPES, Block, Series
 from .reader import Archive, LogRecord
 
 _FRAME = struct.Struct(">i")
 _LITTLE = sys.byteorder == "little"
+_PAGE = mmap.PAGESIZE
+#: How much of a mapped volume a pass reads before letting the kernel take its pages back
+#: (in volumes larger than _LARGE: smaller ones are read whole, and let go by release()).
+_SPAN = 32 << 20
+_LARGE = 128 << 20
 _INSITU = int(ValFmt.PM_VAL_INSITU)
 #: Words of a record compared against a template in one go (bounds the scratch memory).
 _CHUNK_WORDS = 1 << 17
@@ -98,8 +110,8 @@ class _Template:
 class Columns:
     """Every metric-instance's observation series in one archive, and its <mark> times.
 
-    Scans all volumes once (frames, times, layouts); values are read per metric when
-    its series are first asked for.  Damage ends the scan as it ends a walk over
+    Scans all volumes once (frames, times, layouts); values are read per metric, for
+    the window of time asked for.  Damage ends the scan as it ends a walk over
     `Archive.records()`: the records before it are kept and `problem` says where.
     """
 
@@ -115,7 +127,8 @@ class Columns:
         self._templates: list[_Template] = []
         self._careful: dict[int, list[_Chunk]] = {}
         self._careful_rows: list[int] = []
-        self._series: dict[int, dict[int, Series]] = {}
+        self._careful_done: dict[int, tuple[np.ndarray, ...] | None] = {}
+        self._sorted: np.ndarray | None = None  # the records' times, ascending
         self._by_pmid: dict[int, list[tuple[_Template, _Group]]] = {}
         self._pmids: list[int] = []
         datas, vol_of, offs, lens, times, numpmid = self._scan()
@@ -144,8 +157,11 @@ class Columns:
             except ArchiveError as exc:
                 self.problem = _detached(exc)
                 break
-            offs, lens = self._frames(vol, data)
-            parts.append((np.full(len(offs), len(datas)), offs, lens, *self._heads(data, offs)))
+            offs, heads = self._frames(vol, data)
+            lens = heads[:, 0].astype(np.int64)
+            parts.append((np.full(len(offs), len(datas)), offs, lens, *self._heads(heads)))
+            if len(data) > _LARGE:
+                _release(data, 0, len(data))
             datas[vol] = data
             if self.problem is not None:
                 break
@@ -156,62 +172,84 @@ class Columns:
         return (datas, *columns)
 
     def _frames(self, vol: int, data: Any) -> tuple[np.ndarray, np.ndarray]:
-        """The offsets and lengths of VOL's records, up to any damage (kept in `problem`)."""
+        """The offsets of VOL's records, up to any damage (kept in `problem`), and each
+        one's first words (length, time, numpmid), read in one pass over the volume."""
         first, end, smallest = self._first, len(data), self._smallest
+        nw = 5 if self._v3 else 4
         at = first
-        runs: list[np.ndarray] = []
+        offs: list[np.ndarray] = []
+        heads: list[np.ndarray] = []
         if end - first >= 4:  # a run of records of one length: its frames checked at once
             length = _FRAME.unpack_from(data, first)[0]
             count = (end - first) // length if length >= smallest and not length & 3 else 0
             if count > 1:
                 rows = np.frombuffer(data, ">i4", count * length >> 2, first)
                 rows = rows.reshape(count, length >> 2)
-                good = (rows[:, 0] == length) & (rows[:, -1] == length)
+                good = np.empty(count, dtype=bool)
+                words = np.empty((count, nw), dtype=np.int32)
+                step = max(1, _SPAN // length)
+                for c in range(0, count, step):
+                    d = min(c + step, count)
+                    good[c:d] = (rows[c:d, 0] == length) & (rows[c:d, -1] == length)
+                    words[c:d] = rows[c:d, :nw]
+                    if end > _LARGE:  # (keep only the stretch being read)
+                        _release(data, first + c * length, first + d * length)
+                del rows
                 count = count if good.all() else int(np.argmin(good))
-                runs.append(first + length * np.arange(count, dtype=np.int64))
+                offs.append(first + length * np.arange(count, dtype=np.int64))
+                heads.append(words[:count])
                 at = first + count * length
+        head = struct.Struct(f">{nw}i")
         offsets: list[int] = []
+        rest: list[tuple[int, ...]] = []
+        released = at
         while at < end:  # the rest, one record at a time, checked as the reader checks it
-            length = _FRAME.unpack_from(data, at)[0] if end - at >= 4 else 0
-            detail = self._bad_frame(data, at, length)
-            if detail is not None:
-                path = self.archive.volume_paths[vol]
-                self.problem = ArchiveError(PM_ERR_LOGREC, path, at, detail)
+            if end - at >= head.size:
+                words_at = head.unpack_from(data, at)
+                length = words_at[0]
+            else:  # (too few bytes for a record: a bad frame)
+                words_at = ()
+                length = _FRAME.unpack_from(data, at)[0] if end - at >= 4 else 0
+            if self._bad_frame(data, at, length):
+                self.problem = self._frame_error(vol, data, at)
                 break
             offsets.append(at)
+            rest.append(words_at)
             at += length
-        runs.append(np.array(offsets, dtype=np.int64))
-        offs = np.concatenate(runs)
-        words = np.frombuffer(data, ">i4", (end - first) >> 2, first)
-        return offs, words[(offs - first) >> 2].astype(np.int64)
+            if at - released > _SPAN and end > _LARGE:
+                _release(data, released, at)
+                released = at
+        offs.append(np.array(offsets, dtype=np.int64))
+        heads.append(np.array(rest, dtype=np.int32).reshape(len(rest), nw))
+        return np.concatenate(offs), np.concatenate(heads)
 
-    def _bad_frame(self, data: Any, at: int, length: int) -> str | None:
-        """What is wrong with the frame of LENGTH at AT in DATA (Archive._frame_at's words)."""
+    def _bad_frame(self, data: Any, at: int, length: int) -> bool:
+        """Whether the frame of LENGTH at AT in DATA is one the reader refuses."""
         end = len(data)
-        if end - at < 4:
-            return f"truncated record ({end - at} bytes)"
-        if length < self._smallest or length & 3:
-            return f"bad record length {length}"
-        if at + length > end:
-            return f"truncated record: {length} bytes, {end - at} left"
-        if _FRAME.unpack_from(data, at + length - 4)[0] != length:
-            return "record trailer does not match its header"
-        return None
+        if end - at < 4 or length < self._smallest or length & 3 or at + length > end:
+            return True
+        return _FRAME.unpack_from(data, at + length - 4)[0] != length
 
-    def _heads(self, data: Any, offs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """The times (ns) and numpmid of the records at OFFS in DATA, read as columns."""
-        first = self._first
-        signed = np.frombuffer(data, ">i4", (len(data) - first) >> 2, first)
-        at = (offs - first) >> 2
+    def _frame_error(self, vol: int, data: Any, at: int) -> ArchiveError:
+        """The reader's error for the bad frame at AT in VOL (its words, so they agree)."""
+        try:
+            self.archive._frame_at(vol, data, at)
+        except ArchiveError as exc:
+            return _detached(exc)
+        path = self.archive.volume_paths[vol]
+        return ArchiveError(PM_ERR_LOGREC, path, at, "bad record frame")
+
+    def _heads(self, words: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """The times (ns) and numpmid of records whose first words are WORDS (a row each)."""
         if self._v3:  # 64-bit seconds, low word first (see format.swap_sec)
-            low = signed[at + 1].view(">u4").astype(np.int64)
-            sec = signed[at + 2].astype(np.int64) << 32 | low
-            nsec = signed[at + 3].astype(np.int64)
-            numpmid = signed[at + 4]
+            low = words[:, 1].view(np.uint32).astype(np.int64)
+            sec = words[:, 2].astype(np.int64) << 32 | low
+            nsec = words[:, 3].astype(np.int64)
+            numpmid = words[:, 4]
         else:
-            sec = signed[at + 1].astype(np.int64)
-            nsec = signed[at + 2].astype(np.int64) * 1000
-            numpmid = signed[at + 3]
+            sec = words[:, 1].astype(np.int64)
+            nsec = words[:, 2].astype(np.int64) * 1000
+            numpmid = words[:, 3]
         return sec * NSEC + nsec, numpmid
 
     # -- layouts ---------------------------------------------------------------------
@@ -228,8 +266,13 @@ class Columns:
         records = np.flatnonzero((numpmid != 0) | (lens != self._smallest))
         by_length = records[np.argsort(lens[records], kind="stable")]
         cuts = np.flatnonzero(np.diff(lens[by_length])) + 1
+        self._datas = list(datas.values())  # (while assigning: what `views` view)
         for pending in np.split(by_length, cuts):
             self._assign_length(datas, views, offs, lens, pending)
+            for data in self._datas:
+                if len(data) > _LARGE:  # (keep only what is being read)
+                    _release(data, 0, len(data))
+        del self._datas
 
     def _assign_length(
         self,
@@ -345,6 +388,8 @@ class Columns:
         vol_of, starts = self._vol_of[rows], self._words[rows]
         for a, b in _runs(vol_of):
             view = views[int(vol_of[a])]
+            released = a  # (pages are let go a stretch of the volume at a time)
+            large = len(self._datas[int(vol_of[a])]) > _LARGE
             for c in range(a, b, step):
                 d = min(c + step, b)
                 first = int(starts[c])
@@ -357,6 +402,12 @@ class Columns:
                 np.bitwise_xor(x, expect, out=x)
                 # (mostly all equal: one count over the chunk is cheaper than one per row)
                 out[c:d] = True if not np.count_nonzero(x) else ~x.any(axis=1)
+                del block
+                if 4 * (int(starts[d - 1]) - int(starts[released])) > _SPAN and large:
+                    lo, hi = int(starts[released:d].min()), int(starts[released:d].max()) + width
+                    data = self._datas[int(vol_of[a])]
+                    _release(data, self._first + 4 * lo, self._first + 4 * hi)
+                    released = d
         return out
 
     def _add_careful(self, r: int, rec: LogRecord) -> None:
@@ -391,23 +442,153 @@ class Columns:
         """The metrics with at least one value in the archive."""
         return list(self._pmids)
 
+    def release(self) -> None:
+        """Let the kernel take back every page of the volumes read so far (they are read
+        from the file again if needed): for a set's archives, once a window is read."""
+        for vol in self._vols:
+            with contextlib.suppress(PMError):
+                data = self.archive.volume(vol)
+                _release(data, 0, len(data))
+
+    def count(self, lo: int, hi: int) -> int:
+        """How many records (marks included) have times in [LO, HI]."""
+        if self._sorted is None:
+            self._sorted = np.sort(self.times)
+        ordered = self._sorted
+        return int(np.searchsorted(ordered, hi, "right") - np.searchsorted(ordered, lo, "left"))
+
+    @property
+    def last(self) -> int | None:
+        """The time of the latest record read (ns), None if there is none."""
+        return int(self.times.max()) if len(self.times) else None
+
+    @property
+    def damage(self) -> int | None:
+        """Where reading the records stopped at damage: the time of the last record read
+        before it (the label's start if none was); None when the archive reads to its end."""
+        if self.problem is None:
+            return None
+        last = self.last
+        if last is None:
+            start = self.archive.label.start
+            return start.sec * NSEC + start.nsec
+        return last
+
+    def instances(self, pmid: int) -> list[int]:
+        """The instances PMID has a value for in some record, ascending (no values read)."""
+        insts: set[int] = set()
+        for _, g in self._by_pmid.get(pmid, []):
+            insts.update(g.insts)
+        flat = self._careful_flat(pmid)
+        if flat is not None:
+            insts.update(np.unique(flat[0]).tolist())
+        return sorted(insts)
+
     def series(self, pmid: int) -> dict[int, Series]:
         """PMID's observations, per instance (an empty dict if it has none)."""
-        done = self._series.get(pmid)
-        if done is not None:
-            return done
+        return self.window(pmid, None, None)
+
+    def window(self, pmid: int, lo: int | None, hi: int | None) -> dict[int, Series]:
+        """PMID's observations at times in [LO, HI] (ns; None: unbounded) per instance, and
+        each instance's last observation before LO and first after HI: all any value at a
+        time in [LO, HI] is interpolated from, read without reading the rest."""
         desc = self.archive.descs.get(pmid)
         dtype = NUMERIC_DTYPES.get(desc.type if desc is not None else -1, object)
         parts: dict[int, list[_Part]] = {}
         for t, g in self._by_pmid.get(pmid, []):
-            values = self._gather(t, g)
+            picked = self._select(t, lo, hi)
+            if not len(picked):
+                continue
+            rows = t.rows[picked]
+            values = self._gather(t, g, rows)
             stamps = self._stamps(t)
+            if stamps is not None:
+                stamps = stamps[picked]
             for i, inst in enumerate(g.insts):
-                parts.setdefault(inst, []).append((t.rows, values[i], stamps))
-        self._careful_parts(pmid, dtype, parts)
-        out = {inst: _merge(parts[inst], self.times) for inst in sorted(parts)}
-        self._series[pmid] = out
-        return out
+                parts.setdefault(inst, []).append((rows, values[i], stamps))
+        self._careful_parts(pmid, dtype, parts, lo, hi)
+        return {inst: _merge(parts[inst], self.times) for inst in sorted(parts)}
+
+    def block(self, pmid: int, lo: int | None, hi: int | None) -> Block:
+        """window(PMID, LO, HI) as a Block: the same observations, one row per record,
+        one column per instance (built with a few array operations, not per instance)."""
+        desc = self.archive.descs.get(pmid)
+        dtype = NUMERIC_DTYPES.get(desc.type if desc is not None else -1, object)
+        dense: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
+        for t, g in self._by_pmid.get(pmid, []):
+            picked = self._select(t, lo, hi)
+            if len(picked):
+                rows = t.rows[picked]
+                dense.append((rows, np.asarray(g.insts, np.int64), self._gather(t, g, rows)))
+        sparse = self._careful_window(pmid, lo, hi)
+        if sparse is None and len(dense) == 1:  # (one layout: its rows are the table's)
+            rows, ids, vals = dense[0]
+            times = self.times[rows]
+            if len(set(ids.tolist())) == len(ids) and not (times[1:] < times[:-1]).any():
+                order = np.argsort(ids)
+                present = np.ones((len(rows), len(ids)), dtype=bool)
+                return Block(times, ids[order], np.ascontiguousarray(vals[order].T), present)
+        all_rows = [d[0] for d in dense] + ([sparse[0]] if sparse is not None else [])
+        if not all_rows:
+            return Block.empty(dtype)
+        rows = np.unique(np.concatenate(all_rows))
+        rows = rows[np.argsort(self.times[rows], kind="stable")]  # (in time, then file order)
+        insts = np.unique(
+            np.concatenate([d[1] for d in dense] + ([sparse[1]] if sparse is not None else []))
+        )
+        by_row = np.argsort(rows)
+        values = np.zeros((len(rows), len(insts)), dtype=dtype)
+        present = np.zeros((len(rows), len(insts)), dtype=bool)
+        for r, ids, vals in dense:
+            at = by_row[np.searchsorted(rows[by_row], r)]
+            cols = np.searchsorted(insts, ids)
+            values[at[:, None], cols[None, :]] = vals.T
+            present[at[:, None], cols[None, :]] = True
+        if sparse is not None:
+            r, ids, vals = sparse
+            at = by_row[np.searchsorted(rows[by_row], r)]
+            cols = np.searchsorted(insts, ids)
+            values[at, cols] = vals
+            present[at, cols] = True
+        return Block(self.times[rows], insts, values, present)
+
+    def _careful_window(
+        self, pmid: int, lo: int | None, hi: int | None
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+        """PMID's carefully decoded values window(LO, HI) reads: rows, instances, values
+        (each instance's in [LO, HI], its last before LO and its first after HI)."""
+        flat = self._careful_flat(pmid)
+        if flat is None:
+            return None
+        insts, times, rows, values, starts = flat
+        if lo is None and hi is None:
+            return rows, insts, values
+        n = len(insts)
+        ends = np.append(starts[1:], n)
+        zero = np.zeros_like(starts)
+        before = np.add.reduceat((times < lo).astype(np.int64), starts) if lo is not None else zero
+        upto = (
+            np.add.reduceat((times <= hi).astype(np.int64), starts)
+            if hi is not None
+            else ends - starts
+        )
+        a = starts + np.maximum(before - 1, 0)  # (the last before LO, if any)
+        b = np.minimum(starts + upto + 1, ends)  # (the first after HI, if any)
+        keep = np.zeros(n + 1, dtype=np.int64)
+        np.add.at(keep, a, 1)
+        np.add.at(keep, b, -1)
+        picked = np.cumsum(keep[:n]) > 0
+        return rows[picked], insts[picked], values[picked]
+
+    def _select(self, t: _Template, lo: int | None, hi: int | None) -> np.ndarray:
+        """Which of T's records (positions in t.rows) window(LO, HI) reads."""
+        n = len(t.rows)
+        if lo is None and hi is None:
+            return np.arange(n)
+        self._stamps(t)
+        stamps = t.stamps
+        assert stamps is not None
+        return _nearest(stamps, lo, hi, t.ascending)
 
     def _stamps(self, t: _Template) -> np.ndarray | None:
         """The times of T's records if they are ascending (shared by its series), else None."""
@@ -416,40 +597,112 @@ class Columns:
             t.ascending = not (t.stamps[1:] < t.stamps[:-1]).any()
         return t.stamps if t.ascending else None
 
-    def _gather(self, t: _Template, g: _Group) -> np.ndarray:
-        """Group G's values in every record of T: one row per value, one column per record."""
+    def _gather(self, t: _Template, g: _Group, rows: np.ndarray) -> np.ndarray:
+        """Group G's values in ROWS (records of T, in file order): one row per value, one
+        column per record."""
         if g.words is None:
-            return np.repeat(_column([g.atoms], g.dtype)[:, None], len(t.rows), axis=1)
+            return np.repeat(_column([g.atoms], g.dtype)[:, None], len(rows), axis=1)
         first, width = self._first, t.length >> 2
         low = int(g.words.min())
         high = int(g.words.max()) + (2 if g.wide else 1)
         pieces = []
-        vol_of = self._vol_of[t.rows]
+        vol_of = self._vol_of[rows]
         for a, b in _runs(vol_of):
             data = self.archive.volume(self._vols[int(vol_of[a])])
             view = np.frombuffer(data, np.uint32, (len(data) - first) >> 2, first)
-            starts = self._words[t.rows[a:b]]
+            starts = self._words[rows[a:b]]
             at = int(starts[0])
             if starts[-1] - at == (b - a - 1) * width:  # adjacent records: a strided view
                 span = view[at : at + (b - a) * width].reshape(b - a, width)[:, low:high]
             else:
                 span = view[starts[:, None] + np.arange(low, high)]
             pieces.append(_read(span, g.words - low, g))
+            del span, view
+            if len(data) > _LARGE:
+                lo, hi = first + 4 * int(starts.min()), first + 4 * (int(starts.max()) + width)
+                _release(data, lo, hi)
         return pieces[0] if len(pieces) == 1 else np.concatenate(pieces, axis=1)
 
-    def _careful_parts(self, pmid: int, dtype: Any, parts: dict[int, list[_Part]]) -> None:
-        """Add PMID's carefully decoded values to PARTS, per instance."""
-        chunks = self._careful.get(pmid)
+    def _careful_flat(self, pmid: int) -> tuple[np.ndarray, ...] | None:
+        """PMID's carefully decoded values as arrays sorted by instance, then time, then
+        file order: instances, times, rows, values, and where each instance's run starts."""
+        flat = self._careful_done.get(pmid)
+        if flat is not None or pmid in self._careful_done:
+            return flat
+        chunks = self._careful.pop(pmid, None)
         if not chunks:
-            return
+            self._careful_done[pmid] = None
+            return None
+        desc = self.archive.descs.get(pmid)
+        dtype = NUMERIC_DTYPES.get(desc.type if desc is not None else -1, object)
         counts = [len(c[1]) for c in chunks]
         rows = np.repeat(np.array([c[0] for c in chunks], dtype=np.int64), counts)
         insts = np.concatenate([np.asarray(c[1], dtype=np.int64) for c in chunks])
         values = _column([c[2] for c in chunks], dtype)
-        order = np.argsort(insts, kind="stable")
-        insts, rows, values = insts[order], rows[order], values[order]
-        for a, b in _runs(insts):
-            parts.setdefault(int(insts[a]), []).append((rows[a:b], values[a:b], None))
+        times = self.times[rows]
+        order = np.lexsort((rows, times, insts))
+        insts, times, rows, values = insts[order], times[order], rows[order], values[order]
+        starts = np.flatnonzero(np.diff(insts, prepend=-1)) if len(insts) else _EMPTY
+        flat = (insts, times, rows, values, starts)
+        self._careful_done[pmid] = flat
+        return flat
+
+    def _careful_parts(
+        self, pmid: int, dtype: Any, parts: dict[int, list[_Part]], lo: int | None, hi: int | None
+    ) -> None:
+        """Add PMID's carefully decoded values in window(LO, HI) to PARTS, per instance."""
+        flat = self._careful_flat(pmid)
+        if flat is None:
+            return
+        insts, times, rows, values, starts = flat
+        bounds = [*starts.tolist(), len(insts)]
+        for a, b in pairwise(bounds):
+            if lo is None and hi is None:
+                picked = slice(a, b)
+            else:
+                inner = _nearest(times[a:b], lo, hi, True)
+                if not len(inner):
+                    continue
+                picked = slice(a + int(inner[0]), a + int(inner[-1]) + 1)
+            parts.setdefault(int(insts[a]), []).append((rows[picked], values[picked], None))
+
+
+def _nearest(stamps: np.ndarray, lo: int | None, hi: int | None, ascending: bool) -> np.ndarray:
+    """Positions of STAMPS in [LO, HI], with the last one before LO and the first after
+    HI (of equal times, the last and the first in order)."""
+    n = len(stamps)
+    if ascending:
+        a = int(np.searchsorted(stamps, lo, "left")) if lo is not None else 0
+        b = int(np.searchsorted(stamps, hi, "right")) if hi is not None else n
+        return np.arange(max(a - 1, 0), min(b + 1, n))
+    keep = np.ones(n, dtype=bool)
+    if lo is not None:
+        keep &= stamps >= lo
+    if hi is not None:
+        keep &= stamps <= hi
+    if lo is not None:
+        before = np.flatnonzero(stamps < lo)
+        if len(before):  # the latest; of equal ones, the last in order
+            keep[before[stamps[before] == stamps[before].max()][-1]] = True
+    if hi is not None:
+        after = np.flatnonzero(stamps > hi)
+        if len(after):  # the earliest; of equal ones, the first in order
+            keep[after[stamps[after] == stamps[after].min()][0]] = True
+    return np.flatnonzero(keep)
+
+
+def _release(data: Any, start: int, end: int) -> None:
+    """Let the kernel take back the pages of DATA (a mapped volume) from START to END:
+    they are read from the file again when next needed (the page cache mostly still
+    holds them), so a pass over a large archive keeps no more of it resident than the
+    part being read."""
+    if not isinstance(data, mmap.mmap):
+        return
+    start -= start % _PAGE
+    end = min(end, len(data))
+    if end > start:
+        with contextlib.suppress(OSError, ValueError):
+            data.madvise(mmap.MADV_DONTNEED, start, end - start)
 
 
 def _detached(exc: ArchiveError) -> ArchiveError:

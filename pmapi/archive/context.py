@@ -1,6 +1,8 @@
 """Archive contexts: the PMAPI calls answered from an archive (PCP's PM_CONTEXT_ARCHIVE).
 
-Names come from the archive's own namespace; descriptors, help text and labels from
+The name may also be a comma-separated list of archives, or a directory of them: a
+multi-archive context (multi.py), answered as one archive would be.  Names come from
+the archive's own namespace; descriptors, help text and labels from
 its metadata; instance domains and labels as they were at the context's current time
 (its origin, initially the archive's start), as libpcp answers them.  A fetch in
 PM_MODE_FORW or PM_MODE_BACK (the default is FORW, as libpcp's) returns the next
@@ -8,15 +10,14 @@ record, in the mode's direction from the origin, holding any of the metrics aske
 for, uninterpolated, with the instance profile applied; ``fetch_archive`` returns
 every record, marks included.  A fetch in PM_MODE_INTERP returns the values at the
 origin by seed 001's interpolation rules (interp.py), then moves the origin on by
-the mode's delta; ``replay`` answers a run of such fetches at once, as arrays.
+the mode's delta; ``replay`` answers a run of such fetches at once, as arrays, and
+``replays`` the same run a bounded chunk at a time.
 """
 
 from __future__ import annotations
 
-import errno
-import os
 from array import array
-from collections.abc import Generator, Iterator, Sequence
+from collections.abc import Callable, Generator, Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
 from ..context import Fetched, _Operations
@@ -37,10 +38,11 @@ from ..pmns import PMNS
 from ..types import ValFmt
 from ..values import NO_BLOCKS, Result, Timestamp, ValueSet
 from .format import PM_TEXT_HELP, PM_TEXT_INDOM, PM_TEXT_ONELINE, PM_TEXT_PMID
+from .multi import ArchiveSet, find_end, open_one, open_source
 from .reader import Archive, LogRecord
 
 if TYPE_CHECKING:  # (replay.py needs NumPy: loaded on the first interpolated fetch)
-    from .replay import Replay
+    from .replay import Observations, Replay, Span
 
 PM_MODE_LIVE = 0
 PM_MODE_INTERP = 1
@@ -55,7 +57,7 @@ class ArchiveSource:
     features = 0
     generation = 0
 
-    def __init__(self, archive: Archive) -> None:
+    def __init__(self, archive: Archive | ArchiveSet) -> None:
         self.archive = archive
         self.changes = 0
 
@@ -67,32 +69,31 @@ class ArchiveSource:
         self.archive.close()
 
 
-def open_archive(name: str) -> Archive:
-    """The archive NAME; PMError(-ENOENT) when nothing of that name exists, as libpcp says."""
-    base = name
-    if not any(os.path.exists(p) for p in (name, name + ".meta", name + ".meta.xz")):
-        from .reader import base_name
-
-        base = base_name(name)
-        if not any(os.path.exists(base + s) for s in (".meta", ".meta.xz", ".0", ".index")):
-            raise PMError(-errno.ENOENT)
-    return Archive(base)
+#: The archive NAME (PMError(-ENOENT) when nothing of that name exists, as libpcp says).
+open_archive = open_one
 
 
 class ArchiveContext(_Operations):
     """A synchronous PMAPI context over an archive: ``with ArchiveContext(path) as ctx:``."""
 
     def __init__(self, name: str, pmns: PMNS | None = None) -> None:
-        archive = open_archive(name)
-        super().__init__(ArchiveSource(archive), _trimmed(archive, pmns))
-        self.archive = archive
+        archive = open_source(name)
+        try:
+            super().__init__(ArchiveSource(archive), _trimmed(archive, pmns))
+        except BaseException:
+            archive.close()
+            raise
+        self.name = name
+        self.archive: Archive | ArchiveSet = archive
         self.origin: Timestamp = archive.label.start
         self.mode = PM_MODE_FORW
         self.delta_ns = 0
-        self._cursor: Iterator[LogRecord] | None = None
-        self._observations: Any = None
-        self._window: tuple[int, int] | None = None
+        self._cursor: Iterator[LogRecord | PMError] | None = None
+        self._observations: Observations | None = None
+        self._span: Span | None = None
+        self._columns: dict[int, Any] = {}  # a set's archives' Columns, once built
         self._ahead: _ReadAhead | None = None
+        self._sequel: Any = None  # what the last interpolated fetch left (replay.Sequel)
 
     # -- the context's time -------------------------------------------------------------
 
@@ -107,11 +108,21 @@ class ArchiveContext(_Operations):
         if origin is not None:
             self.origin = origin
         self._cursor = None
+        self._sequel = None  # (the fetch before is forgotten, and the fetches read ahead)
+        self._ahead = None
+        if isinstance(self.archive, ArchiveSet):  # (a replay reads the chain it seeks into)
+            self._observations = None
 
-    def _records(self) -> Iterator[LogRecord]:
+    def _records(self) -> Iterator[LogRecord | PMError]:
+        """The records from the origin in the mode's direction; a PMError in the stream
+        is an error the next read returns (a set's overlapping archives), after which
+        reading goes on, as libpcp's does."""
         if self._cursor is None:
             backwards = self.mode == PM_MODE_BACK
-            self._cursor = self.archive.records_from(self.origin, backwards=backwards)
+            if isinstance(self.archive, ArchiveSet):
+                self._cursor = self.archive.walk(self.origin, backwards)
+            else:
+                self._cursor = self.archive.records_from(self.origin, backwards=backwards)
         return self._cursor
 
     def fetch_archive(self) -> Result:
@@ -119,6 +130,8 @@ class ArchiveContext(_Operations):
         if self.mode == PM_MODE_INTERP:
             raise PMError(PM_ERR_MODE)
         for rec in self._records():
+            if isinstance(rec, PMError):
+                raise rec
             self.origin = rec.stamp
             return rec.result
         raise PMError(PM_ERR_EOL)
@@ -130,6 +143,8 @@ class ArchiveContext(_Operations):
             return self._fetch_interp(pmids)
         wanted = dict.fromkeys(pmids)
         for rec in self._records():
+            if isinstance(rec, PMError):
+                raise rec
             if rec.is_mark:
                 continue
             found = {vs.pmid: vs for vs in rec.result.vsets if vs.pmid in wanted}
@@ -154,45 +169,68 @@ class ArchiveContext(_Operations):
 
         The origin moves on by COUNT deltas, as after the fetches themselves.
         """
-        from .replay import fetch_times
+        from .replay import concat
+
+        return concat(list(self.replays(pmids, count)))
+
+    def replays(self, pmids: Sequence[int], count: int) -> Iterator[Replay]:
+        """replay(PMIDS, COUNT) as successive Replays of bounded size (replay.py's
+        chunks), so a long run is answered in bounded memory.  The origin moves on by
+        COUNT deltas now; the chunks are read as the iterator is consumed."""
+        from .replay import Sequel, replays
 
         if self.mode != PM_MODE_INTERP:
             raise PMError(PM_ERR_MODE)
+        observations, span = self._source()
+        if self._sequel is None:
+            self._sequel = Sequel()
         origin = _ns(self.origin)
-        times = fetch_times(origin, self.delta_ns, count)
         self.origin = _stamp(origin + count * self.delta_ns)
         dm = self.derived()
-        if dm is None or not any(dm.is_derived(p) for p in pmids):
-            return self._replay(pmids, times)
+        derived = dm is not None and any(dm.is_derived(p) for p in pmids)
+        real = dm.operands(pmids) if derived else pmids
+        chunks = replays(observations, self.archive.descs, real, origin, self.delta_ns, count,
+                         span, self._candidates, self._sequel)  # fmt: skip
+        if not derived:
+            return chunks
         from .replay import derived_replay
 
-        return derived_replay(dm, pmids, self._replay(dm.operands(pmids), times))
+        return (derived_replay(dm, pmids, chunk) for chunk in chunks)
 
-    def _replay(self, pmids: Sequence[int], times: Any) -> Replay:
+    def _source(self) -> tuple[Observations, Span]:
+        """What interpolated fetches read, and where their values lie: the archive's
+        Columns; for a set, the chain of archives the origin seeks into."""
         from .columns import Columns
-        from .replay import replay
+        from .replay import Span
 
+        archive = self.archive
+        start = _ns(archive.label.start)
         if self._observations is None:
-            self._observations = Columns(self.archive)
-        if self._window is None:
-            start = _ns(self.archive.label.start)
-            every = self._observations.times
-            self._window = (start, int(every.max()) if len(every) else start)
-        return replay(
-            self._observations, self.archive.descs, pmids, times, self._window, self._candidates
-        )
+            if isinstance(archive, ArchiveSet):
+                from .chain import Chain
 
-    def _candidates(self, desc: Desc, observed: Sequence[int]) -> list[int]:
+                seek = archive.seek(self.origin, self.delta_ns >= 0)
+                self._observations = Chain(archive, archive.chain(seek), seek, self._columns)
+            else:
+                self._observations = Columns(archive)
+        if self._span is None:
+            end = archive.end_stamp if isinstance(archive, ArchiveSet) else find_end(archive)
+            # (no end found: libpcp's end stays the start, and every later fetch is EOL)
+            self._span = Span(start, _ns(end) if end is not None else start)
+        assert self._observations is not None
+        return self._observations, self._span
+
+    def _candidates(self, desc: Desc, observed: Callable[[], Sequence[int]]) -> list[int]:
         """The instances an interpolated fetch of DESC's metric may return, ascending:
         every one the archive's instance domain ever held (the observed ones if it has
         none), that the profile wants."""
         history = self.archive.indoms.get(desc.indom)
-        insts = {i for record in history for i in record.insts} if history else set(observed)
+        insts = {i for record in history for i in record.insts} if history else set(observed())
         return sorted(i for i in insts if self.profile.wants(desc.indom, i))
 
     def _fetch_interp(self, pmids: Sequence[int]) -> Fetched:
         """One interpolated fetch, answered from a replay computed ahead in chunks."""
-        from .replay import fetch_times
+        from .replay import Sequel, concat, replays
 
         origin = _ns(self.origin)
         key = (tuple(pmids), self.profile.version, self.delta_ns)
@@ -200,13 +238,19 @@ class ArchiveContext(_Operations):
         k = ahead.row(key, origin) if ahead is not None else None
         if k is None:
             size = 1 if self.delta_ns == 0 else _ahead_size(ahead, key)
-            times = fetch_times(origin, self.delta_ns, size)
-            ahead = self._ahead = _ReadAhead(key, origin, self._replay(pmids, times))
+            observations, span = self._source()
+            # (a run going on from the last one goes on from where it left libpcp's memory)
+            goes_on = ahead is not None and ahead.key == key and ahead.stop() == origin
+            sequel = ahead.sequel if goes_on else Sequel()  # type: ignore[union-attr]
+            chunks = replays(observations, self.archive.descs, pmids, origin, self.delta_ns,
+                             size, span, self._candidates, sequel)  # fmt: skip
+            ahead = self._ahead = _ReadAhead(key, origin, concat(list(chunks)), sequel)
             k = 0
         self.origin = _stamp(origin + self.delta_ns)
         done = ahead.replay
-        if done.eol[k]:
-            raise PMError(PM_ERR_EOL)
+        failure = done.fetch_error(k)
+        if failure is not None:
+            raise failure
         vsets = tuple(m.value_set(k) for m in done.metrics)
         descs = {m.pmid: m.desc for m in done.metrics}
         return Fetched(Result(_stamp(origin), vsets), descs)
@@ -355,10 +399,15 @@ class ArchiveContext(_Operations):
 class _ReadAhead:
     """Interpolated fetches computed ahead: fetch k of KEY's run from ORIGIN is row k."""
 
-    def __init__(self, key: tuple, origin: int, replay: Replay) -> None:
+    def __init__(self, key: tuple, origin: int, replay: Replay, sequel: Any) -> None:
         self.key = key
         self.origin = origin
         self.replay = replay
+        self.sequel = sequel  # (what the run's last fetch left: replay.Sequel)
+
+    def stop(self) -> int:
+        """The time of the fetch after this run's last."""
+        return self.origin + len(self.replay.times) * self.key[-1]
 
     def row(self, key: tuple, origin: int) -> int | None:
         """The row answering a fetch of KEY at ORIGIN, if this run holds one."""
@@ -402,7 +451,7 @@ def _no_values(pmid: int) -> ValueSet:
     return ValueSet(pmid, 0, ValFmt.PM_VAL_INSITU, NO_BLOCKS, array("I"), array("I"))
 
 
-def _trimmed(archive: Archive, pmns: PMNS | None) -> PMNS:
+def _trimmed(archive: Archive | ArchiveSet, pmns: PMNS | None) -> PMNS:
     """The namespace to answer names from: the archive's, or -n's cut to the archive's metrics."""
     if pmns is None:
         return archive.pmns

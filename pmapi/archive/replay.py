@@ -2,32 +2,106 @@
 
 A replay is what `count` PM_MODE_INTERP fetches from an origin, `delta` apart, would
 return: per fetch time, per metric, per candidate instance, whether it has a value
-and which (interp.py's rules over the archive's observation series, columns.py).
+and which (interp.py's rules over the archive's observations, columns.py).
 The candidates of a metric with an instance domain are, as libpcp takes them, every
 instance any of the archive's instance-domain records ever named, less those the
-context's profile leaves out; a singular metric has the one PM_IN_NULL.  A fetch
-more than a millisecond before the archive's label start or after its last record
-is PM_ERR_EOL, and the origin still moves on, as with libpcp.
+context's profile leaves out; a singular metric has the one PM_IN_NULL, whatever
+instance its values were logged under (old archives log some under instance 1), as
+libpcp's interpolation takes them.  A fetch more than a millisecond before the
+archive's label start or after its last record is PM_ERR_EOL, and the origin still
+moves on, as with libpcp.
+
+Replays are answered a chunk of fetches at a time (`replays`), each chunk reading only
+the records around its own times, so the memory a replay needs is bounded by the
+chunk, not by the span of the archive or of the fetches.  Where an archive is damaged
+(its records end in one that cannot be read), a fetch that libpcp would have to read
+past the damage to answer fails with PM_ERR_LOGREC, as libpcp's does.
 """
 
 from __future__ import annotations
 
 from array import array
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field
+from typing import Protocol
 
 import numpy as np
 
 from ..desc import Desc
-from ..errors import PM_ERR_PMID_LOG, PM_ERR_TYPE  # type: ignore[attr-defined]
+from ..errors import (  # type: ignore[attr-defined]
+    PM_ERR_EOL,
+    PM_ERR_LOGREC,
+    PM_ERR_PMID_LOG,
+    PM_ERR_TYPE,
+    PMError,
+)
 from ..ids import PM_IN_NULL, PM_INDOM_NULL
 from ..types import PMSem, ValFmt
 from ..values import NO_BLOCKS, ValueSet
-from .columns import Columns
-from .interp import NUMERIC_DTYPES, interpolate
+from .interp import NUMERIC_DTYPES, Block, interpolate_block
 
 #: How far outside [label start, last record] a fetch may ask before it is PM_ERR_EOL.
 EOL_SLOP_NS = 1_000_000
+#: A chunk of a replay holds at most this many fetches and (fetch, instance) values ...
+CHUNK_FETCHES = 1 << 16
+CHUNK_CELLS = 1 << 18
+#: ... and reads at most this many (record, instance) observations (at least one
+#: fetch's worth: the records at a fetch's own time are always read together).
+CHUNK_READS = 1 << 20
+
+#: candidates(desc, observed) -> the instances a fetch of DESC's metric may return,
+#: ascending; OBSERVED() gives those with values anywhere (asked for only if needed).
+Candidates = Callable[[Desc, Callable[[], Sequence[int]]], Sequence[int]]
+
+
+class Observations(Protocol):
+    """What a replay reads: an archive's (or a chain of archives') observations."""
+
+    marks: np.ndarray  # every <mark> time, ascending (int64 ns)
+
+    def block(self, pmid: int, lo: int | None, hi: int | None) -> Block:
+        """PMID's observations in [LO, HI] and each instance's nearest each side."""
+        ...
+
+    def instances(self, pmid: int) -> list[int]:
+        """The instances PMID has values for anywhere."""
+        ...
+
+    def count(self, lo: int, hi: int) -> int:
+        """How many records have times in [LO, HI]."""
+        ...
+
+    @property
+    def damage(self) -> int | None:
+        """When the records became unreadable, as far as read (the time of the last record
+        before the damage); None if they read to the end."""
+        ...
+
+    @property
+    def problem(self) -> PMError | None:
+        """What made them unreadable (an ArchiveError naming file and offset)."""
+        ...
+
+
+@dataclass(frozen=True)
+class Span:
+    """Where a replay's fetches may find values: from START (label start) to END (last
+    record), ns."""
+
+    start: int
+    end: int
+
+
+@dataclass
+class Sequel:
+    """What libpcp remembers from one interpolated fetch to the next, until the context's
+    time is set again: when the last fetch was, and which metrics it gave values for
+    (its per-metric last_numval).  A counter that had values at the fetch before has
+    none at a fetch that reads past a <mark> to get to its time, so no rate is made
+    across the mark (interp.c's seen_mark rule)."""
+
+    time: int | None = None
+    had: dict[int, bool] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -65,11 +139,23 @@ _INSITU = ValFmt.PM_VAL_INSITU
 
 @dataclass(frozen=True)
 class Replay:
-    """What a run of interpolated fetches returned: their times, EOLs and metrics."""
+    """What a run of interpolated fetches returned: their times, EOLs and metrics; and the
+    fetches that failed as a whole (a read error, libpcp's pmFetch failing), if any."""
 
     times: np.ndarray  # int64 ns, each fetch's requested time (its result's timestamp)
     eol: np.ndarray  # bool: that fetch failed with PM_ERR_EOL
     metrics: tuple[MetricReplay, ...]
+    failed: np.ndarray | None = None  # bool: that fetch failed with FAIL_CODE ...
+    fail_code: int = 0
+    problem: PMError | None = None  # ... because of this (the archive's damage)
+
+    def fetch_error(self, k: int) -> PMError | None:
+        """The error fetch K fails with as a whole (PM_ERR_EOL first), if any."""
+        if self.eol[k]:
+            return PMError(PM_ERR_EOL)
+        if self.failed is not None and self.failed[k]:
+            return self.problem if self.problem is not None else PMError(self.fail_code)
+        return None
 
 
 def fetch_times(origin_ns: int, delta_ns: int, count: int) -> np.ndarray:
@@ -77,22 +163,130 @@ def fetch_times(origin_ns: int, delta_ns: int, count: int) -> np.ndarray:
     return origin_ns + np.arange(count, dtype=np.int64) * np.int64(delta_ns)
 
 
+def concat(parts: Sequence[Replay]) -> Replay:
+    """One replay of PARTS, replays of the same metrics of successive fetches."""
+    if len(parts) == 1:
+        return parts[0]
+    metrics = []
+    for ms in zip(*(p.metrics for p in parts), strict=True):
+        first = ms[0]
+        failed = None
+        if first.error:
+            failed = np.concatenate(
+                [m.failed if m.failed is not None else np.ones(len(p.times), bool)
+                 for m, p in zip(ms, parts, strict=True)]
+            )  # fmt: skip
+        metrics.append(
+            MetricReplay(first.pmid, first.desc, first.insts,
+                         np.concatenate([m.has for m in ms]),
+                         np.concatenate([m.values for m in ms]), first.error, failed)
+        )  # fmt: skip
+    failed = None
+    code = next((p.fail_code for p in parts if p.fail_code), 0)
+    if code:
+        failed = np.concatenate(
+            [p.failed if p.failed is not None else np.zeros(len(p.times), bool) for p in parts]
+        )
+    problem = next((p.problem for p in parts if p.problem is not None), None)
+    return Replay(
+        np.concatenate([p.times for p in parts]),
+        np.concatenate([p.eol for p in parts]),
+        tuple(metrics),
+        failed,
+        code,
+        problem,
+    )
+
+
+def replays(
+    observations: Observations,
+    descs: dict[int, Desc],
+    pmids: Sequence[int],
+    origin_ns: int,
+    delta_ns: int,
+    count: int,
+    span: Span,
+    candidates: Candidates,
+    sequel: Sequel | None = None,
+) -> Iterator[Replay]:
+    """COUNT fetches of PMIDS from ORIGIN_NS, DELTA_NS apart, as successive chunks (see
+    the module's docstring): each chunk holds at most CHUNK_FETCHES fetches and
+    CHUNK_CELLS values, and reads at most CHUNK_READS observations (or the records of a
+    single fetch).  SEQUEL is what the fetch before the first left (updated as the
+    chunks are made)."""
+    sequel = sequel if sequel is not None else Sequel()
+    width = 1
+    for pmid in pmids:
+        desc = descs.get(pmid)
+        if desc is not None and desc.indom != PM_INDOM_NULL:
+            width = max(width, len(candidates(desc, _observed(observations, pmid))))
+    most = max(1, min(CHUNK_FETCHES, CHUNK_CELLS // width))
+    reads = max(1, CHUNK_READS // width)
+    if count <= 0:  # (a replay of no fetches is one empty chunk)
+        empty = fetch_times(0, 0, 0)
+        yield replay(observations, descs, pmids, empty, span, candidates, sequel)
+        return
+    done = 0
+    while done < count:
+        times = fetch_times(origin_ns + done * delta_ns, delta_ns, min(most, count - done))
+        n = _fits(observations, times, span, reads)
+        yield replay(observations, descs, pmids, times[:n], span, candidates, sequel)
+        done += n
+
+
+def _fits(observations: Observations, times: np.ndarray, span: Span, reads: int) -> int:
+    """How many of TIMES (in order) one chunk takes: as many as keep the records between
+    the first and the last of them (inside the span) within READS; at least one."""
+    lo, hi = span.start - EOL_SLOP_NS, span.end + EOL_SLOP_NS
+    inside = np.clip(times, lo, hi)
+    if observations.count(int(inside.min()), int(inside.max())) <= reads:
+        return len(times)
+    a, b = 1, len(times)  # the most that fit, by bisection
+    while a < b:
+        mid = (a + b + 1) // 2
+        part = inside[:mid]
+        if observations.count(int(part.min()), int(part.max())) <= reads:
+            a = mid
+        else:
+            b = mid - 1
+    return a
+
+
 def replay(
-    observations: Columns,
+    observations: Observations,
     descs: dict[int, Desc],
     pmids: Sequence[int],
     times: np.ndarray,
-    window: tuple[int, int],
-    candidates: Callable[[Desc, Sequence[int]], Sequence[int]],
+    span: Span | tuple[int, int],
+    candidates: Candidates,
+    sequel: Sequel | None = None,
 ) -> Replay:
-    """Fetches of PMIDS at TIMES (int64 ns) from OBSERVATIONS (an archive's Columns).
+    """Fetches of PMIDS at TIMES (int64 ns) from OBSERVATIONS.
 
-    WINDOW is (label start, last record) in ns; CANDIDATES(desc, observed) gives the
-    instances a fetch may return for a metric with an instance domain, ascending.
+    SPAN says where the values are (a Span, or (label start, last record) in ns);
+    CANDIDATES gives the instances a fetch may return for a metric with an instance
+    domain (see Candidates); SEQUEL, if given, is what the fetch before TIMES left
+    (the first fetch after the context's time is set has none), updated here.
     """
-    start, end = window
-    eol = (times < start - EOL_SLOP_NS) | (times > end + EOL_SLOP_NS)
+    if not isinstance(span, Span):
+        span = Span(*span)
+    eol = (times < span.start - EOL_SLOP_NS) | (times > span.end + EOL_SLOP_NS)
+    inside = times[~eol]
+    lo = int(inside.min()) if len(inside) else None
+    hi = int(inside.max()) if len(inside) else None
     marks = observations.marks
+    read: dict[int, Block] = {}
+    for pmid in pmids:
+        desc = descs.get(pmid)
+        if desc is not None and pmid not in read:
+            dtype = NUMERIC_DTYPES.get(desc.type, object)
+            read[pmid] = observations.block(pmid, lo, hi) if lo is not None else Block.empty(dtype)
+    damage = observations.damage  # (known once the observations are read)
+    unreadable = times > damage if damage is not None else np.zeros(len(times), dtype=bool)
+    if damage is not None and len(marks):  # (a mark before the damage ends any search)
+        stopped = np.searchsorted(marks, times, "left") < np.searchsorted(marks, damage, "right")
+    else:
+        stopped = np.zeros(len(times), dtype=bool)
     metrics = []
     for pmid in pmids:
         desc = descs.get(pmid)
@@ -100,23 +294,31 @@ def replay(
             empty = np.zeros((len(times), 0), dtype=bool)
             metrics.append(MetricReplay(pmid, None, _NO_INSTS, empty, empty, PM_ERR_PMID_LOG))
             continue
-        series = observations.series(pmid)
+        block = read[pmid]
         if desc.indom == PM_INDOM_NULL:
             insts = [PM_IN_NULL]
+            block = _singular(block)
         else:
-            insts = list(candidates(desc, sorted(series)))
+            insts = list(candidates(desc, _observed(observations, pmid)))
+        wanted = np.asarray(insts, dtype=np.int64)
+        pos = np.searchsorted(wanted, block.insts)
+        known = pos < len(wanted)
+        known[known] = wanted[pos[known]] == block.insts[known]
+        block = block.columns(np.flatnonzero(known))
+        where = pos[known]
         dtype = NUMERIC_DTYPES.get(desc.type, object)
         has = np.zeros((len(times), len(insts)), dtype=bool)
         values = np.zeros((len(times), len(insts)), dtype=dtype)
         # a counter that is no number fails where it has both bounds (libpcp: PM_ERR_TYPE)
         untyped = desc.sem == PMSem.PM_SEM_COUNTER and dtype is object
         sem = PMSem.PM_SEM_INSTANT if untyped else desc.sem  # (the same bounds needed)
-        for j, inst in enumerate(insts):
-            one = series.get(inst)
-            if one is not None:
-                answer = interpolate(one, times, sem, desc.type, marks, base=start)
-                has[:, j] = answer.has
-                values[:, j] = answer.values
+        answer = interpolate_block(block, times, sem, desc.type, marks, base=span.start)
+        has[:, where] = answer.has
+        values[:, where] = answer.values
+        if desc.sem == PMSem.PM_SEM_COUNTER and not untyped and sequel is not None:
+            _across_marks(pmid, has, times, eol, marks, sequel)
+        if damage is not None and insts:
+            unreadable |= _reads_past(block, where, len(insts), times) & ~stopped
         has[eol] = False
         error, failed = 0, None
         if untyped:
@@ -124,7 +326,92 @@ def replay(
             has[:] = False
         insts_u32 = np.asarray(insts, dtype=np.uint32)
         metrics.append(MetricReplay(pmid, desc, insts_u32, has, values, error, failed))
+    unreadable &= ~eol
+    if sequel is not None:
+        _remember(sequel, times, eol, metrics)
+    if unreadable.any():
+        problem = observations.problem
+        return Replay(times, eol, tuple(metrics), unreadable, PM_ERR_LOGREC, problem)
     return Replay(times, eol, tuple(metrics))
+
+
+def _across_marks(
+    pmid: int,
+    has: np.ndarray,
+    times: np.ndarray,
+    eol: np.ndarray,
+    marks: np.ndarray,
+    sequel: Sequel,
+) -> None:
+    """libpcp's seen_mark rule (see Sequel): a counter fetch whose time is past a <mark>
+    since the fetch before, which had values, has none."""
+    if not len(marks) or not len(times):
+        return
+    before = np.empty(len(times), dtype=np.int64)
+    before[1:] = times[:-1]
+    before[0] = sequel.time if sequel.time is not None else times[0]
+    lo, hi = np.minimum(before, times), np.maximum(before, times)
+    forwards = times >= before
+    # a mark in (before, t] reading forwards, in [t, before) reading backwards
+    crossed = np.where(
+        forwards,
+        np.searchsorted(marks, hi, "right") > np.searchsorted(marks, lo, "right"),
+        np.searchsorted(marks, hi, "left") > np.searchsorted(marks, lo, "left"),
+    )
+    if sequel.time is None:
+        crossed[0] = False  # (the first fetch after the time is set: no fetch before)
+    crossed &= ~eol  # (an EOL fetch leaves libpcp's memory as it was)
+    if not crossed.any():
+        return
+    had = has.any(axis=1) & ~eol
+    # the fetch before each, that was not EOL (-1: the one before this run)
+    inside = np.where(~eol, np.arange(len(times)), -1)
+    prior = np.empty(len(times), dtype=np.int64)
+    prior[0] = -1
+    prior[1:] = np.maximum.accumulate(inside)[:-1]
+    for k in np.flatnonzero(crossed).tolist():  # (in order: a dropped fetch had no values)
+        p = int(prior[k])
+        if had[p] if p >= 0 else sequel.had.get(pmid, False):
+            has[k] = False
+            had[k] = False
+
+
+def _remember(sequel: Sequel, times: np.ndarray, eol: np.ndarray, metrics) -> None:
+    """Update SEQUEL to what the last of these fetches (that was not EOL) left."""
+    inside = np.flatnonzero(~eol)
+    if not len(inside):
+        return
+    k = int(inside[-1])
+    sequel.time = int(times[k])
+    for m in metrics:
+        sequel.had[m.pmid] = bool(m.has[k].any()) and not m.fails(k)
+
+
+def _observed(observations: Observations, pmid: int) -> Callable[[], Sequence[int]]:
+    return lambda: observations.instances(pmid)
+
+
+def _singular(block: Block) -> Block:
+    """A singular metric's one column: its values under whatever instance they were
+    logged (libpcp takes a value under any instance as PM_IN_NULL's; of a record's
+    values, the last, and PM_IN_NULL sorts last)."""
+    null = np.array([PM_IN_NULL], dtype=np.int64)
+    n, k = block.present.shape
+    if k <= 1:
+        return Block(block.times, null[:k], block.values, block.present)
+    last = k - 1 - np.argmax(block.present[:, ::-1], axis=1)
+    values = block.values[np.arange(n), last][:, None]
+    return Block(block.times, null, values, block.present.any(axis=1)[:, None])
+
+
+def _reads_past(block: Block, where: np.ndarray, width: int, times: np.ndarray) -> np.ndarray:
+    """Which fetches at TIMES must read on to bound some instance from above (no later
+    observation of it is in BLOCK, whose column j is instance WHERE[j] of WIDTH)."""
+    latest = np.full(width, np.iinfo(np.int64).min, dtype=np.int64)
+    if len(block.times) and len(where):
+        seen = np.where(block.present, block.times[:, None], np.iinfo(np.int64).min)
+        latest[where] = seen.max(axis=0)
+    return (times[:, None] > latest[None, :]).any(axis=1)
 
 
 def derived_replay(derived, pmids: Sequence[int], operands: Replay) -> Replay:
@@ -159,4 +446,5 @@ def derived_replay(derived, pmids: Sequence[int], operands: Replay) -> Replay:
             MetricReplay(pmid, desc, frame.insts.astype(np.uint32), frame.has, frame.values,
                          error, failing if error else None)
         )  # fmt: skip
-    return Replay(operands.times, operands.eol, tuple(metrics))
+    return Replay(operands.times, operands.eol, tuple(metrics), operands.failed,
+                  operands.fail_code, operands.problem)  # fmt: skip

@@ -108,7 +108,7 @@ class Tool:
             return body(args)
         except SystemExit as done:
             return done.code if isinstance(done.code, int) else int(done.code is not None)
-        except (PMError, LayoutError) as exc:  # (LayoutError: a bad $PYPCP_CONF line)
+        except (PMError, LayoutError) as exc:  # (LayoutError: a bad $PUREPCP_CONF line)
             sys.stdout.flush()
             sys.stderr.write(f"{self.prog}: {exc}\n")
             return 1
@@ -232,12 +232,14 @@ class Tool:
 
 
 def archive_end(prog: str, name: str, archive: Any) -> Any:
-    """The archive's last record time, or None (warning as libpcp does) if its tail is damaged."""
-    try:
-        return archive.end()
-    except PMError:
+    """pmGetArchiveEnd: the time of the last record that reads cleanly (of the last
+    archive, for a set), or None, warning as libpcp's tools do, if none does."""
+    from pmapi.archive.multi import end_of
+
+    end = end_of(archive)
+    if end is None:
         warn_damaged_end(prog, name)
-        return None
+    return end
 
 
 def warn_damaged_end(prog: str, name: str) -> None:

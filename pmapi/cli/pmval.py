@@ -22,6 +22,7 @@ from datetime import tzinfo
 from typing import Any
 
 from pmapi.archive.context import PM_MODE_FORW, PM_MODE_INTERP
+from pmapi.archive.format import ArchiveError
 from pmapi.cli.common import (
     ALIGN,
     ARCHIVE,
@@ -46,6 +47,7 @@ from pmapi.cli.common import (
     archive_zone,
     load_derived,
 )
+from pmapi.cli.stdio import write
 from pmapi.convert import StoreValueError, parse_typed_value, pmExtractValue
 from pmapi.desc import Desc
 from pmapi.errors import (  # type: ignore[attr-defined]
@@ -938,7 +940,9 @@ class Reporter:
         except PMError as exc:
             if exc.code == PM_ERR_EOL:
                 raise _Exit(0) from None
-            raise self.die(f"\n{PROG}: {call}: {pmErrStr(exc.code)}\n") from None
+            # (PCP's words; ours add where the archive is damaged)
+            why = str(exc) if isinstance(exc, ArchiveError) else pmErrStr(exc.code)
+            raise self.die(f"\n{PROG}: {call}: {why}\n") from None
         if timestamp_seconds(stamp) > self.finish_real:
             return -2
         self.note_rates(vset, stamp)
@@ -989,18 +993,6 @@ def _sorted_vlist(vset: ValueSet) -> list[Value]:
 
 def _ns_stamp(ns: int) -> Timestamp:
     return Timestamp(*divmod(ns, NSEC))
-
-
-def write(text: str) -> None:
-    """Write TEXT to stdout now (pmval's stdout is line buffered)."""
-    if text:
-        try:
-            sys.stdout.write(text)
-        except UnicodeEncodeError:
-            sys.stdout.flush()
-            encoding = getattr(sys.stdout, "encoding", None) or "utf-8"
-            sys.stdout.buffer.write(text.encode(encoding, "surrogateescape"))
-        sys.stdout.flush()
 
 
 # --- main -------------------------------------------------------------------------------
@@ -1073,7 +1065,7 @@ def run(argv: list[str]) -> int:
     if errors:
         raise _usage_error(errors)
     if o.unsupported:
-        raise _runtime_error([f"{PROG}: {', '.join(o.unsupported)}: not available in pypcp\n"])
+        raise _runtime_error([f"{PROG}: {', '.join(o.unsupported)}: not available in purepcp\n"])
 
     # the source: a host named by the spec wins over -h
     values: dict[str, str | bool] = {}

@@ -1,16 +1,19 @@
-"""pmval's report of an interpolated archive replay, computed as arrays.
+"""pmval's report of an interpolated archive replay, computed as arrays, a chunk at a time.
 
 Replaying an archive, pmval's fetches are known in advance: one per interval from
-the origin.  So they are answered at once (ArchiveContext.replay), pmval's loop is
-walked over which of them have values, and the rows it prints (rates from
-consecutive fetches, "?" for an instance with no value, "No values available" for
-an empty fetch and for the fetch that restarts a counter after one) are formatted
-a column at a time.  The output is the per-fetch loop's (pmval.loop), line for line.
+the origin.  So they are answered ahead, a bounded chunk of fetches at a time
+(ArchiveContext.replays), pmval's loop is walked over which of them have values,
+and the rows it prints (rates from consecutive fetches, "?" for an instance with no
+value, "No values available" for an empty fetch and for the fetch that restarts a
+counter after one) are formatted a column at a time and written chunk by chunk.  The
+output is the per-fetch loop's (pmval.loop), line for line; the memory it takes is
+the chunk's, however long the replay.
 """
 
 from __future__ import annotations
 
 import sys
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -18,7 +21,7 @@ import numpy as np
 
 from pmapi.archive.interp import seconds_since
 from pmapi.archive.replay import MetricReplay, Replay
-from pmapi.cli.pmval import write  # (pmval loads this module only when it replays)
+from pmapi.cli.stdio import write
 from pmapi.errors import pmErrStr  # type: ignore[attr-defined]
 from pmapi.ids import PM_INDOM_NULL
 from pmapi.printvalue import pmval_reals, print_value
@@ -27,61 +30,85 @@ from pmapi.timewindow import format_stamps
 from pmapi.types import PMSem, PMType
 
 PROG = "pmval"
-_OK, _NONE, _ERROR, _END = range(4)  # what a fetch gives pmval's loop
+_OK, _NONE, _ERROR, _END, _FAIL = range(5)  # what a fetch gives pmval's loop
 _INTEGERS = (PMType.PM_TYPE_32, PMType.PM_TYPE_U32, PMType.PM_TYPE_64, PMType.PM_TYPE_U64)
 _REALS = (PMType.PM_TYPE_FLOAT, PMType.PM_TYPE_DOUBLE)
 
 
 @dataclass
-class _Fetches:
-    """The replay's fetches so far, extended a chunk at a time as pmval's loop needs more."""
+class _Window:
+    """The fetches of one chunk (and the last fetch before it, for rates): global fetch
+    FIRST is row 0."""
 
-    ctx: Any
-    pmid: int
+    first: int
     times: np.ndarray
-    eol: np.ndarray
     metric: MetricReplay
+    status: list[int]
+    fail_code: int = 0
+    problem: Any = None  # what the failing fetches fail for
+    stop: int = 0  # the global index after the last fetch held
 
-    def ensure(self, k: int) -> None:
-        """Make fetch K known (answering the next chunk of fetches if it is not)."""
-        while k >= len(self.times):
-            more: Replay = self.ctx.replay([self.pmid], max(64, len(self.times) // 4))
-            m = more.metrics[0]
-            self.times = np.concatenate([self.times, more.times])
-            self.eol = np.concatenate([self.eol, more.eol])
-            self.metric = MetricReplay(
-                m.pmid,
-                m.desc,
-                m.insts,
-                np.concatenate([self.metric.has, m.has]),
-                np.concatenate([self.metric.values, m.values]),
-                m.error,
-                None if m.failed is None else np.concatenate([self.metric.failed, m.failed]),
-            )
+    def __post_init__(self) -> None:
+        self.stop = self.first + len(self.times)
+
+
+def _window(rep: Any, chunk: Replay, first: int, before: _Window | None, finish: float) -> _Window:
+    """The window of CHUNK (fetches FIRST on), holding BEFORE's last fetch as well."""
+    m = chunk.metrics[0]
+    times, eol, failed = chunk.times, chunk.eol, chunk.failed
+    if before is not None and len(before.times):
+        b, last = before.metric, slice(-1, None)
+        m = MetricReplay(
+            m.pmid, m.desc, m.insts,
+            np.concatenate([b.has[last], m.has]), np.concatenate([b.values[last], m.values]),
+            m.error,
+            None if m.failed is None else np.concatenate([b.failed[last], m.failed]),
+        )  # fmt: skip
+        times = np.concatenate([before.times[last], times])
+        eol = np.concatenate([[False], eol])
+        if failed is not None:
+            failed = np.concatenate([[False], failed])
+        first -= 1
+    status = _status(m, eol, failed, seconds_since(times, 0), finish)
+    if before is not None and len(before.times):
+        status[0] = before.status[-1]
+    return _Window(first, times, m, status, chunk.fail_code, chunk.problem)
 
 
 def replay_loop(rep: Any, samples: int) -> None:
     """pmval.loop for an archive replay: the same lines, the fetches answered ahead."""
-    ctx = rep.ctx
-    first = ctx.replay([rep.pmid], samples + 1)
-    f = _Fetches(ctx, rep.pmid, first.times, first.eol, first.metrics[0])
-    secs = seconds_since(f.times, 0)
+    # (each sample takes at most two fetches: more are never asked for)
+    chunks: Iterator[Replay] = iter(rep.ctx.replays([rep.pmid], 2 * samples + 2))
+    f: _Window | None = None
     lines: list[tuple] = []  # (what, fetch[, text]): pmval's output in order
     have_prev = no_values = reporting = False
     indom = rep.desc.indom != PM_INDOM_NULL
     k = 0
 
-    status: list[int] = []
+    stop = first = 0  # (f's: kept at hand, as this runs once a fetch)
 
     def fetch() -> int:
         """getvals on fetch k: OK, NONE (reported), or END (end of log, or past -T)."""
-        nonlocal k, secs, status
-        if k >= len(status):
-            f.ensure(k)
-            secs = seconds_since(f.times, 0)
-            status = _status(f, secs, rep.finish_real)
-        got = status[k]
+        nonlocal k, f, stop, first
+        while k >= stop:
+            if f is not None:
+                _write(rep, f, lines)
+                lines.clear()
+            chunk = next(chunks, None)
+            if chunk is None:
+                return _END
+            f = _window(rep, chunk, k, f, rep.finish_real)
+            stop, first = f.stop, f.first
+        assert f is not None
+        got = f.status[k - first]
         k += 1
+        if got == _FAIL:
+            _write(rep, f, lines)
+            lines.clear()
+            # (PCP's words; ours add where the archive is damaged, as pmval.fetch does)
+            why = str(f.problem) if f.problem is not None else pmErrStr(f.fail_code)
+            sys.stderr.write(f"\n{PROG}: pmFetch: {why}\n")
+            raise SystemExit(1)
         if got == _ERROR:
             lines.append(("error", f"\n{PROG}: pmFetch: {pmErrStr(f.metric.error)}\n"))
             return _NONE
@@ -118,27 +145,36 @@ def replay_loop(rep: Any, samples: int) -> None:
             continue
         lines.append(("rates" if rep.counter else "values", k - 1))
         reporting = True
-    _write(rep, f, secs, lines)
+    if f is not None:
+        _write(rep, f, lines)
 
 
-def _status(f: _Fetches, secs: np.ndarray, finish: float) -> list[int]:
-    """What each fetch so far gives pmval: _OK, _NONE (no values), _ERROR or _END."""
-    m = f.metric
+def _status(
+    m: MetricReplay, eol: np.ndarray, failed: np.ndarray | None, secs: np.ndarray, finish: float
+) -> list[int]:
+    """What each fetch gives pmval: _OK, _NONE (no values), _ERROR, _FAIL or _END."""
     out = np.where(m.has.any(axis=1), _OK, _NONE)
     if m.error:
         out[slice(None) if m.failed is None else m.failed] = _ERROR
     out[secs > finish] = _END
-    out[f.eol] = _END
+    if failed is not None:  # (pmFetch failing comes before pmval looks at the time)
+        out[failed] = _FAIL
+    out[eol] = _END
     return out.tolist()
 
 
-def _write(rep: Any, f: _Fetches, secs: np.ndarray, lines: list[tuple]) -> None:
-    """Format the rows pmval's loop chose, a column at a time, and write them."""
+def _write(rep: Any, f: _Window, lines: list[tuple]) -> None:
+    """Format the rows pmval's loop chose from window F, a column at a time, and write them."""
+    if not lines:
+        return
     m = f.metric
+    secs = seconds_since(f.times, 0)
     rows = sorted({line[1] for line in lines if len(line) > 1 and isinstance(line[1], int)})
-    stamps = dict(zip(rows, format_stamps([int(f.times[r]) for r in rows], rep.zone), strict=True))
-    value_rows = [line[1] for line in lines if line[0] == "values"]
-    rate_rows = [line[1] for line in lines if line[0] == "rates"]
+    stamps = dict(
+        zip(rows, format_stamps([int(f.times[r - f.first]) for r in rows], rep.zone), strict=True)
+    )
+    value_rows = [line[1] - f.first for line in lines if line[0] == "values"]
+    rate_rows = [line[1] - f.first for line in lines if line[0] == "rates"]
     cells = _value_cells(rep, m, value_rows) if value_rows else {}
     if rate_rows:
         cells.update(_rate_cells(rep, m, secs, rate_rows))
@@ -155,7 +191,7 @@ def _write(rep: Any, f: _Fetches, secs: np.ndarray, lines: list[tuple]) -> None:
             sys.stderr.write(line[1])
             sys.stderr.flush()
         else:
-            chunk.append(stamps[line[1]] + cells[line[1]])
+            chunk.append(stamps[line[1]] + cells[line[1] - f.first])
     write("".join(chunk))
 
 

@@ -19,7 +19,7 @@ import sys
 from collections.abc import Iterator
 from typing import TextIO
 
-__all__ = ["BlockStdout", "c_stdout"]
+__all__ = ["BlockStdout", "c_stdout", "write"]
 
 _BUFSIZ = 8192  # glibc's block size where st_blksize says nothing
 
@@ -100,3 +100,15 @@ def c_stdout() -> Iterator[TextIO]:
     finally:
         sys.stdout = stream
         block.flush()
+
+
+def write(text: str) -> None:
+    """Write TEXT to stdout now (pmval's stdout is line buffered)."""
+    if text:
+        try:
+            sys.stdout.write(text)
+        except UnicodeEncodeError:
+            sys.stdout.flush()
+            encoding = getattr(sys.stdout, "encoding", None) or "utf-8"
+            sys.stdout.buffer.write(text.encode(encoding, "surrogateescape"))
+        sys.stdout.flush()

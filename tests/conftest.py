@@ -30,13 +30,14 @@ os.environ["PATH"] = os.pathsep.join(
 # start from none but PCP's two anonymous event.* metrics, as `PCP_DERIVED_CONFIG=`.
 os.environ["PCP_DERIVED_CONFIG"] = ""
 
+
 # Our tools' layout (pmapi.paths) points into a directory of the session's own, so that no
 # test reads or writes the machine's or the user's purepcp configuration, logs or run files.
 # (PUREPCP_CONF is ours alone: PCP's own tools, which the interop tests run, never read it.)
-_layout = Path(tempfile.mkdtemp(prefix="purepcp-tests-"))
-(_layout / "pcp.conf").write_text(
-    "".join(
-        f"{name}={_layout / sub}\n"
+def layout_text(top: Path) -> str:
+    """A pcp.conf-style layout putting every directory of ours under TOP."""
+    return "".join(
+        f"{name}={top / sub}\n"
         for name, sub in (
             ("PCP_SYSCONF_DIR", "etc"),
             ("PCP_VAR_DIR", "var"),
@@ -45,7 +46,10 @@ _layout = Path(tempfile.mkdtemp(prefix="purepcp-tests-"))
             ("PCP_SYSTEMDUNIT_DIR", "units"),
         )
     )
-)
+
+
+_layout = Path(tempfile.mkdtemp(prefix="purepcp-tests-"))
+(_layout / "pcp.conf").write_text(layout_text(_layout))
 os.environ["PUREPCP_CONF"] = str(_layout / "pcp.conf")
 atexit.register(shutil.rmtree, _layout, True)
 

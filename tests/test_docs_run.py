@@ -35,6 +35,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.conftest import layout_text
 from tests.our_pmcd import _stop, _wait_for_port, start_daemon
 from tests.waiting import Notifications
 
@@ -129,19 +130,7 @@ def sandbox(tmp_path) -> Iterator[Sandbox]:
     bin_dir = tools_dir(tmp_path / "bin", site)
     layout = tmp_path / "layout"
     conf = tmp_path / "pcp.conf"
-    conf.write_text(
-        "".join(
-            f"{name}={layout / sub}\n"
-            for name, sub in (
-                ("PCP_SYSCONF_DIR", "etc"),
-                ("PCP_VAR_DIR", "var"),
-                ("PCP_LOG_DIR", "log"),
-                ("PCP_RUN_DIR", "run"),
-                ("PCP_SYSTEMDUNIT_DIR", "units"),
-            )
-        )
-        + "PMCD_PORT=0\n"
-    )
+    conf.write_text(layout_text(layout) + "PMCD_PORT=0\n")
     (tmp_path / "home").mkdir()
     env = {
         name: value

@@ -1,0 +1,100 @@
+"""What `pip install` puts on a machine: names that are ours, data beside its readers.
+
+Built from a clean copy of the repository's tracked files, as pip builds it, then
+installed into a private directory and run from there (no tree on the path): the
+import packages are pmapi, pmda, pmcd, pmlogger and purepcp_agents (no generic
+`agents`, `help` or `pmns` that would clash with other distributions), the agents'
+namespace and help files are package data of pmda, the unit templates of pmcd, and a
+local context (-L) finds pmcd's agents through the installed entry point.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+import pytest
+
+from tests.test_pmda_new import can_build_wheels_offline
+
+ROOT = Path(__file__).resolve().parents[1]
+TOP_LEVEL = {"pmapi", "pmda", "pmcd", "pmlogger", "purepcp_agents"}
+
+INSTALLED_CHECK = """
+import json, sys
+from pmapi.context import Context
+from pmcd.units import TEMPLATES
+from purepcp_agents.simple import Simple
+with Context.local() as ctx:
+    names = ctx.traverse("simple")
+print(json.dumps({
+    "pmns": str(Simple.source_file("pmns")),
+    "help": str(Simple.source_file("help")),
+    "units": str(TEMPLATES),
+    "names": names,
+    "paths": [p for p in sys.path if "site" in p],
+}))
+"""
+
+
+@pytest.fixture(scope="module")
+def wheel(tmp_path_factory) -> Path:
+    if not can_build_wheels_offline():
+        pytest.skip("pip cannot build a wheel offline here (setuptools < 70.1, no wheel)")
+    tmp = tmp_path_factory.mktemp("packaging")
+    copy = tmp / "src"
+    tracked = (
+        subprocess.run(["git", "ls-files", "-z"], cwd=ROOT, capture_output=True, check=True)
+        .stdout.decode()
+        .split("\0")
+    )
+    for name in filter(None, tracked):
+        if (ROOT / name).is_file():
+            (copy / name).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(ROOT / name, copy / name)
+    argv = [sys.executable, "-m", "pip", "wheel", "-q", "--no-build-isolation", "--no-deps",
+            "--no-index", "-w", str(tmp / "dist"), str(copy)]  # fmt: skip
+    done = subprocess.run(argv, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stdout + done.stderr
+    (built,) = (tmp / "dist").glob("*.whl")
+    return built
+
+
+def test_the_distribution_is_purepcp_and_claims_only_our_import_names(wheel):
+    """Before: a distribution named pypcp (taken on PyPI) installing top-level `agents`,
+    `help` and `pmns`."""
+    assert wheel.name.startswith("purepcp-")
+    with zipfile.ZipFile(wheel) as whl:
+        tops = {name.split("/")[0] for name in whl.namelist()}
+        names = set(whl.namelist())
+    assert {t for t in tops if not t.endswith(".dist-info")} == TOP_LEVEL
+    for data in ("pmns", "help"):
+        for agent in ("pmcd", "trivial", "simple", "linux"):
+            assert f"pmda/{data}/{agent}" in names
+    assert "pmcd/systemd/pmcd.service" in names
+    assert "pmcd/pmcd.conf" in names
+    assert not any(n.startswith(("agents/", "help/", "pmns/", "systemd/")) for n in names)
+
+
+def test_installed_copy_runs_on_its_own_data(wheel, tmp_path):
+    site = tmp_path / "site"
+    argv = [sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--no-index",
+            "--target", str(site), str(wheel)]  # fmt: skip
+    done = subprocess.run(argv, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stdout + done.stderr
+    # -I: the tree and its editable install stay out of sys.path; only the copy is seen
+    runner = f"import sys; sys.path.insert(0, {str(site)!r}); exec({INSTALLED_CHECK!r})"
+    done = subprocess.run(
+        [sys.executable, "-I", "-c", runner],
+        cwd=tmp_path, capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stdout + done.stderr
+    found = json.loads(done.stdout)
+    assert Path(found["pmns"]) == site / "pmda" / "pmns" / "simple"
+    assert Path(found["help"]) == site / "pmda" / "help" / "simple"
+    assert Path(found["units"]) == site / "pmcd" / "systemd"
+    assert "simple.color" in found["names"]

@@ -78,6 +78,8 @@ def qa(name: str) -> str:
         f"PCP's QA archive {name} is not here: install or unpack Debian's pcp-testsuite "
         "package (or set PCP_QA_ARCHIVES to its testsuite directory)"
     )
+
+
 T0 = 1_700_000_000  # Tue Nov 14 22:13:20 2023 UTC
 CTR, INST, STR, DISK = (pmID_build(60, 0, i) for i in (1, 2, 3, 4))
 INDOM = (60 << 22) | 1

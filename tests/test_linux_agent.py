@@ -29,7 +29,7 @@ from pmapi.ids import PM_IN_NULL, pmInDom_build
 from pmapi.pdu.records import DescReqPDU, InstanceReqPDU
 from pmapi.types import PMSem, PMType
 from purepcp_agents.linux import INDOMS as AGENT_INDOMS
-from purepcp_agents.linux import NET_COUNTERS, Linux, make_pmns, procfs, speed_mbyte
+from purepcp_agents.linux import NET_COUNTERS, Linux, make_pmns, procfs, speed_mbyte, vmstat
 from purepcp_agents.linux.catalog import (
     BY_NAME,
     INDOMS,
@@ -50,8 +50,31 @@ INTEGER_TYPES = {
     PMType.PM_TYPE_U64,
 }
 
+#: The /proc/vmstat fields this host's kernel gives (names only).
+HOST_VMSTAT = {
+    line.split(b" ", 1)[0].decode()
+    for line in Path("/proc/vmstat").read_bytes().split(b"\n")
+    if line
+}
+
+
+def _vmstat_valued(fields: set[str]) -> set[str]:
+    """The mem.vmstat metrics pmdalinux gives a value when /proc/vmstat has FIELDS."""
+    valued = {f for f in vmstat.READ if vmstat.SOURCE[f] in fields} | set(vmstat.TOTALS)
+    for field, parts in vmstat.FALLBACKS.items():
+        if field not in fields and all(part in fields for part in parts):
+            valued.add(field)  # pmdalinux's sum of the two parts
+    return {vmstat.PREFIX + f for f in valued}
+
+
 #: Metrics a Linux host may legitimately have no value for.
 MAY_BE_EMPTY = {
+    # /proc/vmstat fields of older (or differently configured) kernels
+    *(
+        vmstat.PREFIX + f
+        for f, _, _, _ in vmstat.FIELDS
+        if vmstat.PREFIX + f not in _vmstat_valued(HOST_VMSTAT)
+    ),
     "mem.util.shared",  # MemShared: 2.4 kernels only
     "network.interface.speed",  # no interface with a speed (lo, virtual ones)
     "network.interface.baudrate",
@@ -195,6 +218,16 @@ def test_fetch_of_every_metric(agent: Linux) -> None:
             assert set(got) <= set(instances(agent, info.indom)), name
 
 
+def test_vmstat_values_exactly_where_the_kernel_has_the_field(agent: Linux) -> None:
+    """mem.vmstat.X has a value iff /proc/vmstat has X (or it is computed), no error otherwise."""
+    names = [vmstat.PREFIX + f for f, _, _, _ in vmstat.FIELDS]
+    values = fetch(agent, *names)
+    assert {name for name, v in values.items() if v} == _vmstat_valued(HOST_VMSTAT)
+    assert {name for name, v in values.items() if v == {}} == set(names) - _vmstat_valued(
+        HOST_VMSTAT
+    )
+
+
 def test_instances_named_as_pcp_names_them(agent: Linux) -> None:
     """Instances are named and numbered by pmdalinux's rules, checked against /proc."""
     stat = Path("/proc/stat").read_text()
@@ -255,6 +288,9 @@ def test_each_source_is_read_once_per_fetch(agent: Linux, monkeypatch) -> None:
     reads.clear()
     fetch(agent, "mem.util.free")
     assert reads == ["/proc/meminfo"]
+    reads.clear()
+    fetch(agent, "swap.pagesin", "mem.vmstat.pgpgin", "mem.vmstat.pgsteal_total", "swap.pagesout")
+    assert reads == ["/proc/vmstat"]  # clusters 0 and 28 share one read
 
 
 def test_network_speed_in_pcp_float_arithmetic() -> None:
@@ -412,6 +448,82 @@ def test_filesys_rule() -> None:
     found = procfs.filesys_mounts(procfs.parse_mounts(overlay_root), lambda path: None)
     assert list(found) == ["overlay", "/dev/vdb"]  # / is kept whatever its device
     assert procfs.is_readonly("ro,noatime") and not procfs.is_readonly("rw,errors=remount-ro")
+
+
+VMSTAT_SAMPLE = b"""\
+nr_free_pages 100
+nr_slab_reclaimable 30
+pgpgin 12345
+pgscan_kswapd 7
+pgscan_kswapd_normal 3
+pgscan_direct 5
+pgscan_direct_throttle 2
+pgsteal_kswapd 4
+pgsteal_direct 6
+pgsteal_anon 1000
+thp_split_page 8
+thp_split_page_failed 1
+pgfault x42y
+pgmajfault none
+unknown_field 9
+"""
+
+
+def test_vmstat_values_as_pmdalinux_reads_them() -> None:
+    """Known fields only; digits from the first digit; totals over table fields by prefix."""
+    got = vmstat.values(VMSTAT_SAMPLE)
+    assert got == {
+        "nr_free_pages": 100,
+        "nr_slab_reclaimable": 30,
+        "pgpgin": 12345,
+        "pgscan_kswapd": 7,
+        "pgscan_kswapd_normal": 3,
+        "pgscan_direct": 5,
+        "pgscan_direct_throttle": 2,
+        "pgsteal_kswapd": 4,
+        "pgsteal_direct": 6,
+        "thp_split_page": 8,
+        "thp_split_page_failed": 1,
+        "pgfault": 42,  # sscanf from the first digit
+        "pgscan_kswapd_total": 7 + 3,
+        "pgscan_direct_total": 5 + 2,  # pmdalinux counts the throttle field in too
+        "pgsteal_total": 4 + 6,  # pgsteal_anon is not one of pmdalinux's fields
+        "thp_split": 8 + 1,
+        # nr_slab: 30 + (missing unreclaimable, -1 as a uint64) = 29, as pmdalinux computes it
+        "nr_slab": 29,
+    }
+
+
+def test_vmstat_balloon_counts_swapped_as_in_pmdalinux() -> None:
+    """pmdalinux serves balloon_inflate's field as balloon_deflate (item 103) and back."""
+    got = vmstat.values(b"balloon_inflate 11\nballoon_deflate 22\nballoon_migrate 33\n")
+    assert (got["balloon_deflate"], got["balloon_inflate"], got["balloon_migrate"]) == (11, 22, 33)
+    assert BY_NAME["mem.vmstat.balloon_deflate"].item == 103
+    only_deflate = vmstat.values(b"balloon_deflate 22\n")
+    assert only_deflate["balloon_inflate"] == 22 and "balloon_deflate" not in only_deflate
+
+
+def test_vmstat_fallbacks_and_empty_file() -> None:
+    """nr_slab as pmdalinux sums it: both parts missing give 2**64 - 2; -1 means no value."""
+    assert vmstat.values(b"")["nr_slab"] == (1 << 64) - 2
+    assert "nr_slab" not in vmstat.values(b"nr_slab_unreclaimable 0\n")
+    assert vmstat.values(b"nr_slab 5\nnr_slab_reclaimable 30\n")["nr_slab"] == 5
+    assert vmstat.values(b"") == {
+        "pgscan_direct_total": 0,
+        "pgscan_kswapd_total": 0,
+        "pgsteal_total": 0,
+        "nr_slab": (1 << 64) - 2,
+        "thp_split": (1 << 64) - 2,
+    }
+
+
+def test_vmstat_table_is_pmdalinux_cluster_28() -> None:
+    """Items 0..178 once each, every one a mem.vmstat catalog record of pmdalinux's shape."""
+    assert sorted(item for _, item, _, _ in vmstat.FIELDS) == list(range(179))
+    for field, item, (sem, units), _ in vmstat.FIELDS:
+        info = BY_NAME[vmstat.PREFIX + field]
+        assert (info.cluster, info.item, info.sem, info.units) == (28, item, sem, units)
+        assert info.type == PMType.PM_TYPE_U64 and info.indom is None
 
 
 def test_parse_meminfo_loadavg_uptime_vmstat() -> None:
@@ -638,6 +750,17 @@ def test_fake_proc_memory(fake) -> None:
         assert got[missing] is None, missing  # no such line: no value
 
 
+def test_fake_proc_vmstat(fake) -> None:
+    """mem.vmstat.* from a fake /proc/vmstat: fields it lacks have no value, and no error."""
+    agent, proc = fake
+    proc.write(vmstat=VMSTAT_SAMPLE)
+    names = [m.name for m in METRICS if m.cluster == vmstat.CLUSTER]
+    values = fetch(agent, *names)
+    got = {name.removeprefix(vmstat.PREFIX): v[PM_IN_NULL] for name, v in values.items() if v}
+    assert got == vmstat.values(VMSTAT_SAMPLE)
+    assert values["mem.vmstat.pgmajfault"] == {} and values["mem.vmstat.pswpin"] == {}
+
+
 def test_fake_proc_network_and_filesys(fake) -> None:
     """Interface counters, and filesystems chosen by the rule, from a fake /proc."""
     agent, _ = fake
@@ -746,6 +869,9 @@ def values_of(pmcd: RunningPMCD, names: list[str]) -> dict[str, dict[int, str]]:
     return found
 
 
+#: Metrics PCP calls counters that are levels, and so may fall between two fetches.
+LEVELS_CALLED_COUNTERS = {"mem.vmstat.nr_free_cma", "mem.vmstat.workingset_nodes"}
+
 #: Instant metrics that cannot change between two fetches a moment apart.
 STEADY = {
     "network.interface.mtu",
@@ -771,10 +897,29 @@ def test_values_agree(pmcds, names: list[str]) -> None:
         info = BY_NAME[name]
         if info.sem == PMSem.PM_SEM_DISCRETE or name in STEADY:
             assert ours[name] == before[name] == after[name], name
-        elif info.sem == PMSem.PM_SEM_COUNTER:
+        elif info.sem == PMSem.PM_SEM_COUNTER and name not in LEVELS_CALLED_COUNTERS:
             assert set(ours[name]) == set(before[name]), name
             # iowait may step back a little; each agent holds its own last value then
             slop = 100 * 1000 // HZ if name.endswith("wait.total") else 0
             for inst, value in ours[name].items():
                 low, high = float(before[name][inst]), float(after[name][inst])
                 assert low - slop <= float(value) <= high + slop, (name, inst, low, value, high)
+
+
+#: A few /proc/vmstat counters that grow on any running system.
+VMSTAT_COUNTERS = [
+    f"mem.vmstat.{f}" for f in ("pgpgin", "pgpgout", "pgfault", "pgfree", "pgalloc_normal")
+] + ["mem.vmstat.pgsteal_total", "mem.vmstat.pgscan_kswapd_total"]
+
+
+@pytest.mark.interop
+def test_vmstat_counters_between_two_pmdalinux_fetches(pmcds) -> None:
+    """Our mem.vmstat counters lie between pmdalinux's, read just before and just after."""
+    mine, real = pmcds
+    before = values_of(real, VMSTAT_COUNTERS)
+    ours = values_of(mine, VMSTAT_COUNTERS)
+    after = values_of(real, VMSTAT_COUNTERS)
+    for name in VMSTAT_COUNTERS:
+        assert set(before[name]) == set(ours[name]) == set(after[name]) == {PM_IN_NULL}, name
+        low, value, high = (int(v[name][PM_IN_NULL]) for v in (before, ours, after))
+        assert low <= value <= high, (name, low, value, high)

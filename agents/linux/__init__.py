@@ -36,7 +36,7 @@ from typing import Any
 from pmapi.values import Result
 from pmda import Agent, InDom, Metric, refresh
 
-from . import catalog, procfs
+from . import catalog, procfs, vmstat
 from .netif import IFF_RUNNING, IFF_UP, NetIoctl
 
 U32 = 0xFFFFFFFF
@@ -416,6 +416,10 @@ class Linux(Agent):
         """/proc/stat, parsed (None if unreadable)."""
         return self._once("stat", lambda: self._read("/proc/stat", procfs.parse_stat))
 
+    def _vmstat(self) -> bytes | None:
+        """/proc/vmstat's bytes (None if unreadable), shared by clusters 0 and 28."""
+        return self._once("vmstat", lambda: self.proc.read("/proc/vmstat"))
+
     def _percpu(self, stat: procfs.Stat) -> dict[int, Ticks]:
         """Ticks by CPU number; a kernel built for one CPU gets the all-CPU line, as in PCP."""
         if self.ncpus_configured == 1 and stat.all is not None:
@@ -512,7 +516,7 @@ class Linux(Agent):
 
     @refresh(0)
     def _refresh_stat(self) -> dict[str, Any]:
-        """Cluster 0: /proc/stat (CPU time, counters), /proc/diskstats, /proc/vmstat."""
+        """Cluster 0: /proc/stat (CPU time, counters), /proc/diskstats, /proc/vmstat (swap.*)."""
         wanted, values = self._wanted, {}
         if not wanted.isdisjoint(_STAT_NAMES):
             stat = self._stat()
@@ -527,10 +531,11 @@ class Linux(Agent):
                 if all_ in wanted:
                     values[all_] = sum(value(counts) for _, _, counts in disks) & U64
         if not wanted.isdisjoint(_VMSTAT):
-            vmstat = self._read("/proc/vmstat", lambda d: procfs.parse_vmstat(d, _VMSTAT.values()))
+            data = self._vmstat()
+            found = {} if data is None else procfs.parse_vmstat(data, _VMSTAT.values())
             for name, key in _VMSTAT.items():
-                if vmstat and key in vmstat:
-                    values[name] = vmstat[key] & U32
+                if key in found:
+                    values[name] = found[key] & U32
         return values
 
     def _stat_values(self, stat: procfs.Stat, values: dict[str, Any], wanted: frozenset) -> None:
@@ -590,6 +595,14 @@ class Linux(Agent):
         slab = mem[b"SReclaimable"]
         available = mem[b"MemFree"] - low + pagecache + slab - min(slab // 2, low)
         mem[b"MemAvailable"] = max(available, 0)
+
+    @refresh(vmstat.CLUSTER)
+    def _refresh_vmstat(self) -> dict[str, Any]:
+        """Cluster 28: /proc/vmstat, one table-driven pass (agents/linux/vmstat.py)."""
+        data = self._vmstat()
+        if data is None:
+            return {}
+        return {vmstat.PREFIX + field: value for field, value in vmstat.values(data).items()}
 
     @refresh(2)
     def _refresh_loadavg(self) -> dict[str, Any]:

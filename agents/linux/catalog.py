@@ -14,7 +14,7 @@ How it was made and checked: names, PMIDs, types, indoms, semantics, packed
 units and one-line help were read from a private reference pmcd running PCP
 6.0.3's linux agent (pmLookupDescs / pmLookupText), and the computations from
 its source (src/pmdas/linux/pmda.c, proc_stat.c, proc_meminfo.c,
-proc_partitions.c, proc_net_dev.c, filesys.c at tag 6.0.3) compared with
+proc_partitions.c, proc_net_dev.c, filesys.c, proc_vmstat.c at tag 6.0.3) compared with
 psutil 7.2's _pslinux.py.  tests/test_linux_catalog.py checks every record
 against `pminfo -m -d -t` of a reference pmcd (marker `interop`).
 
@@ -32,6 +32,8 @@ from pmapi.desc import Desc
 from pmapi.ids import PM_INDOM_NULL, pmID_build, pmInDom_build
 from pmapi.types import PMSem, PMType
 from pmapi.units import Space, Time, Units
+
+from . import vmstat
 
 #: The linux agent's domain number.
 DOMAIN = 60
@@ -2061,6 +2063,41 @@ METRICS: tuple[MetricInfo, ...] = (
         ),
     ),
 )
+
+
+def _vmstat_source(field: str) -> str:
+    """How mem.vmstat.FIELD is computed (see agents/linux/vmstat.py)."""
+    if field in vmstat.TOTALS:
+        return (
+            f"sum of the /proc/vmstat fields of this table starting with "
+            f"'{vmstat.TOTALS[field]}' (0 when none)"
+        )
+    note = f"/proc/vmstat field '{vmstat.SOURCE[field]}'; no value when the kernel lacks it"
+    if field in vmstat.READS_FROM:
+        note += " (pmdalinux's swap of balloon_inflate and balloon_deflate, kept)"
+    if field in vmstat.FALLBACKS:
+        first, second = vmstat.FALLBACKS[field]
+        note += f", then {first} + {second} in 64-bit arithmetic, a missing part being 2**64 - 1"
+    return note
+
+
+#: mem.vmstat.*, one record per row of vmstat.FIELDS.
+VMSTAT_METRICS: tuple[MetricInfo, ...] = tuple(
+    MetricInfo(
+        vmstat.PREFIX + field,
+        cluster=vmstat.CLUSTER,
+        item=item,
+        type=_U64,
+        indom=None,
+        sem=sem,
+        units=units,
+        help=pcp_help,
+        source=_vmstat_source(field),
+    )
+    for field, item, (sem, units), pcp_help in vmstat.FIELDS
+)
+
+METRICS += VMSTAT_METRICS
 
 #: The catalog by metric name.
 BY_NAME: dict[str, MetricInfo] = {m.name: m for m in METRICS}

@@ -36,8 +36,10 @@ def modules() -> dict[str, tuple[Path, bool]]:
     return found
 
 
-def imports(name: str, path: Path, is_init: bool) -> set[str]:
-    """Every module NAME imports anywhere in its file (inside functions too)."""
+def imports(name: str, path: Path, is_init: bool, known: set[str]) -> set[str]:
+    """Every module NAME imports anywhere in its file (inside functions too): for
+    ``from P import X``, the submodule P.X when X is one (P is then only the package
+    the submodule is found in, already being imported), else P itself."""
     named: set[str] = set()
     for node in ast.walk(ast.parse(path.read_text())):
         if isinstance(node, ast.Import):
@@ -49,15 +51,16 @@ def imports(name: str, path: Path, is_init: bool) -> set[str]:
                 module = ".".join(base + ([node.module] if node.module else []))
             else:
                 module = node.module or ""
-            named.add(module)
-            named |= {f"{module}.{alias.name}" for alias in node.names}
+            for alias in node.names:
+                submodule = f"{module}.{alias.name}"
+                named.add(submodule if submodule in known else module)
     return named
 
 
 def graph() -> dict[str, set[str]]:
     mods = modules()
     return {
-        name: {m for m in imports(name, *where) if m in mods and m != name}
+        name: {m for m in imports(name, *where, set(mods)) if m in mods and m != name}
         for name, where in mods.items()
     }
 

@@ -10,6 +10,7 @@ local context (-L) finds pmcd's agents through the installed entry point.
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import shutil
 import subprocess
@@ -43,8 +44,8 @@ print(json.dumps({
 
 @pytest.fixture(scope="module")
 def wheel(tmp_path_factory) -> Path:
-    if not can_build_wheels_offline():
-        pytest.skip("pip cannot build a wheel offline here (setuptools < 70.1, no wheel)")
+    if importlib.util.find_spec("setuptools") is None or not can_build_wheels_offline():
+        pytest.skip("pip cannot build a wheel offline here (no setuptools, or < 70.1 and no wheel)")
     tmp = tmp_path_factory.mktemp("packaging")
     copy = tmp / "src"
     tracked = (

@@ -29,7 +29,16 @@ from pmapi.ids import PM_IN_NULL, pmInDom_build
 from pmapi.pdu.records import DescReqPDU, InstanceReqPDU
 from pmapi.types import PMSem, PMType
 from purepcp_agents.linux import INDOMS as AGENT_INDOMS
-from purepcp_agents.linux import NET_COUNTERS, Linux, make_pmns, procfs, speed_mbyte, vmstat
+from purepcp_agents.linux import (
+    NET_COUNTERS,
+    Linux,
+    make_pmns,
+    meminfo,
+    procfs,
+    speed_mbyte,
+    system,
+    vmstat,
+)
 from purepcp_agents.linux.catalog import (
     BY_NAME,
     INDOMS,
@@ -76,6 +85,12 @@ MAY_BE_EMPTY = {
         if vmstat.PREFIX + f not in _vmstat_valued(HOST_VMSTAT)
     ),
     "mem.util.shared",  # MemShared: 2.4 kernels only
+    # /proc/meminfo fields of 32-bit, vendor or differently configured kernels
+    *(
+        meminfo.PREFIX + suffix
+        for suffix, _, field, _, _ in (*meminfo.FIELDS, *meminfo.HUGEPAGE_BYTES)
+        if field.encode() not in procfs.parse_meminfo(Path("/proc/meminfo").read_bytes())
+    ),
     "network.interface.speed",  # no interface with a speed (lo, virtual ones)
     "network.interface.baudrate",
     "network.interface.duplex",
@@ -526,6 +541,118 @@ def test_vmstat_table_is_pmdalinux_cluster_28() -> None:
         assert info.type == PMType.PM_TYPE_U64 and info.indom is None
 
 
+def test_meminfo_table_values_as_pmdalinux_computes_them() -> None:
+    """One field per metric, missing ones unvalued; hugepage bytes are count * size kB * 1024."""
+    mem = procfs.parse_meminfo(
+        b"HighTotal:  1000 kB\nLowFree: 20 kB\nDirectMap2M: 2068480 kB\n"
+        b"HugePages_Total:       4\nHugePages_Free:  3\nHugePages_Rsvd: 0\n"
+        b"Hugepagesize:    2048 kB\nHardwareCorrupted:     8 kB\n"
+    )
+    got = meminfo.values(mem)
+    assert {k: v for k, v in got.items() if v is not None} == {
+        "mem.util.highTotal": 1000,
+        "mem.util.lowFree": 20,
+        "mem.util.directMap2M": 2068480,
+        "mem.util.corrupthardware": 8,
+        "mem.util.hugepagesRsvd": 0,
+        "mem.util.hugepagesTotalBytes": 4 * 2048 * 1024,
+        "mem.util.hugepagesFreeBytes": 3 * 2048 * 1024,
+        "mem.util.hugepagesRsvdBytes": 0,
+    }
+    # highFree, lowTotal, ...: no value; pmdalinux does not derive them on 64-bit kernels
+    assert got["mem.util.highFree"] is None and got["mem.util.lowTotal"] is None
+    assert got["mem.util.hugepagesSurpBytes"] is None  # HugePages_Surp missing
+    # no Hugepagesize: pmdalinux multiplies by its -1 marker shifted, modulo 2**64
+    assert meminfo.values({b"HugePages_Free": 2})["mem.util.hugepagesFreeBytes"] == (2 * -1024) % (
+        1 << 64
+    )
+
+
+def test_meminfo_table_is_pmdalinux_cluster_1() -> None:
+    """The table's items are free in cluster 1 and its records have pmdalinux's shape."""
+    rows = (*meminfo.FIELDS, *meminfo.HUGEPAGE_BYTES)
+    items = [item for _, item, _, _, _ in rows]
+    assert len(set(items)) == len(items) == 23
+    others = {m.item for m in METRICS if m.cluster == 1} - set(items)
+    assert others.isdisjoint(items)
+    for suffix, item, _, units, _ in rows:
+        info = BY_NAME[meminfo.PREFIX + suffix]
+        assert (info.cluster, info.item, info.units) == (1, item, units)
+        assert info.type == PMType.PM_TYPE_U64 and info.sem == PMSem.PM_SEM_INSTANT
+
+
+INTERRUPTS = b"""\
+           CPU0       CPU1       CPU2
+  0:         10          1          2   IO-APIC   2-edge      timer
+  8:          0        100          0   IO-APIC   8-edge      rtc0
+NMI:          3          4          5   Non-maskable interrupts
+LOC:       1000       2000       3000   Local timer interrupts
+ ERR:          7
+ERR:          9
+MIS:          8
+"""
+
+
+def test_percpu_intr_sums_columns_as_pmdalinux() -> None:
+    """Each CPU's column summed; ERR:/MIS: skipped, but ' ERR:' is an ordinary row."""
+    assert system.percpu_intr(INTERRUPTS, 3) == {
+        0: 10 + 0 + 3 + 1000 + 7,
+        1: 1 + 100 + 4 + 2000,
+        2: 2 + 0 + 5 + 3000,
+    }
+    assert system.percpu_intr(b"", 3) is None  # no header line: no values
+    assert system.percpu_intr(b"           CPU0\n", 2) == {0: 0, 1: 0}
+
+
+def test_percpu_intr_offline_cpu_mapping_kept() -> None:
+    """With cpu1 offline, pmdalinux's column_to_cpuid() puts CPU2's column into cpu0's
+    count and reads 0 for cpu2 (kept, so values agree with pmdalinux)."""
+    data = b"     CPU0   CPU2\n  0:   10   20   IO-APIC\n  1:   1   2   x\n"
+    assert system.percpu_intr(data, 4) == {0: 33, 1: 33, 2: 0, 3: 33}  # 1, 3: not instances
+
+
+def test_distro_as_pmdalinux_finds_it(tmp_path: Path) -> None:
+    """First release file that opens; Debian prefix; DISTRIB_ID= dropped; '?' otherwise."""
+    etc = tmp_path / "etc"
+    etc.mkdir()
+    assert system.distro(str(tmp_path)) == "?"
+    (etc / "lsb-release").write_bytes(b"DISTRIB_ID=Ubuntu\nDISTRIB_RELEASE=22.04\n")
+    assert system.distro(str(tmp_path)) == "Ubuntu"
+    (etc / "redhat-release").write_bytes(b"Red Hat Enterprise Linux release 9.2 (Plow)\n")
+    assert system.distro(str(tmp_path)) == "Red Hat Enterprise Linux release 9.2 (Plow)"
+    (etc / "debian_version").write_bytes(b"")
+    assert system.distro(str(tmp_path)) == "?"  # the first file opens but is empty
+    (etc / "debian_version").write_bytes(b"12.11\n")
+    assert system.distro(str(tmp_path)) == "Debian 12.11"
+
+
+def _utmp(kind: int, user: bytes) -> bytes:
+    """One struct utmp record of type KIND for USER."""
+    record = bytearray(system.UTMP_SIZE)
+    record[0:2] = kind.to_bytes(2, sys.byteorder)
+    record[44 : 44 + len(user)] = user
+    return bytes(record)
+
+
+def test_nusers_counts_named_user_processes() -> None:
+    """USER_PROCESS records with a user name, root's too; others and partial records not."""
+    data = (
+        _utmp(2, b"reboot")  # BOOT_TIME
+        + _utmp(7, b"root")
+        + _utmp(7, b"alice")
+        + _utmp(7, b"")  # no name: skipped, as login.c does
+        + _utmp(8, b"bob")  # DEAD_PROCESS
+    )
+    assert system.nusers(data) == 2
+    assert system.nusers(data + _utmp(7, b"carol")[:100]) == 2
+    assert system.nusers(b"") == 0
+
+
+def test_cpu_online_file_read_as_pmdalinux() -> None:
+    """fscanf %u of the online file; 1 when it is missing or has no number."""
+    assert [system.online(d) for d in (b"0\n", b"1\n", None, b"", b"x")] == [0, 1, 1, 1, 1]
+
+
 def test_parse_meminfo_loadavg_uptime_vmstat() -> None:
     """The small parsers read their files' fields, and reject garbage."""
     meminfo = b"MemTotal:       2048000 kB\nMemFree:  512 kB\nHugePages_Total:      4\nBad line\n"
@@ -748,6 +875,42 @@ def test_fake_proc_memory(fake) -> None:
     assert got["mem.util.available"] == max(512000 - low + cache + 7000 - min(3500, low), 0)
     for missing in ("mem.util.mapped", "mem.util.slab", "mem.util.shmem", "mem.util.mlocked"):
         assert got[missing] is None, missing  # no such line: no value
+    assert got["mem.util.hugepagesTotalBytes"] == (4 * -1024) % (1 << 64)  # no Hugepagesize
+    for missing in ("mem.util.highFree", "mem.util.lowTotal", "mem.util.directMap4k"):
+        assert got[missing] is None, missing
+
+
+def test_fake_proc_uptime_and_mpstat_metrics(fake, monkeypatch) -> None:
+    """uname, distro, nusers, cpu_num, cpu.online and percpu.intr from a fake tree."""
+    agent, proc = fake
+    root = proc.root
+    (root / "etc").mkdir()
+    (root / "etc" / "debian_version").write_bytes(b"11.9\n")
+    cpu2 = root / "sys" / "devices" / "system" / "cpu" / "cpu2"
+    cpu2.mkdir(parents=True)
+    (cpu2 / "online").write_bytes(b"0\n")  # cpu0 has no file: 1, as in pmdalinux
+    proc.write(interrupts=b"  CPU0  CPU1  CPU2\n 1:  5  6  7  x\nLOC:  50  60  70  y\n")
+    utmp = root / "utmp"
+    utmp.write_bytes(_utmp(7, b"alice") + _utmp(7, b"root") + _utmp(6, b"LOGIN"))
+    agent.utmp_path = str(utmp)
+    names = [
+        *(name for name, _ in system.UNAME),
+        "kernel.uname.distro",
+        "kernel.all.nusers",
+        "hinv.map.cpu_num",
+        "hinv.cpu.online",
+        "kernel.percpu.intr",
+    ]
+    got = fetch(agent, *names)
+    assert got["kernel.uname.release"] == {PM_IN_NULL: os.uname().release}
+    assert got["kernel.uname.nodename"] == {PM_IN_NULL: os.uname().nodename}
+    assert got["kernel.uname.distro"] == {PM_IN_NULL: "Debian 11.9"}
+    assert got["kernel.all.nusers"] == {PM_IN_NULL: 2}
+    assert got["hinv.map.cpu_num"] == {0: 0, 2: 2}  # the fake /proc/stat has cpu0 and cpu2
+    assert got["hinv.cpu.online"] == {0: 1, 2: 0}
+    assert got["kernel.percpu.intr"] == {0: 55, 2: 77}
+    agent.utmp_path = str(root / "no-utmp")
+    assert fetch(agent, "kernel.all.nusers")["kernel.all.nusers"] == {PM_IN_NULL: 0}
 
 
 def test_fake_proc_vmstat(fake) -> None:
@@ -880,6 +1043,10 @@ STEADY = {
     "filesys.readonly",
     "filesys.blocksize",
     "mem.util.hugepagesTotal",
+    "mem.util.hugepagesTotalBytes",
+    "mem.util.vmallocTotal",
+    "hinv.cpu.online",
+    "kernel.all.nusers",
     "swap.length",
 }
 

@@ -88,7 +88,9 @@ def test_fields_are_valid() -> None:
 def test_families_complete() -> None:
     """Where the catalog has one of a family, it has the whole family."""
     cpu = {m.name.removeprefix("kernel.all.cpu.") for m in METRICS if ".all.cpu." in m.name}
-    percpu = {m.name.removeprefix("kernel.percpu.cpu.") for m in METRICS if ".percpu." in m.name}
+    percpu = {
+        m.name.removeprefix("kernel.percpu.cpu.") for m in METRICS if ".percpu.cpu." in m.name
+    }
     assert cpu == percpu and len(cpu) == 13
     dev = {m.name.removeprefix("disk.dev.") for m in METRICS if m.name.startswith("disk.dev.")}
     all_ = {m.name.removeprefix("disk.all.") for m in METRICS if m.name.startswith("disk.all.")}

@@ -36,7 +36,7 @@ from typing import Any
 from pmapi.values import Result
 from pmda import Agent, InDom, Metric, refresh
 
-from . import catalog, procfs, vmstat
+from . import catalog, meminfo, procfs, system, vmstat
 from .netif import IFF_RUNNING, IFF_UP, NetIoctl
 
 U32 = 0xFFFFFFFF
@@ -182,6 +182,11 @@ MEMINFO: dict[str, bytes] = {
     "mem.util.hugepagesFree": b"HugePages_Free",
     "mem.util.available": b"MemAvailable",
 }
+
+#: The mem.util.* metrics of agents/linux/meminfo.py's table.
+_MEMINFO_TABLE = frozenset(
+    meminfo.PREFIX + row[0] for row in (*meminfo.FIELDS, *meminfo.HUGEPAGE_BYTES)
+)
 
 Meminfo = Mapping[bytes, int]
 
@@ -372,6 +377,8 @@ class Linux(Agent):
         self._is_disk: dict[str, bool] = {}
         self._prev_wait: dict[int | None, int] = {}
         self._last: dict[InDom, dict[int, str]] = {}
+        self._distro: str | None = None  # pmdalinux reads the release file once
+        self.utmp_path = system.UTMP_PATH
 
     def _cache_file(self, indom: InDom) -> Path | None:
         """Where pmdaCache keeps INDOM's ids: only when $PCP_VAR_DIR is set, as under pmcd."""
@@ -570,6 +577,8 @@ class Linux(Agent):
         for name, compute in MEMINFO_DERIVED.items():
             if name in wanted:
                 values[name] = compute(mem)
+        if not wanted.isdisjoint(_MEMINFO_TABLE):
+            values.update(meminfo.values(mem))
         return values
 
     def _estimate_available(self, mem: dict[bytes, int]) -> None:
@@ -617,6 +626,55 @@ class Linux(Agent):
             "kernel.all.nprocs": load.nprocs & U32,
             "kernel.all.lastpid": load.lastpid & U32,
         }
+
+    def _cpu_numbers(self) -> list[int]:
+        """The CPU instances' ids (CPU numbers), as _cpu_instances gives them."""
+        stat = self._stat()
+        return [] if stat is None else list(self._percpu(stat))
+
+    @refresh(12)
+    def _refresh_uname(self) -> dict[str, Any]:
+        """Cluster 12: uname(2), and the distribution's name from its release file."""
+        uname = os.uname()
+        values: dict[str, Any] = {name: getattr(uname, field) for name, field in system.UNAME}
+        if "kernel.uname.distro" in self._wanted:
+            if self._distro is None:
+                self._distro = system.distro(self.proc.root)
+            values["kernel.uname.distro"] = self._distro
+        return values
+
+    @refresh(25)
+    def _refresh_utmp(self) -> dict[str, Any]:
+        """Cluster 25: kernel.all.nusers from utmp (0 when there is no utmp file)."""
+        try:
+            with open(self.utmp_path, "rb") as f:
+                data = f.read()
+        except OSError:
+            data = b""
+        return {"kernel.all.nusers": system.nusers(data)}
+
+    @refresh(18)
+    def _refresh_cpuinfo(self) -> dict[str, Any]:
+        """Cluster 18: hinv.map.cpu_num, each CPU instance's number."""
+        return {"hinv.map.cpu_num": {n: n for n in self._cpu_numbers()}}
+
+    @refresh(55)
+    def _refresh_sysfs_devices(self) -> dict[str, Any]:
+        """Cluster 55: hinv.cpu.online from each CPU's sysfs 'online' file."""
+        online = {}
+        for n in self._cpu_numbers():
+            path = f"/sys/devices/system/cpu/cpu{n}/online"
+            online[n] = system.online(self.proc.read(path))
+        return {"hinv.cpu.online": online}
+
+    @refresh(4)
+    def _refresh_interrupts(self) -> dict[str, Any]:
+        """Cluster 4: kernel.percpu.intr from /proc/interrupts."""
+        data = self.proc.read("/proc/interrupts")
+        counts = None if data is None else system.percpu_intr(data, self.ncpus_configured)
+        if counts is None:
+            return {}
+        return {"kernel.percpu.intr": {n: counts[n] for n in self._cpu_numbers() if n in counts}}
 
     @refresh(26)
     def _refresh_uptime(self) -> dict[str, Any]:

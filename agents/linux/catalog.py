@@ -33,7 +33,7 @@ from pmapi.ids import PM_INDOM_NULL, pmID_build, pmInDom_build
 from pmapi.types import PMSem, PMType
 from pmapi.units import Space, Time, Units
 
-from . import vmstat
+from . import meminfo, vmstat
 
 #: The linux agent's domain number.
 DOMAIN = 60
@@ -2063,6 +2063,170 @@ METRICS: tuple[MetricInfo, ...] = (
         ),
     ),
 )
+
+
+#: What `pcp uptime` and `pcp mpstat` need besides CPU time (agents/linux/system.py).
+SYSTEM_METRICS: tuple[MetricInfo, ...] = (
+    MetricInfo(
+        "kernel.uname.release",
+        cluster=12,
+        item=0,
+        type=_STRING,
+        indom=None,
+        sem=_DISCRETE,
+        units=_NONE,
+        help="release level of the running kernel",
+        source="os.uname().release (uname(2)), read at every fetch",
+    ),
+    MetricInfo(
+        "kernel.uname.version",
+        cluster=12,
+        item=1,
+        type=_STRING,
+        indom=None,
+        sem=_DISCRETE,
+        units=_NONE,
+        help="version level (build number) and build date of the running kernel",
+        source="os.uname().version (uname(2)), read at every fetch",
+    ),
+    MetricInfo(
+        "kernel.uname.sysname",
+        cluster=12,
+        item=2,
+        type=_STRING,
+        indom=None,
+        sem=_DISCRETE,
+        units=_NONE,
+        help="name of the implementation of the operating system",
+        source="os.uname().sysname (uname(2)), read at every fetch",
+    ),
+    MetricInfo(
+        "kernel.uname.machine",
+        cluster=12,
+        item=3,
+        type=_STRING,
+        indom=None,
+        sem=_DISCRETE,
+        units=_NONE,
+        help="name of the hardware type the system is running on",
+        source="os.uname().machine (uname(2)), read at every fetch",
+    ),
+    MetricInfo(
+        "kernel.uname.nodename",
+        cluster=12,
+        item=4,
+        type=_STRING,
+        indom=None,
+        sem=_DISCRETE,
+        units=_NONE,
+        help="host name of this node on the network",
+        source="os.uname().nodename (uname(2)), read at every fetch",
+    ),
+    MetricInfo(
+        "kernel.uname.distro",
+        cluster=12,
+        item=7,
+        type=_STRING,
+        indom=None,
+        sem=_DISCRETE,
+        units=_NONE,
+        help="Linux distribution name",
+        source=(
+            "first line of the first of $LINUX_STATSPATH/etc/{debian_version, oracle-release, "
+            "fedora-release, redhat-release, slackware-version, SuSE-release, lsb-release} that "
+            "opens ('Debian ' before debian_version's, 'DISTRIB_ID=' dropped from lsb-release's); "
+            "'?' if none or empty; read once"
+        ),
+    ),
+    MetricInfo(
+        "kernel.all.nusers",
+        cluster=25,
+        item=0,
+        type=_U32,
+        indom=None,
+        sem=_INSTANT,
+        units=_NONE,
+        help="number of user sessions on the system (including root)",
+        source="USER_PROCESS records with a non-empty ut_user in /var/run/utmp (0 if none)",
+    ),
+    MetricInfo(
+        "hinv.map.cpu_num",
+        cluster=18,
+        item=6,
+        type=_U32,
+        indom=CPU_INDOM,
+        sem=_DISCRETE,
+        units=_NONE,
+        help="logical to physical CPU mapping for each CPU",
+        source="the CPU number N of instance cpuN (its instance id)",
+    ),
+    MetricInfo(
+        "hinv.cpu.online",
+        cluster=55,
+        item=0,
+        type=_U32,
+        indom=CPU_INDOM,
+        sem=_INSTANT,
+        units=_NONE,
+        help="CPU online state from /sys/devices/system/cpu/*/online",
+        source=(
+            "$LINUX_STATSPATH/sys/devices/system/cpu/cpuN/online read with %u; 1 when the file "
+            "is missing (cpu0 often has none) or holds no number"
+        ),
+    ),
+    MetricInfo(
+        "kernel.percpu.intr",
+        cluster=4,
+        item=4,
+        type=_U64,
+        indom=CPU_INDOM,
+        sem=_COUNTER,
+        units=_COUNT,
+        help="interrupt count metric from /proc/interrupts",
+        source=(
+            "sum of the CPU's column of /proc/interrupts over every row but ERR/MIS, columns "
+            "mapped to CPUs as pmdalinux maps them (system.percpu_intr); CPUs below "
+            "SC_NPROCESSORS_CONF only"
+        ),
+    ),
+)
+
+METRICS += SYSTEM_METRICS
+
+
+#: The rest of mem.util.*, one record per row of meminfo.FIELDS and meminfo.HUGEPAGE_BYTES.
+MEMINFO_METRICS: tuple[MetricInfo, ...] = tuple(
+    MetricInfo(
+        meminfo.PREFIX + suffix,
+        cluster=meminfo.CLUSTER,
+        item=item,
+        type=_U64,
+        indom=None,
+        sem=meminfo.SEM,
+        units=units,
+        help=pcp_help,
+        source=f"/proc/meminfo field '{field}'; no value when the kernel lacks it",
+    )
+    for suffix, item, field, units, pcp_help in meminfo.FIELDS
+) + tuple(
+    MetricInfo(
+        meminfo.PREFIX + suffix,
+        cluster=meminfo.CLUSTER,
+        item=item,
+        type=_U64,
+        indom=None,
+        sem=meminfo.SEM,
+        units=units,
+        help=pcp_help,
+        source=(
+            f"/proc/meminfo '{field}' * ('Hugepagesize' kB << 10), modulo 2**64; no value "
+            f"without '{field}' (a missing Hugepagesize counts as -1, as in pmdalinux)"
+        ),
+    )
+    for suffix, item, field, units, pcp_help in meminfo.HUGEPAGE_BYTES
+)
+
+METRICS += MEMINFO_METRICS
 
 
 def _vmstat_source(field: str) -> str:

@@ -2194,36 +2194,33 @@ SYSTEM_METRICS: tuple[MetricInfo, ...] = (
 METRICS += SYSTEM_METRICS
 
 
+def _meminfo_record(row: tuple, source: str) -> MetricInfo:
+    """One mem.util.* record from a row of meminfo.FIELDS or meminfo.HUGEPAGE_BYTES."""
+    suffix, item, _field, units, pcp_help = row
+    return MetricInfo(
+        meminfo.PREFIX + suffix,
+        cluster=meminfo.CLUSTER,
+        item=item,
+        type=_U64,
+        indom=None,
+        sem=meminfo.SEM,
+        units=units,
+        help=pcp_help,
+        source=source,
+    )
+
+
 #: The rest of mem.util.*, one record per row of meminfo.FIELDS and meminfo.HUGEPAGE_BYTES.
 MEMINFO_METRICS: tuple[MetricInfo, ...] = tuple(
-    MetricInfo(
-        meminfo.PREFIX + suffix,
-        cluster=meminfo.CLUSTER,
-        item=item,
-        type=_U64,
-        indom=None,
-        sem=meminfo.SEM,
-        units=units,
-        help=pcp_help,
-        source=f"/proc/meminfo field '{field}'; no value when the kernel lacks it",
-    )
-    for suffix, item, field, units, pcp_help in meminfo.FIELDS
+    _meminfo_record(row, f"/proc/meminfo field '{row[2]}'; no value when the kernel lacks it")
+    for row in meminfo.FIELDS
 ) + tuple(
-    MetricInfo(
-        meminfo.PREFIX + suffix,
-        cluster=meminfo.CLUSTER,
-        item=item,
-        type=_U64,
-        indom=None,
-        sem=meminfo.SEM,
-        units=units,
-        help=pcp_help,
-        source=(
-            f"/proc/meminfo '{field}' * ('Hugepagesize' kB << 10), modulo 2**64; no value "
-            f"without '{field}' (a missing Hugepagesize counts as -1, as in pmdalinux)"
-        ),
+    _meminfo_record(
+        row,
+        f"/proc/meminfo '{row[2]}' * ('Hugepagesize' kB << 10), modulo 2**64; no value "
+        f"without '{row[2]}' (a missing Hugepagesize counts as -1, as in pmdalinux)",
     )
-    for suffix, item, field, units, pcp_help in meminfo.HUGEPAGE_BYTES
+    for row in meminfo.HUGEPAGE_BYTES
 )
 
 METRICS += MEMINFO_METRICS

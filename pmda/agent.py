@@ -229,12 +229,16 @@ class Agent:
         while not self._stop.wait(every):
             self._run_refresh(cluster, method, background=True)
 
-    def _run_refresh(self, cluster: int, method: Callable, *, background: bool = False) -> None:
+    def _run_refresh(
+        self, cluster: int, method: Callable, *, background: bool = False, merge: bool = False
+    ) -> None:
         """Run a refresh method, keeping the values it returns for its cluster's metrics.
 
-        A failure in a per-fetch refresh gives the cluster's metrics that error
-        (PM_ERR_AGAIN for anything but a PMError) in this fetch; a failing
-        background refresh is logged and the values it last gave stay in use.
+        With MERGE (a second refresh method of the same cluster in one fetch) its
+        values are added to those the first gave.  A failure in a per-fetch
+        refresh gives the cluster's metrics that error (PM_ERR_AGAIN for anything
+        but a PMError) in this fetch; a failing background refresh is logged and
+        the values it last gave stay in use.
         """
         try:
             values = method(self)
@@ -244,6 +248,13 @@ class Agent:
             self.log.error("%s: refresh %s failed: %s", self.name, method.__name__, exc)
             error = PMError(PM_ERR_AGAIN)
         else:
+            earlier = self._cluster_values.get(cluster) if merge else None
+            if isinstance(earlier, PMError):
+                return  # the cluster has already failed in this fetch
+            if earlier and values is not None:
+                values = {**earlier, **values}
+            elif earlier:
+                values = earlier
             self._cluster_values[cluster] = values
             return
         if not background:
@@ -308,9 +319,11 @@ class Agent:
             self._refresh_indom(indom)
         if self._refreshers:
             clusters = {pmID_cluster(pmid) for pmid, m in zip(pmids, wanted, strict=True) if m}
+            refreshed: set[int] = set()
             for cluster, every, method in self._refreshers:
                 if every is None and cluster in clusters:
-                    self._run_refresh(cluster, method)
+                    self._run_refresh(cluster, method, merge=cluster in refreshed)
+                    refreshed.add(cluster)
         vsets = tuple(map(self._fetch_one, pmids, wanted))
         changes = self._changes
         if changes:

@@ -136,7 +136,9 @@ def refresh(cluster: int, *, every: float | None = None) -> Callable[[Callable],
     of their own (metrics declared as data, `Agent.metrics`): a mapping {metric
     name: value}, where a metric with an instance domain has a mapping {inst or
     instance name: value}.  Raising PMError gives the cluster's metrics that
-    error for this fetch.
+    error for this fetch.  Several methods may refresh one cluster (each for
+    some of its metrics): their values are merged, and an error from any of
+    them is the cluster's.
     """
 
     def mark(method: Callable) -> Callable:

@@ -990,6 +990,37 @@ def test_pminfo_descriptors_identical(pmcds, names: list[str]) -> None:
     assert ok(mine.run("pminfo", "-m", "-d", *names)) == ok(real.run("pminfo", "-m", "-d", *names))
 
 
+@pytest.mark.interop
+@LISTS
+def test_pminfo_labels_identical(pmcds, names: list[str]) -> None:
+    """pminfo -l prints the same merged labels, metric's and each instance's, for both agents."""
+    mine, real = pmcds
+    ours = ok(mine.run("pminfo", "-l", *names)).split("\n\n")
+    theirs = ok(real.run("pminfo", "-l", *names)).split("\n\n")
+    assert [b for b in ours if b not in theirs] == [] and len(ours) == len(theirs)
+
+
+@pytest.mark.interop
+@LISTS
+def test_help_present_where_pmdalinux_has_it(pmcds, names: list[str]) -> None:
+    """Every metric has one-line and long help if pmdalinux's has, in our own words."""
+    mine, real = pmcds
+
+    def helps(pmcd: RunningPMCD) -> dict[str, tuple[str, str]]:
+        blocks = ok(pmcd.run("pminfo", "-tT", *names)).strip().split("\n\n")
+        found = {}
+        for block in blocks:
+            head, _, rest = block.partition("\n")
+            name, _, oneline = head.partition(" ")
+            found[name] = (oneline, rest)
+        return found
+
+    ours, theirs = helps(mine), helps(real)
+    missing = [n for n in names if ("<none>" in ours[n][0]) != ("<none>" in theirs[n][0])]
+    copied = [n for n in names if ours[n][0] == theirs[n][0] and "<none>" not in ours[n][0]]
+    assert (missing, copied) == ([], [])
+
+
 def probe(pmcd: RunningPMCD, flag: str, names: list[str]) -> dict[str, list[str]]:
     """pmprobe FLAG's answer: {name: [count, ...what follows]}."""
     out = ok(pmcd.run("pmprobe", flag, *names))

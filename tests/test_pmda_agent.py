@@ -299,6 +299,34 @@ def test_table_metrics_take_their_cluster_refresh_values(tmp_path):
     assert (desc.sem, desc.indom) == (COUNTER, pmInDom_build(250, 0))
 
 
+class _MoreOfCluster0(Table):
+    """A second refresh method for cluster 0 (as a mixin family of the linux agent adds)."""
+
+    @refresh(0)
+    def stat_gone(self):
+        return {"table.gone": 7}
+
+
+class _BrokenPart(_MoreOfCluster0):
+    @refresh(0)
+    def stat_broken(self):
+        raise OSError("no such file")
+
+
+def test_several_refreshes_of_one_cluster_merge_their_values(tmp_path):
+    (tmp_path / "pmns").write_text(
+        "table {\n load TABLE:0:0\n cpu\n gone TABLE:0:2\n fails TABLE:1:0\n}\n"
+        "table.cpu {\n user TABLE:0:1\n}\n"
+    )
+    load, user, gone = (pmID_build(250, 0, i) for i in range(3))
+    agent = _MoreOfCluster0(pmns_path=tmp_path / "pmns", help_path=tmp_path / "nohelp")
+    # before: the second method's values replaced the first's
+    assert values(agent, load, user, gone) == [{PM_IN_NULL: 3}, {0: 10, 1: 20}, {PM_IN_NULL: 7}]
+    assert values(agent, gone) == [{PM_IN_NULL: 7}]  # and nothing is left from the last fetch
+    broken = _BrokenPart(pmns_path=tmp_path / "pmns", help_path=tmp_path / "nohelp")
+    assert values(broken, load, gone) == [PM_ERR_AGAIN, PM_ERR_AGAIN]
+
+
 def test_the_request_loop_over_bytes(simple, caplog):
     requests = b"".join(
         encode(p)

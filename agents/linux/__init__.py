@@ -25,19 +25,34 @@ from __future__ import annotations
 
 import math
 import os
-import re
 import struct
-import time
 from collections.abc import Callable, Iterable, Mapping
 from operator import itemgetter
-from pathlib import Path
 from typing import Any
 
-from pmapi.values import Result
-from pmda import Agent, InDom, Metric, refresh
+from pmda import InDom, Metric, refresh
 
-from . import catalog, meminfo, procfs, system, vmstat
-from .netif import IFF_RUNNING, IFF_UP, NetIoctl
+from . import (
+    blockdev,
+    catalog,
+    cpuinfo,
+    ipc,
+    meminfo,
+    netconn,
+    netsnmp,
+    netsummary,
+    nfs,
+    numa,
+    procfs,
+    snmp6,
+    system,
+    vfs,
+    vmstat,
+    zoneinfo,
+)
+from .base import LinuxBase, Ticks
+from .instids import InstanceIds
+from .netif import IFF_RUNNING, IFF_UP
 
 U32 = 0xFFFFFFFF
 U64 = 0xFFFFFFFFFFFFFFFF
@@ -46,10 +61,12 @@ WAITIO_SLOP = 100
 
 # --- instance domains ---------------------------------------------------------------------
 
-CPU_INDOM = InDom(catalog.CPU_INDOM)
-DISK_INDOM = InDom(catalog.DISK_INDOM)
+CPU_INDOM = InDom(catalog.CPU_INDOM, labels={"device_type": "cpu", "indom_name": "per cpu"})
+DISK_INDOM = InDom(catalog.DISK_INDOM, labels={"device_type": "block", "indom_name": "per disk"})
 LOAD_INDOM = InDom(catalog.LOADAVG_INDOM, dict(catalog.LOAD_INSTANCES))
-NET_INDOM = InDom(catalog.NET_DEV_INDOM)
+NET_INDOM = InDom(
+    catalog.NET_DEV_INDOM, labels={"device_type": "interface", "indom_name": "per interface"}
+)
 FILESYS_INDOM = InDom(catalog.FILESYS_INDOM)
 INDOMS: dict[int, InDom] = {
     indom.serial: indom for indom in (CPU_INDOM, DISK_INDOM, LOAD_INDOM, NET_INDOM, FILESYS_INDOM)
@@ -57,7 +74,6 @@ INDOMS: dict[int, InDom] = {
 
 # --- how each metric is computed from its source --------------------------------------------
 
-Ticks = tuple[int, ...]  # user nice sys idle iowait irq softirq steal guest guest_nice
 
 #: kernel.{all,percpu}.cpu.SUFFIX: ticks from a /proc/stat cpu line.
 CPU_TIMES: dict[str, Callable[[Ticks], int]] = {
@@ -270,71 +286,8 @@ def speed_mbyte(mbit: int) -> float:
     return _float32(_float32(mbit) * 1e6) / 8 / 1024 / 1024
 
 
-class InstanceIds:
-    """Instance ids for names: 0, 1, 2, ... in the order first seen, kept for the agent's life.
-
-    With a PATH, the ids are also loaded from and saved to that file in
-    pmdaCache's format ($PCP_VAR_DIR/config/pmda/DOMAIN.SERIAL), so they survive
-    restarts and agree with the ids PCP's own pmdalinux saved there.
-    """
-
-    def __init__(self, path: Path | None = None) -> None:
-        """No names yet, or those saved in PATH (a file that cannot be read is ignored)."""
-        self.path = path
-        self._ids: dict[str, int] = {}
-        self._stamps: dict[int, int] = {}
-        if path is not None:
-            self._load(path)
-        self._next = max(self._ids.values(), default=-1) + 1
-        self._unsaved = False
-
-    def __call__(self, name: str) -> int:
-        """The id of NAME, giving it the next one if it is new (`save` then writes it)."""
-        inst = self._ids.get(name)
-        if inst is None:
-            inst = self._ids[name] = self._next
-            self._next += 1
-            self._stamps[inst] = int(time.time())
-            self._unsaved = True
-        return inst
-
-    def _load(self, path: Path) -> None:
-        """Read a pmdaCache file: a "version mode maxinst" line, then "inst stamp [key] name"."""
-        try:
-            header, *lines = path.read_text(errors="replace").splitlines()
-            if header.split()[0] not in ("1", "2"):
-                return
-        except (OSError, ValueError, IndexError):
-            return
-        for line in lines:
-            m = _CACHE_LINE.fullmatch(line)
-            if m and m["name"] not in self._ids and int(m["inst"]) not in self._stamps:
-                self._ids[m["name"]] = int(m["inst"])
-                self._stamps[int(m["inst"])] = int(m["stamp"])
-
-    def save(self) -> None:
-        """Write the ids to PATH if new ones were given, as pmdaCache saves them (best effort)."""
-        if self.path is None or not self._unsaved:
-            return
-        self._unsaved = False
-        lines = [f"2 0 {0x7FFFFFFF}\n"]
-        for name, inst in sorted(self._ids.items(), key=lambda item: item[1]):
-            lines.append(f"{inst} {self._stamps[inst]} {name}\n")
-        try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            part = self.path.with_name(f".{self.path.name}.{os.getpid()}")
-            part.write_text("".join(lines))
-            part.replace(self.path)
-        except OSError:
-            pass
-
-
-#: One entry of a pmdaCache file.
-_CACHE_LINE = re.compile(r"\s*(?P<inst>\d+)\s+(?P<stamp>\d+)\s+(?:\[[0-9a-f]*\]\s*)?(?P<name>.+)")
-
-
-class Linux(Agent):
-    """PCP's linux agent: kernel, hinv, mem, swap, disk, network.interface and filesys metrics."""
+class Core(LinuxBase):
+    """The first families: CPU time, kernel counters, hinv, mem, swap, disk, interfaces, filesys."""
 
     name, domain = "linux", catalog.DOMAIN
     cpus, disks, loadavg, interfaces, filesystems = (
@@ -344,94 +297,23 @@ class Linux(Agent):
         NET_INDOM,
         FILESYS_INDOM,
     )
-    metrics = tuple(
-        Metric(
-            info.name,
-            info.type,
-            info.sem,
-            info.units,
-            indom=None if info.indom is None else INDOMS[info.indom],
-        )
-        for info in catalog.METRICS
-    )
+    instance_label_rules = {
+        catalog.CPU_INDOM: lambda agent, inst, name: {"cpu": inst},
+        catalog.DISK_INDOM: lambda agent, inst, name: {"device_name": name},
+        catalog.NET_DEV_INDOM: lambda agent, inst, name: {"interface": name},
+    }
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         """Agent's arguments; the /proc files and the ioctl socket open when first needed."""
         super().__init__(*args, **kwargs)
-        self.proc = procfs.ProcFiles(os.environ.get("LINUX_STATSPATH", ""))
-        self.net = NetIoctl()
-        # pmdalinux's test settings: a clock rate and a CPU count to match a copied /proc
-        self.hz = int(os.environ.get("LINUX_HERTZ") or os.sysconf("SC_CLK_TCK"))
-        self.ncpus_configured = int(
-            os.environ.get("LINUX_NCPUS") or os.sysconf("SC_NPROCESSORS_CONF")
-        )
-        self.pagesize = os.sysconf("SC_PAGE_SIZE")
-        self._name_of = {self.pmns.lookup(m.name): m.name for m in type(self).metrics}
-        self._all_names = frozenset(self._name_of.values())
-        self._wanted: frozenset[str] = self._all_names
-        self._snapshot: dict[str, Any] | None = None
         # pmdalinux saves disk and interface ids (not filesystem ids) under $PCP_VAR_DIR
         self._disk_ids = InstanceIds(self._cache_file(self.disks))
         self._net_ids = InstanceIds(self._cache_file(self.interfaces))
         self._filesys_ids = InstanceIds()
         self._is_disk: dict[str, bool] = {}
         self._prev_wait: dict[int | None, int] = {}
-        self._last: dict[InDom, dict[int, str]] = {}
         self._distro: str | None = None  # pmdalinux reads the release file once
         self.utmp_path = system.UTMP_PATH
-
-    def _cache_file(self, indom: InDom) -> Path | None:
-        """Where pmdaCache keeps INDOM's ids: only when $PCP_VAR_DIR is set, as under pmcd."""
-        var = os.environ.get("PCP_VAR_DIR")
-        return Path(var, "config", "pmda", f"{self.domain}.{indom.serial}") if var else None
-
-    def fetch(self, pmids: Iterable[int]) -> Result:
-        """A fetch, reading each source at most once and computing only the metrics asked for."""
-        pmids = tuple(pmids)
-        name_of = self._name_of
-        self._wanted = frozenset(name_of[p] for p in pmids if p in name_of)
-        self._snapshot = {}
-        try:
-            return super().fetch(pmids)
-        finally:
-            self._snapshot = None
-            self._wanted = self._all_names
-
-    def stop(self) -> None:
-        """Stop, closing the files and the socket kept open between fetches."""
-        super().stop()
-        self.proc.close()
-        self.net.close()
-
-    # -- sources, read once per fetch -------------------------------------------------
-
-    def _once(self, key: str, read: Callable[[], Any]) -> Any:
-        """READ(), or what it gave earlier in this fetch (outside a fetch, always fresh)."""
-        snapshot = self._snapshot
-        if snapshot is None:
-            return read()
-        if key not in snapshot:
-            snapshot[key] = read()
-        return snapshot[key]
-
-    def _read(self, path: str, parse: Callable[[bytes], Any]) -> Any:
-        """PARSE applied to the contents of PATH, or None if it cannot be read."""
-        data = self.proc.read(path)
-        return None if data is None else parse(data)
-
-    def _stat(self) -> procfs.Stat | None:
-        """/proc/stat, parsed (None if unreadable)."""
-        return self._once("stat", lambda: self._read("/proc/stat", procfs.parse_stat))
-
-    def _vmstat(self) -> bytes | None:
-        """/proc/vmstat's bytes (None if unreadable), shared by clusters 0 and 28."""
-        return self._once("vmstat", lambda: self.proc.read("/proc/vmstat"))
-
-    def _percpu(self, stat: procfs.Stat) -> dict[int, Ticks]:
-        """Ticks by CPU number; a kernel built for one CPU gets the all-CPU line, as in PCP."""
-        if self.ncpus_configured == 1 and stat.all is not None:
-            return {0: stat.all}
-        return stat.cpus
 
     def _disks(self) -> list[tuple[int, str, Disk]]:
         """(inst, name, counts) of each disk in /proc/diskstats."""
@@ -474,14 +356,6 @@ class Linux(Agent):
             (self._filesys_ids(device), device, path, options)
             for device, (path, options) in mounts.items()
         ]
-
-    def _current(self, indom: InDom, current: dict[int, str]) -> dict[int, str] | None:
-        """CURRENT in instance order, or None if INDOM's instances have not changed."""
-        current = dict(sorted(current.items()))
-        if current == self._last.get(indom):
-            return None
-        self._last[indom] = current
-        return current
 
     # -- instance domains ------------------------------------------------------------------
 
@@ -627,11 +501,6 @@ class Linux(Agent):
             "kernel.all.lastpid": load.lastpid & U32,
         }
 
-    def _cpu_numbers(self) -> list[int]:
-        """The CPU instances' ids (CPU numbers), as _cpu_instances gives them."""
-        stat = self._stat()
-        return [] if stat is None else list(self._percpu(stat))
-
     @refresh(12)
     def _refresh_uname(self) -> dict[str, Any]:
         """Cluster 12: uname(2), and the distribution's name from its release file."""
@@ -743,5 +612,55 @@ _DISK_NAMES = frozenset(
     {*(name for dev, all_, _ in _DISK_METRICS for name in (dev, all_)), "hinv.ndisk"}
 )
 _VMSTAT = {"swap.pagesin": b"pswpin", "swap.pagesout": b"pswpout"}
+
+#: The mixin of each family, after the core: each refreshes its own clusters.
+FAMILY_CLASSES: tuple[type[LinuxBase], ...] = (
+    cpuinfo.CpuInfo,
+    numa.Numa,
+    zoneinfo.ZoneInfo,
+    blockdev.BlockDev,
+    netsnmp.NetSnmp,
+    snmp6.Snmp6,
+    netsummary.NetSummary,
+    netconn.NetConn,
+    ipc.Ipc,
+    vfs.Vfs,
+    nfs.Nfs,
+)
+
+
+def _indoms_of(classes: Iterable[type]) -> dict[int, InDom]:
+    """The instance domains the classes (and their bases) declare, by serial."""
+    found: dict[int, InDom] = {}
+    for cls in classes:
+        for klass in cls.__mro__:
+            for value in vars(klass).values():
+                if isinstance(value, InDom):
+                    found.setdefault(value.serial, value)
+    return found
+
+
+#: Every instance domain of the agent, by serial.
+ALL_INDOMS: dict[int, InDom] = _indoms_of((Core, *FAMILY_CLASSES))
+
+
+class Linux(Core, *FAMILY_CLASSES):  # type: ignore[misc]
+    """PCP's linux agent (domain 60): every family's metrics, as the catalog declares them."""
+
+    metrics = tuple(
+        Metric(
+            info.name,
+            info.type,
+            info.sem,
+            info.units,
+            indom=None if info.indom is None else ALL_INDOMS[info.indom],
+            labels={
+                **catalog.ITEM_LABELS.get((info.cluster, info.item), {}),
+                **(info.labels or {}),
+            },
+        )
+        for info in catalog.METRICS
+    )
+
 
 __all__ = ["Linux"]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 from . import catalog
@@ -30,4 +31,6 @@ def render() -> str:
 
 
 if __name__ == "__main__":
-    PMNS_PATH.write_text(render())
+    part = PMNS_PATH.with_name(f".{PMNS_PATH.name}.{os.getpid()}")
+    part.write_text(render())
+    part.replace(PMNS_PATH)  # whole, so an agent starting meanwhile never reads half of it

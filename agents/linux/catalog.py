@@ -112,16 +112,6 @@ INDOMS: dict[int, InDomInfo] = {
     ),
 }
 
-#: pmdalinux's other instance domains that the devices left out above go to.
-RELATED_INDOMS: dict[int, InDomInfo] = {
-    10: InDomInfo(10, "PARTITIONS_INDOM", "disk.partitions.*: sda1, nvme0n1p1, ..."),
-    17: InDomInfo(17, "NET_ADDR_INDOM", "network.interface.{inet,ipv6,hw}_addr: interface names"),
-    18: InDomInfo(18, "TMPFS_INDOM", "tmpfs.*: tmpfs mount points, e.g. '/dev/shm'"),
-    24: InDomInfo(24, "DM_INDOM", "disk.dm.*: dm-N under its /dev/mapper name"),
-    25: InDomInfo(25, "MD_INDOM", "disk.md.*: mdN, or its /dev/md/NAME name"),
-    38: InDomInfo(38, "ZRAM_INDOM", "zram.*: zram0, zram1, ..."),
-}
-
 #: kernel.all.load's instances (internal id, external name), fixed.
 LOAD_INSTANCES: tuple[tuple[int, str], ...] = ((1, "1 minute"), (5, "5 minute"), (15, "15 minute"))
 
@@ -170,7 +160,6 @@ METRICS: tuple[MetricInfo, ...] = (
         indom=None,
         sem=COUNTER,
         units=MSEC,
-        help="total user CPU time from /proc/stat for all CPUs, including guest CPU time",
         source="psutil.cpu_times().user (includes guest), sec -> msec: round(x * 1000)",
     ),
     MetricInfo(
@@ -181,7 +170,6 @@ METRICS: tuple[MetricInfo, ...] = (
         indom=None,
         sem=COUNTER,
         units=MSEC,
-        help="total nice user CPU time from /proc/stat for all CPUs, including guest time",
         source="psutil.cpu_times().nice (includes guest_nice), sec -> msec: round(x * 1000)",
     ),
     MetricInfo(
@@ -192,7 +180,6 @@ METRICS: tuple[MetricInfo, ...] = (
         indom=None,
         sem=COUNTER,
         units=MSEC,
-        help="total sys CPU time from /proc/stat for all CPUs",
         source="psutil.cpu_times().system, sec -> msec: round(x * 1000)",
     ),
     MetricInfo(
@@ -203,7 +190,6 @@ METRICS: tuple[MetricInfo, ...] = (
         indom=None,
         sem=COUNTER,
         units=MSEC,
-        help="total idle CPU time from /proc/stat for all CPUs",
         source="psutil.cpu_times().idle (excludes iowait), sec -> msec: round(x * 1000)",
     ),
     MetricInfo(
@@ -214,7 +200,6 @@ METRICS: tuple[MetricInfo, ...] = (
         indom=None,
         sem=COUNTER,
         units=MSEC,
-        help="total interrupt CPU time from /proc/stat for all CPUs",
         source="t = psutil.cpu_times(); (t.irq + t.softirq), sec -> msec: round(x * 1000)",
     ),
     MetricInfo(
@@ -225,7 +210,6 @@ METRICS: tuple[MetricInfo, ...] = (
         indom=None,
         sem=COUNTER,
         units=MSEC,
-        help="total wait CPU time from /proc/stat for all CPUs",
         source=(
             "psutil.cpu_times().iowait (PCP holds the previous value when iowait steps back by < "
             "100 ticks), sec -> msec: round(x * 1000)"
@@ -239,7 +223,6 @@ METRICS: tuple[MetricInfo, ...] = (
         indom=None,
         sem=COUNTER,
         units=MSEC,
-        help="total virtualisation CPU steal time for all CPUs",
         source="psutil.cpu_times().steal, sec -> msec: round(x * 1000)",
     ),
     MetricInfo(
@@ -250,7 +233,6 @@ METRICS: tuple[MetricInfo, ...] = (
         indom=None,
         sem=COUNTER,
         units=MSEC,
-        help="soft interrupt CPU time from /proc/stat for all CPUs",
         source="psutil.cpu_times().softirq, sec -> msec: round(x * 1000)",
     ),
     MetricInfo(
@@ -261,7 +243,6 @@ METRICS: tuple[MetricInfo, ...] = (
         indom=None,
         sem=COUNTER,
         units=MSEC,
-        help="hard interrupt CPU time from /proc/stat for all CPUs",
         source="psutil.cpu_times().irq, sec -> msec: round(x * 1000)",
     ),
     MetricInfo(
@@ -272,7 +253,6 @@ METRICS: tuple[MetricInfo, ...] = (
         indom=None,
         sem=COUNTER,
         units=MSEC,
-        help="total virtual guest CPU time for all CPUs",
         source="psutil.cpu_times().guest, sec -> msec: round(x * 1000)",
     ),
     MetricInfo(
@@ -283,7 +263,6 @@ METRICS: tuple[MetricInfo, ...] = (
         indom=None,
         sem=COUNTER,
         units=MSEC,
-        help="total virtual guest CPU nice time for all CPUs",
         source="psutil.cpu_times().guest_nice, sec -> msec: round(x * 1000)",
     ),
     MetricInfo(
@@ -294,7 +273,6 @@ METRICS: tuple[MetricInfo, ...] = (
         indom=None,
         sem=COUNTER,
         units=MSEC,
-        help="total user CPU time from /proc/stat for all CPUs, excluding guest CPU time",
         source="t = psutil.cpu_times(); (t.user - t.guest), sec -> msec: round(x * 1000)",
     ),
     MetricInfo(
@@ -305,7 +283,6 @@ METRICS: tuple[MetricInfo, ...] = (
         indom=None,
         sem=COUNTER,
         units=MSEC,
-        help="total nice user CPU time from /proc/stat for all CPUs, excluding guest time",
         source="t = psutil.cpu_times(); (t.nice - t.guest_nice), sec -> msec: round(x * 1000)",
     ),
     # --- CPU time per CPU: /proc/stat "cpuN" lines
@@ -317,7 +294,6 @@ METRICS: tuple[MetricInfo, ...] = (
         indom=CPU_INDOM,
         sem=COUNTER,
         units=MSEC,
-        help="percpu user CPU time metric from /proc/stat, including guest CPU time",
         source=(
             "psutil.cpu_times(percpu=True)[i].user (includes guest), sec -> msec: round(x * 1000);"
             " i-th entry = i-th cpuN line of /proc/stat"
@@ -331,7 +307,6 @@ METRICS: tuple[MetricInfo, ...] = (
         indom=CPU_INDOM,
         sem=COUNTER,
         units=MSEC,
-        help="percpu nice user CPU time metric from /proc/stat, including guest CPU time",
         source=(
             "psutil.cpu_times(percpu=True)[i].nice (includes guest_nice), sec -> msec: round(x * "
             "1000); i-th entry = i-th cpuN line of /proc/stat"
@@ -345,7 +320,6 @@ METRICS: tuple[MetricInfo, ...] = (
         indom=CPU_INDOM,
         sem=COUNTER,
         units=MSEC,
-        help="percpu sys CPU time metric from /proc/stat",
         source=(
             "psutil.cpu_times(percpu=True)[i].system, sec -> msec: round(x * 1000); i-th entry = "
             "i-th cpuN line of /proc/stat"
@@ -359,7 +333,6 @@ METRICS: tuple[MetricInfo, ...] = (
         indom=CPU_INDOM,
         sem=COUNTER,
         units=MSEC,
-        help="percpu idle CPU time metric from /proc/stat",
         source=(
             "psutil.cpu_times(percpu=True)[i].idle (excludes iowait), sec -> msec: round(x * "
             "1000); i-th entry = i-th cpuN line of /proc/stat"
@@ -373,7 +346,6 @@ METRICS: tuple[MetricInfo, ...] = (
         indom=CPU_INDOM,
         sem=COUNTER,
         units=MSEC,
-        help="percpu interrupt CPU time",
         source=(
             "t = psutil.cpu_times(percpu=True)[i]; (t.irq + t.softirq), sec -> msec: round(x * "
             "1000); i-th entry = i-th cpuN line of /proc/stat"
@@ -387,7 +359,6 @@ METRICS: tuple[MetricInfo, ...] = (
         indom=CPU_INDOM,
         sem=COUNTER,
         units=MSEC,
-        help="percpu wait CPU time",
         source=(
             "psutil.cpu_times(percpu=True)[i].iowait (PCP holds the previous value when iowait "
             "steps back by < 100 ticks), sec -> msec: round(x * 1000); i-th entry = i-th cpuN line"
@@ -402,7 +373,6 @@ METRICS: tuple[MetricInfo, ...] = (
         indom=CPU_INDOM,
         sem=COUNTER,
         units=MSEC,
-        help="percpu CPU steal time",
         source=(
             "psutil.cpu_times(percpu=True)[i].steal, sec -> msec: round(x * 1000); i-th entry = "
             "i-th cpuN line of /proc/stat"
@@ -416,7 +386,6 @@ METRICS: tuple[MetricInfo, ...] = (
         indom=CPU_INDOM,
         sem=COUNTER,
         units=MSEC,
-        help="percpu soft interrupt CPU time",
         source=(
             "psutil.cpu_times(percpu=True)[i].softirq, sec -> msec: round(x * 1000); i-th entry = "
             "i-th cpuN line of /proc/stat"
@@ -430,7 +399,6 @@ METRICS: tuple[MetricInfo, ...] = (
         indom=CPU_INDOM,
         sem=COUNTER,
         units=MSEC,
-        help="percpu hard interrupt CPU time",
         source=(
             "psutil.cpu_times(percpu=True)[i].irq, sec -> msec: round(x * 1000); i-th entry = i-th"
             " cpuN line of /proc/stat"
@@ -444,7 +412,6 @@ METRICS: tuple[MetricInfo, ...] = (
         indom=CPU_INDOM,
         sem=COUNTER,
         units=MSEC,
-        help="percpu guest CPU time",
         source=(
             "psutil.cpu_times(percpu=True)[i].guest, sec -> msec: round(x * 1000); i-th entry = "
             "i-th cpuN line of /proc/stat"
@@ -458,7 +425,6 @@ METRICS: tuple[MetricInfo, ...] = (
         indom=CPU_INDOM,
         sem=COUNTER,
         units=MSEC,
-        help="percpu nice guest CPU time",
         source=(
             "psutil.cpu_times(percpu=True)[i].guest_nice, sec -> msec: round(x * 1000); i-th entry"
             " = i-th cpuN line of /proc/stat"
@@ -472,7 +438,6 @@ METRICS: tuple[MetricInfo, ...] = (
         indom=CPU_INDOM,
         sem=COUNTER,
         units=MSEC,
-        help="percpu user CPU time metric from /proc/stat, excluding guest CPU time",
         source=(
             "t = psutil.cpu_times(percpu=True)[i]; (t.user - t.guest), sec -> msec: round(x * "
             "1000); i-th entry = i-th cpuN line of /proc/stat"
@@ -486,7 +451,6 @@ METRICS: tuple[MetricInfo, ...] = (
         indom=CPU_INDOM,
         sem=COUNTER,
         units=MSEC,
-        help="percpu nice user CPU time metric from /proc/stat, excluding guest CPU time",
         source=(
             "t = psutil.cpu_times(percpu=True)[i]; (t.nice - t.guest_nice), sec -> msec: round(x *"
             " 1000); i-th entry = i-th cpuN line of /proc/stat"
@@ -501,7 +465,6 @@ METRICS: tuple[MetricInfo, ...] = (
         indom=LOADAVG_INDOM,
         sem=INSTANT,
         units=NONE,
-        help="1, 5 and 15 minute load average",
         source=(
             "/proc/loadavg fields 1-3 as float32, inst 1/5/15; psutil.getloadavg() (os.getloadavg)"
             " is close but not the same number"
@@ -515,7 +478,6 @@ METRICS: tuple[MetricInfo, ...] = (
         indom=None,
         sem=INSTANT,
         units=SEC,
-        help="time the current kernel has been running",
         source=(
             "/proc/uptime field 1 (sec, double); time.time() - psutil.boot_time() only "
             "approximates it"
@@ -529,7 +491,6 @@ METRICS: tuple[MetricInfo, ...] = (
         indom=None,
         sem=INSTANT,
         units=SEC,
-        help="time the current kernel has been idle since boot",
         source="/proc/uptime field 2 (sec, double, summed over CPUs); not in psutil",
     ),
     MetricInfo(
@@ -540,7 +501,6 @@ METRICS: tuple[MetricInfo, ...] = (
         indom=None,
         sem=INSTANT,
         units=NONE,
-        help="total number of processes (lightweight)",
         source=(
             "/proc/loadavg field 4, N of 'R/N' (all tasks, threads included); not "
             "len(psutil.pids())"
@@ -554,7 +514,6 @@ METRICS: tuple[MetricInfo, ...] = (
         indom=None,
         sem=INSTANT,
         units=NONE,
-        help="total number of processes in the (per-CPU) run queues",
         source="/proc/loadavg field 4, R of 'R/N'; not in psutil",
     ),
     MetricInfo(
@@ -565,7 +524,6 @@ METRICS: tuple[MetricInfo, ...] = (
         indom=None,
         sem=INSTANT,
         units=NONE,
-        help="number of currently running processes from /proc/stat",
         source="/proc/stat procs_running; not in psutil",
     ),
     MetricInfo(
@@ -576,7 +534,6 @@ METRICS: tuple[MetricInfo, ...] = (
         indom=None,
         sem=INSTANT,
         units=NONE,
-        help="number of currently blocked processes from /proc/stat",
         source="/proc/stat procs_blocked; not in psutil",
     ),
     MetricInfo(
@@ -587,7 +544,6 @@ METRICS: tuple[MetricInfo, ...] = (
         indom=None,
         sem=COUNTER,
         units=COUNT,
-        help="context switches metric from /proc/stat",
         source="psutil.cpu_stats().ctx_switches (/proc/stat ctxt)",
     ),
     MetricInfo(
@@ -598,7 +554,6 @@ METRICS: tuple[MetricInfo, ...] = (
         indom=None,
         sem=COUNTER,
         units=COUNT,
-        help="interrupt count metric from /proc/stat",
         source="psutil.cpu_stats().interrupts (first number of /proc/stat intr)",
     ),
     MetricInfo(
@@ -609,7 +564,6 @@ METRICS: tuple[MetricInfo, ...] = (
         indom=None,
         sem=COUNTER,
         units=COUNT,
-        help="fork rate metric from /proc/stat",
         source="/proc/stat processes; not in psutil",
     ),
     MetricInfo(
@@ -620,7 +574,6 @@ METRICS: tuple[MetricInfo, ...] = (
         indom=None,
         sem=DISCRETE,
         units=COUNT_PER_SEC,
-        help="value of HZ (jiffies/second) for the currently running kernel",
         source="os.sysconf('SC_CLK_TCK')",
     ),
     MetricInfo(
@@ -631,7 +584,6 @@ METRICS: tuple[MetricInfo, ...] = (
         indom=None,
         sem=DISCRETE,
         units=SEC,
-        help="boot time from /proc/stat",
         source="int(psutil.boot_time()) (/proc/stat btime)",
     ),
     MetricInfo(
@@ -642,7 +594,6 @@ METRICS: tuple[MetricInfo, ...] = (
         indom=None,
         sem=INSTANT,
         units=NONE,
-        help="most recently allocated process identifier",
         source="/proc/loadavg field 5; not in psutil",
     ),
     # --- hardware inventory
@@ -654,7 +605,6 @@ METRICS: tuple[MetricInfo, ...] = (
         indom=None,
         sem=DISCRETE,
         units=NONE,
-        help="number of CPUs in the system",
         source="len(psutil.cpu_times(percpu=True)): online CPUs, the active cpu instances",
     ),
     MetricInfo(
@@ -665,7 +615,6 @@ METRICS: tuple[MetricInfo, ...] = (
         indom=None,
         sem=DISCRETE,
         units=MBYTE,
-        help="total system memory metric from /proc/meminfo",
         source="psutil.virtual_memory().total >> 20 (MemTotal kB >> 10, truncated)",
     ),
     MetricInfo(
@@ -676,7 +625,6 @@ METRICS: tuple[MetricInfo, ...] = (
         indom=None,
         sem=DISCRETE,
         units=BYTE,
-        help="Memory page size",
         source="os.sysconf('SC_PAGE_SIZE')",
     ),
     MetricInfo(
@@ -687,7 +635,6 @@ METRICS: tuple[MetricInfo, ...] = (
         indom=None,
         sem=DISCRETE,
         units=NONE,
-        help="number of disks in the system",
         source="number of disk.dev instances (whole disks only, see the disk indom)",
     ),
     MetricInfo(
@@ -698,7 +645,6 @@ METRICS: tuple[MetricInfo, ...] = (
         indom=None,
         sem=DISCRETE,
         units=NONE,
-        help="number of active (up) network interfaces",
         source=(
             "len(psutil.net_io_counters(pernic=True)): every /proc/net/dev line, up or down, "
             "whatever the help text says"
@@ -712,7 +658,6 @@ METRICS: tuple[MetricInfo, ...] = (
         indom=None,
         sem=DISCRETE,
         units=COUNT,
-        help="number of (local) file systems currently mounted",
         source="number of filesys instances",
     ),
     # --- memory: /proc/meminfo, kB as the kernel gives them
@@ -724,7 +669,6 @@ METRICS: tuple[MetricInfo, ...] = (
         indom=None,
         sem=DISCRETE,
         units=KBYTE,
-        help="total system memory metric reported by /proc/meminfo",
         source="psutil.virtual_memory().total // 1024 (MemTotal)",
     ),
     MetricInfo(
@@ -735,7 +679,6 @@ METRICS: tuple[MetricInfo, ...] = (
         indom=None,
         sem=INSTANT,
         units=KBYTE,
-        help="free system memory metric from /proc/meminfo",
         source="psutil.virtual_memory().free // 1024 (MemFree)",
     ),
     MetricInfo(
@@ -746,7 +689,6 @@ METRICS: tuple[MetricInfo, ...] = (
         indom=None,
         sem=INSTANT,
         units=KBYTE,
-        help="used memory metric from /proc/meminfo",
         source=(
             "(vm.total - vm.free) // 1024 (MemTotal - MemFree); not psutil's vm.used (total - "
             "available)"
@@ -760,7 +702,6 @@ METRICS: tuple[MetricInfo, ...] = (
         indom=None,
         sem=INSTANT,
         units=KBYTE,
-        help="free memory metric from /proc/meminfo",
         source="psutil.virtual_memory().free // 1024 (MemFree)",
     ),
     MetricInfo(
@@ -771,7 +712,6 @@ METRICS: tuple[MetricInfo, ...] = (
         indom=None,
         sem=INSTANT,
         units=KBYTE,
-        help="shared memory metric from /proc/meminfo",
         source=(
             "/proc/meminfo MemShared (2.4 kernels): no value on current kernels; psutil's "
             "vm.shared is Shmem, i.e. mem.util.shmem"
@@ -785,7 +725,6 @@ METRICS: tuple[MetricInfo, ...] = (
         indom=None,
         sem=INSTANT,
         units=KBYTE,
-        help="I/O buffers metric from /proc/meminfo",
         source="psutil.virtual_memory().buffers // 1024 (Buffers)",
     ),
     MetricInfo(
@@ -796,7 +735,6 @@ METRICS: tuple[MetricInfo, ...] = (
         indom=None,
         sem=INSTANT,
         units=KBYTE,
-        help="page cache metric from /proc/meminfo",
         source="/proc/meminfo Cached (kB); not psutil's vm.cached, which adds SReclaimable",
     ),
     MetricInfo(
@@ -807,7 +745,6 @@ METRICS: tuple[MetricInfo, ...] = (
         indom=None,
         sem=INSTANT,
         units=KBYTE,
-        help="unaccounted memory",
         source="/proc/meminfo max(0, MemTotal - MemFree - Cached - Buffers) (kB)",
     ),
     MetricInfo(
@@ -818,7 +755,6 @@ METRICS: tuple[MetricInfo, ...] = (
         indom=None,
         sem=INSTANT,
         units=KBYTE,
-        help="Kbytes in swap cache, from /proc/meminfo",
         source="/proc/meminfo SwapCached (kB)",
     ),
     MetricInfo(
@@ -829,7 +765,6 @@ METRICS: tuple[MetricInfo, ...] = (
         indom=None,
         sem=INSTANT,
         units=KBYTE,
-        help="Kbytes on the active page list (recently referenced pages)",
         source="psutil.virtual_memory().active // 1024 (Active)",
     ),
     MetricInfo(
@@ -840,7 +775,6 @@ METRICS: tuple[MetricInfo, ...] = (
         indom=None,
         sem=INSTANT,
         units=KBYTE,
-        help="Kbytes on the inactive page list (candidates for discarding)",
         source="psutil.virtual_memory().inactive // 1024 (Inactive)",
     ),
     MetricInfo(
@@ -851,7 +785,6 @@ METRICS: tuple[MetricInfo, ...] = (
         indom=None,
         sem=INSTANT,
         units=KBYTE,
-        help="Kbytes swap, from /proc/meminfo",
         source="psutil.swap_memory().total // 1024 (SwapTotal)",
     ),
     MetricInfo(
@@ -862,7 +795,6 @@ METRICS: tuple[MetricInfo, ...] = (
         indom=None,
         sem=INSTANT,
         units=KBYTE,
-        help="Kbytes free swap, from /proc/meminfo",
         source="psutil.swap_memory().free // 1024 (SwapFree)",
     ),
     MetricInfo(
@@ -873,7 +805,6 @@ METRICS: tuple[MetricInfo, ...] = (
         indom=None,
         sem=INSTANT,
         units=KBYTE,
-        help="Kbytes in dirty pages, from /proc/meminfo",
         source="/proc/meminfo Dirty (kB)",
     ),
     MetricInfo(
@@ -884,7 +815,6 @@ METRICS: tuple[MetricInfo, ...] = (
         indom=None,
         sem=INSTANT,
         units=KBYTE,
-        help="Kbytes in writeback pages, from /proc/meminfo",
         source="/proc/meminfo Writeback (kB)",
     ),
     MetricInfo(
@@ -895,7 +825,6 @@ METRICS: tuple[MetricInfo, ...] = (
         indom=None,
         sem=INSTANT,
         units=KBYTE,
-        help="Kbytes in mapped pages, from /proc/meminfo",
         source="/proc/meminfo Mapped (kB)",
     ),
     MetricInfo(
@@ -906,7 +835,6 @@ METRICS: tuple[MetricInfo, ...] = (
         indom=None,
         sem=INSTANT,
         units=KBYTE,
-        help="Kbytes in slab memory, from /proc/meminfo",
         source="psutil.virtual_memory().slab // 1024 (Slab)",
     ),
     MetricInfo(
@@ -917,7 +845,6 @@ METRICS: tuple[MetricInfo, ...] = (
         indom=None,
         sem=INSTANT,
         units=KBYTE,
-        help="Kbytes committed to address spaces, from /proc/meminfo",
         source="/proc/meminfo Committed_AS (kB)",
     ),
     MetricInfo(
@@ -928,7 +855,6 @@ METRICS: tuple[MetricInfo, ...] = (
         indom=None,
         sem=INSTANT,
         units=KBYTE,
-        help="Kbytes in kernel page tables, from /proc/meminfo",
         source="/proc/meminfo PageTables (kB)",
     ),
     MetricInfo(
@@ -939,7 +865,6 @@ METRICS: tuple[MetricInfo, ...] = (
         indom=None,
         sem=INSTANT,
         units=KBYTE,
-        help="Kbytes cached and not dirty or writeback, derived from /proc/meminfo",
         source="/proc/meminfo max(0, Cached - Dirty - Writeback) (kB)",
     ),
     MetricInfo(
@@ -950,7 +875,6 @@ METRICS: tuple[MetricInfo, ...] = (
         indom=None,
         sem=INSTANT,
         units=KBYTE,
-        help="Kbytes in user pages not backed by files, from /proc/meminfo",
         source="/proc/meminfo AnonPages (kB)",
     ),
     MetricInfo(
@@ -961,7 +885,6 @@ METRICS: tuple[MetricInfo, ...] = (
         indom=None,
         sem=INSTANT,
         units=KBYTE,
-        help="Kbytes limit for address space commit, from /proc/meminfo",
         source="/proc/meminfo CommitLimit (kB)",
     ),
     MetricInfo(
@@ -972,7 +895,6 @@ METRICS: tuple[MetricInfo, ...] = (
         indom=None,
         sem=INSTANT,
         units=KBYTE,
-        help="Kbytes in reclaimable slab pages, from /proc/meminfo",
         source="/proc/meminfo SReclaimable (kB)",
     ),
     MetricInfo(
@@ -983,7 +905,6 @@ METRICS: tuple[MetricInfo, ...] = (
         indom=None,
         sem=INSTANT,
         units=KBYTE,
-        help="Kbytes in unreclaimable slab pages, from /proc/meminfo",
         source="/proc/meminfo SUnreclaim (kB)",
     ),
     MetricInfo(
@@ -994,7 +915,6 @@ METRICS: tuple[MetricInfo, ...] = (
         indom=None,
         sem=INSTANT,
         units=KBYTE,
-        help="anonymous Active list LRU memory",
         source="/proc/meminfo Active(anon) (kB)",
     ),
     MetricInfo(
@@ -1005,7 +925,6 @@ METRICS: tuple[MetricInfo, ...] = (
         indom=None,
         sem=INSTANT,
         units=KBYTE,
-        help="anonymous Inactive list LRU memory",
         source="/proc/meminfo Inactive(anon) (kB)",
     ),
     MetricInfo(
@@ -1016,7 +935,6 @@ METRICS: tuple[MetricInfo, ...] = (
         indom=None,
         sem=INSTANT,
         units=KBYTE,
-        help="file-backed Active list LRU memory",
         source="/proc/meminfo Active(file) (kB)",
     ),
     MetricInfo(
@@ -1027,7 +945,6 @@ METRICS: tuple[MetricInfo, ...] = (
         indom=None,
         sem=INSTANT,
         units=KBYTE,
-        help="file-backed Inactive list LRU memory",
         source="/proc/meminfo Inactive(file) (kB)",
     ),
     MetricInfo(
@@ -1038,7 +955,6 @@ METRICS: tuple[MetricInfo, ...] = (
         indom=None,
         sem=INSTANT,
         units=KBYTE,
-        help="kbytes of memory that is unevictable",
         source="/proc/meminfo Unevictable (kB)",
     ),
     MetricInfo(
@@ -1049,7 +965,6 @@ METRICS: tuple[MetricInfo, ...] = (
         indom=None,
         sem=INSTANT,
         units=KBYTE,
-        help="kbytes of memory that is pinned via mlock()",
         source="/proc/meminfo Mlocked (kB)",
     ),
     MetricInfo(
@@ -1060,7 +975,6 @@ METRICS: tuple[MetricInfo, ...] = (
         indom=None,
         sem=INSTANT,
         units=KBYTE,
-        help="kbytes of shmem",
         source="psutil.virtual_memory().shared // 1024 (Shmem)",
     ),
     MetricInfo(
@@ -1071,7 +985,6 @@ METRICS: tuple[MetricInfo, ...] = (
         indom=None,
         sem=INSTANT,
         units=KBYTE,
-        help="kbytes of memory used for kernel stacks",
         source="/proc/meminfo KernelStack (kB)",
     ),
     MetricInfo(
@@ -1082,7 +995,6 @@ METRICS: tuple[MetricInfo, ...] = (
         indom=None,
         sem=INSTANT,
         units=COUNT,
-        help="a count of total hugepages",
         source="/proc/meminfo HugePages_Total (a page count, not kB)",
     ),
     MetricInfo(
@@ -1093,7 +1005,6 @@ METRICS: tuple[MetricInfo, ...] = (
         indom=None,
         sem=INSTANT,
         units=COUNT,
-        help="a count of free hugepages",
         source="/proc/meminfo HugePages_Free (a page count, not kB)",
     ),
     MetricInfo(
@@ -1104,7 +1015,6 @@ METRICS: tuple[MetricInfo, ...] = (
         indom=None,
         sem=INSTANT,
         units=KBYTE,
-        help="available memory from /proc/meminfo",
         source=(
             "psutil.virtual_memory().available // 1024 (MemAvailable; both estimate it alike on "
             "kernels without it)"
@@ -1119,7 +1029,6 @@ METRICS: tuple[MetricInfo, ...] = (
         indom=None,
         sem=INSTANT,
         units=BYTE,
-        help="total swap available metric from /proc/meminfo",
         source="psutil.swap_memory().total, bytes (SwapTotal kB * 1024)",
     ),
     MetricInfo(
@@ -1130,7 +1039,6 @@ METRICS: tuple[MetricInfo, ...] = (
         indom=None,
         sem=INSTANT,
         units=BYTE,
-        help="swap used metric from /proc/meminfo",
         source="psutil.swap_memory().used, bytes ((SwapTotal - SwapFree) kB * 1024)",
     ),
     MetricInfo(
@@ -1141,7 +1049,6 @@ METRICS: tuple[MetricInfo, ...] = (
         indom=None,
         sem=INSTANT,
         units=BYTE,
-        help="swap free metric from /proc/meminfo",
         source="psutil.swap_memory().free, bytes (SwapFree kB * 1024)",
     ),
     MetricInfo(
@@ -1152,7 +1059,6 @@ METRICS: tuple[MetricInfo, ...] = (
         indom=None,
         sem=COUNTER,
         units=COUNT,
-        help="pages read from swap devices due to demand for physical memory",
         source="/proc/vmstat pswpin, wrapped to 32 bits (= psutil.swap_memory().sin // 4096)",
     ),
     MetricInfo(
@@ -1163,7 +1069,6 @@ METRICS: tuple[MetricInfo, ...] = (
         indom=None,
         sem=COUNTER,
         units=COUNT,
-        help="pages written to swap devices due to demand for physical memory",
         source="/proc/vmstat pswpout, wrapped to 32 bits (= psutil.swap_memory().sout // 4096)",
     ),
     # --- per disk: /proc/diskstats
@@ -1175,7 +1080,6 @@ METRICS: tuple[MetricInfo, ...] = (
         indom=DISK_INDOM,
         sem=COUNTER,
         units=COUNT,
-        help="per-disk read operations",
         source="d = psutil.disk_io_counters(perdisk=True)[name]; d.read_count",
     ),
     MetricInfo(
@@ -1186,7 +1090,6 @@ METRICS: tuple[MetricInfo, ...] = (
         indom=DISK_INDOM,
         sem=COUNTER,
         units=COUNT,
-        help="per-disk write operations",
         source="d = psutil.disk_io_counters(perdisk=True)[name]; d.write_count",
     ),
     MetricInfo(
@@ -1197,7 +1100,6 @@ METRICS: tuple[MetricInfo, ...] = (
         indom=DISK_INDOM,
         sem=COUNTER,
         units=COUNT,
-        help="per-disk total (read+write) operations",
         source="d = psutil.disk_io_counters(perdisk=True)[name]; d.read_count + d.write_count",
     ),
     MetricInfo(
@@ -1208,7 +1110,6 @@ METRICS: tuple[MetricInfo, ...] = (
         indom=DISK_INDOM,
         sem=COUNTER,
         units=COUNT,
-        help="per-disk block read operations",
         source=(
             "d = psutil.disk_io_counters(perdisk=True)[name]; d.read_bytes // 512; 512-byte sectors"
         ),
@@ -1221,7 +1122,6 @@ METRICS: tuple[MetricInfo, ...] = (
         indom=DISK_INDOM,
         sem=COUNTER,
         units=COUNT,
-        help="per-disk block write operations",
         source=(
             "d = psutil.disk_io_counters(perdisk=True)[name]; d.write_bytes // 512; 512-byte "
             "sectors"
@@ -1235,7 +1135,6 @@ METRICS: tuple[MetricInfo, ...] = (
         indom=DISK_INDOM,
         sem=COUNTER,
         units=COUNT,
-        help="per-disk total (read+write) block operations",
         source=(
             "d = psutil.disk_io_counters(perdisk=True)[name]; (d.read_bytes + d.write_bytes) // "
             "512; 512-byte sectors"
@@ -1249,7 +1148,6 @@ METRICS: tuple[MetricInfo, ...] = (
         indom=DISK_INDOM,
         sem=COUNTER,
         units=KBYTE,
-        help="per-disk count of bytes read",
         source=(
             "d = psutil.disk_io_counters(perdisk=True)[name]; d.read_bytes // 1024; bytes -> Kbyte"
             " (sectors // 2)"
@@ -1263,7 +1161,6 @@ METRICS: tuple[MetricInfo, ...] = (
         indom=DISK_INDOM,
         sem=COUNTER,
         units=KBYTE,
-        help="per-disk count of bytes written",
         source=(
             "d = psutil.disk_io_counters(perdisk=True)[name]; d.write_bytes // 1024; bytes -> "
             "Kbyte (sectors // 2)"
@@ -1277,7 +1174,6 @@ METRICS: tuple[MetricInfo, ...] = (
         indom=DISK_INDOM,
         sem=COUNTER,
         units=KBYTE,
-        help="per-disk count of total bytes read and written",
         source=(
             "d = psutil.disk_io_counters(perdisk=True)[name]; (d.read_bytes + d.write_bytes) // "
             "1024; bytes -> Kbyte"
@@ -1291,7 +1187,6 @@ METRICS: tuple[MetricInfo, ...] = (
         indom=DISK_INDOM,
         sem=COUNTER,
         units=COUNT,
-        help="per-disk count of merged read requests",
         source="d = psutil.disk_io_counters(perdisk=True)[name]; d.read_merged_count",
     ),
     MetricInfo(
@@ -1302,7 +1197,6 @@ METRICS: tuple[MetricInfo, ...] = (
         indom=DISK_INDOM,
         sem=COUNTER,
         units=COUNT,
-        help="per-disk count of merged write requests",
         source="d = psutil.disk_io_counters(perdisk=True)[name]; d.write_merged_count",
     ),
     MetricInfo(
@@ -1313,7 +1207,6 @@ METRICS: tuple[MetricInfo, ...] = (
         indom=DISK_INDOM,
         sem=COUNTER,
         units=MSEC,
-        help="per-disk count of active time",
         source=(
             "d = psutil.disk_io_counters(perdisk=True)[name]; d.busy_time; msec (io_ticks), "
             "wrapped to 32 bits"
@@ -1327,7 +1220,6 @@ METRICS: tuple[MetricInfo, ...] = (
         indom=DISK_INDOM,
         sem=COUNTER,
         units=MSEC,
-        help="per-disk time averaged count of request queue length",
         source=(
             "/proc/diskstats field 11 after the name (weighted msec doing I/O); not in psutil, "
             "wrapped to 32 bits"
@@ -1341,7 +1233,6 @@ METRICS: tuple[MetricInfo, ...] = (
         indom=DISK_INDOM,
         sem=COUNTER,
         units=MSEC,
-        help="per-disk raw count of read response time",
         source=(
             "d = psutil.disk_io_counters(perdisk=True)[name]; d.read_time; msec, wrapped to 32 bits"
         ),
@@ -1354,7 +1245,6 @@ METRICS: tuple[MetricInfo, ...] = (
         indom=DISK_INDOM,
         sem=COUNTER,
         units=MSEC,
-        help="per-disk raw count of write response time",
         source=(
             "d = psutil.disk_io_counters(perdisk=True)[name]; d.write_time; msec, wrapped to 32 "
             "bits"
@@ -1368,7 +1258,6 @@ METRICS: tuple[MetricInfo, ...] = (
         indom=DISK_INDOM,
         sem=COUNTER,
         units=MSEC,
-        help="per-disk raw count of I/O response time",
         source=(
             "d = psutil.disk_io_counters(perdisk=True)[name]; d.read_time + d.write_time; msec, "
             "wrapped to 32 bits"
@@ -1382,7 +1271,6 @@ METRICS: tuple[MetricInfo, ...] = (
         indom=DISK_INDOM,
         sem=INSTANT,
         units=NONE,
-        help="number of I/Os currently in flight",
         source="/proc/diskstats field 9 after the name (I/Os in progress); not in psutil",
     ),
     # --- all disks: sums over the disk instances
@@ -1394,7 +1282,6 @@ METRICS: tuple[MetricInfo, ...] = (
         indom=None,
         sem=COUNTER,
         units=COUNT,
-        help="total read operations, summed for all disks",
         source="sum of disk.dev.read over the disk instances",
     ),
     MetricInfo(
@@ -1405,7 +1292,6 @@ METRICS: tuple[MetricInfo, ...] = (
         indom=None,
         sem=COUNTER,
         units=COUNT,
-        help="total write operations, summed for all disks",
         source="sum of disk.dev.write over the disk instances",
     ),
     MetricInfo(
@@ -1416,7 +1302,6 @@ METRICS: tuple[MetricInfo, ...] = (
         indom=None,
         sem=COUNTER,
         units=COUNT,
-        help="total (read+write) operations, summed for all disks",
         source="sum of disk.dev.total over the disk instances",
     ),
     MetricInfo(
@@ -1427,7 +1312,6 @@ METRICS: tuple[MetricInfo, ...] = (
         indom=None,
         sem=COUNTER,
         units=COUNT,
-        help="block read operations, summed for all disks",
         source="sum of disk.dev.blkread over the disk instances",
     ),
     MetricInfo(
@@ -1438,7 +1322,6 @@ METRICS: tuple[MetricInfo, ...] = (
         indom=None,
         sem=COUNTER,
         units=COUNT,
-        help="block write operations, summed for all disks",
         source="sum of disk.dev.blkwrite over the disk instances",
     ),
     MetricInfo(
@@ -1449,7 +1332,6 @@ METRICS: tuple[MetricInfo, ...] = (
         indom=None,
         sem=COUNTER,
         units=COUNT,
-        help="total (read+write) block operations, summed for all disks",
         source="sum of disk.dev.blktotal over the disk instances",
     ),
     MetricInfo(
@@ -1460,7 +1342,6 @@ METRICS: tuple[MetricInfo, ...] = (
         indom=None,
         sem=COUNTER,
         units=KBYTE,
-        help="count of bytes read for all disk devices",
         source="sum of disk.dev.read_bytes over the disk instances",
     ),
     MetricInfo(
@@ -1471,7 +1352,6 @@ METRICS: tuple[MetricInfo, ...] = (
         indom=None,
         sem=COUNTER,
         units=KBYTE,
-        help="count of bytes written for all disk devices",
         source="sum of disk.dev.write_bytes over the disk instances",
     ),
     MetricInfo(
@@ -1482,7 +1362,6 @@ METRICS: tuple[MetricInfo, ...] = (
         indom=None,
         sem=COUNTER,
         units=KBYTE,
-        help="total count of bytes read and written for all disk devices",
         source="sum of disk.dev.total_bytes over the disk instances",
     ),
     MetricInfo(
@@ -1493,7 +1372,6 @@ METRICS: tuple[MetricInfo, ...] = (
         indom=None,
         sem=COUNTER,
         units=COUNT,
-        help="total count of merged read requests, summed for all disks",
         source="sum of disk.dev.read_merge over the disk instances",
     ),
     MetricInfo(
@@ -1504,7 +1382,6 @@ METRICS: tuple[MetricInfo, ...] = (
         indom=None,
         sem=COUNTER,
         units=COUNT,
-        help="total count of merged write requests, summed for all disks",
         source="sum of disk.dev.write_merge over the disk instances",
     ),
     MetricInfo(
@@ -1515,7 +1392,6 @@ METRICS: tuple[MetricInfo, ...] = (
         indom=None,
         sem=COUNTER,
         units=MSEC,
-        help="total count of active time, summed for all disks",
         source="sum of disk.dev.avactive over the disk instances, 64-bit",
     ),
     MetricInfo(
@@ -1526,7 +1402,6 @@ METRICS: tuple[MetricInfo, ...] = (
         indom=None,
         sem=COUNTER,
         units=MSEC,
-        help="total time averaged count of request queue length, summed for all disks",
         source=(
             "sum of disk.dev.aveq over the disk instances, 64-bit (/proc/diskstats; not in psutil)"
         ),
@@ -1539,7 +1414,6 @@ METRICS: tuple[MetricInfo, ...] = (
         indom=None,
         sem=COUNTER,
         units=MSEC,
-        help="raw count of read response time, summed for all disks",
         source="sum of disk.dev.read_rawactive over the disk instances, 64-bit",
     ),
     MetricInfo(
@@ -1550,7 +1424,6 @@ METRICS: tuple[MetricInfo, ...] = (
         indom=None,
         sem=COUNTER,
         units=MSEC,
-        help="raw count of write response time, summed for all disks",
         source="sum of disk.dev.write_rawactive over the disk instances, 64-bit",
     ),
     MetricInfo(
@@ -1561,7 +1434,6 @@ METRICS: tuple[MetricInfo, ...] = (
         indom=None,
         sem=COUNTER,
         units=MSEC,
-        help="raw count of I/O response time, summed for all disks",
         source="sum of disk.dev.total_rawactive over the disk instances, 64-bit",
     ),
     MetricInfo(
@@ -1572,7 +1444,6 @@ METRICS: tuple[MetricInfo, ...] = (
         indom=None,
         sem=INSTANT,
         units=NONE,
-        help="aggregate number of I/Os currently in flight",
         source="sum of disk.dev.inflight over the disk instances (/proc/diskstats; not in psutil)",
     ),
     # --- network interfaces: /proc/net/dev and sysfs/ethtool
@@ -1584,7 +1455,6 @@ METRICS: tuple[MetricInfo, ...] = (
         indom=NET_DEV_INDOM,
         sem=COUNTER,
         units=BYTE,
-        help="network recv read bytes from /proc/net/dev per network interface",
         source="n = psutil.net_io_counters(pernic=True)[nic]; n.bytes_recv",
     ),
     MetricInfo(
@@ -1595,7 +1465,6 @@ METRICS: tuple[MetricInfo, ...] = (
         indom=NET_DEV_INDOM,
         sem=COUNTER,
         units=COUNT,
-        help="network recv read packets from /proc/net/dev per network interface",
         source="n = psutil.net_io_counters(pernic=True)[nic]; n.packets_recv",
     ),
     MetricInfo(
@@ -1606,7 +1475,6 @@ METRICS: tuple[MetricInfo, ...] = (
         indom=NET_DEV_INDOM,
         sem=COUNTER,
         units=COUNT,
-        help="network recv read errors from /proc/net/dev per network interface",
         source="n = psutil.net_io_counters(pernic=True)[nic]; n.errin",
     ),
     MetricInfo(
@@ -1617,7 +1485,6 @@ METRICS: tuple[MetricInfo, ...] = (
         indom=NET_DEV_INDOM,
         sem=COUNTER,
         units=COUNT,
-        help="network recv read drops from /proc/net/dev per network interface",
         source="n = psutil.net_io_counters(pernic=True)[nic]; n.dropin",
     ),
     MetricInfo(
@@ -1628,7 +1495,6 @@ METRICS: tuple[MetricInfo, ...] = (
         indom=NET_DEV_INDOM,
         sem=COUNTER,
         units=COUNT,
-        help="network recv fifo overrun errors from /proc/net/dev per network interface",
         source="/proc/net/dev receive fifo (column 5); psutil reads but drops it",
     ),
     MetricInfo(
@@ -1639,7 +1505,6 @@ METRICS: tuple[MetricInfo, ...] = (
         indom=NET_DEV_INDOM,
         sem=COUNTER,
         units=COUNT,
-        help="network recv frames errors from /proc/net/dev per network interface",
         source="/proc/net/dev receive frame (column 6); psutil reads but drops it",
     ),
     MetricInfo(
@@ -1650,7 +1515,6 @@ METRICS: tuple[MetricInfo, ...] = (
         indom=NET_DEV_INDOM,
         sem=COUNTER,
         units=COUNT,
-        help="network recv compressed from /proc/net/dev per network interface",
         source="/proc/net/dev receive compressed (column 7); psutil reads but drops it",
     ),
     MetricInfo(
@@ -1661,7 +1525,6 @@ METRICS: tuple[MetricInfo, ...] = (
         indom=NET_DEV_INDOM,
         sem=COUNTER,
         units=COUNT,
-        help="network recv multicast packets from /proc/net/dev per network interface",
         source="/proc/net/dev receive multicast (column 8); psutil reads but drops it",
     ),
     MetricInfo(
@@ -1672,7 +1535,6 @@ METRICS: tuple[MetricInfo, ...] = (
         indom=NET_DEV_INDOM,
         sem=COUNTER,
         units=BYTE,
-        help="network send bytes from /proc/net/dev per network interface",
         source="n = psutil.net_io_counters(pernic=True)[nic]; n.bytes_sent",
     ),
     MetricInfo(
@@ -1683,7 +1545,6 @@ METRICS: tuple[MetricInfo, ...] = (
         indom=NET_DEV_INDOM,
         sem=COUNTER,
         units=COUNT,
-        help="network send packets from /proc/net/dev per network interface",
         source="n = psutil.net_io_counters(pernic=True)[nic]; n.packets_sent",
     ),
     MetricInfo(
@@ -1694,7 +1555,6 @@ METRICS: tuple[MetricInfo, ...] = (
         indom=NET_DEV_INDOM,
         sem=COUNTER,
         units=COUNT,
-        help="network send errors from /proc/net/dev per network interface",
         source="n = psutil.net_io_counters(pernic=True)[nic]; n.errout",
     ),
     MetricInfo(
@@ -1705,7 +1565,6 @@ METRICS: tuple[MetricInfo, ...] = (
         indom=NET_DEV_INDOM,
         sem=COUNTER,
         units=COUNT,
-        help="network send drops from /proc/net/dev per network interface",
         source="n = psutil.net_io_counters(pernic=True)[nic]; n.dropout",
     ),
     MetricInfo(
@@ -1716,7 +1575,6 @@ METRICS: tuple[MetricInfo, ...] = (
         indom=NET_DEV_INDOM,
         sem=COUNTER,
         units=COUNT,
-        help="network send fifos from /proc/net/dev per network interface",
         source="/proc/net/dev transmit fifo (column 13); psutil reads but drops it",
     ),
     MetricInfo(
@@ -1727,7 +1585,6 @@ METRICS: tuple[MetricInfo, ...] = (
         indom=NET_DEV_INDOM,
         sem=COUNTER,
         units=COUNT,
-        help="network send carrier from /proc/net/dev per network interface",
         source="/proc/net/dev transmit carrier (column 15); psutil reads but drops it",
     ),
     MetricInfo(
@@ -1738,7 +1595,6 @@ METRICS: tuple[MetricInfo, ...] = (
         indom=NET_DEV_INDOM,
         sem=COUNTER,
         units=COUNT,
-        help="network send compressed from /proc/net/dev per network interface",
         source="/proc/net/dev transmit compressed (column 16); psutil reads but drops it",
     ),
     MetricInfo(
@@ -1749,7 +1605,6 @@ METRICS: tuple[MetricInfo, ...] = (
         indom=NET_DEV_INDOM,
         sem=COUNTER,
         units=COUNT,
-        help="network send collisions from /proc/net/dev per network interface",
         source="/proc/net/dev transmit colls (column 14); psutil reads but drops it",
     ),
     MetricInfo(
@@ -1760,7 +1615,6 @@ METRICS: tuple[MetricInfo, ...] = (
         indom=NET_DEV_INDOM,
         sem=COUNTER,
         units=BYTE,
-        help="network total (in+out) bytes from /proc/net/dev per network interface",
         source="n = psutil.net_io_counters(pernic=True)[nic]; n.bytes_recv + n.bytes_sent",
     ),
     MetricInfo(
@@ -1771,7 +1625,6 @@ METRICS: tuple[MetricInfo, ...] = (
         indom=NET_DEV_INDOM,
         sem=COUNTER,
         units=COUNT,
-        help="network total (in+out) packets from /proc/net/dev per network interface",
         source="n = psutil.net_io_counters(pernic=True)[nic]; n.packets_recv + n.packets_sent",
     ),
     MetricInfo(
@@ -1782,7 +1635,6 @@ METRICS: tuple[MetricInfo, ...] = (
         indom=NET_DEV_INDOM,
         sem=COUNTER,
         units=COUNT,
-        help="network total (in+out) errors from /proc/net/dev per network interface",
         source="n = psutil.net_io_counters(pernic=True)[nic]; n.errin + n.errout",
     ),
     MetricInfo(
@@ -1793,7 +1645,6 @@ METRICS: tuple[MetricInfo, ...] = (
         indom=NET_DEV_INDOM,
         sem=COUNTER,
         units=COUNT,
-        help="network total (in+out) drops from /proc/net/dev per network interface",
         source="n = psutil.net_io_counters(pernic=True)[nic]; n.dropin + n.dropout",
     ),
     MetricInfo(
@@ -1804,7 +1655,6 @@ METRICS: tuple[MetricInfo, ...] = (
         indom=NET_DEV_INDOM,
         sem=COUNTER,
         units=COUNT,
-        help="network total (in) mcasts from /proc/net/dev per network interface",
         source=(
             "same as network.interface.in.mcasts (/proc/net/dev receive multicast; there is no "
             "transmit count)"
@@ -1818,7 +1668,6 @@ METRICS: tuple[MetricInfo, ...] = (
         indom=NET_DEV_INDOM,
         sem=INSTANT,
         units=BYTE,
-        help="maximum transmission unit on network interface",
         source="psutil.net_if_stats()[nic].mtu; no value when 0",
     ),
     MetricInfo(
@@ -1829,7 +1678,6 @@ METRICS: tuple[MetricInfo, ...] = (
         indom=NET_DEV_INDOM,
         sem=DISCRETE,
         units=MBYTE_PER_SEC,
-        help="interface speed in megabytes per second",
         source=(
             "psutil.net_if_stats()[nic].speed (Mbit/s) * 1e6 / 8 / 2**20 as float32; no value when"
             " 0 (PCP shows an unknown speed, sysfs -1, as 5.12e+08)"
@@ -1843,7 +1691,6 @@ METRICS: tuple[MetricInfo, ...] = (
         indom=NET_DEV_INDOM,
         sem=DISCRETE,
         units=BYTE_PER_SEC,
-        help="interface speed in bytes per second",
         source=(
             "psutil.net_if_stats()[nic].speed (Mbit/s) * 1000000 // 8, byte/s; no value when 0 "
             "(PCP: 536870911875000 for an unknown speed)"
@@ -1857,7 +1704,6 @@ METRICS: tuple[MetricInfo, ...] = (
         indom=NET_DEV_INDOM,
         sem=DISCRETE,
         units=NONE,
-        help="value one for half or two for full duplex interface",
         source=(
             "psutil.net_if_stats()[nic].duplex (NIC_DUPLEX_HALF 1, FULL 2: PCP's numbers); no "
             "value when 0 (unknown)"
@@ -1871,7 +1717,6 @@ METRICS: tuple[MetricInfo, ...] = (
         indom=NET_DEV_INDOM,
         sem=INSTANT,
         units=NONE,
-        help="boolean for whether interface is currently up or down",
         source="'up' in psutil.net_if_stats()[nic].flags.split(',') (IFF_UP)",
     ),
     MetricInfo(
@@ -1882,7 +1727,6 @@ METRICS: tuple[MetricInfo, ...] = (
         indom=NET_DEV_INDOM,
         sem=INSTANT,
         units=NONE,
-        help="boolean for whether interface has resources allocated",
         source="psutil.net_if_stats()[nic].isup, which is IFF_RUNNING ('running' flag)",
     ),
     # --- mounted filesystems: statfs() of each mount point
@@ -1894,7 +1738,6 @@ METRICS: tuple[MetricInfo, ...] = (
         indom=FILESYS_INDOM,
         sem=DISCRETE,
         units=KBYTE,
-        help="Total capacity of mounted filesystem (Kbytes)",
         source="s = os.statvfs(mount point); s.f_blocks * s.f_bsize // 1024",
     ),
     MetricInfo(
@@ -1905,7 +1748,6 @@ METRICS: tuple[MetricInfo, ...] = (
         indom=FILESYS_INDOM,
         sem=INSTANT,
         units=KBYTE,
-        help="Total space used on mounted filesystem (Kbytes)",
         source=(
             "s = os.statvfs(mount point); (s.f_blocks - s.f_bfree) * s.f_bsize // 1024 (= "
             "psutil.disk_usage(mnt).used // 1024)"
@@ -1919,7 +1761,6 @@ METRICS: tuple[MetricInfo, ...] = (
         indom=FILESYS_INDOM,
         sem=INSTANT,
         units=KBYTE,
-        help="Total space free on mounted filesystem (Kbytes)",
         source=(
             "s = os.statvfs(mount point); s.f_bfree * s.f_bsize // 1024 (root's free space; not "
             "psutil.disk_usage().free, which is filesys.avail)"
@@ -1933,7 +1774,6 @@ METRICS: tuple[MetricInfo, ...] = (
         indom=FILESYS_INDOM,
         sem=INSTANT,
         units=KBYTE,
-        help="Total space free to non-superusers on mounted filesystem (Kbytes)",
         source=(
             "s = os.statvfs(mount point); s.f_bavail * s.f_bsize // 1024 (= "
             "psutil.disk_usage(mnt).free // 1024)"
@@ -1947,7 +1787,6 @@ METRICS: tuple[MetricInfo, ...] = (
         indom=FILESYS_INDOM,
         sem=DISCRETE,
         units=NONE,
-        help="Inodes capacity of mounted filesystem",
         source="s = os.statvfs(mount point); s.f_files, wrapped to 32 bits",
     ),
     MetricInfo(
@@ -1958,7 +1797,6 @@ METRICS: tuple[MetricInfo, ...] = (
         indom=FILESYS_INDOM,
         sem=INSTANT,
         units=NONE,
-        help="Number of inodes allocated on mounted filesystem",
         source="s = os.statvfs(mount point); s.f_files - s.f_ffree, wrapped to 32 bits",
     ),
     MetricInfo(
@@ -1969,7 +1807,6 @@ METRICS: tuple[MetricInfo, ...] = (
         indom=FILESYS_INDOM,
         sem=INSTANT,
         units=NONE,
-        help="Number of unallocated inodes on mounted filesystem",
         source="s = os.statvfs(mount point); s.f_ffree, wrapped to 32 bits",
     ),
     MetricInfo(
@@ -1980,7 +1817,6 @@ METRICS: tuple[MetricInfo, ...] = (
         indom=FILESYS_INDOM,
         sem=DISCRETE,
         units=NONE,
-        help="File system mount point",
         source=(
             "the mount point (field 2 of /proc/self/mounts; "
             "psutil.disk_partitions(all=True)[i].mountpoint)"
@@ -1994,7 +1830,6 @@ METRICS: tuple[MetricInfo, ...] = (
         indom=FILESYS_INDOM,
         sem=INSTANT,
         units=NONE,
-        help="Percentage of filesystem in use",
         source=(
             "s = os.statvfs(mount point); used = s.f_blocks - s.f_bfree; 100.0 * used / (used + "
             "s.f_bavail) (psutil.disk_usage().percent, unrounded)"
@@ -2008,7 +1843,6 @@ METRICS: tuple[MetricInfo, ...] = (
         indom=FILESYS_INDOM,
         sem=INSTANT,
         units=BYTE,
-        help="Size of each block on mounted filesystem (Bytes)",
         source="s = os.statvfs(mount point); s.f_bsize",
     ),
     MetricInfo(
@@ -2019,7 +1853,6 @@ METRICS: tuple[MetricInfo, ...] = (
         indom=FILESYS_INDOM,
         sem=INSTANT,
         units=NONE,
-        help="Indicates whether a filesystem is mounted readonly",
         source=(
             "1 if 'ro' is one of the comma-separated mount options, else 0 "
             "(psutil.disk_partitions(all=True)[i].opts)"
@@ -2038,7 +1871,6 @@ SYSTEM_METRICS: tuple[MetricInfo, ...] = (
         indom=None,
         sem=DISCRETE,
         units=NONE,
-        help="release level of the running kernel",
         source="os.uname().release (uname(2)), read at every fetch",
     ),
     MetricInfo(
@@ -2049,7 +1881,6 @@ SYSTEM_METRICS: tuple[MetricInfo, ...] = (
         indom=None,
         sem=DISCRETE,
         units=NONE,
-        help="version level (build number) and build date of the running kernel",
         source="os.uname().version (uname(2)), read at every fetch",
     ),
     MetricInfo(
@@ -2060,7 +1891,6 @@ SYSTEM_METRICS: tuple[MetricInfo, ...] = (
         indom=None,
         sem=DISCRETE,
         units=NONE,
-        help="name of the implementation of the operating system",
         source="os.uname().sysname (uname(2)), read at every fetch",
     ),
     MetricInfo(
@@ -2071,7 +1901,6 @@ SYSTEM_METRICS: tuple[MetricInfo, ...] = (
         indom=None,
         sem=DISCRETE,
         units=NONE,
-        help="name of the hardware type the system is running on",
         source="os.uname().machine (uname(2)), read at every fetch",
     ),
     MetricInfo(
@@ -2082,7 +1911,6 @@ SYSTEM_METRICS: tuple[MetricInfo, ...] = (
         indom=None,
         sem=DISCRETE,
         units=NONE,
-        help="host name of this node on the network",
         source="os.uname().nodename (uname(2)), read at every fetch",
     ),
     MetricInfo(
@@ -2093,7 +1921,6 @@ SYSTEM_METRICS: tuple[MetricInfo, ...] = (
         indom=None,
         sem=DISCRETE,
         units=NONE,
-        help="Linux distribution name",
         source=(
             "first line of the first of $LINUX_STATSPATH/etc/{debian_version, oracle-release, "
             "fedora-release, redhat-release, slackware-version, SuSE-release, lsb-release} that "
@@ -2109,7 +1936,6 @@ SYSTEM_METRICS: tuple[MetricInfo, ...] = (
         indom=None,
         sem=INSTANT,
         units=NONE,
-        help="number of user sessions on the system (including root)",
         source="USER_PROCESS records with a non-empty ut_user in /var/run/utmp (0 if none)",
     ),
     MetricInfo(
@@ -2120,7 +1946,6 @@ SYSTEM_METRICS: tuple[MetricInfo, ...] = (
         indom=CPU_INDOM,
         sem=DISCRETE,
         units=NONE,
-        help="logical to physical CPU mapping for each CPU",
         source="the CPU number N of instance cpuN (its instance id)",
     ),
     MetricInfo(
@@ -2131,7 +1956,6 @@ SYSTEM_METRICS: tuple[MetricInfo, ...] = (
         indom=CPU_INDOM,
         sem=INSTANT,
         units=NONE,
-        help="CPU online state from /sys/devices/system/cpu/*/online",
         source=(
             "$LINUX_STATSPATH/sys/devices/system/cpu/cpuN/online read with %u; 1 when the file "
             "is missing (cpu0 often has none) or holds no number"
@@ -2145,7 +1969,6 @@ SYSTEM_METRICS: tuple[MetricInfo, ...] = (
         indom=CPU_INDOM,
         sem=COUNTER,
         units=COUNT,
-        help="interrupt count metric from /proc/interrupts",
         source=(
             "sum of the CPU's column of /proc/interrupts over every row but ERR/MIS, columns "
             "mapped to CPUs as pmdalinux maps them (system.percpu_intr); CPUs below "
@@ -2159,7 +1982,7 @@ METRICS += SYSTEM_METRICS
 
 def _meminfo_record(row: tuple, source: str) -> MetricInfo:
     """One mem.util.* record from a row of meminfo.FIELDS or meminfo.HUGEPAGE_BYTES."""
-    suffix, item, _field, units, pcp_help = row
+    suffix, item, _field, units = row
     return MetricInfo(
         meminfo.PREFIX + suffix,
         cluster=meminfo.CLUSTER,
@@ -2168,7 +1991,6 @@ def _meminfo_record(row: tuple, source: str) -> MetricInfo:
         indom=None,
         sem=meminfo.SEM,
         units=units,
-        help=pcp_help,
         source=source,
     )
 
@@ -2215,10 +2037,9 @@ VMSTAT_METRICS: tuple[MetricInfo, ...] = tuple(
         indom=None,
         sem=sem,
         units=units,
-        help=pcp_help,
         source=_vmstat_source(field),
     )
-    for field, item, (sem, units), pcp_help in vmstat.FIELDS
+    for field, item, (sem, units) in vmstat.FIELDS
 )
 
 METRICS += VMSTAT_METRICS

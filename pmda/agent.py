@@ -353,13 +353,18 @@ class Agent:
                 raise supplied
             if m.indom is None:  # (one with a fetch method took the short way above)
                 value = (supplied or {}).get(m.name)
+                if isinstance(value, PMError):
+                    raise value
                 if value is not None:
                     pairs.append((PM_IN_NULL, value))
             else:
                 indom_id = self.indom_id(m.indom)
                 insts = [i for i in self._instances[m.indom] if self.in_profile(indom_id, i)]
                 if m.fetcher is None:
-                    pairs = self._from_mapping(m, (supplied or {}).get(m.name) or {}, insts)
+                    mapping = (supplied or {}).get(m.name) or {}
+                    if isinstance(mapping, PMError):
+                        raise mapping
+                    pairs = self._from_mapping(m, mapping, insts)
                 elif m.per_instance:
                     for inst in insts:
                         try:

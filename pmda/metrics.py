@@ -135,7 +135,8 @@ def refresh(cluster: int, *, every: float | None = None) -> Callable[[Callable],
     It may return the values of the cluster's metrics that have no fetch method
     of their own (metrics declared as data, `Agent.metrics`): a mapping {metric
     name: value}, where a metric with an instance domain has a mapping {inst or
-    instance name: value}.  Raising PMError gives the cluster's metrics that
+    instance name: value}; a PMError in place of one metric's value (or mapping)
+    is that metric's error in this fetch.  Raising PMError gives the cluster's metrics that
     error for this fetch.  Several methods may refresh one cluster (each for
     some of its metrics): their values are merged, and an error from any of
     them is the cluster's.

@@ -18,6 +18,7 @@ import pytest
 
 from pmapi.errors import (  # type: ignore[attr-defined]
     PM_ERR_AGAIN,
+    PM_ERR_APPVERSION,
     PM_ERR_CONV,
     PM_ERR_GENERIC,
     PM_ERR_INDOM,
@@ -325,6 +326,24 @@ def test_several_refreshes_of_one_cluster_merge_their_values(tmp_path):
     assert values(agent, gone) == [{PM_IN_NULL: 7}]  # and nothing is left from the last fetch
     broken = _BrokenPart(pmns_path=tmp_path / "pmns", help_path=tmp_path / "nohelp")
     assert values(broken, load, gone) == [PM_ERR_AGAIN, PM_ERR_AGAIN]
+
+
+class _OneFails(Table):
+    """A refresh that answers one metric with an error (as pmdalinux's swap.in on 2.6+)."""
+
+    @refresh(0)
+    def stat_gone(self):
+        return {"table.gone": PMError(PM_ERR_APPVERSION), "table.cpu.user": PMError(PM_ERR_AGAIN)}
+
+
+def test_a_refresh_gives_one_metric_an_error(tmp_path):
+    (tmp_path / "pmns").write_text(
+        "table {\n load TABLE:0:0\n cpu\n gone TABLE:0:2\n fails TABLE:1:0\n}\n"
+        "table.cpu {\n user TABLE:0:1\n}\n"
+    )
+    load, user, gone = (pmID_build(250, 0, i) for i in range(3))
+    agent = _OneFails(pmns_path=tmp_path / "pmns", help_path=tmp_path / "nohelp")
+    assert values(agent, load, user, gone) == [{PM_IN_NULL: 3}, PM_ERR_AGAIN, PM_ERR_APPVERSION]
 
 
 def test_the_request_loop_over_bytes(simple, caplog):

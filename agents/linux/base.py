@@ -18,10 +18,9 @@ from typing import Any, ClassVar
 from pmapi.values import Result
 from pmda import Agent, InDom
 
-from . import procfs
+from . import cputime, procfs
+from .cputime import Ticks
 from .netif import NetIoctl
-
-Ticks = tuple[int, ...]  # user nice sys idle iowait irq softirq steal guest guest_nice
 
 #: A function giving one instance's labels: (agent, inst, instance name) -> labels or None.
 InstanceLabels = Callable[[Any, int, str], Mapping[str, Any] | None]
@@ -53,6 +52,8 @@ class LinuxBase(Agent):
         self._wanted: frozenset[str] = self._all_names
         self._snapshot: dict[str, Any] | None = None
         self._last: dict[InDom, dict[int, str]] = {}
+        #: pmdalinux's iowait rule, one state shared by every family reading CPU time
+        self.cpu_wait_hold = cputime.WaitHold()
         rules: dict[int, InstanceLabels] = {}
         for klass in reversed(type(self).__mro__):
             rules.update(vars(klass).get("instance_label_rules", {}))
@@ -106,7 +107,9 @@ class LinuxBase(Agent):
         """PATH's contents (PARSEd), read at most once per fetch; None if unreadable."""
         if parse is None:
             return self._once(path, lambda: self.proc.read(path))
-        return self._once(path, lambda: self._read(path, parse))
+        return self._once(
+            f"{path} {parse.__module__}.{parse.__qualname__}", lambda: self._read(path, parse)
+        )
 
     def _stat(self) -> procfs.Stat | None:
         """/proc/stat, parsed (None if unreadable)."""

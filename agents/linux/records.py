@@ -9,7 +9,7 @@ tables use.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -94,3 +94,12 @@ MBYTE_PER_SEC = Units(
 def units_of(text: str) -> Units:
     """Units written as pminfo prints them ("Kbyte", "count / sec", "" for none)."""
     return Units.parse(text)
+
+
+#: A table row: (name, cluster, item, type, indom serial or None, semantics, units, source).
+Row = tuple[str, int, int, PMType, "int | None", PMSem, Units, str]
+
+
+def records_of(rows: Iterable[Row]) -> tuple[MetricInfo, ...]:
+    """The MetricInfo records of a family's table, one per row."""
+    return tuple(MetricInfo(n, c, i, t, d, s, u, source=src) for n, c, i, t, d, s, u, src in rows)

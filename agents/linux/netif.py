@@ -48,7 +48,7 @@ class NetIoctl:
         self._sock: socket.socket | None = None
         self._ecmd = array("B", _NO_ECMD)  # the kernel writes its ethtool_cmd reply here
 
-    def _fd(self) -> int:
+    def fileno(self) -> int:
         """The socket's descriptor, opening the socket the first time."""
         if self._sock is None:
             self._sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
@@ -57,7 +57,7 @@ class NetIoctl:
     def _request(self, request: int, layout: struct.Struct, interface: str) -> int | None:
         """The number the kernel leaves in an ifreq for REQUEST, or None if the ioctl fails."""
         try:
-            reply = fcntl.ioctl(self._fd(), request, layout.pack(_name(interface), 0))
+            reply = fcntl.ioctl(self.fileno(), request, layout.pack(_name(interface), 0))
         except OSError:
             return None
         return layout.unpack(reply)[1]
@@ -83,7 +83,7 @@ class NetIoctl:
         ecmd[:] = _GSET_REQUEST
         request = _IFREQ_PTR.pack(_name(interface), ecmd.buffer_info()[0])
         try:
-            fcntl.ioctl(self._fd(), SIOCETHTOOL, request)
+            fcntl.ioctl(self.fileno(), SIOCETHTOOL, request)
         except OSError:
             return self._wireless(interface)
         raw = ecmd.tobytes()

@@ -198,7 +198,7 @@ def is_disk(name: str) -> bool:
     )
 
 
-#: /proc/diskstats fields kept per device, in this order (all but the first 4 are optional).
+#: /proc/diskstats counts kept per device, in this order (all but the first 4 are optional).
 DISK_FIELDS = (
     "rd_ios",
     "rd_merges",
@@ -213,33 +213,85 @@ DISK_FIELDS = (
     "aveq",
 )
 _NDISK = len(DISK_FIELDS)
+#: The discard (kernel 4.18+) and flush (5.5+) counts that follow DISK_FIELDS.
+EXTRA_FIELDS = ("ds_ios", "ds_merges", "ds_sectors", "ds_ticks", "fl_ios", "fl_ticks")
+#: Every count `parse_block_devices` gives: DISK_FIELDS then EXTRA_FIELDS.
+BLOCK_FIELDS = DISK_FIELDS + EXTRA_FIELDS
+_NBLOCK = len(BLOCK_FIELDS)
+
+
+@dataclass(frozen=True, slots=True)
+class BlockDevice:
+    """One /proc/diskstats line: device numbers, name, counts in BLOCK_FIELDS order.
+
+    SHORT is true for the old 4-count line (pre-2.6.25 partitions), for which
+    pmdalinux stops reporting the partition counts that line lacks.
+    """
+
+    major: int
+    minor: int
+    name: str
+    counts: tuple[int, ...]
+    short: bool = False
+
+
+def _leading_ints(fields: list[bytes]) -> list[int]:
+    """The integers at the start of FIELDS, up to the first that is not one (as sscanf stops)."""
+    found = []
+    for f in fields:
+        if not f.isdigit():
+            break
+        found.append(int(f))
+    return found
+
+
+def parse_block_devices(data: bytes) -> list[BlockDevice]:
+    """Every device line of /proc/diskstats, with pmdalinux's rules for short lines.
+
+    Only lines starting with a blank are read, and they need two device numbers
+    and a name.  With fewer than 11 counts, the first four are taken as reads,
+    read sectors, writes and write sectors (the old partition format) and the
+    rest are 0; the discard counts are 0 unless all four are there, and the
+    flush counts 0 unless both are.
+    """
+    devices = []
+    for line in data.split(b"\n"):
+        if not line.startswith(b" "):
+            continue
+        fields = line.split()
+        if len(fields) < 3 or not (fields[0].isdigit() and fields[1].isdigit()):
+            continue
+        counts = _leading_ints(fields[3 : 3 + _NBLOCK])
+        short = len(counts) < _NDISK
+        if short:
+            rd_ios, rd_sectors, wr_ios, wr_sectors = (*counts, 0, 0, 0, 0)[:4]
+            counts = [rd_ios, 0, rd_sectors, 0, wr_ios, 0, wr_sectors, 0, 0, 0, 0]
+        if len(counts) < _NDISK + 4:
+            counts[_NDISK:] = [0, 0, 0, 0]
+        if len(counts) < _NBLOCK:
+            counts[_NDISK + 4 :] = [0, 0]
+        name = fields[2].decode(errors="replace")
+        devices.append(BlockDevice(int(fields[0]), int(fields[1]), name, tuple(counts), short))
+    return devices
 
 
 def parse_diskstats(
     data: bytes, keep: Callable[[str], bool] = is_disk
 ) -> list[tuple[str, tuple[int, ...]]]:
-    """The devices of /proc/diskstats that KEEP accepts: (name, counts in DISK_FIELDS order).
+    """The devices of /proc/diskstats that KEEP accepts: (name, counts in DISK_FIELDS order)."""
+    return [(d.name, d.counts[:_NDISK]) for d in parse_block_devices(data) if keep(d.name)]
 
-    As pmdalinux does, only lines starting with a blank are read.  A line with
-    fewer than 11 counts (the old partition format: reads, read sectors, writes,
-    write sectors) gives those four and zeros elsewhere.
-    """
-    rows = []
+
+def parse_partitions(data: bytes) -> dict[str, int]:
+    """/proc/partitions: {device name: size in 1 KiB blocks}, from its indented 4-field lines."""
+    sizes = {}
     for line in data.split(b"\n"):
         if not line.startswith(b" "):
             continue
         fields = line.split()
-        if len(fields) < 3:
-            continue
-        name = fields[2].decode(errors="replace")
-        if not keep(name):
-            continue
-        counts = [int(f) for f in fields[3 : 3 + _NDISK]]
-        if len(counts) < _NDISK:
-            rd_ios, rd_sectors, wr_ios, wr_sectors = (*counts, 0, 0, 0, 0)[:4]
-            counts = [rd_ios, 0, rd_sectors, 0, wr_ios, 0, wr_sectors, 0, 0, 0, 0]
-        rows.append((name, tuple(counts)))
-    return rows
+        if len(fields) >= 4 and fields[0].isdigit() and fields[1].isdigit() and fields[2].isdigit():
+            sizes[fields[3].decode(errors="replace")] = int(fields[2])
+    return sizes
 
 
 # --- /proc/net/dev ------------------------------------------------------------------------

@@ -1,13 +1,779 @@
-"""The linux agent: this family is being written."""
+"""The linux agent's CPU and interrupt inventory: hinv.cpu.*, hinv.machine, hinv.map.*,
+interrupts and softirqs per line and per CPU, pressure stall information, login counts,
+and the /proc/sys/kernel counters, computed as PCP 6.0.3's pmdalinux computes them.
+
+Sources (pmdalinux's files in parentheses): /proc/cpuinfo (proc_cpuinfo.c), the CPUs'
+thermal_throttle and cpufreq sysfs files, /proc/interrupts and /proc/softirqs
+(proc_interrupts.c, parsed by agents/linux/system.py), /proc/pressure/* (proc_pressure.c),
+utmp (login.c), /proc/sys/kernel/{random/*,pid_max,pty/nr} (proc_sys_kernel.c),
+/proc/scsi/scsi (proc_scsi.c) and each disk's wwid (proc_partitions.c).
+"""
 
 from __future__ import annotations
 
+import os
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from pmda import InDom, refresh
+
+from . import system
 from .base import LinuxBase
-from .records import MetricInfo
+from .blockdev import scsi_id
+from .cnumbers import strtoul
+from .instids import InstanceIds
+from .records import (
+    COUNT,
+    COUNTER,
+    DISCRETE,
+    FLOAT,
+    INSTANT,
+    KBYTE,
+    MSEC,
+    NONE,
+    STRING,
+    U32,
+    U64,
+    USEC,
+    MetricInfo,
+    records_of,
+    units_of,
+)
+
+# pmdalinux's instance domain serials (linux.h)
+CPU = 0
+DISK = 1
+INTERRUPT = 4
+SCSI = 11
+SOFTIRQ = 36
+PRESSUREAVG = 37
+INTERRUPT_CPU = 40
+SOFTIRQ_CPU = 41
+
+PER_USEC = units_of("/ microsec")
+
+#: (name, cluster, item, type, indom, semantics, units, source)
+_TABLE: tuple[tuple[str, int, int, Any, int | None, Any, Any, str], ...] = (
+    ("hinv.cpu.clock", 18, 0, FLOAT, CPU, DISCRETE, PER_USEC, "cpuinfo 'cpu MHz' (last)"),
+    ("hinv.cpu.vendor", 18, 1, STRING, CPU, DISCRETE, NONE, "cpuinfo 'vendor...'"),
+    ("hinv.cpu.model", 18, 2, STRING, CPU, DISCRETE, NONE, "cpuinfo 'model', else name"),
+    ("hinv.cpu.stepping", 18, 3, STRING, CPU, DISCRETE, NONE, "cpuinfo 'step...'"),
+    ("hinv.cpu.cache", 18, 4, U32, CPU, DISCRETE, KBYTE, "cpuinfo 'cache size', atoi"),
+    ("hinv.cpu.bogomips", 18, 5, FLOAT, CPU, DISCRETE, NONE, "cpuinfo 'bogo...', atof"),
+    ("hinv.machine", 18, 7, STRING, None, DISCRETE, NONE, "SGI prominfo, else uname -m"),
+    ("hinv.map.cpu_node", 18, 8, U32, CPU, DISCRETE, NONE, "sysfs node*/cpuN"),
+    ("hinv.cpu.model_name", 18, 9, STRING, CPU, DISCRETE, NONE, "cpuinfo 'model name'"),
+    ("hinv.cpu.flags", 18, 10, STRING, CPU, DISCRETE, NONE, "cpuinfo 'flags'"),
+    ("hinv.cpu.cache_alignment", 18, 11, U32, CPU, DISCRETE, NONE, "cpuinfo 'cache_align...'"),
+    ("hinv.cpu.thermal_throttle.core.count", 55, 2, U64, CPU, COUNTER, COUNT, "sysfs"),
+    ("hinv.cpu.thermal_throttle.core.time", 55, 3, U64, CPU, COUNTER, MSEC, "sysfs"),
+    ("hinv.cpu.thermal_throttle.package.count", 55, 4, U64, CPU, COUNTER, COUNT, "sysfs"),
+    ("hinv.cpu.thermal_throttle.package.time", 55, 5, U64, CPU, COUNTER, COUNT, "sysfs"),
+    ("hinv.cpu.frequency_scaling.count", 55, 6, U64, CPU, COUNTER, COUNT, "cpufreq"),
+    ("hinv.cpu.frequency_scaling.time", 55, 7, U64, CPU, COUNTER, USEC, "cpufreq"),
+    ("hinv.cpu.frequency_scaling.max", 55, 8, U32, CPU, INSTANT, PER_USEC, "cpufreq, MHz"),
+    ("hinv.cpu.frequency_scaling.min", 55, 9, U32, CPU, INSTANT, PER_USEC, "cpufreq, MHz"),
+    ("hinv.map.scsi", 15, 0, STRING, SCSI, DISCRETE, NONE, "/proc/scsi/scsi + sysfs block"),
+    ("hinv.map.scsi_id", 0, 103, STRING, DISK, DISCRETE, NONE, "/sys/block/D/device/wwid"),
+    ("kernel.all.nroots", 25, 1, U32, None, INSTANT, NONE, "utmp USER_PROCESS root"),
+    ("kernel.all.nsessions", 25, 2, U32, None, INSTANT, NONE, "utmp entries"),
+    ("kernel.all.entropy.avail", 72, 0, U32, None, INSTANT, NONE, "random/entropy_avail"),
+    ("kernel.all.entropy.poolsize", 72, 1, U32, None, INSTANT, NONE, "random/poolsize"),
+    ("kernel.all.pid_max", 72, 2, U32, None, DISCRETE, NONE, "kernel/pid_max"),
+    ("kernel.all.nptys", 72, 3, U32, None, INSTANT, NONE, "kernel/pty/nr"),
+    ("kernel.all.interrupts.total", 4, 0, U64, INTERRUPT, COUNTER, COUNT, "row sum"),
+    ("kernel.percpu.interrupts", 4, 1, U32, INTERRUPT_CPU, COUNTER, COUNT, "one cell"),
+    ("kernel.all.interrupts.missed", 4, 2, U32, None, COUNTER, COUNT, "MIS: line"),
+    ("kernel.all.interrupts.errors", 4, 3, U32, None, COUNTER, COUNT, "ERR: line"),
+    ("kernel.all.softirqs.total", 82, 0, U64, SOFTIRQ, COUNTER, COUNT, "row sum"),
+    ("kernel.percpu.softirqs", 63, 0, U32, SOFTIRQ_CPU, COUNTER, COUNT, "one cell"),
+    ("kernel.percpu.sirq", 63, 1, U64, CPU, COUNTER, COUNT, "column sum"),
+    ("kernel.all.pressure.cpu.some.avg", 83, 0, FLOAT, PRESSUREAVG, INSTANT, NONE, "cpu"),
+    ("kernel.all.pressure.cpu.some.total", 83, 1, U64, None, COUNTER, USEC, "cpu"),
+    ("kernel.all.pressure.memory.some.avg", 84, 0, FLOAT, PRESSUREAVG, INSTANT, NONE, "memory"),
+    ("kernel.all.pressure.memory.some.total", 84, 1, U64, None, COUNTER, USEC, "memory"),
+    ("kernel.all.pressure.memory.full.avg", 84, 2, FLOAT, PRESSUREAVG, INSTANT, NONE, "memory"),
+    ("kernel.all.pressure.memory.full.total", 84, 3, U64, None, COUNTER, USEC, "memory"),
+    ("kernel.all.pressure.io.some.avg", 85, 0, FLOAT, PRESSUREAVG, INSTANT, NONE, "io"),
+    ("kernel.all.pressure.io.some.total", 85, 1, U64, None, COUNTER, USEC, "io"),
+    ("kernel.all.pressure.io.full.avg", 85, 2, FLOAT, PRESSUREAVG, INSTANT, NONE, "io"),
+    ("kernel.all.pressure.io.full.total", 85, 3, U64, None, COUNTER, USEC, "io"),
+    ("kernel.all.pressure.irq.full.avg", 93, 0, FLOAT, PRESSUREAVG, INSTANT, NONE, "irq"),
+    ("kernel.all.pressure.irq.full.total", 93, 1, U64, None, COUNTER, USEC, "irq"),
+)
 
 #: This family's metrics, as pmdalinux declares them.
-METRICS: tuple[MetricInfo, ...] = ()
+METRICS: tuple[MetricInfo, ...] = records_of(_TABLE)
+
+_U32 = 0xFFFFFFFF
+_U64 = (1 << 64) - 1
+_SPACE = b" \t\n\v\f\r"
+
+# --- /proc/cpuinfo --------------------------------------------------------------------------
+
+
+@dataclass
+class CpuDetails:
+    """What pmdalinux keeps of one CPU's /proc/cpuinfo block (cpuinfo_t)."""
+
+    sapic: str | None = None
+    vendor: str | None = None
+    model: str | None = None
+    model_name: str | None = None
+    stepping: str | None = None
+    flags: str | None = None
+    cache: int = 0
+    cache_align: int = 0
+    bogomips: float = 0.0
+    clock: float = 0.0
+
+
+_ATOI = re.compile(rb"[ \t\n\v\f\r]*([+-]?[0-9]+)")
+_ATOF = re.compile(rb"[ \t\n\v\f\r]*([+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?)")
+
+
+def atoi(text: bytes) -> int:
+    """C's atoi() of TEXT, kept to 32 bits (0 when there is no number)."""
+    m = _ATOI.match(text)
+    if m is None:
+        return 0
+    value = int(m[1]) & _U32
+    return value - (1 << 32) if value & 0x80000000 else value
+
+
+def atof(text: bytes) -> float:
+    """C's atof() of TEXT (0.0 when there is no number)."""
+    m = _ATOF.match(text)
+    return float(m[1]) if m else 0.0
+
+
+def _text(value: bytes) -> str:
+    """A cpuinfo value as a string."""
+    return value.decode("utf-8", "replace")
+
+
+def _apply(info: CpuDetails, key: bytes, value: bytes) -> None:
+    """One cpuinfo line into INFO, by pmdalinux's ordered prefix tests (first match wins;
+    a field once set is kept, but for the clock)."""
+    k = key.lower()
+    if info.sapic is None and k.startswith(b"sapic"):
+        info.sapic = _text(value)
+    elif info.model_name is None and k.startswith((b"model name", b"hardware")):
+        info.model_name = _text(value)
+    elif info.model is None and k.startswith((b"model", b"cpu model", b"cpu variant")):
+        info.model = _text(value)
+    elif info.vendor is None and k.startswith((b"vendor", b"cpu implementer")):
+        info.vendor = _text(value)
+    elif info.stepping is None and k.startswith((b"step", b"revision", b"cpu revision")):
+        info.stepping = _text(value)
+    elif info.flags is None and k.startswith(b"flags"):
+        info.flags = _text(value)
+    elif info.flags is None and k.startswith(b"features"):
+        info.flags = _text(value.strip(_SPACE))
+    elif info.cache == 0 and k.startswith(b"cache size"):
+        info.cache = atoi(value)
+    elif info.cache_align == 0 and k.startswith(b"cache_align"):
+        info.cache_align = atoi(value)
+    elif info.bogomips == 0.0 and k.startswith(b"bogo"):
+        info.bogomips = atof(value)
+    elif k.startswith(b"cpu mhz"):
+        info.clock = atof(value)
+    elif info.clock == 0.0 and k.startswith(b"cycle frequency"):
+        info.clock = atof(value.split(b" ", 1)[0]) / 1000000
+
+
+def parse_cpuinfo(data: bytes, ncpus: int) -> tuple[dict[int, CpuDetails], CpuDetails | None]:
+    """/proc/cpuinfo DATA as pmdalinux reads it: ({processor index: details}, shared).
+
+    The Nth "processor" line (from 0, whatever number it carries) starts CPU N's
+    block; lines of CPUs beyond NCPUS are ignored.  Lines before any "processor"
+    line, or two "processor" lines in a row (aarch64's layout), make every CPU take
+    the details gathered from the lines outside blocks ("shared", not None).
+    """
+    cpus: dict[int, CpuDetails] = {}
+    shared = CpuDetails()
+    dups = False
+    previous_processor = False
+    cpunum = -1
+    for line in data.split(b"\n"):
+        colon = line.find(b":")
+        if colon < 0:
+            continue
+        value = line[colon + 2 :]
+        if line.startswith(b"processor"):
+            cpunum += 1
+            if previous_processor:
+                dups = True
+            previous_processor = True
+            continue
+        previous_processor = False
+        if cpunum >= ncpus:
+            continue
+        if dups or cpunum < 0:
+            dups = True
+            info = shared
+        else:
+            info = cpus.setdefault(cpunum, CpuDetails())
+        _apply(info, line[:colon], value)
+    return cpus, (shared if dups else None)
+
+
+def cpu_nodes(root: str, ncpus: int) -> dict[int, int]:
+    """{CPU: NUMA node} from the cpuN entries of ROOT/sys/devices/system/node/nodeM, as
+    pmdalinux's cpu_node_setup(); no node directory (or $LINUX_NNODES, pmdalinux's test
+    switch) puts CPUs 0 .. NCPUS-1 in node 0."""
+    base = f"{root}/sys/devices/system/node"
+    try:
+        if os.environ.get("LINUX_NNODES") is not None:
+            raise OSError("one node forced")
+        names = os.listdir(base)
+    except OSError:
+        return dict.fromkeys(range(max(ncpus, 1)), 0)
+    nodes: dict[int, int] = {}
+    for name in sorted(names, key=_version_key):
+        m = re.match(r"node([0-9]+)", name)
+        if m is None:
+            continue
+        try:
+            entries = os.listdir(f"{base}/{name}")
+        except OSError:
+            continue
+        for entry in entries:
+            c = re.match(r"cpu([0-9]+)", entry)
+            if c is not None:
+                nodes[int(c[1]) & _U32] = int(m[1]) & _U32
+    return nodes
+
+
+def _version_key(name: str) -> list[Any]:
+    """A sort key ordering names as versionsort(3) does: digit runs by value."""
+    return [(0, int(part)) if part.isdigit() else (1, part) for part in re.split(r"(\d+)", name)]
+
+
+def machine(root: str, fallback: str) -> str:
+    """hinv.machine: an SGI machine's IPnn from its prominfo, else FALLBACK (uname -m)."""
+    try:
+        with open(f"{root}/proc/sgi_prominfo/node0/version", "rb") as f:
+            for line in f:
+                if line.startswith(b"SGI"):
+                    at = line.find(b" IP")
+                    if at >= 0:
+                        return line[at + 1 : at + 5].split(b"\0", 1)[0].decode("utf-8", "replace")
+                    break
+    except OSError:
+        pass
+    return fallback
+
+
+# --- sysfs: thermal throttling, frequency scaling, scsi ids --------------------------------
+
+
+def scan_ulong(data: bytes | None, default: int | None = 0) -> int | None:
+    """fscanf %lu of DATA's first number (wrapped to 64 bits), or DEFAULT."""
+    value = None if data is None else strtoul(data)
+    return default if value is None else value
+
+
+def time_in_state(data: bytes) -> tuple[int, int, int, int]:
+    """(count, time, max, min) from cpufreq's stats/time_in_state DATA, as pmdalinux sums
+    it: count is the sum of MHz * residency, time the sum of residencies."""
+    total = hits = maxfreq = minfreq = 0
+    numbers = data.split()
+    for at in range(0, len(numbers) - 1, 2):
+        freq, count = scan_ulong(numbers[at], None), scan_ulong(numbers[at + 1], None)
+        if freq is None or count is None:
+            break
+        freq //= 1000
+        total = (total + freq * count) & _U64
+        hits = (hits + count) & _U64
+        maxfreq = max(maxfreq, freq)
+        if minfreq == 0 or freq < minfreq:
+            minfreq = freq
+    return total, hits, maxfreq & _U32, minfreq & _U32
+
+
+_SCSI_HOST = re.compile(
+    rb"Host: *scsi([+-]?[0-9]+) *Channel: *([+-]?[0-9]+) *Id: *([+-]?[0-9]+) *Lun: *([+-]?[0-9]+)"
+)
+
+
+def parse_scsi(data: bytes) -> list[tuple[str, tuple[int, int, int, int]]]:
+    """(instance name "scsiH:C:I:L TYPE", (H, C, I, L)) of each device in /proc/scsi/scsi."""
+    found = []
+    lines = data.split(b"\n")
+    kind = b""
+    i = 0
+    while i < len(lines):
+        line = lines[i]
+        i += 1
+        m = _SCSI_HOST.match(line) if line.startswith(b"Host:") else None
+        if m is None:
+            continue
+        address = tuple(int(x) for x in m.groups())
+        while i < len(lines):
+            at = lines[i].find(b"Type:")
+            i += 1
+            if at >= 0:
+                words = lines[i - 1][at + 5 :].split()
+                if words:
+                    kind = words[0]
+                    break
+        name = "scsi{}:{}:{}:{} {}".format(*address, kind.decode("utf-8", "replace"))
+        found.append((name, address))  # type: ignore[arg-type]
+    return found
+
+
+# --- /proc/pressure ---------------------------------------------------------------------------
+
+_FLOAT = rb"[ \t\n\v\f\r]*([+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?)"
+_S = rb"[ \t\n\v\f\r]*"
+
+
+def _pressure_line(kind: bytes) -> re.Pattern[bytes]:
+    """fscanf's "KIND avg10=%f avg60=%f avg300=%f total=%llu\\n" as a pattern."""
+    return re.compile(
+        kind
+        + _S
+        + rb"avg10="
+        + _FLOAT
+        + _S
+        + rb"avg60="
+        + _FLOAT
+        + _S
+        + rb"avg300="
+        + _FLOAT
+        + _S
+        + rb"total="
+        + _S
+        + rb"([+-]?)([0-9]+)"
+        + _S
+    )
+
+
+_SOME, _FULL = _pressure_line(b"some"), _pressure_line(b"full")
+Pressure = tuple[tuple[float, float, float], int]
+
+
+def parse_pressure(data: bytes, kinds: tuple[str, ...]) -> dict[str, Pressure]:
+    """The lines of a /proc/pressure file in the order pmdalinux reads them (KINDS, "some"
+    and/or "full"): {kind: ((avg10, avg60, avg300), total)} for those that scan."""
+    found: dict[str, Pressure] = {}
+    at = 0
+    for kind in kinds:
+        m = (_SOME if kind == "some" else _FULL).match(data, at)
+        if m is None:
+            break
+        total = min(int(m[5]), _U64)
+        total = (-total) & _U64 if m[4] == b"-" else total
+        found[kind] = ((float(m[1]), float(m[2]), float(m[3])), total)
+        at = m.end()
+    return found
+
+
+#: (cluster, /proc/pressure file, the kinds pmdalinux reads, metric prefix)
+PRESSURE_FILES: tuple[tuple[int, str, tuple[str, ...], str], ...] = (
+    (83, "cpu", ("some",), "kernel.all.pressure.cpu"),
+    (84, "memory", ("some", "full"), "kernel.all.pressure.memory"),
+    (85, "io", ("some", "full"), "kernel.all.pressure.io"),
+    (93, "irq", ("full",), "kernel.all.pressure.irq"),
+)
+PRESSURE_INSTANCES = {10: "10 second", 60: "1 minute", 300: "5 minute"}
+
+#: /proc/sys/kernel files of cluster 72: (metric, file, value when missing or unparsed)
+SYS_KERNEL: tuple[tuple[str, str, int], ...] = (
+    ("kernel.all.pid_max", "/proc/sys/kernel/pid_max", 1 << 22),
+    ("kernel.all.nptys", "/proc/sys/kernel/pty/nr", 0),
+)
+
+
+def _scan_u32(data: bytes | None) -> int | None:
+    """fscanf %u of DATA (wrapped to 32 bits), or None."""
+    value = scan_ulong(data, None)
+    return None if value is None else value & _U32
+
+
+# --- the agent's part ---------------------------------------------------------------------
+
+
+@dataclass
+class _IrqState:
+    """One parse of /proc/interrupts or /proc/softirqs with its instance ids."""
+
+    table: system.IrqTable | None
+    rows: dict[int, system.IrqRow]  # by row instance id
+    cells: dict[int, tuple[str, int, int]]  # by cell instance id: (row name, CPU slot, count)
 
 
 class CpuInfo(LinuxBase):
-    """This family\'s instance domains and refresh methods."""
+    """hinv.cpu.*, interrupts, softirqs, pressure, utmp counts and /proc/sys/kernel values."""
+
+    cpuinfo_intr_indom = InDom(INTERRUPT, labels={"device_type": "irq", "indom_name": "per irq"})
+    cpuinfo_intrcpu_indom = InDom(
+        INTERRUPT_CPU, labels={"device_type": ["irq", "cpu"], "indom_name": "per cpu, per irq"}
+    )
+    cpuinfo_sirq_indom = InDom(SOFTIRQ, labels={"indom_name": "per softirq"})
+    cpuinfo_sirqcpu_indom = InDom(
+        SOFTIRQ_CPU, labels={"device_type": "cpu", "indom_name": "per cpu, per softirq"}
+    )
+    cpuinfo_pressure_indom = InDom(PRESSUREAVG, PRESSURE_INSTANCES)
+    cpuinfo_scsi_indom = InDom(SCSI, labels={"device_type": "block", "indom_name": "per disk"})
+    instance_label_rules = {
+        INTERRUPT: lambda agent, inst, name: agent._cpuinfo_irq_label(inst, name),
+        INTERRUPT_CPU: lambda agent, inst, name: agent._cpuinfo_irqcpu_label(inst, name),
+        SOFTIRQ_CPU: lambda agent, inst, name: agent._cpuinfo_sirqcpu_label(inst, name),
+    }
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        """Agent's arguments; pmdaCache-style ids for the interrupt, softirq and scsi indoms."""
+        super().__init__(*args, **kwargs)
+        cache = self._cache_file
+        self._cpuinfo_ids = {
+            serial: InstanceIds(cache(indom))
+            for serial, indom in (
+                (INTERRUPT, self.cpuinfo_intr_indom),
+                (INTERRUPT_CPU, self.cpuinfo_intrcpu_indom),
+                (SOFTIRQ, self.cpuinfo_sirq_indom),
+                (SOFTIRQ_CPU, self.cpuinfo_sirqcpu_indom),
+                (SCSI, self.cpuinfo_scsi_indom),
+            )
+        }
+        self._cpuinfo_labels: dict[str, str] = {}  # irq name -> its text, as first seen
+        self._cpuinfo_cells: dict[int, dict[int, tuple[str, int, int]]] = {}  # last parse
+        self._cpuinfo_irq_errors = 0  # pmdalinux's irq_err_count: kept when the line goes
+        self._cpuinfo_irq_misses = 0
+        self._cpuinfo_scsi: dict[int, tuple[str, str]] = {}  # inst -> (name, block device)
+        self._cpuinfo_nodes: dict[int, int] | None = None
+        self._cpuinfo_machine: str | None = None
+
+    # -- reading -------------------------------------------------------------------------
+
+    def _cpuinfo_sysfs(self, path: str) -> bytes | None:
+        """A small sysfs file under $LINUX_STATSPATH, opened and closed (None if unreadable);
+        not kept open, since there are several per CPU."""
+        try:
+            with open(self.proc.root + path, "rb") as f:
+                return f.read()
+        except OSError:
+            return None
+
+    def _cpuinfo_irqs(self, softirqs: bool) -> _IrqState:
+        """/proc/interrupts (or /proc/softirqs) parsed once per fetch, instance ids given."""
+        key = "cpuinfo.softirqs" if softirqs else "cpuinfo.interrupts"
+        return self._once(key, lambda: self._cpuinfo_read_irqs(softirqs))
+
+    def _cpuinfo_read_irqs(self, softirqs: bool) -> _IrqState:
+        """Parse the file; new rows and cells get ids, saved where pmdaCache saves them."""
+        path = "/proc/softirqs" if softirqs else "/proc/interrupts"
+        row_serial, cell_serial = (SOFTIRQ, SOFTIRQ_CPU) if softirqs else (INTERRUPT, INTERRUPT_CPU)
+        data = self._read_once(path)
+        table = (
+            None
+            if data is None
+            else system.parse_irq_table(data, self.ncpus_configured, not softirqs)
+        )
+        rows: dict[int, system.IrqRow] = {}
+        cells: dict[int, tuple[str, int, int]] = {}
+        row_ids, cell_ids = self._cpuinfo_ids[row_serial], self._cpuinfo_ids[cell_serial]
+        for row in table.rows if table else ():
+            for slot, value in row.cells:
+                cells[cell_ids(f"{row.name}::cpu{slot}")] = (row.name, slot, value)
+            rows[row_ids(row.name)] = row
+            if not softirqs:
+                self._cpuinfo_labels.setdefault(row.name, row.label)
+        if table is not None and not softirqs:
+            if table.errors is not None:
+                self._cpuinfo_irq_errors = table.errors
+            if table.misses is not None:
+                self._cpuinfo_irq_misses = table.misses
+        cell_ids.save()
+        row_ids.save()
+        self._cpuinfo_cells[cell_serial] = cells
+        return _IrqState(table, rows, cells)
+
+    # -- instance domains and labels -------------------------------------------------------
+
+    @cpuinfo_intr_indom.refresh
+    def _cpuinfo_intr_instances(self) -> dict[int, str] | None:
+        """The rows of /proc/interrupts (ERR and MIS aside)."""
+        rows = self._cpuinfo_irqs(False).rows
+        return self._current(self.cpuinfo_intr_indom, {i: r.name for i, r in rows.items()})
+
+    @cpuinfo_intrcpu_indom.refresh
+    def _cpuinfo_intrcpu_instances(self) -> dict[int, str] | None:
+        """Each cell of /proc/interrupts: "ROW::cpuN"."""
+        cells = self._cpuinfo_irqs(False).cells
+        names = {i: f"{row}::cpu{slot}" for i, (row, slot, _) in cells.items()}
+        return self._current(self.cpuinfo_intrcpu_indom, names)
+
+    @cpuinfo_sirq_indom.refresh
+    def _cpuinfo_sirq_instances(self) -> dict[int, str] | None:
+        """The rows of /proc/softirqs."""
+        rows = self._cpuinfo_irqs(True).rows
+        return self._current(self.cpuinfo_sirq_indom, {i: r.name for i, r in rows.items()})
+
+    @cpuinfo_sirqcpu_indom.refresh
+    def _cpuinfo_sirqcpu_instances(self) -> dict[int, str] | None:
+        """Each cell of /proc/softirqs: "ROW::cpuN"."""
+        cells = self._cpuinfo_irqs(True).cells
+        names = {i: f"{row}::cpu{slot}" for i, (row, slot, _) in cells.items()}
+        return self._current(self.cpuinfo_sirqcpu_indom, names)
+
+    @cpuinfo_scsi_indom.refresh
+    def _cpuinfo_scsi_instances(self) -> dict[int, str] | None:
+        """Every scsi device seen with a block device (pmdalinux never retires one)."""
+        scsi = self._once("cpuinfo.scsi", self._cpuinfo_read_scsi)
+        return self._current(self.cpuinfo_scsi_indom, {i: n for i, (n, _) in scsi.items()})
+
+    def _cpuinfo_irq_label(self, inst: int, name: str) -> dict[str, Any] | None:
+        """An interrupt line's labels: its name and the text after its counts."""
+        label = self._cpuinfo_labels.get(name)
+        return None if label is None else {"irq": name, "irqtext": label}
+
+    def _cpuinfo_irqcpu_label(self, inst: int, name: str) -> dict[str, Any] | None:
+        """A per-CPU interrupt cell's labels: its CPU, line name and line text."""
+        cell = self._cpuinfo_cells.get(INTERRUPT_CPU, {}).get(inst)
+        if cell is None:
+            return None
+        row, slot, _ = cell
+        irq = name.split(":", 1)[0]
+        return {"cpu": slot, "irq": irq, "irqtext": self._cpuinfo_labels.get(row, "")}
+
+    def _cpuinfo_sirqcpu_label(self, inst: int, name: str) -> dict[str, Any] | None:
+        """A per-CPU softirq cell's labels: its CPU and softirq name."""
+        cell = self._cpuinfo_cells.get(SOFTIRQ_CPU, {}).get(inst)
+        if cell is None:
+            return None
+        return {"cpu": cell[1], "softirq": name.split(":", 1)[0]}
+
+    # -- clusters ------------------------------------------------------------------------
+
+    @refresh(4)
+    def _cpuinfo_refresh_interrupts(self) -> dict[str, Any]:
+        """Cluster 4: each /proc/interrupts line's total and cells, and its ERR and MIS counts."""
+        state = self._cpuinfo_irqs(False)
+        return {
+            "kernel.all.interrupts.total": {i: r.total for i, r in state.rows.items()},
+            "kernel.percpu.interrupts": {i: v for i, (_, _, v) in state.cells.items()},
+            "kernel.all.interrupts.missed": self._cpuinfo_irq_misses,
+            "kernel.all.interrupts.errors": self._cpuinfo_irq_errors,
+        }
+
+    @refresh(82)
+    def _cpuinfo_refresh_softirqs_total(self) -> dict[str, Any]:
+        """Cluster 82: each /proc/softirqs line's total."""
+        rows = self._cpuinfo_irqs(True).rows
+        return {"kernel.all.softirqs.total": {i: r.total for i, r in rows.items()}}
+
+    @refresh(63)
+    def _cpuinfo_refresh_softirqs(self) -> dict[str, Any]:
+        """Cluster 63: /proc/softirqs cells, and each CPU's sum (0s if the file is unreadable,
+        as pmdalinux zeroes its sums before reading)."""
+        state = self._cpuinfo_irqs(True)
+        values: dict[str, Any] = {
+            "kernel.percpu.softirqs": {i: v for i, (_, _, v) in state.cells.items()}
+        }
+        if "kernel.percpu.sirq" in self._wanted:
+            table, ncpus = state.table, self.ncpus_configured
+            values["kernel.percpu.sirq"] = {
+                n: 0 if table is None else table.counts[table.slot(n)]
+                for n in self._cpu_numbers()
+                if n < ncpus
+            }
+        return values
+
+    @refresh(18)
+    def _cpuinfo_refresh_cpuinfo(self) -> dict[str, Any]:
+        """Cluster 18: /proc/cpuinfo per CPU instance, the CPUs' nodes, hinv.machine."""
+        wanted, values = self._wanted, {}
+        if "hinv.machine" in wanted:
+            if self._cpuinfo_machine is None:
+                self._cpuinfo_machine = machine(self.proc.root, os.uname().machine)
+            values["hinv.machine"] = self._cpuinfo_machine
+        cpus = self._cpu_numbers()
+        if "hinv.map.cpu_node" in wanted:
+            if self._cpuinfo_nodes is None:
+                self._cpuinfo_nodes = cpu_nodes(self.proc.root, self.ncpus_configured)
+            nodes = self._cpuinfo_nodes
+            values["hinv.map.cpu_node"] = {n: nodes[n] for n in cpus if n in nodes}
+        if wanted.isdisjoint(_CPUINFO_NAMES):
+            return values
+        data = self.proc.read("/proc/cpuinfo")
+        if data is None:
+            return values
+        blocks, shared = parse_cpuinfo(data, self.ncpus_configured)
+        details = {n: shared or blocks.get(n) or CpuDetails() for n in cpus}
+        for name, compute in _CPUINFO_VALUES.items():
+            if name in wanted:
+                values[name] = {n: compute(d) for n, d in details.items()}
+        return values
+
+    @refresh(55)
+    def _cpuinfo_refresh_sysfs(self) -> dict[str, Any]:
+        """Cluster 55: thermal throttling counts (0 when absent) and cpufreq figures."""
+        wanted, values = self._wanted, {}
+        cpus = self._cpu_numbers()
+        base = "/sys/devices/system/cpu/cpu{}/"
+        for name, file in _THROTTLE.items():
+            if name in wanted:
+                values[name] = {
+                    n: scan_ulong(self._cpuinfo_sysfs(base.format(n) + file)) for n in cpus
+                }
+        if wanted.isdisjoint(_FREQ_NAMES):
+            return values
+        freq: dict[str, dict[int, int]] = {name: {} for name in _FREQ_NAMES}
+        for n in cpus:
+            for name, value in self._cpuinfo_frequency(base.format(n)).items():
+                freq[name][n] = value
+        values.update(freq)
+        return values
+
+    def _cpuinfo_frequency(self, base: str) -> dict[str, int]:
+        """One CPU's frequency_scaling.* from cpufreq/stats/time_in_state, or else from
+        cpuinfo_{max,min}_freq and scaling_cur_freq (kHz made MHz)."""
+        prefix = "hinv.cpu.frequency_scaling."
+        data = self._cpuinfo_sysfs(base + "cpufreq/stats/time_in_state")
+        if data is not None:
+            count, time, high, low = time_in_state(data)
+            return {
+                prefix + "count": count,
+                prefix + "time": time,
+                prefix + "max": high,
+                prefix + "min": low,
+            }
+        found = {}
+        for field, file in (
+            ("max", "cpuinfo_max_freq"),
+            ("min", "cpuinfo_min_freq"),
+            ("count", "scaling_cur_freq"),
+        ):
+            khz = scan_ulong(self._cpuinfo_sysfs(base + "cpufreq/" + file), None)
+            if khz is not None:
+                found[prefix + field] = (khz // 1000) & (_U64 if field == "count" else _U32)
+        return found
+
+    @refresh(15)
+    def _cpuinfo_refresh_scsi(self) -> dict[str, Any]:
+        """Cluster 15: hinv.map.scsi, each scsi device's block device name."""
+        scsi = self._once("cpuinfo.scsi", self._cpuinfo_read_scsi)
+        return {"hinv.map.scsi": {inst: dev for inst, (_, dev) in scsi.items()}}
+
+    def _cpuinfo_read_scsi(self) -> dict[int, tuple[str, str]]:
+        """Add the /proc/scsi/scsi devices not yet known whose sysfs block directory names a
+        device (that directory is read without $LINUX_STATSPATH, as pmdalinux does)."""
+        data = self.proc.read("/proc/scsi/scsi")
+        ids = self._cpuinfo_ids[SCSI]
+        known = {name for name, _ in self._cpuinfo_scsi.values()}
+        for name, address in parse_scsi(data or b""):
+            if name in known:
+                continue
+            path = "/sys/class/scsi_device/{}:{}:{}:{}/device/block".format(*address)
+            try:
+                entries = [e for e in os.listdir(path) if not e.startswith(".")]
+            except OSError:
+                continue
+            if entries:
+                self._cpuinfo_scsi[ids(name)] = (name, entries[0])
+                known.add(name)
+        if data is not None:
+            ids.save()
+        return self._cpuinfo_scsi
+
+    @refresh(0)
+    def _cpuinfo_refresh_scsi_id(self) -> dict[str, Any]:
+        """Cluster 0: hinv.map.scsi_id, each disk's wwid from sysfs."""
+        if "hinv.map.scsi_id" not in self._wanted:
+            return {}
+        ids = {}
+        for inst, name, _ in self._disks():  # type: ignore[attr-defined]
+            path = f"/sys/block/{name}/device/wwid"
+            if not os.access(self.proc.root + path, os.F_OK):
+                path = f"/sys/block/{name}/wwid"
+            ids[inst] = scsi_id(self._cpuinfo_sysfs(path))
+        return {"hinv.map.scsi_id": ids}
+
+    @refresh(25)
+    def _cpuinfo_refresh_utmp(self) -> dict[str, Any]:
+        """Cluster 25: root logins and sessions from utmp (0 without a utmp file)."""
+        try:
+            with open(self.utmp_path, "rb") as f:  # type: ignore[attr-defined]
+                data = f.read()
+        except OSError:
+            data = b""
+        _, roots, sessions = system.login_counts(data)
+        return {"kernel.all.nroots": roots, "kernel.all.nsessions": sessions}
+
+    @refresh(72)
+    def _cpuinfo_refresh_sys_kernel(self) -> dict[str, Any]:
+        """Cluster 72: pid_max, nptys and the entropy counts (0 when unreadable, as pmdalinux
+        zeroes them first and reports them whatever happened)."""
+        values: dict[str, Any] = {}
+        for name, path, default in SYS_KERNEL:
+            value = _scan_u32(self.proc.read(path))
+            values[name] = default if value is None else value
+        avail = self.proc.read("/proc/sys/kernel/random/entropy_avail")
+        pool = self.proc.read("/proc/sys/kernel/random/poolsize")
+        both = avail is not None and pool is not None
+        values["kernel.all.entropy.avail"] = (_scan_u32(avail) if both else None) or 0
+        values["kernel.all.entropy.poolsize"] = (_scan_u32(pool) if both else None) or 0
+        return values
+
+    def _cpuinfo_pressure(self, cluster: int) -> dict[str, Any]:
+        """One /proc/pressure file's metrics: no values for a line that is missing."""
+        _, file, kinds, prefix = _PRESSURE[cluster]
+        data = self.proc.read(f"/proc/pressure/{file}")
+        values: dict[str, Any] = {}
+        for kind, (avg, total) in parse_pressure(data or b"", kinds).items():
+            values[f"{prefix}.{kind}.avg"] = dict(zip(PRESSURE_INSTANCES, avg, strict=True))
+            values[f"{prefix}.{kind}.total"] = total
+        return values
+
+    @refresh(83)
+    def _cpuinfo_refresh_pressure_cpu(self) -> dict[str, Any]:
+        """Cluster 83: /proc/pressure/cpu (its "some" line)."""
+        return self._cpuinfo_pressure(83)
+
+    @refresh(84)
+    def _cpuinfo_refresh_pressure_memory(self) -> dict[str, Any]:
+        """Cluster 84: /proc/pressure/memory."""
+        return self._cpuinfo_pressure(84)
+
+    @refresh(85)
+    def _cpuinfo_refresh_pressure_io(self) -> dict[str, Any]:
+        """Cluster 85: /proc/pressure/io."""
+        return self._cpuinfo_pressure(85)
+
+    @refresh(93)
+    def _cpuinfo_refresh_pressure_irq(self) -> dict[str, Any]:
+        """Cluster 93: /proc/pressure/irq (its "full" line)."""
+        return self._cpuinfo_pressure(93)
+
+
+_PRESSURE = {row[0]: row for row in PRESSURE_FILES}
+
+
+def _string(value: str | None) -> str:
+    """A cpuinfo string, or "unknown" as pmdalinux gives for one never seen."""
+    return "unknown" if value is None else value
+
+
+#: hinv.cpu.* from a CPU's details; None is no value (pmdalinux's zero tests).
+_CPUINFO_VALUES: dict[str, Any] = {
+    "hinv.cpu.clock": lambda d: d.clock or None,
+    "hinv.cpu.vendor": lambda d: _string(d.vendor),
+    "hinv.cpu.model": lambda d: _string(d.model if d.model is not None else d.model_name),
+    "hinv.cpu.stepping": lambda d: _string(d.stepping),
+    "hinv.cpu.cache": lambda d: (d.cache & _U32) or None,
+    "hinv.cpu.bogomips": lambda d: d.bogomips or None,
+    "hinv.cpu.model_name": lambda d: _string(d.model_name if d.model_name is not None else d.model),
+    "hinv.cpu.flags": lambda d: _string(d.flags),
+    "hinv.cpu.cache_alignment": lambda d: (d.cache_align & _U32) or None,
+}
+_CPUINFO_NAMES = frozenset(_CPUINFO_VALUES)
+_THROTTLE = {
+    "hinv.cpu.thermal_throttle.core.count": "thermal_throttle/core_throttle_count",
+    "hinv.cpu.thermal_throttle.core.time": "thermal_throttle/core_throttle_total_time_ms",
+    "hinv.cpu.thermal_throttle.package.count": "thermal_throttle/package_throttle_count",
+    "hinv.cpu.thermal_throttle.package.time": "thermal_throttle/package_throttle_total_time_ms",
+}
+_FREQ_NAMES = frozenset(f"hinv.cpu.frequency_scaling.{f}" for f in ("count", "time", "max", "min"))

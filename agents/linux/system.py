@@ -1,7 +1,9 @@
 """What `pcp uptime` and `pcp mpstat` need beyond CPU time: kernel.uname.*,
 kernel.all.nusers, hinv.map.cpu_num, hinv.cpu.online and kernel.percpu.intr,
 computed as PCP 6.0.3's pmdalinux computes them (pmda.c, getinfo.c, login.c,
-proc_cpuinfo.c, proc_interrupts.c).
+proc_cpuinfo.c, proc_interrupts.c); and the parsers the cpuinfo family shares
+with them: /proc/interrupts and /proc/softirqs as one table (`parse_irq_table`)
+and utmp's user, root and session counts (`login_counts`).
 """
 
 from __future__ import annotations
@@ -9,6 +11,7 @@ from __future__ import annotations
 import os
 import re
 import struct
+from dataclasses import dataclass, field
 
 #: kernel.uname.* from uname(2): (metric, os.uname_result field), cluster 12.
 UNAME: tuple[tuple[str, str], ...] = (
@@ -69,6 +72,7 @@ UTMP_SIZE = 384
 USER_PROCESS = 7
 _TYPE = struct.Struct("=h")
 _USER_AT = 44
+_USER_SIZE = 32
 
 
 def nusers(data: bytes) -> int:
@@ -114,6 +118,123 @@ def _column_to_cpuid(cpuids: list[int], column: int) -> int:
     return 0
 
 
+@dataclass
+class IrqRow:
+    """One row of /proc/interrupts or /proc/softirqs: its name, per-CPU cells, total, text."""
+
+    name: str
+    cells: list[tuple[int, int]]  # (CPU slot, count as a 32-bit unsigned) in column order
+    total: int  # the row's sum, 64-bit
+    label: str  # the text after the numbers, spaces squashed (pmdalinux's label_reformat)
+
+
+@dataclass
+class IrqTable:
+    """A parsed /proc/interrupts or /proc/softirqs, as pmdalinux reads it."""
+
+    cpuids: list[int]  # the CPU number of each header column (pmdalinux's online_cpumap)
+    rows: list[IrqRow] = field(default_factory=list)
+    counts: list[int] = field(default_factory=list)  # per CPU slot: the sum of its cells
+    errors: int | None = None  # the ERR:/Err:/BAD: line's count, if there was one
+    misses: int | None = None  # the MIS: line's count, if there was one
+
+    def slot(self, inst: int) -> int:
+        """The count slot pmdalinux reads for CPU instance INST (column_to_cpuid)."""
+        return _column_to_cpuid(self.cpuids, inst)
+
+
+_ERRORS = re.compile(rb"(?:ERR|Err|BAD):[ \t\n\v\f\r]*([+-]?)([0-9]+)")
+_MISSES = re.compile(rb"MIS:[ \t\n\v\f\r]*([+-]?)([0-9]+)")
+_RUN = re.compile(rb"[ \t\v\f\r]+")
+
+
+def _scan_u32(m: re.Match) -> int:
+    """sscanf %u of a matched sign and digits: wrapped to 32 bits, as glibc stores it."""
+    value = min(int(m[2]), _U64)
+    return ((-value) & _U64 if m[1] == b"-" else value) & 0xFFFFFFFF
+
+
+def _fgets_lines(data: bytes) -> list[bytes]:
+    """DATA's lines as fgets(3) gives them: each with its newline, the last one maybe without."""
+    pieces = data.split(b"\n")
+    lines = [piece + b"\n" for piece in pieces[:-1]]
+    if pieces[-1]:
+        lines.append(pieces[-1])
+    return lines
+
+
+def _label(text: bytes) -> str:
+    """pmdalinux's label_reformat(): the text up to the newline, leading and trailing white
+    space dropped and each run of white space kept as its last character."""
+    text = text.split(b"\n", 1)[0].split(b"\0", 1)[0].lstrip(_SPACE).rstrip(_SPACE)
+    return _RUN.sub(lambda m: m[0][-1:], text).decode("utf-8", "replace")
+
+
+def parse_irq_table(data: bytes, ncpus: int, special: bool = True) -> IrqTable | None:
+    """/proc/interrupts (SPECIAL: with its ERR and MIS lines) or /proc/softirqs DATA, parsed
+    as pmdalinux's refresh_proc_interrupts / refresh_proc_softirqs do.
+
+    The header's numbers give each column's CPU (at most NCPUS); each other row adds
+    its first NCOLUMNS numbers (strtoul; a number not followed by white space is
+    skipped, a missing one counts 0) to the slot column_to_cpuid() picks.  A row's
+    name loses a final ':' or '_'.  None when there is no header line.
+    """
+    lines = _fgets_lines(data)
+    if not lines:
+        return None
+    cpuids = [0] * ncpus
+    ncolumns = 0
+    for m in re.finditer(rb"[0-9]+", lines[0]):
+        if ncolumns >= ncpus:
+            break
+        cpuids[ncolumns] = min(int(m[0]), _U64) & 0xFFFFFFFF
+        ncolumns += 1
+    table = IrqTable(cpuids, counts=[0] * ncpus)
+    counts = table.counts
+    for line in lines[1:]:
+        if special:
+            m = _ERRORS.match(line)
+            if m:
+                table.errors = _scan_u32(m)
+                continue
+            m = _MISSES.match(line)
+            if m:
+                table.misses = _scan_u32(m)
+                continue
+        start = len(line) - len(line.lstrip(_SPACE))
+        end = start
+        while end < len(line) and line[end] not in _SPACE:
+            end += 1
+        if end > start and line[end - 1] in b":_":
+            name, at = line[start : end - 1], end  # the ':' is overwritten, values follow it
+        else:
+            name, at = line[start:end], end + 1
+        cells: list[tuple[int, int]] = []
+        total = 0
+        label_at: int | None = None
+        for column in range(ncolumns):
+            m = _STRTOUL.match(line, at)
+            if m is None:  # no number: strtoul leaves end at the start
+                label_at = at
+                if at >= len(line) or line[at] not in _SPACE:
+                    continue
+                value = 0
+            else:
+                label_at = m.end()
+                if m.end() >= len(line) or line[m.end()] not in _SPACE:
+                    continue
+                value = min(int(m[2]), _U64)
+                value = (-value) & _U64 if m[1] == b"-" else value
+                at = m.end()
+            slot = _column_to_cpuid(cpuids, column)
+            counts[slot] = (counts[slot] + value) & _U64
+            cells.append((slot, value & 0xFFFFFFFF))
+            total = (total + value) & _U64
+        label = "" if label_at is None else _label(line[label_at:])
+        table.rows.append(IrqRow(name.decode("utf-8", "replace"), cells, total, label))
+    return table
+
+
 def percpu_intr(data: bytes, ncpus: int) -> dict[int, int] | None:
     """kernel.percpu.intr by CPU instance (0 .. NCPUS-1) from /proc/interrupts DATA.
 
@@ -123,39 +244,26 @@ def percpu_intr(data: bytes, ncpus: int) -> dict[int, int] | None:
     instance reads the slot column_to_cpuid() picks for its number.  Those two
     agree while the online CPUs are 0 .. N-1.  None when there is no header line.
     """
-    lines = data.split(b"\n")
-    if not data:
+    table = parse_irq_table(data, ncpus)
+    if table is None:
         return None
-    cpuids = [0] * ncpus
-    ncolumns = 0
-    for m in re.finditer(rb"[0-9]+", lines[0]):
-        if ncolumns >= ncpus:
-            break
-        cpuids[ncolumns] = int(m[0]) & 0xFFFFFFFF
-        ncolumns += 1
-    counts = [0] * ncpus
-    for line in lines[1:]:
-        if not line or _SPECIAL.match(line):
-            continue
-        line += b"\n"
-        start = len(line) - len(line.lstrip(_SPACE))
-        end = start
-        while end < len(line) and line[end] not in _SPACE:
-            end += 1
-        # a name ending in ':' or '_' loses that character instead of the space after it
-        at = end if end > start and line[end - 1] in b":_" else end + 1
-        for column in range(ncolumns):
-            m = _STRTOUL.match(line, at)
-            if m is None:  # no number: strtoul leaves end at the start
-                if at >= len(line) or line[at] not in _SPACE:
-                    continue
-                value = 0
-            else:
-                if m.end() >= len(line) or line[m.end()] not in _SPACE:
-                    continue
-                value = min(int(m[2]), _U64)
-                value = (-value) & _U64 if m[1] == b"-" else value
-                at = m.end()
-            slot = _column_to_cpuid(cpuids, column)
-            counts[slot] = (counts[slot] + value) & _U64
-    return {inst: counts[_column_to_cpuid(cpuids, inst)] for inst in range(ncpus)}
+    return {inst: table.counts[table.slot(inst)] for inst in range(ncpus)}
+
+
+# --- utmp(5): kernel.all.nroots, kernel.all.nsessions ------------------------------------
+
+
+def login_counts(data: bytes) -> tuple[int, int, int]:
+    """(nusers, nroots, nsessions) from utmp DATA, as pmdalinux's refresh_login_info counts:
+    a USER_PROCESS entry with a user is a user (and a root if the user is "root"); every
+    entry but a USER_PROCESS one without a user counts as a session."""
+    users = roots = sessions = 0
+    for at in range(0, len(data) - UTMP_SIZE + 1, UTMP_SIZE):
+        if _TYPE.unpack_from(data, at)[0] == USER_PROCESS:
+            user = data[at + _USER_AT : at + _USER_AT + _USER_SIZE].split(b"\0", 1)[0]
+            if not user:
+                continue
+            users += 1
+            roots += user == b"root"
+        sessions += 1
+    return users, roots, sessions

@@ -50,14 +50,13 @@ from . import (
     vmstat,
     zoneinfo,
 )
-from .base import LinuxBase, Ticks
+from .base import LinuxBase
+from .cputime import CPU_TIMES
 from .instids import InstanceIds
 from .netif import IFF_RUNNING, IFF_UP
 
 U32 = 0xFFFFFFFF
 U64 = 0xFFFFFFFFFFFFFFFF
-#: A fall of less than this many ticks in iowait is kernel jitter: pmdalinux keeps the old value.
-WAITIO_SLOP = 100
 
 # --- instance domains ---------------------------------------------------------------------
 
@@ -75,22 +74,6 @@ INDOMS: dict[int, InDom] = {
 # --- how each metric is computed from its source --------------------------------------------
 
 
-#: kernel.{all,percpu}.cpu.SUFFIX: ticks from a /proc/stat cpu line.
-CPU_TIMES: dict[str, Callable[[Ticks], int]] = {
-    "user": lambda t: t[0],
-    "nice": lambda t: t[1],
-    "sys": lambda t: t[2],
-    "idle": lambda t: t[3],
-    "wait.total": lambda t: t[4],
-    "intr": lambda t: t[5] + t[6],
-    "irq.hard": lambda t: t[5],
-    "irq.soft": lambda t: t[6],
-    "steal": lambda t: t[7],
-    "guest": lambda t: t[8],
-    "guest_nice": lambda t: t[9],
-    "vuser": lambda t: t[0] - t[8],
-    "vnice": lambda t: t[1] - t[9],
-}
 _CPU_METRICS = tuple(
     (f"kernel.all.cpu.{suffix}", f"kernel.percpu.cpu.{suffix}", ticks)
     for suffix, ticks in CPU_TIMES.items()
@@ -106,30 +89,16 @@ STAT_COUNTERS: dict[str, bytes] = {
     "kernel.all.boottime": b"btime",
 }
 
-Disk = tuple[int, ...]  # procfs.DISK_FIELDS
+Disk = tuple[int, ...]  # procfs.BLOCK_FIELDS
 
-#: disk.dev.SUFFIX from a disk's /proc/diskstats counts; disk.all.SUFFIX sums them over disks.
-DISK_VALUES: dict[str, Callable[[Disk], int]] = {
-    "read": lambda d: d[0],
-    "write": lambda d: d[4],
-    "total": lambda d: d[0] + d[4],
-    "blkread": lambda d: d[2],
-    "blkwrite": lambda d: d[6],
-    "blktotal": lambda d: d[2] + d[6],
-    "read_bytes": lambda d: d[2] // 2,
-    "write_bytes": lambda d: d[6] // 2,
-    "total_bytes": lambda d: (d[2] + d[6]) // 2,
-    "read_merge": lambda d: d[1],
-    "write_merge": lambda d: d[5],
-    "avactive": lambda d: d[9] & U32,
-    "aveq": lambda d: d[10] & U32,
-    "read_rawactive": lambda d: d[3] & U32,
-    "write_rawactive": lambda d: d[7] & U32,
-    "total_rawactive": lambda d: ((d[3] & U32) + (d[7] & U32)) & U32,
-    "inflight": lambda d: d[8] & U32,
-}
+#: disk.dev.SUFFIX from a disk's /proc/diskstats counts; disk.all.SUFFIX sums them over disks
+#: (the same table gives disk.partitions, disk.dm, disk.md and zram: agents/linux/blockdev.py).
+DISK_VALUES: dict[str, Callable[[Disk], int]] = dict(blockdev.COUNTS)
+#: disk.all.SUFFIX metrics that are 32-bit: pmdalinux adds them up in 32 bits.
+_DISK_ALL_32 = frozenset({"discard_rawactive", "flush_rawactive"})
 _DISK_METRICS = tuple(
-    (f"disk.dev.{suffix}", f"disk.all.{suffix}", value) for suffix, value in DISK_VALUES.items()
+    (f"disk.dev.{suffix}", f"disk.all.{suffix}", value, U32 if suffix in _DISK_ALL_32 else U64)
+    for suffix, value in DISK_VALUES.items()
 )
 
 Counters = tuple[int, ...]  # the 16 columns of a /proc/net/dev line
@@ -290,6 +259,9 @@ class Core(LinuxBase):
     """The first families: CPU time, kernel counters, hinv, mem, swap, disk, interfaces, filesys."""
 
     name, domain = "linux", catalog.DOMAIN
+    #: pmdalinux asks pmcd for its clients' credentials: mem.slabinfo.* and tty.serial.*
+    #: are for root's eyes only (agents/linux/vfs.py), unless $LINUX_ACCESS says otherwise
+    wants_credentials = True
     cpus, disks, loadavg, interfaces, filesystems = (
         CPU_INDOM,
         DISK_INDOM,
@@ -311,7 +283,6 @@ class Core(LinuxBase):
         self._net_ids = InstanceIds(self._cache_file(self.interfaces))
         self._filesys_ids = InstanceIds()
         self._is_disk: dict[str, bool] = {}
-        self._prev_wait: dict[int | None, int] = {}
         self._distro: str | None = None  # pmdalinux reads the release file once
         self.utmp_path = system.UTMP_PATH
 
@@ -320,11 +291,20 @@ class Core(LinuxBase):
         return self._once("disks", self._read_disks)
 
     def _read_disks(self) -> list[tuple[int, str, Disk]]:
-        """Read /proc/diskstats, giving new disks their ids."""
-        rows = self._read("/proc/diskstats", lambda data: procfs.parse_diskstats(data, self._disk))
-        disks = [(self._disk_ids(name), name, counts) for name, counts in rows or ()]
+        """The whole disks of /proc/diskstats, giving new disks their ids."""
+        disks = [
+            (self._disk_ids(dev.name), dev.name, dev.counts)
+            for dev in self._diskstats()
+            if self._disk(dev.name)
+        ]
         self._disk_ids.save()
         return disks
+
+    def _diskstats(self) -> list[procfs.BlockDevice]:
+        """Every device line of /proc/diskstats, read once per fetch (empty if unreadable)."""
+        return self._once(
+            "diskstats", lambda: self._read("/proc/diskstats", procfs.parse_block_devices) or []
+        )
 
     def _disk(self, name: str) -> bool:
         """procfs.is_disk(NAME), remembered: the same names come back every fetch."""
@@ -387,14 +367,6 @@ class Core(LinuxBase):
         """Clock ticks as milliseconds (1000 * ticks / hz, truncated); no value if negative."""
         return ticks * 1000 // self.hz if ticks >= 0 else None
 
-    def _hold_wait(self, key: int | None, ticks: Ticks) -> Ticks:
-        """TICKS with iowait kept at its last value if it fell by less than WAITIO_SLOP."""
-        wait, prev = ticks[4], self._prev_wait.get(key, 0)
-        if prev >= WAITIO_SLOP and prev - WAITIO_SLOP < wait < prev:
-            return (*ticks[:4], prev, *ticks[5:])
-        self._prev_wait[key] = wait
-        return ticks
-
     @refresh(0)
     def _refresh_stat(self) -> dict[str, Any]:
         """Cluster 0: /proc/stat (CPU time, counters), /proc/diskstats, /proc/vmstat (swap.*)."""
@@ -406,11 +378,11 @@ class Core(LinuxBase):
         if not wanted.isdisjoint(_DISK_NAMES):
             disks = self._disks()
             values["hinv.ndisk"] = len(disks)
-            for dev, all_, value in _DISK_METRICS:
+            for dev, all_, value, mask in _DISK_METRICS:
                 if dev in wanted:
                     values[dev] = {inst: value(counts) for inst, _, counts in disks}
                 if all_ in wanted:
-                    values[all_] = sum(value(counts) for _, _, counts in disks) & U64
+                    values[all_] = sum(value(counts) for _, _, counts in disks) & mask
         if not wanted.isdisjoint(_VMSTAT):
             data = self._vmstat()
             found = {} if data is None else procfs.parse_vmstat(data, _VMSTAT.values())
@@ -422,8 +394,8 @@ class Core(LinuxBase):
     def _stat_values(self, stat: procfs.Stat, values: dict[str, Any], wanted: frozenset) -> None:
         """Fill VALUES with the /proc/stat metrics in WANTED."""
         msec = self._msec
-        percpu = {n: self._hold_wait(n, t) for n, t in self._percpu(stat).items()}
-        total = None if stat.all is None else self._hold_wait(None, stat.all)
+        percpu = {n: self.cpu_wait_hold(n, t) for n, t in self._percpu(stat).items()}
+        total = None if stat.all is None else self.cpu_wait_hold(None, stat.all)
         for all_, each, ticks in _CPU_METRICS:
             if all_ in wanted and total is not None:
                 values[all_] = msec(ticks(total))
@@ -439,7 +411,7 @@ class Core(LinuxBase):
     def _refresh_meminfo(self) -> dict[str, Any]:
         """Cluster 1: /proc/meminfo, as kB (mem.*), bytes (swap.*) or Mbyte (hinv.physmem)."""
         wanted = self._wanted
-        mem = self._read("/proc/meminfo", procfs.parse_meminfo)
+        mem = self._read_once("/proc/meminfo", procfs.parse_meminfo)
         values: dict[str, Any] = {"hinv.pagesize": self.pagesize}
         if mem is None:
             return values
@@ -539,7 +511,7 @@ class Core(LinuxBase):
     @refresh(4)
     def _refresh_interrupts(self) -> dict[str, Any]:
         """Cluster 4: kernel.percpu.intr from /proc/interrupts."""
-        data = self.proc.read("/proc/interrupts")
+        data = self._read_once("/proc/interrupts")
         counts = None if data is None else system.percpu_intr(data, self.ncpus_configured)
         if counts is None:
             return {}
@@ -609,7 +581,7 @@ _STAT_NAMES = frozenset(
     }
 )
 _DISK_NAMES = frozenset(
-    {*(name for dev, all_, _ in _DISK_METRICS for name in (dev, all_)), "hinv.ndisk"}
+    {*(name for dev, all_, _, _ in _DISK_METRICS for name in (dev, all_)), "hinv.ndisk"}
 )
 _VMSTAT = {"swap.pagesin": b"pswpin", "swap.pagesout": b"pswpout"}
 

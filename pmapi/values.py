@@ -55,6 +55,9 @@ NO_BLOCKS = PMType.PM_TYPE_UNKNOWN
 _I32, _U32, _STR = int(PMType.PM_TYPE_32), int(PMType.PM_TYPE_U32), int(PMType.PM_TYPE_STRING)
 _INSITU, _DPTR, _SPTR = int(ValFmt.PM_VAL_INSITU), int(ValFmt.PM_VAL_DPTR), int(ValFmt.PM_VAL_SPTR)
 _NO_BLOCKS = int(NO_BLOCKS)
+_NULL = (PM_IN_NULL,)
+#: 64-bit and floating point types, stored in a block (of_single's quick path).
+_SINGLE_CODES = {int(t): c for t, c in ARRAY_CODES.items() if c in "qQfd"}
 
 
 class Timestamp(NamedTuple):
@@ -193,6 +196,26 @@ class ValueSet(NamedTuple):
             raise PMError(PM_ERR_CONV, f"value does not fit type {type_}: {exc}") from None
         valfmt = _SPTR if type_ in _SPTR_TYPES else _DPTR
         return cls(pmid, len(items), valfmt, type_, insts, values)
+
+    @classmethod
+    def of_single(cls, pmid: int, type_: int, atom: Any) -> ValueSet:
+        """The set of one value of a metric without instances: of_atoms's answer for
+        [(PM_IN_NULL, ATOM)], built without its general steps (the common case)."""
+        if type_ == _U32:
+            try:
+                return cls(pmid, 1, _INSITU, _NO_BLOCKS, array("I", _NULL), array("I", (atom,)))
+            except (OverflowError, TypeError):
+                pass  # of_atoms says why
+        else:
+            code = _SINGLE_CODES.get(type_)
+            if code is not None:
+                try:
+                    return cls(
+                        pmid, 1, _DPTR, type_, array("I", _NULL), tuple(array(code, (atom,)))
+                    )
+                except (OverflowError, TypeError):
+                    pass
+        return cls.of_atoms(pmid, type_, [(PM_IN_NULL, atom)])
 
     @classmethod
     def of_error(cls, pmid: int, code: int) -> ValueSet:

@@ -17,7 +17,7 @@ import sys
 import threading
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any, ClassVar, NamedTuple
 
 from pmapi.desc import Desc
 from pmapi.errors import (  # type: ignore[attr-defined]
@@ -81,6 +81,15 @@ from .metrics import NOSUPPORT, InDom, Metric, instance_map
 #: Where the shipped agents' namespace and help sources live: DATA_DIR/pmns/NAME and
 #: DATA_DIR/help/NAME (package data of pmda installed; the repository's pmns/ and help/)
 DATA_DIR = shipped_dir(__file__, "pmns").parent
+
+
+class FetchPlan(NamedTuple):
+    """What a fetch of a list of PMIDs involves (Agent.fetch_plan)."""
+
+    wanted: tuple[Metric | None, ...]  # the metric of each PMID (None if unknown)
+    indoms: tuple[InDom, ...]  # the instance domains to refresh
+    refreshes: tuple[tuple[int, Callable, bool], ...]  # (cluster, method, merge with earlier)
+    names: frozenset[str]  # the names of the metrics asked for
 
 
 class Agent:
@@ -150,6 +159,8 @@ class Agent:
             i: dict(i.instances or {}) for i in self._indoms
         }
         self._profile: ProfilePDU | None = None
+        self._fetch_insts: dict[InDom, list[int]] = {}  # (the profiled instances, per fetch)
+        self._plans: dict[tuple[int, ...], FetchPlan] = {}
         #: every client context's credentials, and the context of the current request
         self.clients = ClientTable()
         self._context = 0
@@ -306,25 +317,61 @@ class Agent:
                 return (inst in entry.insts) != (entry.state == PM_PROFILE_INCLUDE)
         return profile.state == PM_PROFILE_INCLUDE
 
+    def _profiled(self, indom: InDom) -> list[int]:
+        """INDOM's instances that pmcd's profile asks for, worked out once per fetch."""
+        insts = self._fetch_insts.get(indom)
+        if insts is None:
+            indom_id = self.indom_id(indom)
+            profile = self._profile
+            if profile is None or (
+                profile.state == PM_PROFILE_INCLUDE
+                and all(entry.indom != indom_id for entry in profile.profiles)
+            ):
+                insts = list(self._instances[indom])  # all of them: the usual profile
+            else:
+                insts = [i for i in self._instances[indom] if self.in_profile(indom_id, i)]
+            self._fetch_insts[indom] = insts
+        return insts
+
     def _on_fetch(self, pdu: FetchPDU) -> ResultPDU:
         return ResultPDU(self.fetch(pdu.pmids))
+
+    def fetch_plan(self, pmids: tuple[int, ...]) -> FetchPlan:
+        """What a fetch of PMIDS involves, worked out once per list (clients such as
+        pmlogger ask for the same list at every sample)."""
+        plan = self._plans.get(pmids)
+        if plan is None:
+            by_pmid = self._by_pmid
+            wanted = tuple(by_pmid.get(pmid) for pmid in pmids)
+            known = [(pmid, m) for pmid, m in zip(pmids, wanted, strict=True) if m is not None]
+            clusters = {pmID_cluster(pmid) for pmid, _ in known}
+            refreshes, refreshed = [], set()
+            for cluster, every, method in self._refreshers:
+                if every is None and cluster in clusters:
+                    refreshes.append((cluster, method, cluster in refreshed))
+                    refreshed.add(cluster)
+            plan = FetchPlan(
+                wanted,
+                tuple(dict.fromkeys(m.indom for _, m in known if m.indom is not None)),
+                tuple(refreshes),
+                frozenset(m.name for _, m in known),
+            )
+            if len(self._plans) >= 64:
+                self._plans.clear()
+            self._plans[pmids] = plan
+        return plan
 
     def fetch(self, pmids: Iterable[int]) -> Result:
         """One value set per PMID, as pmdaFetch builds them."""
         pmids = tuple(pmids)
         self.on_fetch()
-        by_pmid = self._by_pmid
-        wanted = [by_pmid.get(pmid) for pmid in pmids]
-        for indom in {m.indom for m in wanted if m is not None and m.indom is not None}:
+        plan = self.fetch_plan(pmids)
+        for indom in plan.indoms:
             self._refresh_indom(indom)
-        if self._refreshers:
-            clusters = {pmID_cluster(pmid) for pmid, m in zip(pmids, wanted, strict=True) if m}
-            refreshed: set[int] = set()
-            for cluster, every, method in self._refreshers:
-                if every is None and cluster in clusters:
-                    self._run_refresh(cluster, method, merge=cluster in refreshed)
-                    refreshed.add(cluster)
-        vsets = tuple(map(self._fetch_one, pmids, wanted))
+        for cluster, method, merge in plan.refreshes:
+            self._run_refresh(cluster, method, merge=merge)
+        self._fetch_insts = {}
+        vsets = tuple(map(self._fetch_one, pmids, plan.wanted))
         changes = self._changes
         if changes:
             self._changes = PMCDState.PMCD_NO_CHANGE
@@ -333,6 +380,19 @@ class Agent:
     def _fetch_one(self, pmid: int, m: Metric | None) -> ValueSet:
         if m is None:
             return ValueSet.of_error(pmid, PM_ERR_PMID)
+        if m.indom is None and m.fetcher is None:
+            # the commonest case, kept shortest: one value its cluster's refresh gave
+            supplied = self._cluster_values.get(pmid >> 10 & 0xFFF)
+            if type(supplied) is dict:
+                value = supplied.get(m.name)
+                if value is None:
+                    return ValueSet.of_atoms(pmid, m.type, ())
+                if type(value) is int or type(value) is float:
+                    try:
+                        return ValueSet.of_single(pmid, m.type, value)
+                    except PMError as exc:
+                        self.log.error("%s: %s: %s", self.name, m.name, exc)
+                        return ValueSet.of_error(pmid, PM_ERR_TYPE)
         if m.indom is None and m.fetcher is not None and m.type != NOSUPPORT:
             # the common case, kept short: one value from the metric's own method
             supplied = self._cluster_values.get(pmID_cluster(pmid))
@@ -358,8 +418,7 @@ class Agent:
                 if value is not None:
                     pairs.append((PM_IN_NULL, value))
             else:
-                indom_id = self.indom_id(m.indom)
-                insts = [i for i in self._instances[m.indom] if self.in_profile(indom_id, i)]
+                insts = self._profiled(m.indom)
                 if m.fetcher is None:
                     mapping = (supplied or {}).get(m.name) or {}
                     if isinstance(mapping, PMError):
@@ -392,14 +451,18 @@ class Agent:
 
     def _from_mapping(self, m: Metric, values: Mapping, insts: list[int]) -> list[tuple[int, Any]]:
         """(inst, value) pairs from a fetch method's {inst or name: value} mapping."""
-        names = self._instances[m.indom]  # type: ignore[index]
-        pairs = []
-        for inst in insts:
-            value = values.get(inst)
-            if value is None:
-                value = values.get(names[inst])
-            if value is not None:
-                pairs.append((inst, value))
+        get = values.get
+        pairs = [(inst, value) for inst in insts if (value := get(inst)) is not None]
+        if len(pairs) < len(insts) and len(values) > len(pairs):  # some keyed by name?
+            names = self._instances[m.indom]  # type: ignore[index]
+            found = dict(pairs)
+            pairs = []
+            for inst in insts:
+                value = found.get(inst)
+                if value is None:
+                    value = get(names[inst])
+                if value is not None:
+                    pairs.append((inst, value))
         return pairs
 
     def _refresh_indom(self, indom: InDom) -> None:

@@ -225,3 +225,36 @@ def test_error_messages_match_libpcp():
     ]
     for code in codes:
         assert pmErrStr(code) == c_text(lib.pmErrStr_r, int(code)), code
+
+
+@pytest.mark.parametrize(
+    ("type_", "atom"),
+    [
+        (PMType.PM_TYPE_U32, 7),
+        (PMType.PM_TYPE_U32, 2**32 - 1),
+        (PMType.PM_TYPE_U32, 2**32),
+        (PMType.PM_TYPE_U32, -1),
+        (PMType.PM_TYPE_32, -5),
+        (PMType.PM_TYPE_U64, 2**64 - 1),
+        (PMType.PM_TYPE_U64, 2**64),
+        (PMType.PM_TYPE_64, -(2**63)),
+        (PMType.PM_TYPE_FLOAT, 0.1),
+        (PMType.PM_TYPE_DOUBLE, 0.1),
+        (PMType.PM_TYPE_STRING, "abc"),
+        (PMType.PM_TYPE_U64, 1.5),
+    ],
+)
+def test_of_single_is_of_atoms_of_one_value(type_, atom) -> None:
+    """ValueSet.of_single (the agents' quick path) gives exactly what of_atoms gives."""
+    from pmapi.ids import PM_IN_NULL
+    from pmapi.values import ValueSet
+
+    def build(make):
+        try:
+            return make()
+        except PMError as exc:
+            return exc.code
+
+    one = build(lambda: ValueSet.of_single(1, type_, atom))
+    general = build(lambda: ValueSet.of_atoms(1, type_, [(PM_IN_NULL, atom)]))
+    assert one == general

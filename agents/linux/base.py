@@ -47,8 +47,7 @@ class LinuxBase(Agent):
             os.environ.get("LINUX_NCPUS") or os.sysconf("SC_NPROCESSORS_CONF")
         )
         self.pagesize = os.sysconf("SC_PAGE_SIZE")
-        self._name_of = {self.pmns.lookup(m.name): m.name for m in self._metrics}
-        self._all_names = frozenset(self._name_of.values())
+        self._all_names = frozenset(m.name for m in self._metrics)
         self._wanted: frozenset[str] = self._all_names
         self._snapshot: dict[str, Any] | None = None
         self._last: dict[InDom, dict[int, str]] = {}
@@ -67,8 +66,7 @@ class LinuxBase(Agent):
     def fetch(self, pmids: Iterable[int]) -> Result:
         """A fetch, reading each source at most once and computing only the metrics asked for."""
         pmids = tuple(pmids)
-        name_of = self._name_of
-        self._wanted = frozenset(name_of[p] for p in pmids if p in name_of)
+        self._wanted = self.fetch_plan(pmids).names
         self._snapshot = {}
         try:
             return super().fetch(pmids)

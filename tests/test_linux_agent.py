@@ -925,6 +925,23 @@ def test_fake_proc_uptime_and_mpstat_metrics(fake, monkeypatch) -> None:
     assert fetch(agent, "kernel.all.nusers")["kernel.all.nusers"] == {PM_IN_NULL: 0}
 
 
+def test_vmstat_plain_and_odd_text_read_alike() -> None:
+    """The kernel's plain text (read by place, the layout worked out once per order of
+    fields) gives what the line-by-line reading gives; a field twice keeps its last."""
+    plain = b"pgpgin 5\nnr_free_pages 7\npgsteal_kswapd 2\npgsteal_direct 3\n"
+    odd = plain + b"nr_slab_reclaimable\tx\n"  # a line without a space: ignored
+    assert vmstat.values(plain) == vmstat.values(odd)
+    assert vmstat.values(plain)["pgsteal_total"] == 5 and vmstat.values(plain)["pgpgin"] == 5
+    swapped = b"nr_free_pages 8\npgpgin 6\n"  # another order: the layout is found again
+    assert vmstat.values(swapped)["pgpgin"] == 6 and vmstat.values(swapped)["nr_free_pages"] == 8
+    twice = b"pgpgin 1\npgpgin 2\n"
+    assert vmstat.values(twice)["pgpgin"] == vmstat.values(twice + b"z")["pgpgin"] == 2
+    assert vmstat.values(b"pgpgin 1\npgpgin x\n")["pgpgin"] == 1  # no digits: not a value
+    assert vmstat.metric_values(plain) == {
+        vmstat.PREFIX + name: v for name, v in vmstat.values(plain).items()
+    }
+
+
 def test_fake_proc_vmstat(fake) -> None:
     """mem.vmstat.* from a fake /proc/vmstat: fields it lacks have no value, and no error."""
     agent, proc = fake

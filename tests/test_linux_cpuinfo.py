@@ -336,3 +336,32 @@ def test_fake_missing_sources(tree) -> None:
     assert h.fetch("kernel.all.pid_max") == 1 << 22
     assert h.fetch("kernel.all.entropy.avail") == 0
     assert h.fetch("hinv.map.scsi") == {}
+
+
+def test_irq_table_wide_and_odd_rows() -> None:
+    """Counts past 32 bits: cells wrap to 32 bits, totals and CPU sums keep 64; a row of
+    another shape (a signed number) is read the general way, and the same."""
+    table = system.parse_irq_table(b"  CPU0 CPU1\n 7:  4294967297  3  big\n 8: -1  2  odd\n", 2)
+    assert table is not None
+    big, odd = table.rows
+    assert big.cells == [(0, 1), (1, 3)] and big.total == 4294967300 and big.label == "big"
+    assert odd.cells == [(0, 0xFFFFFFFF), (1, 2)] and odd.total == 1
+    assert table.counts == [4294967296, 5]
+
+
+def test_fake_interrupts_parsed_once_per_fetch(tree, monkeypatch) -> None:
+    """kernel.percpu.intr and the per-line interrupt metrics share one parse per fetch."""
+    h, root = tree
+    calls = []
+    parse = system.parse_irq_table
+    monkeypatch.setattr(
+        system, "parse_irq_table", lambda *args, **kw: calls.append(args) or parse(*args, **kw)
+    )
+    names = ("kernel.percpu.intr", "kernel.all.interrupts.total", "kernel.percpu.interrupts")
+    h.agent.fetch([h.agent.pmns.lookup(name) for name in names])
+    assert len(calls) == 1
+    got = h.fetch_many("kernel.percpu.intr", "kernel.all.interrupts.total")
+    assert got == [{"cpu0": 1013, "cpu1": 2013}, {"0": 12, "1": 7, "NMI": 7, "LOC": 3000}]
+    _write(root, "/proc/interrupts", INTERRUPTS.replace(b"  1:", b" 42:"))  # a line renamed
+    assert h.fetch("kernel.all.interrupts.total") == {"42": 7, "0": 12, "NMI": 7, "LOC": 3000}
+    assert h.instances("kernel.percpu.interrupts")[9] == "42::cpu1"  # new ids follow the old

@@ -132,6 +132,16 @@ def test_limits_agree_with_proc_sys() -> None:
     assert shm["ipc.shm.min_segsz"] == 1
 
 
+def test_calls_repeat_with_one_shared_buffer() -> None:
+    """The prepared calls and their shared buffer give the same answers every time, each
+    call's reply unspoilt by the call before (the buffer is cleared in between)."""
+    first = (ipc.sem_limits(), ipc.msg_limits(), ipc.shm_limits())
+    if None in first:
+        pytest.skip("no System V IPC in this kernel")
+    for _ in range(3):
+        assert (ipc.shm_limits(), ipc.msg_limits(), ipc.sem_limits()) == first[::-1]
+
+
 # --- the agent ------------------------------------------------------------------------------
 
 

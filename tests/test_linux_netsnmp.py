@@ -358,3 +358,34 @@ def test_agent_missing_files(fake) -> None:
     got = fetch(agent, *names)
     assert {n for n, v in got.items() if v} == {"network.tcp.maxconn"}
     assert got["network.tcp.maxconn"] == {PM_IN_NULL: MAX}
+
+
+# -- the quick paths give what the careful ones give --------------------------------------
+
+
+def test_plain_and_odd_lines_read_alike() -> None:
+    """A line of plain digits (converted when asked for) and one strtoull must read (a
+    "-1", a tab inside a word, a sign) give each column what pmdalinux stores."""
+    plain = netstat_values(b"TcpExt: SyncookiesSent TW PAWSActive\nTcpExt: 1 250 3\n")
+    odd = netstat_values(b"TcpExt: SyncookiesSent TW PAWSActive\nTcpExt: 1\t9 +250 3x\n")
+    assert plain == {
+        "network.tcp.syncookiessent": 1,
+        "network.tcp.timewaited": 250,
+        "network.tcp.pawsactiverejected": 3,
+    }
+    assert odd == plain  # strtok splits at spaces only; strtoull stops at the first junk
+    short = netstat_values(b"TcpExt: SyncookiesSent TW PAWSActive\nTcpExt: 1 -1\n")
+    assert short == {"network.tcp.syncookiessent": 1}  # -1: no value; no third value
+
+
+def test_columns_moving_between_reads() -> None:
+    """The columns are found again when a section's header changes from one read to the
+    next (a kernel update under a running agent), and when other names are asked."""
+    first = netstat_values(b"TcpExt: TW SyncookiesSent\nTcpExt: 5 6\n")
+    second = netstat_values(b"TcpExt: SyncookiesSent X TW\nTcpExt: 7 8 9\n")
+    assert first == {"network.tcp.timewaited": 5, "network.tcp.syncookiessent": 6}
+    assert second == {"network.tcp.timewaited": 9, "network.tcp.syncookiessent": 7}
+    one = netstat_values(b"TcpExt: SyncookiesSent X TW\nTcpExt: 7 8 9\n", "network.tcp.timewaited")
+    assert one == {"network.tcp.timewaited": 9}
+    none = netstat_values(b"TcpExt: X\nTcpExt: 1\n", "network.tcp.timewaited")
+    assert none == {}

@@ -278,3 +278,17 @@ def test_agent_sockstat_keeps_last_values(tree) -> None:
         assert set(fetch(fresh, *names).values()) == {0}
     finally:
         fresh.stop()
+
+
+def test_softnet_plain_words_and_odd_ones() -> None:
+    """Plain words of up to 8 hex digits are read word by word; anything else (a longer
+    word, 0x, a sign) the way sscanf("%08llx") reads it."""
+    assert netsummary.softnet_line(b"0000000a 0000000B 0000000c\n") == (
+        [10, 11, 12] + [0] * 8,
+        3,
+    )
+    twelve = b" ".join(b"%08x" % n for n in range(1, 13))
+    assert netsummary.softnet_line(twelve) == (list(range(1, 12)), 11)
+    assert netsummary.softnet_line(b"0x1f 2")[0][:2] == [0x1F, 2]
+    assert netsummary.softnet_line(b"-1 2")[0][:2] == [2**64 - 1, 2]
+    assert netsummary.softnet_line(b"123456789 2")[1] == 3

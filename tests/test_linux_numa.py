@@ -232,6 +232,19 @@ def test_meminfo_and_numastat(agent: Linux, tree: Path) -> None:
     assert values["mem.numa.alloc.hit"] == {0: (500 + 400 + (2**64 - 1 - 500)) % 2**64}
 
 
+def test_numbers_are_read_again_whatever_the_layout(agent: Linux, tree: Path) -> None:
+    """New numbers in the same layout, and a layout that changes, are both read."""
+    fetch(agent, "mem.numa.util.free", "mem.numa.alloc.miss")
+    meminfo = "/sys/devices/system/node/node0/meminfo"
+    write(tree, meminfo, NODE0_MEMINFO.replace(b"MemFree:         600", b"MemFree:         601"))
+    write(tree, "/sys/devices/system/node/node0/numastat", NODE0_NUMASTAT.replace(b" 7", b" 9"))
+    values = fetch(agent, "mem.numa.util.free", "mem.numa.alloc.miss")
+    assert values == {"mem.numa.util.free": {0: 601}, "mem.numa.alloc.miss": {0: 9}}
+    write(tree, meminfo, b"Node 0 MemFree: 123456789 kB\nNode 0 Dirty: 5 kB\n")
+    values = fetch(agent, "mem.numa.util.free", "mem.numa.util.dirty")
+    assert values == {"mem.numa.util.free": {0: 123456789}, "mem.numa.util.dirty": {0: 5}}
+
+
 def test_bandwidth_conf_is_read_and_reread(agent: Linux, tree: Path) -> None:
     """max_bandwidth from $PCP_PMDAS_DIR/linux/bandwidth.conf, reread when it changes."""
     conf = tree / "pmdas" / "linux" / "bandwidth.conf"

@@ -146,3 +146,35 @@ def test_agent_keeps_last_values_without_the_file(tree) -> None:
         assert values == {"network.ip6.inreceives": 0, "network.udp6.indatagrams": 0}
     finally:
         fresh.stop()
+
+
+def _line_by_line(data: bytes, values: list[int]) -> None:
+    """The careful scan: each line assigned as linux_table_scan assigns it."""
+    for line in data.split(b"\n"):
+        found = snmp6._match(line)
+        if found is not None:
+            values[found[0]] = found[1]
+
+
+def test_plain_files_scan_as_line_by_line() -> None:
+    """The kernel's plain text (read by place, the layout worked out once) and odd text
+    give what the line-by-line table scan gives, including unknown fields that contain a
+    table field (with or without digits of their own) and a field given twice."""
+    full = b"".join(b"%s \t%d\n" % (field, n + 100) for n, (_, field) in enumerate(snmp6.ROWS))
+    samples = [
+        SNMP6,
+        full,
+        full + b"Ip6InReceives7x  \t5\n",  # its own digits after the field: 7
+        full + b"XIp6InDelivers   \t9\n" + b"Ip6InDelivers 3\n",  # the last line wins
+        full.replace(b"Ip6InHdrErrors", b"Ip6InHdrErrorsNew"),
+        b"Ip6InReceives 5\r\n",  # not plain: the careful scan
+        full,  # back to the first layout
+    ]
+    for data in samples:
+        quick, careful = list(range(82)), list(range(82))
+        snmp6.scan(data, quick)
+        _line_by_line(data, careful)
+        assert quick == careful, data[-60:]
+    values = [0] * 82
+    snmp6.scan(full + b"Ip6InReceives7x  \t5\n", values)
+    assert value(values, "network.ip6.inreceives") == 7

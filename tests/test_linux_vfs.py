@@ -268,3 +268,15 @@ def test_fake_tmpfs_statfs(tree) -> None:
     st = os.statvfs(root)
     assert h.fetch("tmpfs.capacity") == {str(root.resolve()): st.f_blocks * st.f_bsize // 1024}
     assert h.fetch("tmpfs.maxfiles") == {str(root.resolve()): st.f_files & 0xFFFFFFFF}
+
+
+def test_fake_ksm_reread(tree) -> None:
+    """KSM files are reread at each fetch (kept open), other files in the directory are not
+    read, and names are matched by pmdalinux's prefixes."""
+    h, root = tree
+    _write(root, "/sys/kernel/mm/ksm/advisor_mode", b"none\n")
+    _write(root, "/sys/kernel/mm/ksm/pages_sharing", b"7\nignored\n")
+    assert h.fetch_many("mem.ksm.run_state", "mem.ksm.pages_sharing") == [1, 7]
+    _write(root, "/sys/kernel/mm/ksm/run", b"0\n")
+    _write(root, "/sys/kernel/mm/ksm/pages_sharing", b"")  # empty: the value is kept
+    assert h.fetch_many("mem.ksm.run_state", "mem.ksm.pages_sharing") == [0, 7]

@@ -178,6 +178,40 @@ def test_protection(agent: Linux) -> None:
     assert agent.zoneinfo_protection.labels == {}
 
 
+def test_each_read_takes_the_new_numbers(agent: Linux, tree: Path) -> None:
+    """Lines whose numbers change (wider, signed, in a protection list) are read again."""
+    names = ("mem.zoneinfo.free", "mem.zoneinfo.min", "mem.zoneinfo.numa_hit")
+    fetch(agent, *names, "mem.zoneinfo.protection")
+    text = ZONEINFO.replace(b"pages free     3840", b"pages free     38400")
+    text = text.replace(b"numa_hit     9", b"numa_hit     8")
+    text = text.replace(b"min      21", b"min      -2")
+    text = text.replace(b"protection: (0, 3019, 11723)", b"protection: (0, 3020, 11723)")
+    (tree / "proc" / "zoneinfo").write_bytes(text)
+    values = fetch(agent, *names, "mem.zoneinfo.protection")
+    assert values["mem.zoneinfo.free"] == {1: kb(agent, 38400), 4: kb(agent, 100)}
+    assert values["mem.zoneinfo.min"] == {1: kb(agent, 2**64 - 2), 4: kb(agent, 2**64 - 1)}
+    assert values["mem.zoneinfo.numa_hit"] == {1: kb(agent, 8)}
+    assert values["mem.zoneinfo.protection"][1] == kb(agent, 3020)
+
+
+def test_line_kinds_do_not_depend_on_trailing_digits() -> None:
+    """What a line ending in digits does is known from the text before them."""
+    for line in ZONEINFO.decode().splitlines():
+        stem = line.rstrip("0123456789")
+        kind = zoneinfo.zoneinfo_stem(stem) if stem != line else None
+        if kind is None:
+            continue
+        for digits in ("0", "17", "99999999999999999999999"):
+            whole = zoneinfo.zoneinfo_line(stem + digits)
+            if kind[0] == zoneinfo.PLAIN:
+                assert whole == (zoneinfo.FIXED, kind[1], min(int(digits), 2**64 - 1), False)
+            elif kind[0] == zoneinfo.VALUE:
+                value = zoneinfo._strtoull(kind[2], digits)
+                assert whole == (zoneinfo.FIXED, kind[1], value, kind[3])
+            else:
+                assert whole == kind
+
+
 def test_zone_ids_are_saved(tree: Path, monkeypatch) -> None:
     """Zone ids persist in $PCP_VAR_DIR/config/pmda/60.32 across agents."""
     monkeypatch.setenv("PCP_VAR_DIR", str(tree / "var"))

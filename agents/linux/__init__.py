@@ -457,7 +457,7 @@ class Core(LinuxBase):
         data = self._vmstat()
         if data is None:
             return {}
-        return {vmstat.PREFIX + field: value for field, value in vmstat.values(data).items()}
+        return vmstat.metric_values(data)
 
     @refresh(2)
     def _refresh_loadavg(self) -> dict[str, Any]:
@@ -510,12 +510,14 @@ class Core(LinuxBase):
 
     @refresh(4)
     def _refresh_interrupts(self) -> dict[str, Any]:
-        """Cluster 4: kernel.percpu.intr from /proc/interrupts."""
-        data = self._read_once("/proc/interrupts")
-        counts = None if data is None else system.percpu_intr(data, self.ncpus_configured)
-        if counts is None:
+        """Cluster 4: kernel.percpu.intr from /proc/interrupts (parsed once per fetch, the
+        parse shared with the cpuinfo family's interrupt metrics)."""
+        table = system.interrupts_table(self)
+        if table is None:
             return {}
-        return {"kernel.percpu.intr": {n: counts[n] for n in self._cpu_numbers() if n in counts}}
+        counts, slot, ncpus = table.counts, table.slot, self.ncpus_configured
+        intr = {n: counts[slot(n)] for n in self._cpu_numbers() if n < ncpus}
+        return {"kernel.percpu.intr": intr}
 
     @refresh(26)
     def _refresh_uptime(self) -> dict[str, Any]:

@@ -14,6 +14,7 @@ from __future__ import annotations
 import os
 import re
 from dataclasses import dataclass
+from itertools import chain
 from typing import Any
 
 from pmda import InDom, refresh
@@ -398,11 +399,45 @@ def _scan_u32(data: bytes | None) -> int | None:
 
 @dataclass
 class _IrqState:
-    """One parse of /proc/interrupts or /proc/softirqs with its instance ids."""
+    """One parse of /proc/interrupts or /proc/softirqs with its instance ids: row I of the
+    table has the id ROW_IDS[I] and its cells the ids CELL_IDS[I]."""
 
     table: system.IrqTable | None
-    rows: dict[int, system.IrqRow]  # by row instance id
-    cells: dict[int, tuple[str, int, int]]  # by cell instance id: (row name, CPU slot, count)
+    row_ids: list[int]
+    cell_ids: list[list[int]]
+    cell_key: tuple[int, ...]  # every cell id, in order
+
+    def rows(self) -> dict[int, str]:
+        """{row id: row name}."""
+        return dict(zip(self.row_ids, self.table.names, strict=True)) if self.table else {}
+
+    def totals(self) -> dict[int, int]:
+        """{row id: the row's sum, 64-bit}."""
+        if self.table is None:
+            return {}
+        return {i: sum(v) & _U64 for i, v in zip(self.row_ids, self.table.values, strict=True)}
+
+    def cells(self) -> dict[int, int]:
+        """{cell id: its count as a 32-bit unsigned}."""
+        if self.table is None:
+            return {}
+        return {
+            cell: value & _U32
+            for cells, values in zip(self.cell_ids, self.table.values, strict=True)
+            for cell, value in zip(cells, values, strict=True)
+        }
+
+    def cell_names(self) -> dict[int, str]:
+        """{cell id: "ROW::cpuN"}."""
+        if self.table is None:
+            return {}
+        return {
+            cell: f"{name}::cpu{slot}"
+            for name, slots, cells in zip(
+                self.table.names, self.table.slots, self.cell_ids, strict=True
+            )
+            for slot, cell in zip(slots, cells, strict=True)
+        }
 
 
 class CpuInfo(LinuxBase):
@@ -439,12 +474,22 @@ class CpuInfo(LinuxBase):
             )
         }
         self._cpuinfo_labels: dict[str, str] = {}  # irq name -> its text, as first seen
-        self._cpuinfo_cells: dict[int, dict[int, tuple[str, int, int]]] = {}  # last parse
+        # per cell indom: row name -> [row id, {CPU slot: cell id}, last slots, their ids]
+        self._cpuinfo_known: dict[int, dict[str, list[Any]]] = {
+            INTERRUPT_CPU: {},
+            SOFTIRQ_CPU: {},
+        }
+        self._cpuinfo_last_ids: dict[int, tuple[int, ...]] = {}  # by indom serial
+        self._cpuinfo_cells: dict[int, dict[int, tuple[str, int]]] = {}  # last parse's cells
+        self._cpuinfo_cell_keys: dict[int, tuple[int, ...]] = {}  # their ids, in order
         self._cpuinfo_irq_errors = 0  # pmdalinux's irq_err_count: kept when the line goes
         self._cpuinfo_irq_misses = 0
         self._cpuinfo_scsi: dict[int, tuple[str, str]] = {}  # inst -> (name, block device)
         self._cpuinfo_nodes: dict[int, int] | None = None
         self._cpuinfo_machine: str | None = None
+        # the last /proc/cpuinfo read, its CPUs, their details and the values computed from them
+        self._cpuinfo_memo: tuple[tuple[bytes, tuple[int, ...]], dict[int, CpuDetails], dict] | None
+        self._cpuinfo_memo = None
 
     # -- reading -------------------------------------------------------------------------
 
@@ -463,60 +508,101 @@ class CpuInfo(LinuxBase):
         return self._once(key, lambda: self._cpuinfo_read_irqs(softirqs))
 
     def _cpuinfo_read_irqs(self, softirqs: bool) -> _IrqState:
-        """Parse the file; new rows and cells get ids, saved where pmdaCache saves them."""
-        path = "/proc/softirqs" if softirqs else "/proc/interrupts"
+        """Parse the file (/proc/interrupts's parse is shared with kernel.percpu.intr); new
+        rows and cells get ids, saved where pmdaCache saves them."""
         row_serial, cell_serial = (SOFTIRQ, SOFTIRQ_CPU) if softirqs else (INTERRUPT, INTERRUPT_CPU)
-        data = self._read_once(path)
-        table = (
-            None
-            if data is None
-            else system.parse_irq_table(data, self.ncpus_configured, not softirqs)
-        )
-        rows: dict[int, system.IrqRow] = {}
-        cells: dict[int, tuple[str, int, int]] = {}
-        row_ids, cell_ids = self._cpuinfo_ids[row_serial], self._cpuinfo_ids[cell_serial]
-        for row in table.rows if table else ():
-            for slot, value in row.cells:
-                cells[cell_ids(f"{row.name}::cpu{slot}")] = (row.name, slot, value)
-            rows[row_ids(row.name)] = row
+        if softirqs:
+            data = self._read_once("/proc/softirqs")
+            table = (
+                None
+                if data is None
+                else system.parse_irq_table(data, self.ncpus_configured, special=False)
+            )
+        else:
+            table = system.interrupts_table(self)
+        row_ids: list[int] = []
+        cell_ids: list[list[int]] = []
+        if table is not None:
+            new_row, new_cell = self._cpuinfo_ids[row_serial], self._cpuinfo_ids[cell_serial]
+            known = self._cpuinfo_known[cell_serial]
+            labels = self._cpuinfo_labels
+            for name, slots, label in zip(table.names, table.slots, table.labels, strict=True):
+                entry = known.get(name)
+                if entry is None:  # first seen: its id, and its text for the labels
+                    entry = known[name] = [new_row(name), {}, None, []]
+                    if not softirqs:
+                        labels.setdefault(name, label)
+                if entry[2] is not slots and entry[2] != slots:  # its cells' ids, by slot
+                    cell_of = entry[1]
+                    for slot in slots:
+                        if slot not in cell_of:
+                            cell_of[slot] = new_cell(f"{name}::cpu{slot}")
+                    entry[2], entry[3] = slots, [cell_of[slot] for slot in slots]
+                row_ids.append(entry[0])
+                cell_ids.append(entry[3])
             if not softirqs:
-                self._cpuinfo_labels.setdefault(row.name, row.label)
-        if table is not None and not softirqs:
-            if table.errors is not None:
-                self._cpuinfo_irq_errors = table.errors
-            if table.misses is not None:
-                self._cpuinfo_irq_misses = table.misses
-        cell_ids.save()
-        row_ids.save()
-        self._cpuinfo_cells[cell_serial] = cells
-        return _IrqState(table, rows, cells)
+                if table.errors is not None:
+                    self._cpuinfo_irq_errors = table.errors
+                if table.misses is not None:
+                    self._cpuinfo_irq_misses = table.misses
+            new_cell.save()
+            new_row.save()
+        state = _IrqState(table, row_ids, cell_ids, tuple(chain.from_iterable(cell_ids)))
+        if self._cpuinfo_cell_keys.get(cell_serial) != state.cell_key:
+            self._cpuinfo_cell_keys[cell_serial] = state.cell_key
+            self._cpuinfo_cells[cell_serial] = (
+                {
+                    cell: (name, slot)
+                    for name, slots, cells in zip(table.names, table.slots, cell_ids, strict=True)
+                    for slot, cell in zip(slots, cells, strict=True)
+                }
+                if table is not None
+                else {}
+            )
+        return state
+
+    def _cpuinfo_changed(self, indom: InDom, key: tuple[int, ...]) -> bool:
+        """Whether INDOM's instance ids KEY (in order) differ from those of its last refresh;
+        the same ids are the same names, since an id always stands for one name."""
+        if self._cpuinfo_last_ids.get(indom.serial) == key:
+            return False
+        self._cpuinfo_last_ids[indom.serial] = key
+        return True
 
     # -- instance domains and labels -------------------------------------------------------
 
     @cpuinfo_intr_indom.refresh
     def _cpuinfo_intr_instances(self) -> dict[int, str] | None:
         """The rows of /proc/interrupts (ERR and MIS aside)."""
-        rows = self._cpuinfo_irqs(False).rows
-        return self._current(self.cpuinfo_intr_indom, {i: r.name for i, r in rows.items()})
+        state = self._cpuinfo_irqs(False)
+        if not self._cpuinfo_changed(self.cpuinfo_intr_indom, tuple(state.row_ids)):
+            return None
+        return self._current(self.cpuinfo_intr_indom, state.rows())
 
     @cpuinfo_intrcpu_indom.refresh
     def _cpuinfo_intrcpu_instances(self) -> dict[int, str] | None:
         """Each cell of /proc/interrupts: "ROW::cpuN"."""
-        cells = self._cpuinfo_irqs(False).cells
-        names = {i: f"{row}::cpu{slot}" for i, (row, slot, _) in cells.items()}
+        state = self._cpuinfo_irqs(False)
+        if not self._cpuinfo_changed(self.cpuinfo_intrcpu_indom, state.cell_key):
+            return None
+        names = state.cell_names()
         return self._current(self.cpuinfo_intrcpu_indom, names)
 
     @cpuinfo_sirq_indom.refresh
     def _cpuinfo_sirq_instances(self) -> dict[int, str] | None:
         """The rows of /proc/softirqs."""
-        rows = self._cpuinfo_irqs(True).rows
-        return self._current(self.cpuinfo_sirq_indom, {i: r.name for i, r in rows.items()})
+        state = self._cpuinfo_irqs(True)
+        if not self._cpuinfo_changed(self.cpuinfo_sirq_indom, tuple(state.row_ids)):
+            return None
+        return self._current(self.cpuinfo_sirq_indom, state.rows())
 
     @cpuinfo_sirqcpu_indom.refresh
     def _cpuinfo_sirqcpu_instances(self) -> dict[int, str] | None:
         """Each cell of /proc/softirqs: "ROW::cpuN"."""
-        cells = self._cpuinfo_irqs(True).cells
-        names = {i: f"{row}::cpu{slot}" for i, (row, slot, _) in cells.items()}
+        state = self._cpuinfo_irqs(True)
+        if not self._cpuinfo_changed(self.cpuinfo_sirqcpu_indom, state.cell_key):
+            return None
+        names = state.cell_names()
         return self._current(self.cpuinfo_sirqcpu_indom, names)
 
     @cpuinfo_scsi_indom.refresh
@@ -535,7 +621,7 @@ class CpuInfo(LinuxBase):
         cell = self._cpuinfo_cells.get(INTERRUPT_CPU, {}).get(inst)
         if cell is None:
             return None
-        row, slot, _ = cell
+        row, slot = cell
         irq = name.split(":", 1)[0]
         return {"cpu": slot, "irq": irq, "irqtext": self._cpuinfo_labels.get(row, "")}
 
@@ -551,28 +637,31 @@ class CpuInfo(LinuxBase):
     @refresh(4)
     def _cpuinfo_refresh_interrupts(self) -> dict[str, Any]:
         """Cluster 4: each /proc/interrupts line's total and cells, and its ERR and MIS counts."""
-        state = self._cpuinfo_irqs(False)
-        return {
-            "kernel.all.interrupts.total": {i: r.total for i, r in state.rows.items()},
-            "kernel.percpu.interrupts": {i: v for i, (_, _, v) in state.cells.items()},
+        state = self._cpuinfo_irqs(False)  # even if only kernel.percpu.intr is asked: new
+        wanted = self._wanted  # lines get their ids, ERR and MIS are kept, as in pmdalinux
+        values: dict[str, Any] = {
             "kernel.all.interrupts.missed": self._cpuinfo_irq_misses,
             "kernel.all.interrupts.errors": self._cpuinfo_irq_errors,
         }
+        if "kernel.all.interrupts.total" in wanted:
+            values["kernel.all.interrupts.total"] = state.totals()
+        if "kernel.percpu.interrupts" in wanted:
+            values["kernel.percpu.interrupts"] = state.cells()
+        return values
 
     @refresh(82)
     def _cpuinfo_refresh_softirqs_total(self) -> dict[str, Any]:
         """Cluster 82: each /proc/softirqs line's total."""
-        rows = self._cpuinfo_irqs(True).rows
-        return {"kernel.all.softirqs.total": {i: r.total for i, r in rows.items()}}
+        return {"kernel.all.softirqs.total": self._cpuinfo_irqs(True).totals()}
 
     @refresh(63)
     def _cpuinfo_refresh_softirqs(self) -> dict[str, Any]:
         """Cluster 63: /proc/softirqs cells, and each CPU's sum (0s if the file is unreadable,
         as pmdalinux zeroes its sums before reading)."""
         state = self._cpuinfo_irqs(True)
-        values: dict[str, Any] = {
-            "kernel.percpu.softirqs": {i: v for i, (_, _, v) in state.cells.items()}
-        }
+        values: dict[str, Any] = {}
+        if "kernel.percpu.softirqs" in self._wanted:
+            values["kernel.percpu.softirqs"] = state.cells()
         if "kernel.percpu.sirq" in self._wanted:
             table, ncpus = state.table, self.ncpus_configured
             values["kernel.percpu.sirq"] = {
@@ -601,11 +690,19 @@ class CpuInfo(LinuxBase):
         data = self.proc.read("/proc/cpuinfo")
         if data is None:
             return values
-        blocks, shared = parse_cpuinfo(data, self.ncpus_configured)
-        details = {n: shared or blocks.get(n) or CpuDetails() for n in cpus}
+        key = (data, tuple(cpus))
+        memo = self._cpuinfo_memo
+        if memo is None or memo[0] != key:  # parsed again only when the file (or CPUs) change
+            blocks, shared = parse_cpuinfo(data, self.ncpus_configured)
+            details = {n: shared or blocks.get(n) or CpuDetails() for n in cpus}
+            memo = self._cpuinfo_memo = (key, details, {})
+        _, details, computed = memo
         for name, compute in _CPUINFO_VALUES.items():
             if name in wanted:
-                values[name] = {n: compute(d) for n, d in details.items()}
+                got = computed.get(name)
+                if got is None:
+                    got = computed[name] = {n: compute(d) for n, d in details.items()}
+                values[name] = dict(got)
         return values
 
     @refresh(55)

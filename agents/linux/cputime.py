@@ -41,6 +41,9 @@ def msec(ticks: int, hz: int) -> int | None:
 
 def add(rows: Iterable[Ticks]) -> Ticks:
     """The column sums of ROWS of ticks (ten zeros for none), as pmdalinux sums a node's CPUs."""
+    rows = list(rows)
+    if rows and all(len(row) == 10 for row in rows):
+        return tuple(map(sum, zip(*rows, strict=True)))
     total = [0] * 10
     for row in rows:
         for column, value in enumerate(row):

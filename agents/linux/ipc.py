@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import ctypes
 import ctypes.util
+import functools
 import pwd
 from collections.abc import Callable
 from typing import Any
@@ -155,22 +156,33 @@ class ShmInfo(ctypes.Structure):
 
 
 _libc: Any = None
+#: The shared reply buffer (larger than any reply, as pmdalinux's union of them).
+_buffer: Any = None
+#: (libc function, its ctypes arguments ending with the buffer), by (call, arguments).
+_calls: dict[tuple[str, tuple[int, ...]], tuple[Any, tuple[Any, ...]]] = {}
 
 
 def _ctl(call: str, *args: int, reply: type[ctypes.Structure]) -> Any:
     """The REPLY structure libc's CALL(*ARGS, buffer) fills, or None if the call fails.
 
     The buffer is larger than any reply (as pmdalinux's union of them), since
-    the kernel's idea of a structure can outgrow the one declared here.
+    the kernel's idea of a structure can outgrow the one declared here; it is
+    zeroed before each call, and the call's function and arguments are made once.
     """
-    global _libc
+    global _libc, _buffer
     if _libc is None:
         _libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
-    buf = ctypes.create_string_buffer(512)
-    pointer = ctypes.c_void_p(ctypes.addressof(buf))
-    if getattr(_libc, call)(*(ctypes.c_int(a) for a in args), pointer) < 0:
+        _buffer = ctypes.create_string_buffer(512)
+    prepared = _calls.get((call, args))
+    if prepared is None:
+        pointer = ctypes.c_void_p(ctypes.addressof(_buffer))
+        prepared = getattr(_libc, call), (*(ctypes.c_int(a) for a in args), pointer)
+        _calls[call, args] = prepared
+    function, arguments = prepared
+    ctypes.memset(_buffer, 0, ctypes.sizeof(_buffer))
+    if function(*arguments) < 0:
         return None
-    return reply.from_buffer_copy(buf.raw[: ctypes.sizeof(reply)])
+    return reply.from_buffer_copy(_buffer)
 
 
 def sem_limits() -> dict[str, int] | None:
@@ -216,9 +228,10 @@ def shm_usage(pageshift: int) -> dict[str, int] | None:
     }
 
 
-def _names(cluster: int) -> list[str]:
+@functools.cache
+def _names(cluster: int) -> tuple[str, ...]:
     """The metric names of CLUSTER, in item order."""
-    return [row[0] for row in sorted(_ROWS, key=lambda r: r[2]) if row[1] == cluster]
+    return tuple(row[0] for row in sorted(_ROWS, key=lambda r: r[2]) if row[1] == cluster)
 
 
 # --- /proc/sysvipc (sans-IO) -----------------------------------------------------------------

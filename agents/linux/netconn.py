@@ -20,6 +20,7 @@ change them (see `NetConn._netconn_refresh_link`).
 from __future__ import annotations
 
 import fcntl
+import functools
 import os
 import socket
 import struct
@@ -247,6 +248,12 @@ def parse_if_inet6(data: bytes) -> dict[str, tuple[str, str]]:
     return found
 
 
+@functools.lru_cache(maxsize=1)
+def _if_inet6(data: bytes) -> dict[str, tuple[str, str]]:
+    """`parse_if_inet6`, kept for the last file read (addresses seldom change); read only."""
+    return parse_if_inet6(data)
+
+
 def first_word(data: bytes | None, limit: int = 63) -> str | None:
     """The first word of a sysfs file (at most LIMIT bytes, as fscanf %63s), None if none."""
     words = (data or b"").split(None, 1)
@@ -408,7 +415,7 @@ class NetConn(LinuxBase):
             names.extend(found["inet"])
         if not wanted.isdisjoint(_IPV6_NAMES):
             data = self.proc.read("/proc/net/if_inet6")
-            for name, (address, scope) in parse_if_inet6(data or b"").items():
+            for name, (address, scope) in _if_inet6(data or b"").items():
                 names.append(name)
                 found["ipv6"][name], found["scope"][name] = address, scope
         ids = self._netconn_addr_ids
@@ -425,10 +432,15 @@ class NetConn(LinuxBase):
         (containers), and a kept one would outlive its interface.
         """
         try:
-            with open(self.proc.root + path, "rb", buffering=0) as f:
-                return f.read(4096)
+            fd = os.open(self.proc.root + path, os.O_RDONLY | os.O_CLOEXEC)
         except OSError:
             return None
+        try:
+            return os.read(fd, 4096)
+        except OSError:
+            return None
+        finally:
+            os.close(fd)
 
     @netconn_addr_indom.refresh
     def _netconn_addr_instances(self) -> dict[int, str] | None:

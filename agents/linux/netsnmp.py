@@ -29,6 +29,8 @@ The parsers are sans-IO (`parse_snmp`, `parse_netstat`, `snmp_values`,
 
 from __future__ import annotations
 
+import functools
+import operator
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -449,6 +451,11 @@ SNMP_SOURCES: dict[str, tuple[bytes, bytes]] = {
 NETSTAT_SOURCES: dict[str, tuple[bytes, bytes]] = {
     s.prefix + row[0]: (s.tag, row[2].encode()) for s in NETSTAT_SECTIONS for row in s.rows
 }
+#: The same, as (metric name, section tag, column) rows, by file.
+_ROWS: dict[str, tuple[tuple[str, bytes, bytes], ...]] = {
+    file: tuple((name, tag, column) for name, (tag, column) in sources.items())
+    for file, sources in (("snmp", SNMP_SOURCES), ("netstat", NETSTAT_SOURCES))
+}
 #: The names each refresh serves.
 SNMP_NAMES: frozenset[str] = frozenset(m.name for m in METRICS if m.cluster == SNMP_CLUSTER)
 NETSTAT_NAMES: frozenset[str] = frozenset(NETSTAT_SOURCES)
@@ -462,10 +469,18 @@ _ICMPMSG_PREFIXES: tuple[bytes, ...] = tuple(row[2].encode() for row in ICMPMSG)
 # -- parsing, as C's strtok/strtoull/sscanf see the text --------------------------------
 
 _SPACE = b" \t\n\v\f\r"
+#: The blanks other than the space and the newline, as one-byte strings.
+_OTHER_BLANKS = (b"\t", b"\v", b"\f", b"\r")
+#: A parsed value: an int, or plain decimal digits (below 2**64) still to convert with int.
+Number = int | bytes
+#: A parsed section: its columns and their values, in the file's order.
+Table = tuple[list[bytes], list[Number]]
 
 
 def strtoull(text: bytes) -> int:
     """TEXT's value as pmdalinux stores it: strtoull(text, NULL, 10), 0 if no digits."""
+    if text.isdigit() and len(text) < 20:
+        return int(text)  # plain digits, the usual case
     value = strtoul(text)
     return 0 if value is None else value
 
@@ -482,14 +497,35 @@ def _line_pairs(data: bytes) -> Iterator[tuple[bytes, list[bytes], list[bytes]]]
     lines = data.split(b"\n")
     if lines and not lines[-1]:
         lines.pop()
+    # with no blank but the space, bytes.split (faster) splits as strtok(" \n") does
+    words = bytes.split if not any(c in data for c in _OTHER_BLANKS) else _words
     for header, line in zip(lines[0::2], lines[1::2], strict=False):
-        yield line, _words(header)[1:], _words(line)[1:]
+        yield line, words(header)[1:], words(line)[1:]
 
 
-def _named(columns: list[bytes], values: list[bytes], into: dict[bytes, int]) -> None:
-    """Store each value under its column's name in INTO (a name seen twice keeps the last)."""
-    for column, value in zip(columns, values, strict=False):
-        into[column] = strtoull(value)
+def _named(
+    columns: list[bytes], values: list[bytes], limit: int, tag: bytes, into: dict[bytes, Table]
+) -> None:
+    """Store a section's values as the Table of TAG in INTO: the first LIMIT columns paired
+    with the values in place (a section given twice merges, the later values winning).
+
+    Plain digits below 2**64 are kept as they are (`int` of them is the value, made when
+    asked for), anything else as the number strtoull makes of it.
+    """
+    n = min(len(columns), len(values), limit)
+    if n < len(columns):
+        columns = columns[:n]
+    if n < len(values):
+        values = values[:n]
+    kept: list[Number] = values  # type: ignore[assignment]
+    if not (b"".join(values).isdigit() and max(map(len, values)) < 20):
+        kept = [strtoull(value) for value in values]  # (a "-1", say: Tcp's MaxConn)
+    earlier = into.get(tag)
+    if earlier is not None:
+        merged = dict(zip(*earlier, strict=True))
+        merged.update(zip(columns, kept, strict=True))
+        columns, kept = list(merged), list(merged.values())
+    into[tag] = (columns, kept)
 
 
 def _numbered(columns: list[bytes], values: list[bytes], into: list[dict[int, int]]) -> None:
@@ -502,7 +538,8 @@ def _numbered(columns: list[bytes], values: list[bytes], into: list[dict[int, in
         for n, prefix in enumerate(_ICMPMSG_PREFIXES):
             if not column.startswith(prefix):
                 continue
-            number = strtoul(column[len(prefix) :])
+            digits = column[len(prefix) :]
+            number = int(digits) if digits.isdigit() and len(digits) < 20 else strtoul(digits)
             if number is None or number & 0xFFFFFFFF >= ICMPMSG_TYPES:
                 continue
             into[n][number & 0xFFFFFFFF] = strtoull(value)
@@ -511,16 +548,16 @@ def _numbered(columns: list[bytes], values: list[bytes], into: list[dict[int, in
 
 @dataclass(frozen=True, slots=True)
 class Snmp:
-    """/proc/net/snmp, parsed: {section tag: {column: value}} for the named sections, and
-    IcmpMsg's values as [{ICMP type: value}] in `ICMPMSG` order (in, out)."""
+    """/proc/net/snmp, parsed: {section tag: Table} for the named sections, and IcmpMsg's
+    values as [{ICMP type: value}] in `ICMPMSG` order (in, out)."""
 
-    sections: dict[bytes, dict[bytes, int]]
+    sections: dict[bytes, Table]
     icmpmsg: list[dict[int, int]]
 
 
 def parse_snmp(data: bytes) -> Snmp:
     """The sections of /proc/net/snmp's DATA that pmdalinux reads (others are ignored)."""
-    sections: dict[bytes, dict[bytes, int]] = {}
+    sections: dict[bytes, Table] = {}
     icmpmsg: list[dict[int, int]] = [{} for _ in ICMPMSG]
     for line, columns, values in _line_pairs(data):
         if line.startswith(ICMPMSG_SECTION.tag):
@@ -528,38 +565,88 @@ def parse_snmp(data: bytes) -> Snmp:
             continue
         for section in SNMP_SECTIONS:
             if line.startswith(section.tag):
-                into = sections.setdefault(section.tag, {})
-                _named(columns[:SNMP_MAX_COLUMNS], values, into)
+                _named(columns, values, SNMP_MAX_COLUMNS, section.tag, sections)
                 break
     return Snmp(sections, icmpmsg)
 
 
-def parse_netstat(data: bytes) -> dict[bytes, dict[bytes, int]]:
-    """{section tag: {column: value}} for the sections of /proc/net/netstat's DATA that
-    pmdalinux reads (others are ignored)."""
-    sections: dict[bytes, dict[bytes, int]] = {}
+def parse_netstat(data: bytes) -> dict[bytes, Table]:
+    """{section tag: Table} for the sections of /proc/net/netstat's DATA that pmdalinux
+    reads (others are ignored)."""
+    sections: dict[bytes, Table] = {}
     for line, columns, values in _line_pairs(data):
         for section in NETSTAT_SECTIONS:
             if line.startswith(section.tag):
-                into = sections.setdefault(section.tag, {})
-                _named(columns[:NETSTAT_MAX_COLUMNS], values, into)
+                _named(columns, values, NETSTAT_MAX_COLUMNS, section.tag, sections)
                 break
     return sections
 
 
+@functools.lru_cache(maxsize=8)
+def _plan(
+    file: str, names: frozenset[str]
+) -> tuple[tuple[bytes, tuple[str, ...], tuple[bytes, ...]], ...]:
+    """What to look up for NAMES among FILE's `_ROWS`: (section tag, names, their columns)
+    per section, worked out once for each set of names asked for."""
+    by_tag: dict[bytes, list[tuple[str, bytes]]] = {}
+    for name, tag, column in _ROWS[file]:
+        if name in names:
+            by_tag.setdefault(tag, []).append((name, column))
+    return tuple(
+        (tag, tuple(n for n, _ in rows), tuple(c for _, c in rows)) for tag, rows in by_tag.items()
+    )
+
+
+#: The last way found to pick the asked columns of a section, by (file, tag): (the Table's
+#: columns, the names asked, the names found, a getter of their values from the Table's).
+_picks: dict[tuple[str, bytes], tuple[list[bytes], tuple[str, ...], tuple[str, ...], Any]] = {}
+
+
+def _listed(places: list[int]) -> Any:
+    """A getter of the values at PLACES, as a list (itemgetter wants two places or more)."""
+    return lambda values: [values[n] for n in places]
+
+
+def _pick(
+    file: str, tag: bytes, names: tuple[str, ...], columns: tuple[bytes, ...], table: Table
+) -> tuple[tuple[str, ...], Any]:
+    """(the NAMES whose COLUMNS the TABLE has, a getter of their values in that order),
+    worked out again only when the section's columns or the names asked change."""
+    known = _picks.get((file, tag))
+    if known is not None and known[1] is names and known[0] == table[0]:
+        return known[2], known[3]
+    place = {column: n for n, column in enumerate(table[0])}  # a repeated column: its last
+    found = [
+        (name, place[column])
+        for name, column in zip(names, columns, strict=True)
+        if column in place
+    ]
+    places = [n for _, n in found]
+    getter: Any = _listed(places) if len(places) < 2 else operator.itemgetter(*places)
+    _picks[file, tag] = (table[0], names, tuple(name for name, _ in found), getter)
+    return _picks[file, tag][2], getter
+
+
 def _singular(
-    sources: dict[str, tuple[bytes, bytes]],
-    sections: dict[bytes, dict[bytes, int]],
+    file: str,
+    sections: dict[bytes, Table],
     wanted: Iterable[str],
 ) -> dict[str, int]:
-    """The values of the WANTED singular metrics from parsed SECTIONS: none for a column
-    that is missing or holds the "no value" mark (but for `ALWAYS`)."""
+    """The values of the WANTED singular metrics of FILE ("snmp" or "netstat") from its
+    parsed SECTIONS: none for a column that is missing or holds the "no value" mark (but
+    for `ALWAYS`, which always has one)."""
+    if not isinstance(wanted, frozenset):
+        wanted = frozenset(wanted)
     found: dict[str, int] = {}
-    for name in wanted:
-        tag, column = sources[name]
-        value = sections.get(tag, {}).get(column, MISSING)
-        if value != MISSING or name == ALWAYS:
-            found[name] = value
+    for tag, names, columns in _plan(file, wanted):
+        table = sections.get(tag)
+        if table is not None:
+            present, getter = _pick(file, tag, names, columns, table)
+            found.update(zip(present, map(int, getter(table[1])), strict=True))
+    if MISSING in found.values():
+        found = {name: v for name, v in found.items() if v != MISSING or name == ALWAYS}
+    if ALWAYS in wanted and ALWAYS not in found:
+        found[ALWAYS] = MISSING
     return found
 
 
@@ -568,7 +655,7 @@ def snmp_values(snmp: Snmp | None, wanted: Iterable[str]) -> dict[str, Any]:
     /proc/net/snmp (None if unreadable): {name: value}, or {name: {ICMP type: value}}."""
     names = SNMP_NAMES.intersection(wanted)
     sections = {} if snmp is None else snmp.sections
-    found: dict[str, Any] = _singular(SNMP_SOURCES, sections, names - ICMPMSG_SOURCES.keys())
+    found: dict[str, Any] = _singular("snmp", sections, names - ICMPMSG_SOURCES.keys())
     if snmp is not None:
         for name in names & ICMPMSG_SOURCES.keys():
             by_type = snmp.icmpmsg[ICMPMSG_SOURCES[name]]
@@ -577,11 +664,11 @@ def snmp_values(snmp: Snmp | None, wanted: Iterable[str]) -> dict[str, Any]:
 
 
 def netstat_values(
-    sections: dict[bytes, dict[bytes, int]] | None, wanted: Iterable[str]
+    sections: dict[bytes, dict[bytes, Number]] | None, wanted: Iterable[str]
 ) -> dict[str, int]:
     """Cluster 53's values for the WANTED names (others are skipped) from parsed
     /proc/net/netstat (None if unreadable)."""
-    return _singular(NETSTAT_SOURCES, sections or {}, NETSTAT_NAMES.intersection(wanted))
+    return _singular("netstat", sections or {}, NETSTAT_NAMES.intersection(wanted))
 
 
 class NetSnmp(LinuxBase):

@@ -26,6 +26,7 @@ proc_net_sockstat.c and proc_net_sockstat6.c at PCP 6.0.3:
 
 from __future__ import annotations
 
+import functools
 import logging
 import re
 from typing import Any
@@ -149,8 +150,14 @@ SOFTNET: tuple[tuple[str, int, int, int], ...] = (
     ("received_rps", 4, 9, 10),
     ("flow_limit_count", 5, 10, 11),
 )
+#: The same rows as (per-CPU metric name, sum's metric name, word, words needed).
+_SOFTNET_NAMES: tuple[tuple[str, str, int, int], ...] = tuple(
+    (f"network.softnet.percpu.{name}", f"network.softnet.{name}", word, needed)
+    for name, _, word, needed in SOFTNET
+)
 _SOFTNET_WORDS = 11
 _HEX = re.compile(rb"\s*([+-]?)(?:0[xX])?([0-9a-fA-F]{1,8})")
+_HEX_ONLY = re.compile(rb"[0-9a-fA-F]+")
 
 
 def softnet_line(line: bytes) -> tuple[list[int], int]:
@@ -159,6 +166,11 @@ def softnet_line(line: bytes) -> tuple[list[int], int]:
     pmdalinux reads "%08llx" eleven times: at most 8 hex digits each, after optional
     white space, sign and 0x; reading stops at the first word that is not hex.
     """
+    plain = line.split(None, _SOFTNET_WORDS)[:_SOFTNET_WORDS]
+    if plain and _HEX_ONLY.fullmatch(b"".join(plain)) and max(map(len, plain)) <= 8:
+        # the kernel's words, up to 8 hex digits each: each word is one conversion
+        count = len(plain)
+        return [int(w, 16) for w in plain] + [0] * (_SOFTNET_WORDS - count), count
     words = [0] * _SOFTNET_WORDS
     at = 0
     for n in range(_SOFTNET_WORDS):
@@ -223,6 +235,17 @@ def _c_int(word: bytes) -> int | None:
     return (int(m.group()) + (1 << 31)) % (1 << 32) - (1 << 31)
 
 
+@functools.lru_cache(maxsize=4)
+def _sockstat_groups(
+    rows: tuple[tuple[str, int, bytes, int], ...],
+) -> tuple[tuple[bytes, tuple[tuple[str, int], ...]], ...]:
+    """ROWS grouped by the line they read: (line's first word, ((name, word index), ...))."""
+    return tuple(
+        (start, tuple((name, index) for name, _, first, index in rows if first == start))
+        for start in dict.fromkeys(row[2] for row in rows)
+    )
+
+
 def sockstat(data: bytes, rows: tuple[tuple[str, int, bytes, int], ...], into: dict) -> None:
     """Update INTO {metric name: value} from a sockstat file's DATA, as pmdalinux's sscanf.
 
@@ -230,13 +253,17 @@ def sockstat(data: bytes, rows: tuple[tuple[str, int, bytes, int], ...], into: d
     the first word that is not one (the numbers after it keep their old values).
     """
     lines = data.split(b"\n")
-    for start in dict.fromkeys(row[2] for row in rows):
+    for start, picks in _sockstat_groups(rows):
         for line in lines:
             if not line.startswith(start):
                 continue
             words = line.split()
-            for name, _, _, index in (row for row in rows if row[2] == start):
-                value = _c_int(words[index]) if index < len(words) else None
+            for name, index in picks:
+                if index >= len(words):
+                    break
+                word = words[index]
+                # plain digits below 2**31 are the int as they are; else sscanf's %d rules
+                value = int(word) if word.isdigit() and len(word) < 10 else _c_int(word)
                 if value is None:
                     break
                 into[name] = value
@@ -306,12 +333,12 @@ class NetSummary(LinuxBase):
             return {}
         percpu, count = softnet(data, cpus)
         values: dict[str, Any] = {}
-        for name, _, word, needed in SOFTNET:
+        for percpu_name, total_name, word, needed in _SOFTNET_NAMES:
             if count < needed:
                 continue
             each = {cpu: words[word] for cpu, words in percpu.items()}
-            values[f"network.softnet.percpu.{name}"] = each
-            values[f"network.softnet.{name}"] = sum(each.values()) & _U64
+            values[percpu_name] = each
+            values[total_name] = sum(each.values()) & _U64
         return values
 
     @refresh(SOCKSTAT_CLUSTER)

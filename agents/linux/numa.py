@@ -31,6 +31,7 @@ import os
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from pmapi.paths import LayoutError, paths
@@ -135,6 +136,9 @@ NUMASTAT: tuple[tuple[str, int, bytes], ...] = (
 
 _MEMINFO_FIELDS = tuple(row[2] for row in MEMINFO)
 _NUMASTAT_FIELDS = tuple(row[2] for row in NUMASTAT)
+#: (metric name, table field) of the mem.numa.util.* and mem.numa.alloc.* rows.
+_MEMINFO_ROWS = tuple((f"mem.numa.util.{suffix}", key) for suffix, _, key, _ in MEMINFO)
+_NUMASTAT_ROWS = tuple((f"mem.numa.alloc.{suffix}", key) for suffix, _, key in NUMASTAT)
 
 
 def _numa(name: str, item: int, type_: Any, sem: Any, units: Any, source: str) -> MetricInfo:
@@ -179,6 +183,10 @@ METRICS: tuple[MetricInfo, ...] = (
 )  # fmt: skip
 
 _PERNODE_NAMES = frozenset(f"kernel.pernode.cpu.{suffix}" for suffix, _ in PERNODE)
+#: (metric name, its ticks from a node's summed cpu line) of kernel.pernode.cpu.*.
+_PERNODE_ROWS: tuple[tuple[str, Callable[[Ticks], int]], ...] = tuple(
+    (f"kernel.pernode.cpu.{suffix}", cputime.CPU_TIMES[suffix]) for suffix, _ in PERNODE
+)
 _MEMINFO_NAMES = frozenset(f"mem.numa.util.{row[0]}" for row in (*MEMINFO, *HUGEPAGE_BYTES))
 _NUMASTAT_NAMES = frozenset(f"mem.numa.alloc.{row[0]}" for row in NUMASTAT)
 _HUGEPAGE_NAMES = frozenset(f"mem.numa.util.{row[0]}" for row in HUGEPAGE_BYTES)
@@ -192,23 +200,43 @@ _VERSION_KEY = re.compile(r"([0-9]+)")
 _ATOF = re.compile(r"\s*([+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?)")
 
 
-def table_scan(data: bytes, fields: tuple[bytes, ...]) -> dict[bytes, int]:
-    """The fields pmdalinux's linux_table_scan finds in DATA: {field: value}.
+#: Every digit made "0": a file's template, the same while only its numbers' values change.
+_ZERO_DIGITS = bytes.maketrans(b"123456789", b"000000000")
+
+TablePlan = tuple[tuple[bytes, int, int], ...]
+
+
+def table_plan(template: bytes, fields: tuple[bytes, ...]) -> TablePlan:
+    """Where linux_table_scan's values are in a file whose digits are all "0" (TEMPLATE):
+    (field, start, end) of each line's number, in line order.
 
     Each line sets the first of FIELDS (in table order) that occurs anywhere in
     it and has a digit somewhere after it; the value is the digits from there.
+    Fields hold no digits, so where they occur does not depend on the digits' values.
     """
-    found: dict[bytes, int] = {}
-    for line in data.split(b"\n"):
+    plan = []
+    offset = 0
+    for line in template.split(b"\n"):
         for key in fields:
             at = line.find(key)
             if at < 0:
                 continue
             m = _DIGITS.search(line, at + len(key))
             if m is not None:
-                found[key] = min(int(m[0]), _U64)
+                plan.append((key, offset + m.start(), offset + m.end()))
                 break
-    return found
+        offset += len(line) + 1
+    return tuple(plan)
+
+
+def table_values(data: bytes, plan: TablePlan) -> dict[bytes, int]:
+    """The values PLAN locates in DATA: {field: value} (a later line wins)."""
+    return {key: min(int(data[start:end]), _U64) for key, start, end in plan}
+
+
+def table_scan(data: bytes, fields: tuple[bytes, ...]) -> dict[bytes, int]:
+    """The fields pmdalinux's linux_table_scan finds in DATA: {field: value}."""
+    return table_values(data, table_plan(data.translate(_ZERO_DIGITS), fields))
 
 
 def _version_key(name: str) -> tuple:
@@ -285,6 +313,10 @@ class Numa(LinuxBase):
         self._numa_bw_errno = 0
         self._numa_bw_mtime = 0
         self._numa_bandwidth: dict[int, float] = {}
+        self._numa_one_cpu: tuple[list[_Node], bool] | None = None  # (nodes, one CPU in all)
+        self._numa_bw_path: str | None = None  # found on first use, as pmdalinux does
+        # path: (template, plan, every number shorter than 20 digits)
+        self._numa_plans: dict[str, tuple[bytes, TablePlan, bool]] = {}
 
     # -- the nodes ---------------------------------------------------------------------
 
@@ -341,20 +373,25 @@ class Numa(LinuxBase):
         stat = self._stat()
         if stat is None:
             return values
-        sums = self._numa_cpu_sums(stat, nodes)
         hz = self.hz
-        for suffix, _ in PERNODE:
-            name = f"kernel.pernode.cpu.{suffix}"
-            if name in wanted:
-                ticks: Callable[[Ticks], int] = cputime.CPU_TIMES[suffix]
-                values[name] = {inst: cputime.msec(ticks(t), hz) for inst, t in sums.items()}
+        rows = [
+            (ticks, values.setdefault(name, {})) for name, ticks in _PERNODE_ROWS if name in wanted
+        ]
+        for inst, t in self._numa_cpu_sums(stat, nodes).items():
+            for ticks, found in rows:
+                n = ticks(t)
+                found[inst] = n * 1000 // hz if n >= 0 else None  # cputime.msec, inline
         return values
 
     def _numa_cpu_sums(self, stat: procfs.Stat, nodes: list[_Node]) -> dict[int, Ticks]:
         """Each node's summed ticks (zeros for a node without online CPUs), by node id."""
         hold = self.cpu_wait_hold
-        known = set(range(self.ncpus_configured)).union(*(n.cpus for n in nodes))
-        if len(known) == 1 and stat.all is not None:
+        one = self._numa_one_cpu
+        # the nodes and the CPU count never change: work this out once
+        if one is None or one[0] is not nodes:
+            known = set(range(self.ncpus_configured)).union(*(n.cpus for n in nodes))
+            one = self._numa_one_cpu = (nodes, len(known) == 1)
+        if one[1] and stat.all is not None:
             # pmdalinux's one-CPU case: node id 0 gets the "cpu" line itself
             sums = {n.inst: cputime.add(()) for n in nodes}
             if 0 in sums:
@@ -386,31 +423,55 @@ class Numa(LinuxBase):
         values: dict[str, Any] = {}
         if not wanted.isdisjoint(_MEMINFO_NAMES):
             for node in nodes:
-                data = self.proc.read(f"{NODE_DIR}/{node.name}/meminfo")
-                if data is not None:
-                    node.meminfo.update(table_scan(data, _MEMINFO_FIELDS))
-            for suffix, _, key, _ in MEMINFO:
-                values[f"mem.numa.util.{suffix}"] = {
-                    n.inst: n.meminfo[key] for n in nodes if key in n.meminfo
-                }
+                found = self._numa_scan(f"{NODE_DIR}/node{node.number}/meminfo", _MEMINFO_FIELDS)
+                if found is not None:
+                    node.meminfo.update(found)
+            rows = [
+                (key, values.setdefault(name, {})) for name, key in _MEMINFO_ROWS if name in wanted
+            ]
+            for node in nodes:
+                meminfo, inst = node.meminfo, node.inst
+                for key, found in rows:
+                    if key in meminfo:
+                        found[inst] = meminfo[key]
             if not wanted.isdisjoint(_HUGEPAGE_NAMES):
                 values.update(self._numa_hugepage_bytes(nodes))
         if not wanted.isdisjoint(_NUMASTAT_NAMES):
             for node in nodes:
-                data = self.proc.read(f"{NODE_DIR}/{node.name}/numastat")
-                if data is not None:
-                    node.numastat.update(table_scan(data, _NUMASTAT_FIELDS))
+                found = self._numa_scan(f"{NODE_DIR}/node{node.number}/numastat", _NUMASTAT_FIELDS)
+                if found is not None:
+                    node.numastat.update(found)
                 node.accumulate()
-            for suffix, _, key in NUMASTAT:
-                values[f"mem.numa.alloc.{suffix}"] = {
-                    n.inst: n.counters[key] for n in nodes if key in n.numastat
-                }
+            rows = [
+                (key, values.setdefault(name, {})) for name, key in _NUMASTAT_ROWS if name in wanted
+            ]
+            for node in nodes:
+                numastat, counters, inst = node.numastat, node.counters, node.inst
+                for key, found in rows:
+                    if key in numastat:
+                        found[inst] = counters[key]
         if "mem.numa.max_bandwidth" in wanted:
             self._numa_read_bandwidth(nodes)
             values["mem.numa.max_bandwidth"] = {
                 inst: bw for inst, bw in self._numa_bandwidth.items() if bw > 0.0
             }
         return values
+
+    def _numa_scan(self, path: str, fields: tuple[bytes, ...]) -> dict[bytes, int] | None:
+        """table_scan of PATH (None if unreadable), locating the numbers again only when
+        the file's template (its text with digits as "0") changed."""
+        data = self.proc.read(path)
+        if data is None:
+            return None
+        template = data.translate(_ZERO_DIGITS)
+        known = self._numa_plans.get(path)
+        if known is None or known[0] != template:
+            plan = table_plan(template, fields)
+            short = all(end - start < 20 for _, start, end in plan)
+            known = self._numa_plans[path] = (template, plan, short)
+        if known[2]:  # every number has under 20 digits: below 2**64, no clamping
+            return {key: int(data[start:end]) for key, start, end in known[1]}
+        return table_values(data, known[1])
 
     def _numa_hugepage_bytes(self, nodes: list[_Node]) -> dict[str, Any]:
         """hugepages*Bytes: each node's count times /proc/meminfo's Hugepagesize, in bytes."""
@@ -427,9 +488,14 @@ class Numa(LinuxBase):
 
     def _numa_read_bandwidth(self, nodes: list[_Node]) -> None:
         """Reread bandwidth.conf if it changed (mem_bandwidth.c's stat check), else keep."""
-        try:
-            path = paths().pmdas_dir / "linux" / "bandwidth.conf"
-        except LayoutError:
+        path = self._numa_bw_path
+        if path is None:
+            try:
+                path = str(paths().pmdas_dir / "linux" / "bandwidth.conf")
+            except LayoutError:
+                path = ""
+            self._numa_bw_path = path
+        if not path:
             return
         try:
             mtime = int(os.stat(path).st_mtime)
@@ -443,7 +509,7 @@ class Numa(LinuxBase):
                 return
             self._numa_bw_mtime = mtime
         try:
-            text = path.read_text(errors="replace")
+            text = Path(path).read_text(errors="replace")
         except OSError:
             text = ""
         self._numa_bandwidth = parse_bandwidth(text, {n.name: n.inst for n in nodes})

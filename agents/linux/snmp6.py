@@ -18,6 +18,10 @@ the agent's (`Snmp6._snmp6_values`).
 
 from __future__ import annotations
 
+import functools
+import operator
+import re
+from collections.abc import Callable
 from typing import Any
 
 from pmda import refresh
@@ -107,6 +111,22 @@ _DIRECT = {
 }
 
 
+#: A plain line, "Field<blanks>digits", as the kernel writes every line of the file.
+_PLAIN = re.compile(rb"^(\S+)[ \t]+([0-9]+)$", re.MULTILINE)
+#: A whole file of such lines, each number below 2**64.
+_PLAIN_FILE = re.compile(rb"(?:\S+[ \t]+[0-9]{1,19}\n)*")
+#: The metric names, in item order.
+NAMES: tuple[str, ...] = tuple(name for name, _ in ROWS)
+_NAME_SET = frozenset(NAMES)
+
+
+@functools.lru_cache(maxsize=8)
+def _plan(names: frozenset[str]) -> tuple[tuple[str, ...], tuple[int, ...]]:
+    """The metric names among NAMES, in item order, and their items."""
+    items = tuple(item for item, name in enumerate(NAMES) if name in names)
+    return tuple(NAMES[item] for item in items), items
+
+
 def _value_after(line: bytes, at: int) -> int | None:
     """The decimal number starting at the first digit of LINE at or after AT (None if none)."""
     start = next((i for i in range(at, len(line)) if line[i] in _DIGITS), None)
@@ -116,6 +136,18 @@ def _value_after(line: bytes, at: int) -> int | None:
     while end < len(line) and line[end] in _DIGITS:
         end += 1
     return min(int(line[start:end]), _U64)  # strtoull saturates
+
+
+@functools.lru_cache(maxsize=256)
+def _field_rule(field: bytes) -> tuple[int, int | None] | None:
+    """How `_match` assigns a line "FIELD digits" whose FIELD is not one of the table's: the
+    item of the first table field within FIELD and the value when FIELD's own digits follow
+    it (None: the line's number), or None when the line belongs to no item."""
+    for item, name in enumerate(_FIELDS):
+        at = field.find(name)
+        if at >= 0:
+            return item, _value_after(field, at + len(name))
+    return None
 
 
 def _match(line: bytes) -> tuple[int, int] | None:
@@ -134,8 +166,62 @@ def _match(line: bytes) -> tuple[int, int] | None:
     return None
 
 
+#: The last file layout seen: (its fields in order, a getter of every item's number in item
+#: order from the numbers in file order, or None when the file does not give them plainly).
+_layout: tuple[list[bytes], Callable[[list[bytes]], tuple[bytes, ...]] | None] | None = None
+
+
+def _plan_layout(
+    fields: list[bytes],
+) -> tuple[list[bytes], Callable[[list[bytes]], tuple[bytes, ...]] | None]:
+    """Work out (and keep) how a plain file naming FIELDS in order gives each item: by
+    place when every item is some line's own field (the last such line), else None."""
+    global _layout
+    line_of: dict[int, int] = {}
+    plain = True
+    for n, field in enumerate(fields):
+        item = _DIRECT.get(field)
+        if item is None:
+            rule = _field_rule(field)
+            if rule is None:
+                continue
+            item, own = rule
+            plain = plain and own is None
+        line_of[item] = n
+    if plain and len(line_of) == len(_FIELDS):
+        _layout = fields, operator.itemgetter(*(line_of[item] for item in range(len(_FIELDS))))
+    else:
+        _layout = fields, None
+    return _layout
+
+
 def scan(data: bytes, values: list[int]) -> None:
     """Update VALUES (one per item) from the bytes of /proc/net/snmp6; others keep theirs."""
+    if _PLAIN_FILE.fullmatch(data):
+        # the kernel's text: the same fields in the same order each time, so by place
+        words = data.split()
+        fields = words[0::2]
+        layout = _layout
+        if layout is None or layout[0] != fields:
+            layout = _plan_layout(fields)
+        if layout[1] is not None:
+            values[:] = map(int, layout[1](words[1::2]))
+            return
+    pairs = _PLAIN.findall(data)
+    if len(pairs) * 2 == len(data.split()):
+        # every line with words is a plain "Field digits" line: no scan of the table
+        for field, number in pairs:
+            item = _DIRECT.get(field)
+            value = int(number) if len(number) < 20 else min(int(number), _U64)
+            if item is None:
+                rule = _field_rule(field)
+                if rule is None:
+                    continue
+                item, own = rule
+                if own is not None:
+                    value = own
+            values[item] = value
+        return
     for line in data.split(b"\n"):
         found = _match(line)
         if found is not None:
@@ -156,6 +242,6 @@ class Snmp6(LinuxBase):
         data = self._read_once(PATH)
         if data is not None:
             scan(data, self._snmp6_values)
-        wanted = self._wanted
+        names, items = _plan(_NAME_SET.intersection(self._wanted))
         values = self._snmp6_values
-        return {name: values[item] for item, (name, _) in enumerate(ROWS) if name in wanted}
+        return dict(zip(names, [values[item] for item in items], strict=True))

@@ -12,6 +12,7 @@ import os
 import re
 import struct
 from dataclasses import dataclass, field
+from typing import Any
 
 #: kernel.uname.* from uname(2): (metric, os.uname_result field), cluster 12.
 UNAME: tuple[tuple[str, str], ...] = (
@@ -130,10 +131,15 @@ class IrqRow:
 
 @dataclass
 class IrqTable:
-    """A parsed /proc/interrupts or /proc/softirqs, as pmdalinux reads it."""
+    """A parsed /proc/interrupts or /proc/softirqs, as pmdalinux reads it, kept by column
+    (few objects per row, as it is parsed at every fetch): row I is NAMES[I], with the
+    counts VALUES[I] in the CPU slots SLOTS[I] and the text LABELS[I]."""
 
     cpuids: list[int]  # the CPU number of each header column (pmdalinux's online_cpumap)
-    rows: list[IrqRow] = field(default_factory=list)
+    names: list[str] = field(default_factory=list)
+    slots: list[list[int]] = field(default_factory=list)  # rows of one shape share one list
+    values: list[list[int]] = field(default_factory=list)  # 64-bit counts, as read
+    labels: list[str] = field(default_factory=list)  # pmdalinux's label_reformat of the text
     counts: list[int] = field(default_factory=list)  # per CPU slot: the sum of its cells
     errors: int | None = None  # the ERR:/Err:/BAD: line's count, if there was one
     misses: int | None = None  # the MIS: line's count, if there was one
@@ -141,6 +147,21 @@ class IrqTable:
     def slot(self, inst: int) -> int:
         """The count slot pmdalinux reads for CPU instance INST (column_to_cpuid)."""
         return _column_to_cpuid(self.cpuids, inst)
+
+    @property
+    def rows(self) -> list[IrqRow]:
+        """The rows as IrqRow records (cells' counts as 32-bit unsigned, totals 64-bit)."""
+        return [
+            IrqRow(
+                name,
+                [(slot, value & 0xFFFFFFFF) for slot, value in zip(slots, values, strict=True)],
+                sum(values) & _U64,
+                label,
+            )
+            for name, slots, values, label in zip(
+                self.names, self.slots, self.values, self.labels, strict=True
+            )
+        ]
 
 
 _ERRORS = re.compile(rb"(?:ERR|Err|BAD):[ \t\n\v\f\r]*([+-]?)([0-9]+)")
@@ -170,6 +191,39 @@ def _label(text: bytes) -> str:
     return _RUN.sub(lambda m: m[0][-1:], text).decode("utf-8", "replace")
 
 
+_SPACE_CLASS = rb"[ \t\n\v\f\r]"
+_ROW_PATTERNS: dict[int, re.Pattern[bytes]] = {}
+#: The rows of the last read of a file, by (header line, CPU count): (the CPU slots of a
+#: row of the common shape, {line: (name, slots, counts, label)}); a row's reading depends
+#: only on its line and these, and most lines are the same from one read to the next.
+_ROWS: dict[tuple[bytes, int], tuple[list[int], dict[bytes, tuple[str, list[int], list[int], str]]]]
+_ROWS = {}
+#: Labels already reformatted, by the raw text after a row's numbers (the text rarely changes).
+_LABELS: dict[bytes, str] = {}
+
+
+def _row_pattern(ncolumns: int) -> re.Pattern[bytes]:
+    """The common shape of a row: a name then NCOLUMNS unsigned numbers, each followed by
+    white space; a row of any other shape takes parse_irq_table's general, slower path."""
+    pattern = _ROW_PATTERNS.get(ncolumns)
+    if pattern is None:
+        number = _SPACE_CLASS + rb"*([0-9]{1,19})(?=" + _SPACE_CLASS + rb")"
+        name = _SPACE_CLASS + rb"*([^ \t\n\v\f\r]+)(?=" + _SPACE_CLASS + rb")"
+        pattern = re.compile(name + number * ncolumns + rb"(.*)", re.DOTALL)
+        _ROW_PATTERNS[ncolumns] = pattern
+    return pattern
+
+
+def _label_of(text: bytes) -> str:
+    """_label(TEXT), remembered (the texts are few and the same on every read)."""
+    label = _LABELS.get(text)
+    if label is None:
+        if len(_LABELS) > 4096:
+            _LABELS.clear()
+        label = _LABELS[text] = _label(text)
+    return label
+
+
 def parse_irq_table(data: bytes, ncpus: int, special: bool = True) -> IrqTable | None:
     """/proc/interrupts (SPECIAL: with its ERR and MIS lines) or /proc/softirqs DATA, parsed
     as pmdalinux's refresh_proc_interrupts / refresh_proc_softirqs do.
@@ -190,9 +244,19 @@ def parse_irq_table(data: bytes, ncpus: int, special: bool = True) -> IrqTable |
         cpuids[ncolumns] = min(int(m[0]), _U64) & 0xFFFFFFFF
         ncolumns += 1
     table = IrqTable(cpuids, counts=[0] * ncpus)
-    counts = table.counts
+    context = (lines[0], ncpus)  # what a row's reading depends on, besides the row itself
+    memo = _ROWS.get(context)
+    if memo is None:
+        if len(_ROWS) >= 8:
+            _ROWS.clear()
+        memo = _ROWS[context] = ([_column_to_cpuid(cpuids, c) for c in range(ncolumns)], {})
+    slots, last = memo
+    seen: dict[bytes, tuple[str, list[int], list[int], str]] = {}
+    rows = []
+    fast = _row_pattern(ncolumns).match if ncolumns else None
+    end = ncolumns + 1
     for line in lines[1:]:
-        if special:
+        if special and line[:1] in (b"E", b"B", b"M"):
             m = _ERRORS.match(line)
             if m:
                 table.errors = _scan_u32(m)
@@ -201,38 +265,83 @@ def parse_irq_table(data: bytes, ncpus: int, special: bool = True) -> IrqTable |
             if m:
                 table.misses = _scan_u32(m)
                 continue
-        start = len(line) - len(line.lstrip(_SPACE))
-        end = start
-        while end < len(line) and line[end] not in _SPACE:
-            end += 1
-        if end > start and line[end - 1] in b":_":
-            name, at = line[start : end - 1], end  # the ':' is overwritten, values follow it
-        else:
-            name, at = line[start:end], end + 1
-        cells: list[tuple[int, int]] = []
-        total = 0
-        label_at: int | None = None
-        for column in range(ncolumns):
-            m = _STRTOUL.match(line, at)
-            if m is None:  # no number: strtoul leaves end at the start
-                label_at = at
-                if at >= len(line) or line[at] not in _SPACE:
-                    continue
-                value = 0
+        row = last.get(line)  # a line as it was at the last read: read the same again
+        if row is None:
+            m = None if fast is None else fast(line)
+            if m is None:
+                row = _irq_row(line, cpuids, ncolumns)
             else:
-                label_at = m.end()
-                if m.end() >= len(line) or line[m.end()] not in _SPACE:
-                    continue
-                value = min(int(m[2]), _U64)
-                value = (-value) & _U64 if m[1] == b"-" else value
-                at = m.end()
-            slot = _column_to_cpuid(cpuids, column)
-            counts[slot] = (counts[slot] + value) & _U64
-            cells.append((slot, value & 0xFFFFFFFF))
-            total = (total + value) & _U64
-        label = "" if label_at is None else _label(line[label_at:])
-        table.rows.append(IrqRow(name.decode("utf-8", "replace"), cells, total, label))
+                found = m.groups()
+                name = found[0]
+                if name[-1] in (58, 95):  # a final ':' or '_'
+                    name = name[:-1]
+                values = list(map(int, found[1:end]))  # at most 19 digits each: below 2**64
+                label = _LABELS.get(found[end]) or _label_of(found[end])
+                row = (name.decode("utf-8", "replace"), slots, values, label)
+        seen[line] = row
+        rows.append(row)
+    _ROWS[context] = (slots, seen)
+    if rows:
+        table.names, table.slots, table.values, table.labels = map(list, zip(*rows, strict=True))
+    row_slots, row_values = table.slots, table.values
+    counts = table.counts
+    same = [values for cells, values in zip(row_slots, row_values, strict=True) if cells is slots]
+    for slot, column in zip(slots, zip(*same, strict=True), strict=False):  # no rows: none
+        counts[slot] += sum(column)
+    for cells, values in zip(row_slots, row_values, strict=True):
+        if cells is not slots:
+            for slot, value in zip(cells, values, strict=True):
+                counts[slot] += value
+    for slot, count in enumerate(counts):
+        counts[slot] = count & _U64
     return table
+
+
+def _irq_row(
+    line: bytes, cpuids: list[int], ncolumns: int
+) -> tuple[str, list[int], list[int], str]:
+    """One row of any shape, read as pmdalinux reads it (strtoul column by column): its
+    name, the slots and counts of its cells, its text."""
+    start = len(line) - len(line.lstrip(_SPACE))
+    end = start
+    while end < len(line) and line[end] not in _SPACE:
+        end += 1
+    if end > start and line[end - 1] in b":_":
+        name, at = line[start : end - 1], end  # the ':' is overwritten, values follow it
+    else:
+        name, at = line[start:end], end + 1
+    slots: list[int] = []
+    values: list[int] = []
+    label_at: int | None = None
+    for column in range(ncolumns):
+        m = _STRTOUL.match(line, at)
+        if m is None:  # no number: strtoul leaves end at the start
+            label_at = at
+            if at >= len(line) or line[at] not in _SPACE:
+                continue
+            value = 0
+        else:
+            label_at = m.end()
+            if m.end() >= len(line) or line[m.end()] not in _SPACE:
+                continue
+            value = min(int(m[2]), _U64)
+            value = (-value) & _U64 if m[1] == b"-" else value
+            at = m.end()
+        slots.append(_column_to_cpuid(cpuids, column))
+        values.append(value)
+    label = "" if label_at is None else _label_of(line[label_at:])
+    return name.decode("utf-8", "replace"), slots, values, label
+
+
+def interrupts_table(agent: Any) -> IrqTable | None:
+    """AGENT's /proc/interrupts parsed once per fetch, shared by kernel.percpu.intr and the
+    cpuinfo family's interrupt metrics (None if unreadable or without a header)."""
+
+    def parse() -> IrqTable | None:
+        data = agent._read_once("/proc/interrupts")
+        return None if data is None else parse_irq_table(data, agent.ncpus_configured)
+
+    return agent._once("system.interrupts", parse)
 
 
 def percpu_intr(data: bytes, ncpus: int) -> dict[int, int] | None:

@@ -183,13 +183,22 @@ SYS_FS: tuple[tuple[str, tuple[str, ...]], ...] = (
 def sys_fs(files: dict[str, bytes | None]) -> dict[str, int]:
     """vfs.* from the /proc/sys/fs FILES' contents: all 0 if one is unreadable (pmdalinux
     reports its zeroed values regardless), else each number scanned as an int."""
-    values = {name: 0 for _, names in SYS_FS for name in names}
+    values = dict.fromkeys(_SYS_FS_NAMES, 0)
     if any(files.get(file) is None for file, _ in SYS_FS):
         return values
     for file, names in SYS_FS:
-        for name, number in zip(names, scan_all(files[file], len(names)), strict=False):
-            values[name] = c_int(number)
+        data = files[file]
+        words = data.split(None, len(names))[: len(names)]  # type: ignore[union-attr]
+        if all(map(bytes.isdigit, words)):  # the usual case: plain numbers, as scanf reads them
+            numbers = list(map(int, words))
+        else:
+            numbers = scan_all(data, len(names))
+        for name, number in zip(names, numbers, strict=False):
+            values[name] = number if 0 <= number <= 0x7FFFFFFF else c_int(number)
     return values
+
+
+_SYS_FS_NAMES = tuple(name for _, names in SYS_FS for name in names)
 
 
 _LOCK_LINE = re.compile(rb"[ \t\n\v\f\r]*[+-]?[0-9]+:[ \t\n\v\f\r]*(\S+)\s+\S+\s+(\S+)")
@@ -379,6 +388,8 @@ KSM_FILES: tuple[tuple[str, str], ...] = (
     ("run", "mem.ksm.run_state"),
     ("sleep_millisecs", "mem.ksm.sleep_time"),
 )
+#: KSM file name -> its metric ("" for none), as the prefixes above give it; filled when seen
+_KSM_METRIC: dict[str, str] = {}
 
 # --- /proc/tty/driver/serial --------------------------------------------------------------
 
@@ -522,6 +533,7 @@ class Vfs(LinuxBase):
         self._vfs_tty_fields: dict[str, dict[str, int]] = {}  # every port's last fields
         self._vfs_extfrag: dict[str, tuple[float, int]] = {}  # by node name, kept
         self._vfs_ksm = {name: 0 for _, name in KSM_FILES}  # kept: pmdalinux never resets them
+        self._vfs_ksm_opened: set[str] = set()  # KSM files not read that opened once
         self._vfs_pageshift = self.pagesize.bit_length() - 1
         access = scan(os.environ.get("LINUX_ACCESS", "").encode())  # pmdalinux's atoi
         self._vfs_all_access = access is not None and c_int(access[0]) != 0
@@ -733,25 +745,38 @@ class Vfs(LinuxBase):
     def _vfs_refresh_ksm(self) -> dict[str, Any]:
         """Cluster 69: /sys/kernel/mm/ksm, each file's first line; a value stays as last read
         (0 at first) when its file is missing, as pmdalinux's never-cleared counts do."""
-        base = f"{self.proc.root}/sys/kernel/mm/ksm"
+        base = "/sys/kernel/mm/ksm"
         try:
-            names = os.listdir(base)
+            names = os.listdir(self.proc.root + base)
         except OSError:
             names = []
+        opened = self._vfs_ksm_opened
         for entry in names:
             if entry.startswith("."):
                 continue
-            try:
-                with open(f"{base}/{entry}", "rb") as f:
-                    line = f.readline()
-            except OSError:
+            metric = _KSM_METRIC.get(entry)
+            if metric is None:
+                metric = _KSM_METRIC[entry] = next(
+                    (m for prefix, m in KSM_FILES if entry.startswith(prefix)), ""
+                )
+            if not metric:  # unread, but it must open, or pmdalinux stops there (a file
+                # that opened once is taken to open still: they are the kernel's, fixed)
+                if entry in opened:
+                    continue
+                try:
+                    os.close(os.open(f"{self.proc.root}{base}/{entry}", os.O_RDONLY))
+                except OSError:
+                    break
+                opened.add(entry)
+                continue
+            data = self.proc.read(f"{base}/{entry}")  # kept open, reread from its start
+            if data is None:
                 break
+            line = data[: data.find(b"\n") + 1 or None]  # the first line, as readline
             if not line:
                 continue
-            metric = next((m for prefix, m in KSM_FILES if entry.startswith(prefix)), None)
-            if metric is not None:
-                got = scan(line)
-                self._vfs_ksm[metric] = 0 if got is None else c_ulong(got[0])
+            got = scan(line)
+            self._vfs_ksm[metric] = 0 if got is None else c_ulong(got[0])
         return dict(self._vfs_ksm)
 
     @refresh(74)

@@ -29,6 +29,11 @@ This module is sans-IO: `values` turns the bytes of /proc/vmstat into values.
 
 from __future__ import annotations
 
+import operator
+import re
+from collections.abc import Callable
+from typing import Any
+
 from pmapi.types import PMSem
 from pmapi.units import Units
 
@@ -284,6 +289,36 @@ READ: frozenset[str] = frozenset(f for f, _, _ in FIELDS if f not in TOTALS)
 SOURCE: dict[str, str] = {f: READS_FROM.get(f, f) for f in READ}
 _READ_BYTES: frozenset[bytes] = frozenset(f.encode() for f in READ)
 _DIGITS = b"0123456789"
+#: One /proc/vmstat line that has a space: (the text before the first space, the rest).
+_LINE = re.compile(rb"^([^ \n]*) ([^\n]*)", re.MULTILINE)
+#: A whole file of plain lines, "name digits" (a number below 2**64), as kernels write it.
+_PLAIN = re.compile(rb"(?:[!-~]+ [0-9]{1,19}\n)*")
+
+
+#: `_keyed`'s tables: (name, field read), (name, fields summed), (name, own, part, part).
+Keyed = tuple[
+    tuple[tuple[str, bytes], ...],
+    tuple[tuple[str, tuple[bytes, ...]], ...],
+    tuple[tuple[str, bytes, bytes, bytes], ...],
+]
+
+
+def _keyed(prefix: str) -> Keyed:
+    """The tables `_values` walks, with metric names as PREFIX + the field: (name, field
+    read) pairs, (name, fields summed) totals, (name, own field, part, part) fallbacks."""
+    reads = tuple((prefix + m, SOURCE[m].encode()) for m in sorted(READ))
+    totals = tuple(
+        (prefix + t, tuple(sorted(f.encode() for f in READ if f.startswith(p))))
+        for t, p in TOTALS.items()
+    )
+    fallbacks = tuple(
+        (prefix + f, f.encode(), a.encode(), b.encode()) for f, (a, b) in FALLBACKS.items()
+    )
+    return reads, totals, fallbacks
+
+
+_SHORT = _keyed("")
+_FULL = _keyed(PREFIX)
 
 
 def _number(rest: bytes) -> int | None:
@@ -297,24 +332,93 @@ def _number(rest: bytes) -> int | None:
     return min(int(rest[start:end]), _U64)
 
 
+def _fields(data: bytes) -> dict[bytes, int]:
+    """{field: value} of the READ fields that DATA gives a number (digits from the first
+    digit after the name's space; a field given twice keeps its last number)."""
+    fields: dict[bytes, int] = {}
+    for name, rest in _LINE.findall(data):
+        if name in _READ_BYTES:
+            value = _number(rest)
+            if value is not None:
+                fields[name] = value
+    return fields
+
+
+class _Layout:
+    """How to read a plain file whose lines name the fields in one order: which words hold
+    the fields read and under which names they go, worked out once per order of fields."""
+
+    __slots__ = ("fallbacks", "fields", "names", "pick", "totals")
+
+    def __init__(self, fields: list[bytes], keyed: Keyed) -> None:
+        """Plan for lines naming FIELDS, in order (a field named twice: its last line)."""
+        reads, totals, fallbacks = keyed
+        self.fields = fields
+        line_of = {field: n for n, field in enumerate(fields)}
+        chosen = [(name, field) for name, field in reads if field in line_of]
+        self.names = tuple(name for name, _ in chosen)
+        lines = [line_of[field] for _, field in chosen]
+        self.pick: Callable[[list[bytes]], Any] = lambda words: [words[n] for n in lines]
+        if len(lines) > 1:
+            self.pick = operator.itemgetter(*lines)
+        at = {field: k for k, (_, field) in enumerate(chosen)}  # index among the values
+        self.totals = tuple(
+            (name, tuple(at[f] for f in summed if f in at)) for name, summed in totals
+        )
+        self.fallbacks = tuple(
+            (name, at.get(a), at.get(b)) for name, own, a, b in fallbacks if own not in at
+        )
+
+    def values(self, numbers: list[bytes]) -> dict[str, int]:
+        """The values from the NUMBERS of the file's lines, in order."""
+        ints = list(map(int, self.pick(numbers)))
+        found = dict(zip(self.names, ints, strict=True))
+        for name, summed in self.totals:
+            found[name] = sum(ints[k] for k in summed) & _U64
+        for name, a, b in self.fallbacks:
+            value = (
+                (MISSING if a is None else ints[a]) + (MISSING if b is None else ints[b])
+            ) & _U64
+            if value != MISSING:
+                found[name] = value
+        return found
+
+
+#: The last layout seen, by `Keyed` table (one order of fields per running kernel).
+_layouts: dict[int, _Layout] = {}
+
+
+def _values(data: bytes, keyed: Keyed) -> dict[str, int]:
+    """The values DATA gives, named by KEYED's tables (see `values`)."""
+    if _PLAIN.fullmatch(data):
+        # the kernel's text, every line "name digits": by the words' places, known once
+        words = data.split()
+        fields = words[0::2]
+        layout = _layouts.get(id(keyed))
+        if layout is None or layout.fields != fields:
+            layout = _layouts[id(keyed)] = _Layout(fields, keyed)
+        return layout.values(words[1::2])
+    reads, totals, fallbacks = keyed
+    fields = _fields(data)
+    get = fields.get
+    found = {name: fields[field] for name, field in reads if field in fields}
+    for name, summed in totals:
+        found[name] = sum(get(f, 0) for f in summed) & _U64
+    for name, own, a, b in fallbacks:
+        if own not in fields:
+            value = (get(a, MISSING) + get(b, MISSING)) & _U64
+            if value != MISSING:
+                found[name] = value
+    return found
+
+
 def values(data: bytes) -> dict[str, int]:
     """The mem.vmstat values (by the metric's last name component) that /proc/vmstat's DATA
     gives, as pmdalinux gives them: fields the kernel lacks are left out; see the module
     docstring."""
-    fields: dict[str, int] = {}
-    for line in data.split(b"\n"):
-        name, space, rest = line.partition(b" ")
-        if not space or name not in _READ_BYTES:
-            continue
-        value = _number(rest)
-        if value is not None:
-            fields[name.decode()] = value
-    found = {metric: fields[field] for metric, field in SOURCE.items() if field in fields}
-    for total, prefix in TOTALS.items():
-        found[total] = sum(v for f, v in fields.items() if f.startswith(prefix)) & _U64
-    for field, parts in FALLBACKS.items():
-        if field not in fields:
-            value = sum(fields.get(part, MISSING) for part in parts) & _U64
-            if value != MISSING:
-                found[field] = value
-    return found
+    return _values(data, _SHORT)
+
+
+def metric_values(data: bytes) -> dict[str, int]:
+    """`values`, named by the whole metric name (PREFIX + the last component)."""
+    return _values(data, _FULL)

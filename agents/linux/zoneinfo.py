@@ -158,6 +158,7 @@ METRICS: tuple[MetricInfo, ...] = (
 )  # fmt: skip
 
 _ZONEINFO_NAMES = {f"mem.zoneinfo.{suffix}": item for suffix, item, keys in ZONEINFO if keys}
+_ZONEINFO_ITEMS = tuple(_ZONEINFO_NAMES.items())
 
 # --- /proc/zoneinfo -------------------------------------------------------------------------
 
@@ -165,6 +166,17 @@ _HEADER = re.compile(r"Node\s*([+-]?[0-9]+),\s*zone\s*(\S+)")
 _VALUE = re.compile(r"\s*(?:(?P<free>pages\s*free)|(?P<key>[A-Za-z_]+))\s*(?P<num>[+-]?[0-9]+)")
 _STRTOUL = re.compile(r"\s*([+-]?)([0-9]*)")
 _PROTECTION = "        protection: "
+#: A protection list of plain numbers split by ", " (the common case, parsed by one split).
+_PROTECTION_PLAIN = re.compile(r"[0-9]+(?:, [0-9]+)*(?![0-9,])")
+_DIGITS = "0123456789"
+
+#: What a /proc/zoneinfo line does in refresh_proc_zoneinfo (first field of a LineKind).
+#: VALUE sets (item, sign, starts "  pages ") from the line's trailing digits; FIXED sets
+#: (item or None, value, starts "  pages "); HEADER starts (node, zone) or an unusable
+#: section (None); PERNODE starts the node's block; PROTECTION gives the list's numbers;
+#: PLAIN is VALUE with no sign and not a "  pages " line: (item).
+NOTHING, VALUE, FIXED, HEADER, PERNODE, PROTECTION, PLAIN = range(7)
+LineKind = tuple[Any, ...]
 
 
 def _strtoull(sign: str, digits: str) -> int:
@@ -215,12 +227,67 @@ class Buddy:
     value: int = 0
 
 
+def protection_numbers(text: str) -> tuple[int, ...]:
+    """pmdalinux's extract_zone_protection: the numbers of a list (TEXT is after its "(")."""
+    plain = _PROTECTION_PLAIN.match(text)
+    if plain is not None:
+        return tuple(min(int(n), _U64) for n in plain[0].split(", "))
+    numbers = []
+    while True:
+        m = _STRTOUL.match(text)
+        assert m is not None  # every part of the pattern is optional
+        numbers.append(_strtoull(m[1], m[2]) if m[2] else 0)
+        end = m.end() if m[2] else 0
+        if text[end : end + 1] != ",":
+            return tuple(numbers)
+        text = text[end + 2 :]
+
+
+def zoneinfo_line(line: str) -> LineKind:
+    """What LINE of /proc/zoneinfo does, checked in the order the C code checks."""
+    if line.startswith("Node"):
+        m = _HEADER.match(line)
+        return (HEADER, None) if m is None else (HEADER, (int(m[1]) & _U32, m[2]))
+    if line.startswith("  per-node stats"):
+        return (PERNODE,)  # never a value line: "per" is followed by "-"
+    pages = line.startswith("  pages ")
+    m = _VALUE.match(line)
+    if m is not None:
+        item = ZONE_KEYS.get("pages free" if m["free"] else m["key"])
+        if item is not None or pages:
+            num = m["num"]
+            return (FIXED, item, _strtoull(num[:1], num.lstrip("+-")), pages)
+    elif line.startswith(_PROTECTION):
+        return (PROTECTION, protection_numbers(line[len(_PROTECTION) + 1 :]))
+    return (FIXED, None, 0, True) if pages else (NOTHING,)
+
+
+def zoneinfo_stem(stem: str) -> LineKind | None:
+    """What a line made of STEM and some digits does, whatever the digits; None if that
+    depends on them (a header, a protection list)."""
+    if stem.startswith(("Node", _PROTECTION)):
+        return None
+    kind = zoneinfo_line(stem + "0")
+    if kind[0] != FIXED:
+        return kind
+    m = _VALUE.match(stem + "0")
+    if m is None or m.end("num") <= len(stem):
+        return kind  # the number read is inside STEM, or there is none
+    sign = m["num"][:1]
+    if kind[1] is not None and not kind[3] and sign not in "+-":
+        return (PLAIN, kind[1])
+    return (VALUE, kind[1], sign if sign in "+-" else "", kind[3])
+
+
+_SPACES = re.compile(" +")
+
+
 def buddy_tokens(text: str) -> list[str]:
     """PCP's read_buddyinfo split: leading spaces skipped, then fields between runs of spaces.
 
     Only spaces separate, so a line's trailing " \\n" makes a last field "\\n".
     """
-    return re.split(r" +", text.lstrip(" "))
+    return _SPACES.split(text.lstrip(" "))
 
 
 def buddy_node_name(line: str) -> str:
@@ -262,15 +329,15 @@ class ZoneInfo(LinuxBase):
         self._zoneinfo_buddy: list[Buddy] = []
         self._zoneinfo_buddy_at: dict[tuple[str, str], int] = {}
         self._zoneinfo_read_buf: list[str] = []
+        self._zoneinfo_stems: dict[str, LineKind | None] = {}  # see _zoneinfo_read
+        self._zoneinfo_kinds: dict[str, LineKind] = {}
+        self._zoneinfo_prot_listed = -1  # how many protection entries the indom last had
+        self._zoneinfo_buddy_listed = -1  # how many buddy instances the indom last had
 
     @property
     def _zoneinfo_pageshift(self) -> int:
         """log2 of the page size."""
         return self.pagesize.bit_length() - 1
-
-    def _zoneinfo_kbytes(self, pages: int) -> int:
-        """PAGES in Kbyte, in pmdalinux's 64-bit arithmetic."""
-        return ((pages << self._zoneinfo_pageshift) & _U64) // 1024
 
     # -- /proc/zoneinfo -----------------------------------------------------------------
 
@@ -279,15 +346,28 @@ class ZoneInfo(LinuxBase):
         self._once("zoneinfo", self._zoneinfo_read)
 
     def _zoneinfo_read(self) -> bool:
-        """pmdalinux's refresh_proc_zoneinfo: update the zones, nodes and protection lists."""
+        """pmdalinux's refresh_proc_zoneinfo: update the zones, nodes and protection lists.
+
+        What each line does is worked out once per distinct line (or, for a line
+        ending in digits, once per distinct text before them) and kept.
+        """
         data = self.proc.read("/proc/zoneinfo")
         active: dict[int, str] = {}
         self._zoneinfo_active = active
         if data is None:
             return False
-        section: tuple[int, str, str] | None = None  # node, zone, instance name
-        perzone = pernode = current = None
         entries = self._zoneinfo_entries
+        ids = self._zoneinfo_ids
+        stems, kinds = self._zoneinfo_stems, self._zoneinfo_kinds
+        if len(stems) > 4096 or len(kinds) > 4096:
+            stems.clear()
+            kinds.clear()
+        section: tuple[int, str, str] | None = None  # node, zone, instance name
+        perzone: ZoneEntry | None = None
+        pernode: ZoneEntry | None = None
+        current: ZoneEntry | None = None
+        values: dict[int, int] = {}
+        seen: set[int] = set()
 
         def finish() -> None:
             """Add the section's node block and zone, hiding a zone with nothing present."""
@@ -295,19 +375,51 @@ class ZoneInfo(LinuxBase):
                 return
             if pernode is not None:
                 name = f"node{section[0]}"
-                active[self._zoneinfo_ids(name)] = name
-            inst = self._zoneinfo_ids(section[2])
+                active[ids(name)] = name
+            inst = ids(section[2])
             if current is not None and current.values.get(_PRESENT, 0) != 0:
                 active[inst] = section[2]
 
         for line in data.decode("utf-8", "replace").split("\n"):
-            if line.startswith("Node"):
+            stem = line.rstrip(_DIGITS)
+            length = len(stem)
+            kind = None
+            if length != len(line):
+                kind = stems.get(stem)
+                if kind is None and stem not in stems:
+                    kind = stems[stem] = zoneinfo_stem(stem)
+            if kind is None:
+                kind = kinds.get(line)
+                if kind is None:
+                    kind = kinds[line] = zoneinfo_line(line)
+            what = kind[0]
+            if what == PLAIN:  # the commonest line: "key number" for a known key
+                if current is not None:
+                    value = int(line[length:])
+                    values[kind[1]] = value if value <= _U64 else _U64
+                    seen.add(kind[1])
+            elif what == NOTHING:
+                continue
+            elif what in (VALUE, FIXED):
+                if current is None:
+                    continue
+                _, item, value, pages = kind
+                if pages and current is not perzone:
+                    current = perzone
+                    values, seen = current.values, current.seen
+                if item is not None:
+                    if what == VALUE:
+                        sign, value = value, int(line[length:])
+                        if sign == "-" or value > _U64:
+                            value = _strtoull(sign, line[length:])
+                    values[item] = value
+                    seen.add(item)
+            elif what == HEADER:
                 finish()
                 section = perzone = pernode = current = None
-                m = _HEADER.match(line)
-                if m is None:
+                if kind[1] is None:
                     continue
-                node, zone = int(m[1]) & _U32, m[2]
+                node, zone = kind[1]
                 section = (node, zone, f"{zone}::node{node}")
                 perzone = entries.get(section[2])
                 if perzone is None:
@@ -315,10 +427,10 @@ class ZoneInfo(LinuxBase):
                 perzone.node, perzone.zone = node, zone
                 perzone.reset()
                 current = perzone
+                values, seen = current.values, current.seen
+            elif current is None or section is None:
                 continue
-            if section is None or current is None or perzone is None:
-                continue
-            if line.startswith("  per-node stats"):
+            elif what == PERNODE:
                 name = f"node{section[0]}"
                 pernode = entries.get(name)
                 if pernode is None:
@@ -326,37 +438,26 @@ class ZoneInfo(LinuxBase):
                 pernode.node = section[0]
                 pernode.reset()
                 current = pernode
-            elif line.startswith("  pages "):
-                current = perzone
-            m = _VALUE.match(line)
-            item = None
-            if m is not None:
-                item = ZONE_KEYS.get("pages free" if m["free"] else m["key"])
-            if item is not None:
-                sign, digits = m["num"][:1], m["num"].lstrip("+-")
-                current.values[item] = _strtoull(sign, digits)
-                current.seen.add(item)
-            elif line.startswith(_PROTECTION):
-                self._zoneinfo_protection(line[len(_PROTECTION) + 1 :], *section)
+                values, seen = current.values, current.seen
+            elif what == PROTECTION:
+                self._zoneinfo_protection(kind[1], *section)
         finish()
-        self._zoneinfo_ids.save()
+        ids.save()
         return True
 
-    def _zoneinfo_protection(self, text: str, node: int, zone: str, instname: str) -> None:
-        """pmdalinux's extract_zone_protection: one instance per number of the list."""
-        lowmem = 0
-        while True:
-            m = _STRTOUL.match(text)
-            assert m is not None  # every part of the pattern is optional
+    def _zoneinfo_protection(
+        self, numbers: tuple[int, ...], node: int, zone: str, instname: str
+    ) -> None:
+        """One protection instance per number of a zone's list (new ones get the next id)."""
+        prot = self._zoneinfo_prot
+        for lowmem, value in enumerate(numbers):
             name = f"{instname}::lowmem_reserved{lowmem}"
-            value = _strtoull(m[1], m[2]) if m[2] else 0
-            self._zoneinfo_prot_ids(name)
-            self._zoneinfo_prot[name] = Protection(node, zone, lowmem, value)
-            end = m.end() if m[2] else 0
-            if text[end : end + 1] != ",":
-                break
-            text = text[end + 2 :]
-            lowmem += 1
+            p = prot.get(name)
+            if p is None or p.node != node or p.zone != zone or p.lowmem != lowmem:
+                self._zoneinfo_prot_ids(name)
+                prot[name] = Protection(node, zone, lowmem, value)
+            else:
+                p.value = value
 
     @zoneinfo_zones.refresh
     def _zoneinfo_zone_instances(self) -> dict[int, str] | None:
@@ -366,8 +467,11 @@ class ZoneInfo(LinuxBase):
 
     @zoneinfo_protection.refresh
     def _zoneinfo_prot_instances(self) -> dict[int, str] | None:
-        """Every protection entry seen since the agent started."""
+        """Every protection entry seen since the agent started (entries are only added)."""
         self._zoneinfo()
+        if len(self._zoneinfo_prot) == self._zoneinfo_prot_listed:
+            return None
+        self._zoneinfo_prot_listed = len(self._zoneinfo_prot)
         ids = self._zoneinfo_prot_ids
         return self._current(
             self.zoneinfo_protection, {ids(name): name for name in self._zoneinfo_prot}
@@ -378,26 +482,29 @@ class ZoneInfo(LinuxBase):
         """mem.zoneinfo.*: each active instance's values read this time, in Kbyte."""
         self._zoneinfo()
         wanted = self._wanted
-        entries = self._zoneinfo_entries
-        kbytes = self._zoneinfo_kbytes
+        shift = self._zoneinfo_pageshift
         values: dict[str, Any] = {}
-        for name, item in _ZONEINFO_NAMES.items():
-            if name in wanted:
-                values[name] = {
-                    inst: kbytes(entries[zone].values[item])
-                    for inst, zone in self._zoneinfo_active.items()
-                    if item in entries[zone].seen
-                }
+        rows = [
+            (item, values.setdefault(name, {})) for name, item in _ZONEINFO_ITEMS if name in wanted
+        ]
+        entries = self._zoneinfo_entries
+        for inst, zone in self._zoneinfo_active.items():
+            entry = entries[zone]
+            numbers, seen = entry.values, entry.seen
+            for item, found in rows:
+                if item in seen:
+                    found[inst] = ((numbers[item] << shift) & _U64) >> 10
         return values
 
     @refresh(CLUSTER_ZONEINFO_PROTECTION)
     def _zoneinfo_refresh_protection(self) -> dict[str, Any]:
         """mem.zoneinfo.protection, in Kbyte."""
         self._zoneinfo()
-        ids, kbytes = self._zoneinfo_prot_ids, self._zoneinfo_kbytes
+        ids, shift = self._zoneinfo_prot_ids, self._zoneinfo_pageshift
         return {
             "mem.zoneinfo.protection": {
-                ids(name): kbytes(p.value) for name, p in self._zoneinfo_prot.items()
+                ids(name): ((p.value << shift) & _U64) >> 10
+                for name, p in self._zoneinfo_prot.items()
             }
         }
 
@@ -443,10 +550,18 @@ class ZoneInfo(LinuxBase):
                 read_buf.extend([""] * (orders + 1 - len(read_buf)))
             read_buf[: len(tokens)] = tokens
             zone = read_buf[0]
-            counts = []
-            for k in range(orders):
-                m = _STRTOUL.match(read_buf[k + 1])
-                counts.append(_strtoull(m[1], m[2]) & _U32 if m and m[2] else 0)
+            fields = read_buf[1 : orders + 1] if orders > 0 else []
+            plain = "".join(fields)
+            if all(fields) and plain.isascii() and plain.isdigit():  # the usual: just digits
+                if max(map(len, fields)) < 20:  # below 2**64: no clamping
+                    counts = [int(f) & _U32 for f in fields]
+                else:
+                    counts = [min(int(f), _U64) & _U32 for f in fields]
+            else:
+                counts = []
+                for f in fields:
+                    m = _STRTOUL.match(f)
+                    counts.append(_strtoull(m[1], m[2]) & _U32 if m and m[2] else 0)
             at = self._zoneinfo_buddy_at.get((node, zone))
             if at is None:
                 at = self._zoneinfo_buddy_at[(node, zone)] = len(self._zoneinfo_buddy)
@@ -454,14 +569,18 @@ class ZoneInfo(LinuxBase):
                     inst = len(self._zoneinfo_buddy)
                     name = f"{zone}::order{k}::{node}"
                     self._zoneinfo_buddy.append(Buddy(inst, name, node, zone, k))
-            for k in range(orders):
-                self._zoneinfo_buddy[at + k].value = counts[k]
+            buddies = self._zoneinfo_buddy[at : at + orders] if orders > 0 else []
+            for buddy, count in zip(buddies, counts, strict=True):
+                buddy.value = count
         return True
 
     @zoneinfo_buddies.refresh
     def _zoneinfo_buddy_instances(self) -> dict[int, str] | None:
-        """Every (zone, order, node) seen since the agent started."""
+        """Every (zone, order, node) seen since the agent started (instances are only added)."""
         self._zoneinfo_buddyinfo()
+        if len(self._zoneinfo_buddy) == self._zoneinfo_buddy_listed:
+            return None
+        self._zoneinfo_buddy_listed = len(self._zoneinfo_buddy)
         return self._current(self.zoneinfo_buddies, {b.inst: b.name for b in self._zoneinfo_buddy})
 
     @refresh(CLUSTER_BUDDYINFO)

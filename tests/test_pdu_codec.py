@@ -364,3 +364,39 @@ def test_framer_lets_a_big_pdus_buffer_go_once_it_is_taken():
     framer.feed(big)
     assert framer.next_frame() == big
     assert framer.buffered == 0 and len(framer._buf) == 0  # the buffer itself is gone
+
+
+@settings(max_examples=200, deadline=None)
+@given(results())
+def test_batched_and_set_by_set_encodings_are_the_same_bytes(result: Result) -> None:
+    """Packing runs of fixed-size blocks together changes no byte of the record."""
+    from pmapi.pdu.result import RESULT_PREAMBLE, encode_value_sets
+
+    try:
+        batched = encode_value_sets(result.vsets, RESULT_PREAMBLE)
+    except Exception as exc:  # compared with the other way's failure below
+        batched = type(exc)
+    try:
+        one_by_one = encode_value_sets(result.vsets, RESULT_PREAMBLE, batched=False)
+    except Exception as exc:
+        one_by_one = type(exc)
+    if isinstance(batched, tuple) and isinstance(one_by_one, tuple):
+        assert b"".join(batched[0]) == b"".join(one_by_one[0]) and batched[1] == one_by_one[1]
+    else:
+        assert batched == one_by_one
+
+
+def test_an_unencodable_value_is_named_by_its_own_pmid() -> None:
+    """A bad value in the middle of a run of U64 blocks: the error names its set."""
+    from array import array
+
+    from pmapi.ids import PM_IN_NULL
+    from pmapi.pdu.result import RESULT_PREAMBLE, encode_value_sets
+
+    good = [ValueSet.of_single(0x1000 + i, PMType.PM_TYPE_U64, i) for i in range(3)]
+    bad = ValueSet(0x2222, 1, int(ValFmt.PM_VAL_DPTR), int(PMType.PM_TYPE_U64),
+                   array("I", (PM_IN_NULL,)), (2**64,))  # fmt: skip
+    with pytest.raises(Exception) as caught:
+        encode_value_sets((*good[:2], bad, good[2]), RESULT_PREAMBLE)
+    assert getattr(caught.value, "code", None) == PM_ERR_IPC
+    assert "0x2222" in str(caught.value)

@@ -111,11 +111,16 @@ def _as_words(values: Any) -> array:
 # -- encoding -------------------------------------------------------------------------
 
 
-def encode_value_sets(vsets: tuple[ValueSet, ...], preamble: int) -> tuple[list[bytes], int]:
+def encode_value_sets(
+    vsets: tuple[ValueSet, ...], preamble: int, batched: bool = True
+) -> tuple[list[bytes], int]:
     """The value sets and their blocks as byte chunks, placed after PREAMBLE bytes.
 
     Returns the chunks and the total record size.  Block offsets are word offsets
     from the start of the record (the PDU header or archive record header).
+    BATCHED packs each run of fixed-size blocks of one type in one call (quicker);
+    without it each set's blocks are packed on their own, which is how a value
+    that cannot be encoded is traced to its set for the error.
     """
     nwords = 0
     for vs in vsets:
@@ -123,6 +128,8 @@ def encode_value_sets(vsets: tuple[ValueSet, ...], preamble: int) -> tuple[list[
     words = array("I", (0,)) * nwords
     cursor = (preamble >> 2) + nwords  # word where the next value block goes
     blocks: list[bytes] = []
+    # consecutive fixed-size blocks of one type are packed together, in one call
+    run_code, run_flat, run_n = "", [], 0
     o = 0
     try:
         for vs in vsets:
@@ -143,11 +150,33 @@ def encode_value_sets(vsets: tuple[ValueSet, ...], preamble: int) -> tuple[list[
             elif valfmt in (_DPTR, _SPTR):
                 vtype = vs.vtype
                 step = _BLOCK_WORDS.get(vtype)
-                if step is not None:
+                if step is not None and not batched:
                     words[o + 4 : e : 2] = _seq(cursor, n, step)
                     blocks.append(_fixed_blocks(vtype, step, n, vs.values))
                     cursor += step * n
+                elif step is not None:
+                    values = vs.values
+                    if len(values) != n:
+                        raise ValueError(f"numval {n} but {len(values)} values")
+                    code = ARRAY_CODES[vtype]
+                    if code != run_code:
+                        if run_n:
+                            blocks.append(_block_struct(run_code, run_n).pack(*run_flat))
+                        run_code, run_flat, run_n = code, [], 0
+                    header = (vtype << 24) | (4 * step)
+                    if n == 1:
+                        words[o + 4] = cursor
+                        run_flat += (header, values[0])
+                    else:
+                        words[o + 4 : e : 2] = _seq(cursor, n, step)
+                        for value in values:
+                            run_flat += (header, value)
+                    run_n += n
+                    cursor += step * n
                 else:
+                    if run_n:
+                        blocks.append(_block_struct(run_code, run_n).pack(*run_flat))
+                        run_code, run_flat, run_n = "", [], 0
                     chunk, offsets = _var_blocks(vs, cursor)
                     words[o + 4 : e : 2] = offsets
                     blocks.append(chunk)
@@ -155,7 +184,11 @@ def encode_value_sets(vsets: tuple[ValueSet, ...], preamble: int) -> tuple[list[
             else:
                 raise PMError(PM_ERR_IPC, f"value set for PMID {vs.pmid:#x}: bad valfmt {valfmt}")
             o = e
+        if run_n:
+            blocks.append(_block_struct(run_code, run_n).pack(*run_flat))
     except (ValueError, TypeError, OverflowError, struct.error) as exc:
+        if batched:  # a value that will not go: again set by set, to say which set it is in
+            return encode_value_sets(vsets, preamble, batched=False)
         raise PMError(
             PM_ERR_IPC, f"value set for PMID {vs.pmid:#x} cannot be encoded: {exc}"
         ) from None

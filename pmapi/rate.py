@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import math
 import os
+import struct
 from collections.abc import Mapping
 from fractions import Fraction
 from typing import Any
@@ -48,12 +49,21 @@ def counter_wrap_enabled(environ: Mapping[str, str] = os.environ) -> bool:
 
 
 def time_scale(units: Units) -> float:
-    """Counter time units per second, pmval's factor on the time between samples."""
+    """Counter time units per second, pmval's factor on the time between samples.
+
+    pmval keeps it in a C float (pmval.h's `scale`), so 1/60 (minutes) and 1/3600
+    (hours) are rounded to 32 bits, which shows in the 8th digit of a rate.
+    """
     if units.dimTime == 0:
         return 1.0
     if units.scaleTime > PM_TIME_SEC:
-        return math.pow(60, PM_TIME_SEC - units.scaleTime)
-    return math.pow(1000, PM_TIME_SEC - units.scaleTime)
+        return _float32(math.pow(60, PM_TIME_SEC - units.scaleTime))
+    return _float32(math.pow(1000, PM_TIME_SEC - units.scaleTime))
+
+
+def _float32(x: float) -> float:
+    """X as a C float holds it."""
+    return struct.unpack("f", struct.pack("f", x))[0]
 
 
 def rate_units(units: Units) -> Units:

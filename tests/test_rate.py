@@ -70,8 +70,18 @@ def test_time_scale():
     assert time_scale(BYTES) == 1.0
     assert time_scale(MSEC) == 1000.0
     assert time_scale(Units(dimTime=1, scaleTime=0)) == 1e9
-    assert time_scale(Units(dimTime=1, scaleTime=4)) == 1 / 60
-    assert time_scale(Units(dimTime=-1, scaleTime=5)) == 1 / 3600
+    # pmval keeps the factor in a C float: 1/60 and 1/3600 rounded to 32 bits
+    assert time_scale(Units(dimTime=1, scaleTime=4)) == 0.01666666753590107
+    assert time_scale(Units(dimTime=-1, scaleTime=5)) == 0.00027777778450399637
+
+
+def test_rate_of_minutes_with_pmvals_float_factor():
+    """A case hypothesis found: a wrapping 64-bit counter of minutes 12994 ns apart.
+    pmval prints 8.440E+25 (its float factor); a double factor gives 8.441E+25."""
+    minutes = Units(dimTime=1, scaleTime=4)
+    then, now = Timestamp(1700000000, 0), Timestamp(1700000000, 12994)
+    rate = counter_rate(0, then, -1, now, I64, minutes, wrap=True)
+    assert pmval_real(rate, COUNTER, pmval_width(I64)).strip() == "8.440E+25"
 
 
 def test_counter_rate():

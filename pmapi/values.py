@@ -56,6 +56,12 @@ _I32, _U32, _STR = int(PMType.PM_TYPE_32), int(PMType.PM_TYPE_U32), int(PMType.P
 _INSITU, _DPTR, _SPTR = int(ValFmt.PM_VAL_INSITU), int(ValFmt.PM_VAL_DPTR), int(ValFmt.PM_VAL_SPTR)
 _NO_BLOCKS = int(NO_BLOCKS)
 _NULL = (PM_IN_NULL,)
+_new = tuple.__new__
+#: The 64-bit integer types and the values they hold.
+_INT64_RANGES = {
+    int(PMType.PM_TYPE_64): (-(1 << 63), (1 << 63) - 1),
+    int(PMType.PM_TYPE_U64): (0, (1 << 64) - 1),
+}
 #: 64-bit and floating point types, stored in a block (of_single's quick path).
 _SINGLE_CODES = {int(t): c for t, c in ARRAY_CODES.items() if c in "qQfd"}
 
@@ -198,9 +204,18 @@ class ValueSet(NamedTuple):
         return cls(pmid, len(items), valfmt, type_, insts, values)
 
     @classmethod
+    def empty(cls, pmid: int) -> ValueSet:
+        """The set of a metric that has no values now (of_atoms's answer for none)."""
+        return _new(cls, (pmid, 0, _INSITU, _NO_BLOCKS, array("I"), array("I")))
+
+    @classmethod
     def of_single(cls, pmid: int, type_: int, atom: Any) -> ValueSet:
         """The set of one value of a metric without instances: of_atoms's answer for
         [(PM_IN_NULL, ATOM)], built without its general steps (the common case)."""
+        if type(atom) is int and type_ in _INT64_RANGES:
+            low, high = _INT64_RANGES[type_]
+            if low <= atom <= high:  # what array's range check would pass
+                return _new(cls, (pmid, 1, _DPTR, type_, array("I", _NULL), (atom,)))
         if type_ == _U32:
             try:
                 return cls(pmid, 1, _INSITU, _NO_BLOCKS, array("I", _NULL), array("I", (atom,)))

@@ -386,7 +386,7 @@ class Agent:
             if type(supplied) is dict:
                 value = supplied.get(m.name)
                 if value is None:
-                    return ValueSet.of_atoms(pmid, m.type, ())
+                    return ValueSet.empty(pmid)
                 if type(value) is int or type(value) is float:
                     try:
                         return ValueSet.of_single(pmid, m.type, value)

@@ -258,3 +258,10 @@ def test_of_single_is_of_atoms_of_one_value(type_, atom) -> None:
     one = build(lambda: ValueSet.of_single(1, type_, atom))
     general = build(lambda: ValueSet.of_atoms(1, type_, [(PM_IN_NULL, atom)]))
     assert one == general
+
+
+def test_empty_is_of_atoms_of_nothing() -> None:
+    from pmapi.values import ValueSet
+
+    for type_ in (PMType.PM_TYPE_U64, PMType.PM_TYPE_STRING, PMType.PM_TYPE_FLOAT):
+        assert ValueSet.empty(7) == ValueSet.of_atoms(7, type_, ())

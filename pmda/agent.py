@@ -90,6 +90,9 @@ class FetchPlan(NamedTuple):
     indoms: tuple[InDom, ...]  # the instance domains to refresh
     refreshes: tuple[tuple[int, Callable, bool], ...]  # (cluster, method, merge with earlier)
     names: frozenset[str]  # the names of the metrics asked for
+    #: per PMID: (pmid, cluster, name, type, metric) where its value is one its cluster's
+    #: refresh gives (no instances, no fetch method), else (pmid, -1, "", 0, metric)
+    quick: tuple[tuple[int, int, str, int, Metric | None], ...]
 
 
 class Agent:
@@ -355,6 +358,12 @@ class Agent:
                 tuple(dict.fromkeys(m.indom for _, m in known if m.indom is not None)),
                 tuple(refreshes),
                 frozenset(m.name for _, m in known),
+                tuple(
+                    (pmid, pmID_cluster(pmid), m.name, int(m.type), m)
+                    if m is not None and m.indom is None and m.fetcher is None
+                    else (pmid, -1, "", 0, m)
+                    for pmid, m in zip(pmids, wanted, strict=True)
+                ),
             )
             if len(self._plans) >= 64:
                 self._plans.clear()
@@ -371,28 +380,41 @@ class Agent:
         for cluster, method, merge in plan.refreshes:
             self._run_refresh(cluster, method, merge=merge)
         self._fetch_insts = {}
-        vsets = tuple(map(self._fetch_one, pmids, plan.wanted))
+        vsets = self._value_sets(plan)
         changes = self._changes
         if changes:
             self._changes = PMCDState.PMCD_NO_CHANGE
         return Result(Timestamp(int(changes), 0), vsets)
 
+    def _value_sets(self, plan: FetchPlan) -> tuple[ValueSet, ...]:
+        """The fetch's value sets, after its refreshes: the commonest case (one value of
+        a metric without instances, from its cluster's refresh) inline, the rest by
+        _fetch_one."""
+        cluster_values, fetch_one = self._cluster_values, self._fetch_one
+        of_single, empty = ValueSet.of_single, ValueSet.empty
+        vsets: list[ValueSet] = []
+        append = vsets.append
+        for pmid, cluster, name, type_, m in plan.quick:
+            if cluster >= 0:
+                supplied = cluster_values.get(cluster)
+                if type(supplied) is dict:
+                    value = supplied.get(name)
+                    if value is None:
+                        append(empty(pmid))
+                        continue
+                    if type(value) is int or type(value) is float:
+                        try:
+                            append(of_single(pmid, type_, value))
+                        except PMError as exc:
+                            self.log.error("%s: %s: %s", self.name, name, exc)
+                            append(ValueSet.of_error(pmid, PM_ERR_TYPE))
+                        continue
+            append(fetch_one(pmid, m))
+        return tuple(vsets)
+
     def _fetch_one(self, pmid: int, m: Metric | None) -> ValueSet:
         if m is None:
             return ValueSet.of_error(pmid, PM_ERR_PMID)
-        if m.indom is None and m.fetcher is None:
-            # the commonest case, kept shortest: one value its cluster's refresh gave
-            supplied = self._cluster_values.get(pmid >> 10 & 0xFFF)
-            if type(supplied) is dict:
-                value = supplied.get(m.name)
-                if value is None:
-                    return ValueSet.empty(pmid)
-                if type(value) is int or type(value) is float:
-                    try:
-                        return ValueSet.of_single(pmid, m.type, value)
-                    except PMError as exc:
-                        self.log.error("%s: %s: %s", self.name, m.name, exc)
-                        return ValueSet.of_error(pmid, PM_ERR_TYPE)
         if m.indom is None and m.fetcher is not None and m.type != NOSUPPORT:
             # the common case, kept short: one value from the metric's own method
             supplied = self._cluster_values.get(pmID_cluster(pmid))

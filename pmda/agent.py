@@ -360,7 +360,7 @@ class Agent:
                 frozenset(m.name for _, m in known),
                 tuple(
                     (pmid, pmID_cluster(pmid), m.name, int(m.type), m)
-                    if m is not None and m.indom is None and m.fetcher is None
+                    if m is not None and m.fetcher is None and m.type != NOSUPPORT
                     else (pmid, -1, "", 0, m)
                     for pmid, m in zip(pmids, wanted, strict=True)
                 ),
@@ -399,10 +399,14 @@ class Agent:
                 supplied = cluster_values.get(cluster)
                 if type(supplied) is dict:
                     value = supplied.get(name)
-                    if value is None:
+                    if m.indom is not None:  # type: ignore[union-attr]
+                        if type(value) is dict:  # {inst: value}, as refreshes give them
+                            append(self._stuff(pmid, m, self._from_mapping(m, value)))
+                            continue
+                    elif value is None:
                         append(empty(pmid))
                         continue
-                    if type(value) is int or type(value) is float:
+                    elif type(value) is int or type(value) is float:
                         try:
                             append(of_single(pmid, type_, value))
                         except PMError as exc:
@@ -471,8 +475,13 @@ class Agent:
             self.log.error("%s: %s: %s", self.name, m.name, exc)
             return ValueSet.of_error(pmid, PM_ERR_TYPE)
 
-    def _from_mapping(self, m: Metric, values: Mapping, insts: list[int]) -> list[tuple[int, Any]]:
-        """(inst, value) pairs from a fetch method's {inst or name: value} mapping."""
+    def _from_mapping(
+        self, m: Metric, values: Mapping, insts: list[int] | None = None
+    ) -> list[tuple[int, Any]]:
+        """(inst, value) pairs from a {inst or name: value} mapping, for INSTS (by default
+        the instances the profile asks for)."""
+        if insts is None:
+            insts = self._profiled(m.indom)  # type: ignore[arg-type]
         get = values.get
         pairs = [(inst, value) for inst in insts if (value := get(inst)) is not None]
         if len(pairs) < len(insts) and len(values) > len(pairs):  # some keyed by name?

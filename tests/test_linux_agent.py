@@ -26,8 +26,8 @@ import psutil
 import pytest
 
 from pmapi.errors import PM_ERR_APPVERSION  # type: ignore[attr-defined]
-from pmapi.ids import PM_IN_NULL, pmInDom_build
-from pmapi.pdu.records import DescReqPDU, InstanceReqPDU
+from pmapi.ids import PM_IN_NULL
+from pmapi.pdu.records import DescReqPDU
 from pmapi.types import PMSem, PMType
 from purepcp_agents.linux import (
     ALL_INDOMS,
@@ -50,6 +50,7 @@ from purepcp_agents.linux.catalog import (
     REQUIRED,
     MetricInfo,
 )
+from tests.linux_fetch import fetch, instances
 from tests.reference_pmcd import RunningPMCD, reference_pmcd, require_reference
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -111,27 +112,9 @@ def pmid(agent: Linux, name: str) -> int:
     return agent.pmns.lookup(name)
 
 
-def fetch(agent: Linux, *names: str) -> dict[str, dict[int, Any] | int]:
-    """{name: {inst: value}} for each of NAMES (PM_IN_NULL for singular), or its error code."""
-    result = agent.fetch([pmid(agent, name) for name in names])
-    values: dict[str, dict[int, Any] | int] = {}
-    for name, vs in zip(names, result.vsets, strict=True):
-        if vs.numval < 0:
-            values[name] = vs.numval
-        else:
-            values[name] = dict(zip(vs.insts, vs.atoms(BY_NAME[name].type), strict=True))
-    return values
-
-
 def one(values: dict[str, Any], name: str) -> Any:
     """The value of singular metric NAME in a `fetch` answer."""
     return values[name][PM_IN_NULL]
-
-
-def instances(agent: Linux, serial: int) -> dict[int, str]:
-    """The instances of indom 60.SERIAL, as an INSTANCE_REQ answers."""
-    reply = agent.handle(InstanceReqPDU(pmInDom_build(60, serial), PM_IN_NULL))
-    return dict(zip(reply.insts, reply.names, strict=True))
 
 
 @pytest.fixture

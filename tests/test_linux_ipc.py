@@ -9,14 +9,13 @@ from __future__ import annotations
 import os
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
 
-from pmapi.ids import PM_IN_NULL, pmInDom_build
-from pmapi.pdu.records import InstanceReqPDU
+from pmapi.ids import PM_IN_NULL
 from purepcp_agents.linux import Linux, catalog, ipc
 from purepcp_agents.linux.records import BYTE, KBYTE, STRING, U32
+from tests.linux_fetch import fetch, instances
 from tests.sysv import SHM_SIZE, sysv_objects
 
 # Samples written for these tests (made-up objects; the kernel's layout).
@@ -143,21 +142,6 @@ def test_calls_repeat_with_one_shared_buffer() -> None:
 
 
 # --- the agent ------------------------------------------------------------------------------
-
-
-def fetch(agent: Linux, *names: str) -> dict[str, dict[int, Any]]:
-    """{name: {inst: value}} of NAMES in one fetch."""
-    result = agent.fetch([agent.pmns.lookup(name) for name in names])
-    return {
-        name: dict(zip(vs.insts, vs.atoms(catalog.BY_NAME[name].type), strict=True))
-        for name, vs in zip(names, result.vsets, strict=True)
-    }
-
-
-def instances(agent: Linux, serial: int) -> dict[int, str]:
-    """The instances of indom 60.SERIAL, as an INSTANCE_REQ answers."""
-    reply = agent.handle(InstanceReqPDU(pmInDom_build(60, serial), PM_IN_NULL))
-    return dict(zip(reply.insts, reply.names, strict=True))
 
 
 @pytest.fixture

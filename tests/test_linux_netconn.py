@@ -13,11 +13,11 @@ from typing import Any
 
 import pytest
 
-from pmapi.ids import PM_IN_NULL, pmInDom_build
-from pmapi.pdu.records import InstanceReqPDU
+from pmapi.ids import PM_IN_NULL
 from purepcp_agents.linux import Linux, catalog
 from purepcp_agents.linux import netconn as nc
 from purepcp_agents.linux.records import COUNT, DISCRETE, INSTANT, NONE, STRING, U32
+from tests.linux_fetch import fetch, instances
 
 # Samples written for these tests (made-up sockets; the kernel's layout).
 TCP = (
@@ -241,21 +241,6 @@ def tree(tmp_path: Path, monkeypatch) -> Iterator[tuple[Linux, Tree]]:
     agent = Linux()
     yield agent, fake
     agent.stop()
-
-
-def fetch(agent: Linux, *names: str) -> dict[str, dict[int, Any]]:
-    """{name: {inst: value}} of NAMES in one fetch."""
-    result = agent.fetch([agent.pmns.lookup(name) for name in names])
-    return {
-        name: dict(zip(vs.insts, vs.atoms(catalog.BY_NAME[name].type), strict=True))
-        for name, vs in zip(names, result.vsets, strict=True)
-    }
-
-
-def instances(agent: Linux, serial: int) -> dict[int, str]:
-    """The instances of indom 60.SERIAL, as an INSTANCE_REQ answers."""
-    reply = agent.handle(InstanceReqPDU(pmInDom_build(60, serial), PM_IN_NULL))
-    return dict(zip(reply.insts, reply.names, strict=True))
 
 
 def test_socket_counts_from_the_tree(tree) -> None:

@@ -13,14 +13,13 @@ import sys
 from collections.abc import Iterator
 from contextlib import ExitStack
 from pathlib import Path
-from typing import Any
 
 import pytest
 
-from pmapi.ids import PM_IN_NULL, pmInDom_build
-from pmapi.pdu.records import InstanceReqPDU
+from pmapi.ids import PM_IN_NULL
 from purepcp_agents.linux import Linux, nfs
 from purepcp_agents.linux.catalog import BY_NAME
+from tests.linux_fetch import fetch, instances
 from tests.reference_pmcd import reference_pmcd, require_reference
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -105,22 +104,6 @@ def fake(tmp_path: Path, monkeypatch) -> Iterator[tuple[Linux, FakeTree]]:
     linux = Linux()
     yield linux, FakeTree(tmp_path)
     linux.stop()
-
-
-def fetch(agent: Linux, *names: str) -> dict[str, dict[int, Any]]:
-    """{name: {inst: value}} for each of NAMES (PM_IN_NULL for singular; {} for no value)."""
-    result = agent.fetch([agent.pmns.lookup(name) for name in names])
-    values: dict[str, dict[int, Any]] = {}
-    for name, vs in zip(names, result.vsets, strict=True):
-        assert vs.numval >= 0, (name, vs.numval)
-        values[name] = dict(zip(vs.insts, vs.atoms(BY_NAME[name].type), strict=True))
-    return values
-
-
-def instances(agent: Linux, serial: int) -> dict[int, str]:
-    """The instances of indom 60.SERIAL, as an INSTANCE_REQ answers."""
-    reply = agent.handle(InstanceReqPDU(pmInDom_build(60, serial), PM_IN_NULL))
-    return dict(zip(reply.insts, reply.names, strict=True))
 
 
 CLUSTER7 = [m.name for m in nfs.METRICS if m.cluster == nfs.CLUSTER]

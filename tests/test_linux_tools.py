@@ -20,12 +20,12 @@ import shutil
 import subprocess
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
-from contextlib import ExitStack
+from contextlib import ExitStack, contextmanager
 from pathlib import Path
 
 import pytest
 
-from tests.our_pmcd import our_pmcd
+from tests.our_pmcd import OurPMCD, our_pmcd
 from tests.reference_pmcd import RunningPMCD, reference_pmcd, require_reference
 from tests.sysv import sysv_objects
 
@@ -200,6 +200,22 @@ def test_same_header_and_columns_as_with_pmdalinux(outputs, command: str) -> Non
     )
 
 
+@contextmanager
+def _both_pmcds(tmp: Path) -> Iterator[tuple[OurPMCD, RunningPMCD]]:
+    """Our pmcd with its default agents, and PCP's with pmdalinux, side by side."""
+    if not os.path.exists(LINUX_DSO):
+        pytest.skip(f"reference PCP 6 is not installed: no {LINUX_DSO}")
+    conf = (ROOT / "pmcd" / "pmcd.conf").read_text()
+    (tmp / "ours").mkdir()
+    with (
+        our_pmcd(conf, tmp / "ours") as mine,
+        reference_pmcd(
+            [f"linux\t60\tdso\tlinux_init\t{LINUX_DSO}"], _pmcd_and_linux_pmns(tmp)
+        ) as theirs,
+    ):
+        yield mine, theirs
+
+
 def _pmlogconf_groups(host: str, env: dict[str, str], path: Path) -> list[str]:
     """The group lines ("#+ group:state:...") pmlogconf writes for a new config from HOST."""
     done = subprocess.run(
@@ -219,16 +235,7 @@ def test_pmlogconf_enables_the_same_groups(tmp_path) -> None:
     """pmlogconf, probing our pmcd, enables (y), offers (n) and excludes (x) the same groups
     as against PCP's pmcd with pmdalinux, so the default pmlogger logs the same."""
     require_reference("pmlogconf")
-    if not os.path.exists(LINUX_DSO):
-        pytest.skip(f"reference PCP 6 is not installed: no {LINUX_DSO}")
-    conf = (ROOT / "pmcd" / "pmcd.conf").read_text()
-    (tmp_path / "ours").mkdir()
-    with (
-        our_pmcd(conf, tmp_path / "ours") as mine,
-        reference_pmcd(
-            [f"linux\t60\tdso\tlinux_init\t{LINUX_DSO}"], _pmcd_and_linux_pmns(tmp_path)
-        ) as theirs,
-    ):
+    with _both_pmcds(tmp_path) as (mine, theirs):
         ours = _pmlogconf_groups(mine.host, _env(mine.env), tmp_path / "ours.conf")
         pcps = _pmlogconf_groups(theirs.host, _env(theirs.env), tmp_path / "pcp.conf")
     assert [g for g in ours if g not in pcps] == []
@@ -284,16 +291,7 @@ def test_grafana_host_overview_finds_every_metric(tmp_path) -> None:
     many values as against PCP's pmcd with pmdalinux (derived ones through PCP's own
     derived-metric configuration, as grafana-pcp's pmproxy would use)."""
     require_reference("pmprobe")
-    if not os.path.exists(LINUX_DSO):
-        pytest.skip(f"reference PCP 6 is not installed: no {LINUX_DSO}")
-    conf = (ROOT / "pmcd" / "pmcd.conf").read_text()
-    (tmp_path / "ours").mkdir()
-    with (
-        our_pmcd(conf, tmp_path / "ours") as mine,
-        reference_pmcd(
-            [f"linux\t60\tdso\tlinux_init\t{LINUX_DSO}"], _pmcd_and_linux_pmns(tmp_path)
-        ) as theirs,
-    ):
+    with _both_pmcds(tmp_path) as (mine, theirs):
         ours = _probe_counts(mine.host, _env(mine.env))
         pcps = _probe_counts(theirs.host, _env(theirs.env))
     assert all(not count.startswith("-") for count in pcps.values()), pcps

@@ -10,14 +10,11 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
 
-from pmapi.ids import PM_IN_NULL, pmInDom_build
-from pmapi.pdu.records import InstanceReqPDU
 from purepcp_agents.linux import Linux, zoneinfo
-from purepcp_agents.linux.catalog import BY_NAME
+from tests.linux_fetch import fetch, instances
 
 ZONEINFO = b"""\
 Node 0, zone      DMA
@@ -88,21 +85,6 @@ def agent(tree: Path) -> Iterator[Linux]:
     linux = Linux()
     yield linux
     linux.stop()
-
-
-def fetch(agent: Linux, *names: str) -> dict[str, dict[int, Any]]:
-    """{name: {inst: value}} for each of NAMES."""
-    result = agent.fetch([agent.pmns.lookup(name) for name in names])
-    return {
-        name: dict(zip(vs.insts, vs.atoms(BY_NAME[name].type), strict=True))
-        for name, vs in zip(names, result.vsets, strict=True)
-    }
-
-
-def instances(agent: Linux, serial: int) -> dict[int, str]:
-    """The instances of indom 60.SERIAL, as an INSTANCE_REQ answers."""
-    reply = agent.handle(InstanceReqPDU(pmInDom_build(60, serial), PM_IN_NULL))
-    return dict(zip(reply.insts, reply.names, strict=True))
 
 
 def kb(agent: Linux, pages: int) -> int:

@@ -28,28 +28,12 @@ import os
 import struct
 from collections.abc import Callable, Iterable, Mapping
 from operator import itemgetter
+from types import ModuleType
 from typing import Any
 
 from pmda import InDom, Metric, refresh
 
-from . import (
-    blockdev,
-    catalog,
-    cpuinfo,
-    ipc,
-    meminfo,
-    netconn,
-    netsnmp,
-    netsummary,
-    nfs,
-    numa,
-    procfs,
-    snmp6,
-    system,
-    vfs,
-    vmstat,
-    zoneinfo,
-)
+from . import blockdev, catalog, meminfo, procfs, system, vmstat
 from .base import LinuxBase
 from .cputime import CPU_TIMES
 from .instids import InstanceIds
@@ -587,20 +571,21 @@ _DISK_NAMES = frozenset(
 )
 _VMSTAT = {"swap.pagesin": b"pswpin", "swap.pagesout": b"pswpout"}
 
-#: The mixin of each family, after the core: each refreshes its own clusters.
-FAMILY_CLASSES: tuple[type[LinuxBase], ...] = (
-    cpuinfo.CpuInfo,
-    numa.Numa,
-    zoneinfo.ZoneInfo,
-    blockdev.BlockDev,
-    netsnmp.NetSnmp,
-    snmp6.Snmp6,
-    netsummary.NetSummary,
-    netconn.NetConn,
-    ipc.Ipc,
-    vfs.Vfs,
-    nfs.Nfs,
-)
+
+def _mixin_of(module: ModuleType) -> type[LinuxBase]:
+    """The family's mixin: the one LinuxBase subclass its module defines."""
+    (mixin,) = (
+        value
+        for value in vars(module).values()
+        if isinstance(value, type)
+        and issubclass(value, LinuxBase)
+        and value.__module__ == module.__name__
+    )
+    return mixin
+
+
+#: The mixin of each family of catalog.FAMILIES: each refreshes its own clusters.
+FAMILY_CLASSES: tuple[type[LinuxBase], ...] = tuple(map(_mixin_of, catalog.FAMILIES))
 
 
 def _indoms_of(classes: Iterable[type]) -> dict[int, InDom]:

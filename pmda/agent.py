@@ -497,8 +497,16 @@ class Agent:
         return pairs
 
     def _refresh_indom(self, indom: InDom) -> None:
+        """Ask INDOM's refresh method for its instances.  One that fails (a source it
+        cannot parse, say) is logged in one line and leaves the instances it last gave:
+        like a failing cluster refresh, it must not fail the whole request."""
         if indom.refresher is not None:
-            instances = indom.refresher(self)
+            try:
+                instances = indom.refresher(self)
+            except Exception as exc:  # a failing source must not end the agent
+                name = getattr(indom.refresher, "__name__", "?")
+                self.log.error("%s: instances of %r (%s) failed: %s", self.name, indom, name, exc)
+                return
             if instances is not None:
                 self.set_instances(indom, instances)
 

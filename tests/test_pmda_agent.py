@@ -346,6 +346,42 @@ def test_a_refresh_gives_one_metric_an_error(tmp_path):
     assert values(agent, load, user, gone) == [{PM_IN_NULL: 3}, PM_ERR_AGAIN, PM_ERR_APPVERSION]
 
 
+class _ShakyInstances(Table):
+    """An instance domain whose refresh method fails on its second call."""
+
+    disks = InDom(1)
+    metrics = (*Table.metrics, Metric("table.disk", U32, indom=disks))
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.calls = 0
+
+    @disks.refresh
+    def disk_names(self):
+        self.calls += 1
+        if self.calls == 2:
+            raise ValueError("no such thing as /proc/disks")
+        return {0: "sda"}
+
+    @refresh(2)
+    def disk_values(self):
+        return {"table.disk": {0: 5}}
+
+
+def test_a_failing_instance_refresh_fails_neither_the_fetch_nor_the_agent(tmp_path, caplog):
+    """Before: the exception left Agent.fetch, failing every metric of the request."""
+    (tmp_path / "pmns").write_text(
+        "table {\n load TABLE:0:0\n cpu\n gone TABLE:0:2\n fails TABLE:1:0\n disk TABLE:2:0\n}\n"
+        "table.cpu {\n user TABLE:0:1\n}\n"
+    )
+    agent = _ShakyInstances(pmns_path=tmp_path / "pmns", help_path=tmp_path / "nohelp")
+    load, disk = pmID_build(250, 0, 0), pmID_build(250, 2, 0)
+    assert values(agent, load, disk) == [{PM_IN_NULL: 3}, {0: 5}]
+    assert values(agent, load, disk) == [{PM_IN_NULL: 3}, {0: 5}]  # the last instances kept
+    assert "no such thing as /proc/disks" in caplog.text
+    assert "Traceback" not in caplog.text and len(caplog.records) == 1
+
+
 def test_the_request_loop_over_bytes(simple, caplog):
     requests = b"".join(
         encode(p)

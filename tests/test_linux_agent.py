@@ -423,6 +423,10 @@ def test_parse_net_dev() -> None:
     assert [name for name, _ in rows] == ["lo", "eth0", "veth1a2b"]
     assert rows[1][1] == (5000, 50, 1, 2, 3, 4, 5, 6, 7000, 70, 7, 8, 9, 10, 11, 12)
     assert rows[2][1] == tuple(range(1, 17))
+    # a damaged line: the counters up to the first word that is not a number (sscanf's
+    # reading), never an exception that fails the whole cluster (it did: ValueError)
+    damaged = procfs.parse_net_dev(b"eth9: 10 20 x\xff 40\nlo: \xfe\n")
+    assert damaged == [("eth9", (10, 20, *[0] * 14)), ("lo", (0,) * 16)]
 
 
 MOUNTS = b"""\

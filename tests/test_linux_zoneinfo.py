@@ -262,3 +262,20 @@ def test_missing_files_give_nothing(tmp_path: Path, monkeypatch) -> None:
         assert instances(linux, 31) == instances(linux, 32) == instances(linux, 33) == {}
     finally:
         linux.stop()
+
+
+def test_buddyinfo_not_understood_gives_no_values_and_no_error(tree: Path, caplog) -> None:
+    """A first line too short to count orders from (garbage, a cut-off file): no buddyinfo
+    instances or values and nothing logged; a good file later is read as usual."""
+    (tree / "proc" / "buddyinfo").write_bytes(b"garbage\n")
+    agent = Linux()
+    try:
+        values = fetch(agent, "mem.buddyinfo.pages")
+        assert values["mem.buddyinfo.pages"] == {} and instances(agent, 31) == {}
+        (tree / "proc" / "buddyinfo").write_bytes(BUDDYINFO)
+        agent.proc.close()
+        values = fetch(agent, "mem.buddyinfo.pages")
+        assert values["mem.buddyinfo.pages"] == dict(enumerate((0, 1, 2, 5, 6, 7, 8, 9, 1)))
+    finally:
+        agent.stop()
+    assert "failed" not in caplog.text

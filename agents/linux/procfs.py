@@ -301,13 +301,21 @@ NET_COUNTERS = 16
 
 
 def parse_net_dev(data: bytes) -> list[tuple[str, tuple[int, ...]]]:
-    """Every interface of /proc/net/dev: (name before the ':', its 16 counters)."""
+    """Every interface of /proc/net/dev: (name before the ':', its 16 counters).
+
+    As pmdalinux's sscanf reads them: the counters up to the first word that is not
+    a number, the rest 0.
+    """
     rows = []
     for line in data.split(b"\n"):
         head, colon, rest = line.partition(b":")
         if not colon:
             continue
-        counts = [int(f) for f in rest.split()[:NET_COUNTERS]]
+        counts = []
+        for word in rest.split()[:NET_COUNTERS]:
+            if not (word.isascii() and word.isdigit()):
+                break
+            counts.append(int(word))
         counts += [0] * (NET_COUNTERS - len(counts))
         rows.append((head.lstrip().decode(errors="replace"), tuple(counts)))
     return rows

@@ -537,9 +537,10 @@ class ZoneInfo(LinuxBase):
             return False
         lines = data.decode("utf-8", "replace").splitlines(keepends=True)
         if self._zoneinfo_max_order is None:
-            if not lines:
+            orders = len(buddy_tokens(lines[0])) - 5 if lines else -1
+            if orders < 0:  # no "Node N, zone NAME" and counts: not one to learn orders from
                 return False
-            self._zoneinfo_max_order = len(buddy_tokens(lines[0])) - 5
+            self._zoneinfo_max_order = orders
         orders = self._zoneinfo_max_order
         read_buf = self._zoneinfo_read_buf  # fields left from an earlier line stay, as in C
         for line in lines:

@@ -493,15 +493,6 @@ class CpuInfo(LinuxBase):
 
     # -- reading -------------------------------------------------------------------------
 
-    def _cpuinfo_sysfs(self, path: str) -> bytes | None:
-        """A small sysfs file under $LINUX_STATSPATH, opened and closed (None if unreadable);
-        not kept open, since there are several per CPU."""
-        try:
-            with open(self.proc.root + path, "rb") as f:
-                return f.read()
-        except OSError:
-            return None
-
     def _cpuinfo_irqs(self, softirqs: bool) -> _IrqState:
         """/proc/interrupts (or /proc/softirqs) parsed once per fetch, instance ids given."""
         key = "cpuinfo.softirqs" if softirqs else "cpuinfo.interrupts"
@@ -714,7 +705,7 @@ class CpuInfo(LinuxBase):
         for name, file in _THROTTLE.items():
             if name in wanted:
                 values[name] = {
-                    n: scan_ulong(self._cpuinfo_sysfs(base.format(n) + file)) for n in cpus
+                    n: scan_ulong(self.proc.read_unkept(base.format(n) + file)) for n in cpus
                 }
         if wanted.isdisjoint(_FREQ_NAMES):
             return values
@@ -729,7 +720,7 @@ class CpuInfo(LinuxBase):
         """One CPU's frequency_scaling.* from cpufreq/stats/time_in_state, or else from
         cpuinfo_{max,min}_freq and scaling_cur_freq (kHz made MHz)."""
         prefix = "hinv.cpu.frequency_scaling."
-        data = self._cpuinfo_sysfs(base + "cpufreq/stats/time_in_state")
+        data = self.proc.read_unkept(base + "cpufreq/stats/time_in_state")
         if data is not None:
             count, time, high, low = time_in_state(data)
             return {
@@ -744,7 +735,7 @@ class CpuInfo(LinuxBase):
             ("min", "cpuinfo_min_freq"),
             ("count", "scaling_cur_freq"),
         ):
-            khz = scan_ulong(self._cpuinfo_sysfs(base + "cpufreq/" + file), None)
+            khz = scan_ulong(self.proc.read_unkept(base + "cpufreq/" + file), None)
             if khz is not None:
                 found[prefix + field] = (khz // 1000) & (_U64 if field == "count" else _U32)
         return found
@@ -786,7 +777,7 @@ class CpuInfo(LinuxBase):
             path = f"/sys/block/{name}/device/wwid"
             if not os.access(self.proc.root + path, os.F_OK):
                 path = f"/sys/block/{name}/wwid"
-            ids[inst] = scsi_id(self._cpuinfo_sysfs(path))
+            ids[inst] = scsi_id(self.proc.read_unkept(path))
         return {"hinv.map.scsi_id": ids}
 
     @refresh(25)

@@ -407,7 +407,7 @@ class NetConn(LinuxBase):
                 if name.startswith("."):
                     continue
                 names.append(name)
-                address = first_word(self._netconn_sysfs_read(f"/sys/class/net/{name}/address"))
+                address = first_word(self.proc.read_unkept(f"/sys/class/net/{name}/address"))
                 if address is not None:
                     found["hw"][name] = address
         if "network.interface.inet_addr" in wanted:
@@ -424,23 +424,6 @@ class NetConn(LinuxBase):
             source: {ids(name): value for name, value in values.items()}
             for source, values in found.items()
         }
-
-    def _netconn_sysfs_read(self, path: str) -> bytes | None:
-        """A per-interface sysfs file's bytes (None if unreadable), opened and closed each time.
-
-        Unlike `self.proc.read`, no descriptor is kept: interfaces come and go
-        (containers), and a kept one would outlive its interface.
-        """
-        try:
-            fd = os.open(self.proc.root + path, os.O_RDONLY | os.O_CLOEXEC)
-        except OSError:
-            return None
-        try:
-            return os.read(fd, 4096)
-        except OSError:
-            return None
-        finally:
-            os.close(fd)
 
     @netconn_addr_indom.refresh
     def _netconn_addr_instances(self) -> dict[int, str] | None:
@@ -503,7 +486,7 @@ class NetConn(LinuxBase):
     def _netconn_sysfs(self, name: str, want: dict[str, bool], kind: dict[str, int]) -> bool:
         """One interface's sysfs step into KIND; False where pmdalinux gives up on sysfs."""
         base = f"/sys/class/net/{name}/"
-        read = self._netconn_sysfs_read
+        read = self.proc.read_unkept
         for wanted, field in (
             (want["speed"], "speed"),
             (want["mtu"], "mtu"),

@@ -42,6 +42,21 @@ class ProcFiles:
             self._forget(path)
             return None
 
+    def read_unkept(self, path: str) -> bytes | None:
+        """PATH's contents, opened and closed again (None if it cannot be read): for the
+        many small sysfs files of CPUs and interfaces, which come and go, where a kept
+        descriptor would outlive its device.  A sysfs attribute comes whole in one read."""
+        try:
+            fd = os.open(self.root + path, os.O_RDONLY | os.O_CLOEXEC)
+        except OSError:
+            return None
+        try:
+            return os.read(fd, 65536)
+        except OSError:
+            return None
+        finally:
+            os.close(fd)
+
     def _forget(self, path: str) -> None:
         """Close PATH's file, so the next read opens it again."""
         fd = self._fds.pop(path, None)

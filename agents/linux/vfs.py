@@ -715,14 +715,14 @@ class Vfs(LinuxBase):
         values: dict[str, Any] = {}
         wanted = self._wanted
         if "sysfs.kernel.uevent_seqnum" in wanted:
-            data = self._vfs_sysfs("/sys/kernel/uevent_seqnum")
+            data = self.proc.read_unkept("/sys/kernel/uevent_seqnum")
             if data:
                 got = scan(data[:4096][:-1].split(b"\0", 1)[0])
                 values["sysfs.kernel.uevent_seqnum"] = 0 if got is None else c_ulong(got[0])
         if "sysfs.kernel.debug.extfrag_unusable" in wanted:
             nodes = next((i for i in self._indoms if i.serial == NODE), None)
             names = {} if nodes is None else self._instances.get(nodes, {})
-            data = self._vfs_sysfs("/sys/kernel/debug/extfrag/unusable_index")
+            data = self.proc.read_unkept("/sys/kernel/debug/extfrag/unusable_index")
             for node, sums in extfrag(data or b"").items():
                 if node in names.values():
                     self._vfs_extfrag[node] = sums
@@ -732,14 +732,6 @@ class Vfs(LinuxBase):
                 if name in self._vfs_extfrag
             }
         return values
-
-    def _vfs_sysfs(self, path: str) -> bytes | None:
-        """A sysfs file under $LINUX_STATSPATH, opened and closed (None if unreadable)."""
-        try:
-            with open(self.proc.root + path, "rb") as f:
-                return f.read()
-        except OSError:
-            return None
 
     @refresh(69)
     def _vfs_refresh_ksm(self) -> dict[str, Any]:

@@ -602,8 +602,8 @@ class PmcdAgent(Agent):
     # -- cluster 3: pmloggers -------------------------------------------------------------
 
     def _loggers_by(self, value: Callable[[LoggerPort], Any]) -> dict[int, Any]:
-        if self._logger_error is not None:
-            raise self._logger_error
+        if self._logger_error is not None:  # a fresh one: a stored one would keep its traceback
+            raise PMError(self._logger_error.code, self._logger_error.detail)
         return {p.pid: value(p) for p in self._logger_ports}
 
     @metric("pmcd.pmlogger.port", U32, DISCRETE, indom=loggers)

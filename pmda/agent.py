@@ -422,9 +422,9 @@ class Agent:
         if m.indom is None and m.fetcher is not None and m.type != NOSUPPORT:
             # the common case, kept short: one value from the metric's own method
             supplied = self._cluster_values.get(pmID_cluster(pmid))
+            if isinstance(supplied, PMError):
+                return ValueSet.of_error(pmid, supplied.code)
             try:
-                if isinstance(supplied, PMError):
-                    raise supplied
                 value = m.fetcher(self)
             except PMError as exc:
                 return ValueSet.of_error(pmid, exc.code)
@@ -433,14 +433,17 @@ class Agent:
             return ValueSet.of_atoms(pmid, m.type, ())
         status = 0
         pairs: list[tuple[int, Any]] = []
+        # A stored PMError (a cluster's, or one metric's) is answered, never raised:
+        # raising it would hang this fetch's frames on its traceback, a cycle that
+        # keeps every value set of the fetch alive until the garbage collector runs.
+        supplied = self._cluster_values.get(pmID_cluster(pmid))
+        if isinstance(supplied, PMError):
+            return ValueSet.of_error(pmid, supplied.code)
         try:
-            supplied = self._cluster_values.get(pmID_cluster(pmid))
-            if isinstance(supplied, PMError):
-                raise supplied
             if m.indom is None:  # (one with a fetch method took the short way above)
                 value = (supplied or {}).get(m.name)
                 if isinstance(value, PMError):
-                    raise value
+                    return ValueSet.of_error(pmid, value.code)
                 if value is not None:
                     pairs.append((PM_IN_NULL, value))
             else:
@@ -448,7 +451,7 @@ class Agent:
                 if m.fetcher is None:
                     mapping = (supplied or {}).get(m.name) or {}
                     if isinstance(mapping, PMError):
-                        raise mapping
+                        return ValueSet.of_error(pmid, mapping.code)
                     pairs = self._from_mapping(m, mapping, insts)
                 elif m.per_instance:
                     for inst in insts:

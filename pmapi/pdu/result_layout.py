@@ -91,6 +91,7 @@ class ResultLayout:
         "_siblings",
         "_tail",
         "_vlist_runs",
+        "fields",
         "pmids",
         "preamble",
         "shape",
@@ -165,7 +166,7 @@ class ResultLayout:
                 template[cursor + vlen : stop] = b"~" * (stop - cursor - vlen)  # NUL stays 0
                 cursor = stop
             spans.append(("blocks", start, start + s.numval))
-        fields = head_fields + block_fields
+        self.fields = fields = head_fields + block_fields
         # reading: skip the layout's bytes, read the values
         fmt, at = [">"], 0
         for offset, field in fields:
@@ -269,6 +270,45 @@ class ResultLayout:
         ]
         plan.append(slice(self.vlist_end, None))
         return tuple(plan)
+
+
+class ResultWriter:
+    """Writes a result of one layout from its values alone: one struct packs the whole
+    PDU, the layout's bytes going in as fixed byte strings between the values.
+
+    An agent answering the same list of metrics fetch after fetch keeps one, so a
+    result costs a list copy and one pack, not a value-set object per metric.  The
+    PDU has sender 0 and a zero timestamp: relay() gives it its real header.
+    """
+
+    __slots__ = ("_args", "_struct", "layout")
+
+    def __init__(self, layout: ResultLayout, signed: frozenset[int] = frozenset()) -> None:
+        """SIGNED: the indexes of insitu sets whose values are PM_TYPE_32 (packed signed)."""
+        self.layout = layout
+        codes = [code for _, code in layout.fields]
+        for index in signed:
+            span = layout.spans[index]
+            if span is not None and layout.shape[index].valfmt == _INSITU:
+                codes[span[0] : span[1]] = ["i"] * (span[1] - span[0])
+        template = layout.template
+        fmt, args, at = [">"], [], 0
+        for (offset, _), code in zip(layout.fields, codes, strict=True):
+            fmt.append(f"{offset - at}s{code}")
+            args += (template[at:offset], None)
+            at = offset + struct.calcsize(code)
+        fmt.append(f"{len(template) - at}s")
+        args.append(template[at:])
+        self._struct = struct.Struct("".join(fmt))
+        self._args = args
+
+    def pack(self, values: list[Any]) -> bytes:
+        """The PDU holding VALUES, in the layout's order (every insitu value, then every
+        block's payload: a number, or a string's UTF-8 bytes).  struct.error,
+        OverflowError or TypeError if one does not fit its field."""
+        args = self._args.copy()
+        args[1::2] = values
+        return self._struct.pack(*args)
 
 
 def _longest_run(mask: bytes | bytearray, start: int) -> tuple[int, int]:

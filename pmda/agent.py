@@ -76,6 +76,7 @@ from pmapi.shipped import shipped_dir
 from pmapi.values import Result, Timestamp, ValueSet
 
 from .clients import Client, ClientTable
+from .columns import Columns, column_value_sets, columns_for
 from .metrics import NOSUPPORT, InDom, Metric, instance_map
 
 #: Where the shipped agents' namespace and help sources live: DATA_DIR/pmns/NAME and
@@ -93,6 +94,7 @@ class FetchPlan(NamedTuple):
     #: per PMID: (pmid, cluster, name, type, metric) where its value is one its cluster's
     #: refresh gives (no instances, no fetch method), else (pmid, -1, "", 0, metric)
     quick: tuple[tuple[int, int, str, int, Metric | None], ...]
+    columns: Columns | None  # how its answer is written by columns (pmda.columns)
 
 
 class Agent:
@@ -364,6 +366,7 @@ class Agent:
                     else (pmid, -1, "", 0, m)
                     for pmid, m in zip(pmids, wanted, strict=True)
                 ),
+                columns_for(wanted),
             )
             if len(self._plans) >= 64:
                 self._plans.clear()
@@ -380,21 +383,29 @@ class Agent:
         for cluster, method, merge in plan.refreshes:
             self._run_refresh(cluster, method, merge=merge)
         self._fetch_insts = {}
-        vsets = self._value_sets(plan)
+        columns = plan.columns
+        vsets = (
+            self._value_sets(plan) if columns is None else column_value_sets(self, plan, columns)
+        )
         changes = self._changes
         if changes:
             self._changes = PMCDState.PMCD_NO_CHANGE
         return Result(Timestamp(int(changes), 0), vsets)
 
-    def _value_sets(self, plan: FetchPlan) -> tuple[ValueSet, ...]:
+    def _value_sets(
+        self, plan: FetchPlan, made: Mapping[int, ValueSet] | None = None
+    ) -> tuple[ValueSet, ...]:
         """The fetch's value sets, after its refreshes: the commonest case (one value of
         a metric without instances, from its cluster's refresh) inline, the rest by
-        _fetch_one."""
+        _fetch_one (or from MADE, sets already built this fetch, by index)."""
         cluster_values, fetch_one = self._cluster_values, self._fetch_one
         of_single, empty = ValueSet.of_single, ValueSet.empty
         vsets: list[ValueSet] = []
         append = vsets.append
-        for pmid, cluster, name, type_, m in plan.quick:
+        for index, (pmid, cluster, name, type_, m) in enumerate(plan.quick):
+            if made and index in made:
+                append(made[index])
+                continue
             if cluster >= 0:
                 supplied = cluster_values.get(cluster)
                 if type(supplied) is dict:

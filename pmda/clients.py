@@ -63,6 +63,10 @@ class ClientTable:
             attrs[attr] = text
         self._cache.pop(context, None)
 
+    def known(self, context: int) -> bool:
+        """Whether pmcd has told anything of CONTEXT's client (an attribute, at least)."""
+        return context in self._attrs
+
     def end(self, context: int) -> None:
         """CONTEXT's client has gone: forget it."""
         self._attrs.pop(context, None)

@@ -1,0 +1,641 @@
+"""The proc agent (domain 3): per-process metrics, looking to PCP's clients like pmdaproc.
+
+One instance per process (id the pid, name "000123 /usr/sbin/sshd", pmdaproc's),
+refreshed once per fetch; each cluster reads its one file of /proc/PID for the
+processes the fetch's profile asks for, and parses only the metrics asked for
+(fields.py has the tables).  A process that ends in between is simply absent.
+
+Access is pmdaproc's: a client pmcd vouches for (uid and gid, from the unix
+socket) is served with this thread acting as that user, so the kernel decides
+what it may read of other users' processes (creds.py); a client without
+credentials (TCP) gets PM_ERR_PERMISSION for every per-process metric and for the
+process instance list, and still gets the counts (proc.nprocs, proc.runq.*).
+docs/proc-agent-notes.md says where we differ from pmdaproc and why.
+"""
+
+from __future__ import annotations
+
+import grp
+import os
+import pwd
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any
+
+import psutil
+
+from pmapi.errors import (  # type: ignore[attr-defined]
+    PM_ERR_APPVERSION,
+    PM_ERR_BADSTORE,
+    PM_ERR_NOCONTEXT,
+    PM_ERR_PERMISSION,
+    PMError,
+)
+from pmapi.pdu.records import ErrorPDU, FetchPDU, InstanceReqPDU, ResultPDU
+from pmapi.values import Result
+from pmda import U32, Agent, InDom, Metric, metric, refresh
+
+from . import fields
+from .catalog import DOMAIN, METRICS, PROCS
+from .creds import CredentialError, ThreadCredentials
+
+_CONTROL = frozenset({"proc.control.all.threads", "proc.control.perclient.threads"})
+_NOT_TABLE = _CONTROL | {"proc.control.perclient.cgroups"}
+_PERMISSION = PMError(PM_ERR_PERMISSION)
+_APPVERSION = PMError(PM_ERR_APPVERSION)
+
+
+def _by_cluster() -> dict[int, frozenset[str]]:
+    clusters: dict[int, set[str]] = {}
+    for name, cluster, *_ in METRICS:
+        clusters.setdefault(cluster, set()).add(name)
+    return {c: frozenset(names) for c, names in clusters.items()}
+
+
+#: The metric names of each cluster.
+CLUSTERS = _by_cluster()
+#: The processes (pmdaproc's PROC_INDOM).
+PROCESSES = InDom(PROCS)
+
+
+class Proc(Agent):
+    """PCP's proc agent on this framework (see the module docstring)."""
+
+    name, domain = "proc", DOMAIN
+    wants_credentials = True
+    processes = PROCESSES
+    metrics = tuple(
+        Metric(name, type_, sem, units, indom=None if indom is None else PROCESSES)
+        for name, _, _, type_, indom, sem, units in METRICS
+        if name not in _NOT_TABLE
+    )
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.hz = os.sysconf("SC_CLK_TCK")
+        self.pagesize = os.sysconf("SC_PAGE_SIZE")
+        self._convert = fields.stat_converters(self.hz, self.pagesize)
+        self._stat_specs = {
+            name: (pos, self._convert[kind]) for name, (pos, kind) in fields.STAT_FIELDS.items()
+        }
+        self.ttys = fields.TtyNames()
+        self.creds = ThreadCredentials()
+        #: pmdaproc's -A (or PROC_ACCESS=n): every client reads as the agent itself
+        self.all_access = bool(os.environ.get("PROC_ACCESS"))
+        self.threads = 1 if os.environ.get("PROC_THREADS") else 0  # proc.control.all.threads
+        self._client_threads: dict[int, int] = {}  # proc.control.perclient.threads by context
+        self._access = True  # whether the request being answered may read processes
+        self._wanted: frozenset[str] = frozenset()
+        self._files: dict[tuple[int, str], bytes | None] = {}  # this fetch's reads
+        self._names: dict[tuple[int, int], tuple[str, str]] = {}  # (pid, mode) -> name, psargs
+        self._paths: dict[int, str] = {}  # instance -> its /proc directory
+        self._last_ids: list[int] | None = None
+        self._user_names: dict[int, str] = {}
+        self._group_names: dict[int, str] = {}
+
+    # -- requests: access as pmdaproc grants it -------------------------------------
+
+    def handle(self, pdu: Any) -> Any:
+        if type(pdu) not in (FetchPDU, InstanceReqPDU, ResultPDU):
+            return super().handle(pdu)
+        client = self.clients.client(getattr(pdu, "sender", 0))
+        access = self.all_access or client.authenticated
+        if (
+            not access
+            and type(pdu) is InstanceReqPDU
+            and pdu.indom == self.indom_id(self.processes)
+        ):
+            return ErrorPDU(PM_ERR_PERMISSION)
+        self._access = access
+        if not access or self.all_access or client.uid is None or client.gid is None:
+            return super().handle(pdu)
+        try:
+            acting = self.creds.acting_as(client.uid, client.gid)
+            acting.__enter__()
+        except CredentialError as exc:
+            self.log.error("%s: %s", self.name, exc)
+            self._access = False
+            return super().handle(pdu)
+        try:
+            return super().handle(pdu)
+        finally:
+            acting.__exit__(None, None, None)
+
+    def fetch(self, pmids: Iterable[int]) -> Result:
+        """A fetch: each file of each process read at most once, only for what is asked."""
+        pmids = tuple(pmids)
+        self._wanted = self.fetch_plan(pmids).names
+        self._files = {}
+        try:
+            return super().fetch(pmids)
+        finally:
+            self._files = {}
+
+    # -- the processes ----------------------------------------------------------------
+
+    def _threads_mode(self) -> int:
+        return self._client_threads.get(self._context, self.threads)
+
+    @processes.refresh
+    def _process_instances(self) -> dict[int, str] | None:
+        """Every process (and with threads on, every thread), named as pmdaproc names
+        them; None when the list has not changed since the last time."""
+        mode = self._threads_mode()
+        ids = sorted(psutil.pids())
+        paths = {pid: f"/proc/{pid}" for pid in ids}
+        if mode:
+            for pid in ids:
+                try:
+                    tasks = os.listdir(f"/proc/{pid}/task")
+                except OSError:
+                    continue
+                for task in tasks:
+                    if task.isdigit() and int(task) != pid:
+                        paths[int(task)] = f"/proc/{pid}/task/{task}"
+            ids = sorted(paths)
+        self._paths = paths
+        names = self._names
+        for gone in [key for key in names if key[1] == mode and key[0] not in paths]:
+            del names[gone]
+        key_ids = [ids, mode]
+        if key_ids == self._last_ids:
+            return None
+        self._last_ids = key_ids
+        instances = {}
+        for pid in ids:
+            known = names.get((pid, mode))
+            if known is None:
+                known = names[pid, mode] = self._name_of(pid)
+            instances[pid] = known[0]
+        return instances
+
+    def _name_of(self, pid: int) -> tuple[str, str]:
+        """(instance name, psargs) of a new process: "%06d" and the command line's first
+        word; a process without a command line (a kernel thread) is "(its name)"."""
+        where = self._paths.get(pid, f"/proc/{pid}")
+        args = ""
+        data = _read_file(f"{where}/cmdline", whole=True)
+        if data:
+            args = fields.joined_nul_text(data)
+        if not args:
+            status = _read_file(f"{where}/status")
+            if status is None:
+                args = "<exiting>"
+            else:
+                name = fields.status_lines(status).get(b"Name", b"")
+                args = "(" + name.decode("utf-8", "surrogateescape") + ")"
+        label = f"{pid:06d} {args}"
+        first, space, rest = label.partition(" ")
+        return f"{first}{space}{rest.split(' ', 1)[0]}", args
+
+    def instance_labels(self, indom: InDom, inst: int, name: str) -> Mapping[str, Any] | None:
+        return {"pid": inst} if indom is self.processes else None
+
+    def _pids(self) -> list[int]:
+        """The processes this fetch reads: the instances its profile asks for."""
+        return self._profiled(self.processes)
+
+    def _file(self, pid: int, name: str, whole: bool = False) -> bytes | None:
+        """/proc/PID/NAME, read at most once per fetch; None if it cannot be read."""
+        key = (pid, name)
+        data = self._files.get(key, b"")
+        if data == b"" and key not in self._files:
+            where = self._paths.get(pid, f"/proc/{pid}")
+            data = self._files[key] = _read_file(f"{where}/{name}", whole)
+        return data
+
+    def _cluster(self, cluster: int) -> tuple[frozenset[str], dict[str, Any] | None]:
+        """The metrics of CLUSTER this fetch asks for, and the values to give when this
+        client may not read processes (None when it may)."""
+        wanted = CLUSTERS[cluster] & self._wanted
+        if self._access:
+            return wanted, None
+        return wanted, {name: _PERMISSION for name in wanted}
+
+    # -- cluster 8: /proc/PID/stat (and wchan, environ, the command line) ------------
+
+    @refresh(8)
+    def _stat_cluster(self) -> dict[str, Any]:
+        wanted, refused = self._cluster(8)
+        values: dict[str, Any] = {}
+        if "proc.nprocs" in wanted:
+            self._refresh_indom(self.processes)
+            values["proc.nprocs"] = len(self.instances(self.processes))
+            wanted = wanted - {"proc.nprocs"}
+        if refused is not None:
+            return {**refused, **values}
+        if not wanted:
+            return values
+        pids = self._pids()
+        specs = [(name, *self._stat_specs[name]) for name in wanted if name in self._stat_specs]
+        columns: dict[str, dict[int, Any]] = {name: {} for name in wanted}
+        cmd = columns.get("proc.psinfo.cmd")
+        sname = columns.get("proc.psinfo.sname")
+        ttyname = columns.get("proc.psinfo.ttyname")
+        policy_s = columns.get("proc.psinfo.policy_s")
+        needs_stat = specs or cmd is not None or sname is not None or ttyname is not None
+        needs_stat = needs_stat or policy_s is not None
+        if needs_stat:
+            for pid in pids:
+                data = self._file(pid, "stat")
+                if data is None:
+                    continue
+                comm, rest = fields.split_stat(data)
+                try:
+                    for name, pos, convert in specs:
+                        value = convert(rest[pos])
+                        if value is not None:
+                            columns[name][pid] = value
+                    if cmd is not None:
+                        cmd[pid] = comm.decode("utf-8", "surrogateescape")
+                    if sname is not None:
+                        sname[pid] = rest[0].decode("ascii", "replace")
+                    if ttyname is not None:
+                        ttyname[pid] = self.ttys.name(int(rest[4]))
+                    if policy_s is not None:
+                        policy_s[pid] = fields.POLICY_NAMES.get(int(rest[38]), "?")
+                except (IndexError, ValueError):
+                    continue  # a short or damaged line: this process has no values
+        if "proc.psinfo.pid" in columns:
+            columns["proc.psinfo.pid"] = {pid: pid for pid in pids}
+        if "proc.psinfo.psargs" in columns:
+            mode = self._threads_mode()
+            known = self._names
+            columns["proc.psinfo.psargs"] = {
+                pid: known[pid, mode][1] for pid in pids if (pid, mode) in known
+            }
+        if "proc.psinfo.wchan_s" in columns:
+            wchan = columns["proc.psinfo.wchan_s"]
+            for pid in pids:
+                data = self._file(pid, "wchan")
+                if data is not None:
+                    wchan[pid] = data.split(b"\0", 1)[0].decode("utf-8", "replace")
+        if "proc.psinfo.environ" in columns:
+            environ = columns["proc.psinfo.environ"]
+            for pid in pids:
+                data = self._file(pid, "environ", whole=True)
+                environ[pid] = "" if data is None else fields.joined_nul_text(data)
+        values.update(columns)
+        return values
+
+    # -- cluster 9: /proc/PID/statm, and the maps -----------------------------------
+
+    @refresh(9)
+    def _statm_cluster(self) -> dict[str, Any]:
+        wanted, refused = self._cluster(9)
+        if refused is not None:
+            return refused
+        pids = self._pids()
+        specs = [
+            (name, fields.STATM_FIELDS[name]) for name in wanted if name in fields.STATM_FIELDS
+        ]
+        columns: dict[str, dict[int, Any]] = {name: {} for name in wanted}
+        kb = self.pagesize // 1024
+        if specs:
+            for pid in pids:
+                data = self._file(pid, "statm")
+                if data is None:
+                    continue
+                words = data.split()
+                try:
+                    for name, pos in specs:
+                        columns[name][pid] = (int(words[pos]) * kb) & 0xFFFFFFFF
+                except (IndexError, ValueError):
+                    continue
+        if "proc.memory.maps" in columns:
+            maps = columns["proc.memory.maps"]
+            for pid in pids:
+                data = self._file(pid, "maps", whole=True)
+                maps[pid] = "" if data is None else data.decode("utf-8", "surrogateescape")
+        return columns
+
+    # -- cluster 10: the controls ------------------------------------------------------
+
+    @metric("proc.control.all.threads", U32)
+    def all_threads(self) -> int:
+        return self.threads
+
+    @metric("proc.control.perclient.threads", U32)
+    def client_threads(self) -> int:
+        return self._threads_mode()
+
+    @all_threads.store
+    def _store_all_threads(self, value: int) -> None:
+        if not self._access:
+            raise PMError(PM_ERR_PERMISSION)
+        if value not in (0, 1):
+            raise PMError(PM_ERR_BADSTORE)
+        self.threads = value
+
+    @client_threads.store
+    def _store_client_threads(self, value: int) -> None:
+        if not self.clients.known(self._context):
+            raise PMError(PM_ERR_NOCONTEXT)
+        if value not in (0, 1):
+            raise PMError(PM_ERR_BADSTORE)
+        self._client_threads[self._context] = value
+
+    # -- cluster 11: cgroups; 12: security labels ------------------------------------
+
+    @refresh(11)
+    def _cgroup_cluster(self) -> dict[str, Any]:
+        _, refused = self._cluster(11)
+        if refused is not None:
+            return refused
+        cgroups: dict[int, str] = {}
+        container: dict[int, str] = {}
+        for pid in self._pids():
+            data = self._file(pid, "cgroup")
+            if data is not None:
+                cgroups[pid], container[pid] = fields.cgroup_text(data)
+        return {"proc.psinfo.cgroups": cgroups, "proc.id.container": container}
+
+    @refresh(12)
+    def _label_cluster(self) -> dict[str, Any]:
+        _, refused = self._cluster(12)
+        if refused is not None:
+            return refused
+        labels = {}
+        for pid in self._pids():
+            data = self._file(pid, "attr/current")
+            if data:  # (no security module: EINVAL, so no value)
+                labels[pid] = data.rstrip(b"\n\0").decode("utf-8", "surrogateescape")
+        return {"proc.psinfo.labels": labels}
+
+    # -- cluster 13: the run queue, counted over every process ------------------------
+
+    @refresh(13)
+    def _runq_cluster(self) -> dict[str, Any]:
+        self._refresh_indom(self.processes)
+        counts = dict.fromkeys(
+            (
+                "runnable",
+                "blocked",
+                "sleeping",
+                "stopped",
+                "swapped",
+                "defunct",
+                "unknown",
+                "kernel",
+            ),
+            0,
+        )
+        for pid in self.instances(self.processes):
+            data = self._file(pid, "stat")
+            if data is None:
+                counts["unknown"] += 1
+                continue
+            _, rest = fields.split_stat(data)
+            try:
+                state, vsize = rest[0], int(rest[20])
+            except (IndexError, ValueError):
+                counts["unknown"] += 1
+                continue
+            if state == b"Z":
+                counts["defunct"] += 1
+            elif vsize == 0:
+                counts["swapped"] += 1
+            else:
+                counts[_RUNQ_STATES.get(state, "unknown")] += 1
+        return {f"proc.runq.{state}": count for state, count in counts.items()}
+
+    # -- cluster 24: /proc/PID/status ---------------------------------------------------
+
+    @refresh(24)
+    def _status_cluster(self) -> dict[str, Any]:
+        wanted, refused = self._cluster(24)
+        if refused is not None:
+            return refused
+        columns: dict[str, dict[int, Any]] = {name: {} for name in wanted}
+        numbers = [(n, *fields.STATUS_NUMBERS[n]) for n in wanted if n in fields.STATUS_NUMBERS]
+        for name in wanted:  # a user or group name needs its id
+            if name in fields.STATUS_NAMES:
+                ident = fields.STATUS_NAMES[name][0]
+                numbers.append((ident, *fields.STATUS_NUMBERS[ident]))
+        optional = [
+            (n, fields.STATUS_OPTIONAL_NUMBERS[n])
+            for n in wanted
+            if n in fields.STATUS_OPTIONAL_NUMBERS
+        ]
+        texts = [(n, fields.STATUS_TEXTS[n]) for n in wanted if n in fields.STATUS_TEXTS]
+        real = "proc.memory.vmreal" in wanted
+        nonlib = "proc.memory.vmnonlib" in wanted
+        ids: dict[str, dict[int, int]] = {n: {} for n, _, _ in numbers}
+        for pid in self._pids():
+            data = self._file(pid, "status")
+            if data is None:
+                continue
+            lines = fields.status_lines(data)
+            try:
+                for name, key, pos in numbers:
+                    line = lines.get(key)
+                    ids[name][pid] = int(line.split()[pos]) & 0xFFFFFFFF if line else 0
+                for name, key in optional:
+                    line = lines.get(key)
+                    if line is not None:
+                        columns[name][pid] = int(line.split()[0]) & 0xFFFFFFFF
+                for name, key in texts:
+                    line = lines.get(key)
+                    if line is not None:
+                        columns[name][pid] = line.decode("utf-8", "surrogateescape")
+                if real or nonlib:
+                    rss = _kb(lines.get(b"VmRSS")) + _kb(lines.get(b"VmSwap"))
+                    if real:
+                        columns["proc.memory.vmreal"][pid] = rss
+                    if nonlib:
+                        columns["proc.memory.vmnonlib"][pid] = max(
+                            rss - _kb(lines.get(b"VmLib")), 0
+                        )
+            except (IndexError, ValueError):
+                continue
+        for name in wanted:
+            if name in ids:
+                columns[name] = ids[name]
+            elif name in fields.STATUS_NAMES:
+                ident, table = fields.STATUS_NAMES[name]
+                lookup = self._user_name if table == "user" else self._group_name
+                columns[name] = {pid: lookup(i) for pid, i in ids[ident].items()}
+        for name, _ in optional:  # a line no process has: pmdaproc's PM_ERR_APPVERSION
+            if not columns[name] and self._pids():
+                columns[name] = _APPVERSION  # type: ignore[assignment]
+        return columns
+
+    def _user_name(self, uid: int) -> str:
+        name = self._user_names.get(uid)
+        if name is None:
+            try:
+                name = pwd.getpwuid(uid).pw_name
+            except KeyError:
+                name = ""
+            self._user_names[uid] = name
+        return name
+
+    def _group_name(self, gid: int) -> str:
+        name = self._group_names.get(gid)
+        if name is None:
+            try:
+                name = grp.getgrgid(gid).gr_name
+            except KeyError:
+                name = ""
+            self._group_names[gid] = name
+        return name
+
+    # -- clusters 31, 32, 33: schedstat, io, smaps_rollup -------------------------------
+
+    def _keyed_cluster(
+        self, cluster: int, file: str, table: Mapping[str, Any], parse: Callable[[bytes], Any]
+    ) -> dict[str, Any]:
+        wanted, refused = self._cluster(cluster)
+        if refused is not None:
+            return refused
+        specs = [(name, table[name]) for name in wanted]
+        columns: dict[str, dict[int, Any]] = {name: {} for name in wanted}
+        for pid in self._pids():
+            data = self._file(pid, file)
+            if data is None:
+                continue
+            try:
+                parsed = parse(data)
+                for name, key in specs:
+                    columns[name][pid] = parsed[key]
+            except (IndexError, KeyError, ValueError):
+                continue
+        return columns
+
+    @refresh(31)
+    def _schedstat_cluster(self) -> dict[str, Any]:
+        return self._keyed_cluster(
+            31, "schedstat", fields.SCHEDSTAT_FIELDS, lambda data: [int(w) for w in data.split()]
+        )
+
+    @refresh(32)
+    def _io_cluster(self) -> dict[str, Any]:
+        return self._keyed_cluster(32, "io", fields.IO_FIELDS, fields.keyed_numbers)
+
+    @refresh(33)
+    def _smaps_cluster(self) -> dict[str, Any]:
+        return self._keyed_cluster(33, "smaps_rollup", fields.SMAPS_FIELDS, fields.keyed_numbers)
+
+    # -- clusters 51, 62, 69, 72, 74: fds, oom score, exe, cwd, autogroup ---------------
+
+    @refresh(51)
+    def _fd_cluster(self) -> dict[str, Any]:
+        _, refused = self._cluster(51)
+        if refused is not None:
+            return refused
+        counts = {}
+        for pid in self._pids():
+            try:
+                counts[pid] = len(os.listdir(f"{self._paths.get(pid, f'/proc/{pid}')}/fd"))
+            except OSError:
+                continue
+        return {"proc.fd.count": counts}
+
+    @refresh(62)
+    def _oom_cluster(self) -> dict[str, Any]:
+        _, refused = self._cluster(62)
+        if refused is not None:
+            return refused
+        scores = {}
+        for pid in self._pids():
+            data = self._file(pid, "oom_score")
+            if data is not None and data.strip().isdigit():
+                scores[pid] = int(data) & 0xFFFFFFFF
+        return {"proc.psinfo.oom_score": scores}
+
+    def _link_cluster(self, cluster: int, link: str, name: str) -> dict[str, Any]:
+        _, refused = self._cluster(cluster)
+        if refused is not None:
+            return refused
+        targets = {}
+        for pid in self._pids():
+            try:
+                targets[pid] = os.readlink(f"{self._paths.get(pid, f'/proc/{pid}')}/{link}")
+            except OSError:
+                targets[pid] = ""
+        return {name: targets}
+
+    @refresh(69)
+    def _exe_cluster(self) -> dict[str, Any]:
+        return self._link_cluster(69, "exe", "proc.psinfo.exe")
+
+    @refresh(72)
+    def _cwd_cluster(self) -> dict[str, Any]:
+        return self._link_cluster(72, "cwd", "proc.psinfo.cwd")
+
+    @refresh(74)
+    def _autogroup_cluster(self) -> dict[str, Any]:
+        wanted, refused = self._cluster(74)
+        values: dict[str, Any] = {}
+        enabled = _read_file("/proc/sys/kernel/sched_autogroup_enabled")
+        on = enabled is not None and enabled.strip() == b"1"
+        if "proc.autogroup.enabled" in wanted and enabled is not None and enabled.strip().isdigit():
+            values["proc.autogroup.enabled"] = int(enabled)
+        if refused is not None:
+            refused.pop("proc.autogroup.enabled", None)
+            return {**refused, **values}
+        ids, nices = {}, {}
+        if on:
+            for pid in self._pids():
+                data = self._file(pid, "autogroup")
+                if data is None:
+                    continue
+                ident, nice = _autogroup(data)
+                ids[pid], nices[pid] = ident & 0xFFFFFFFF, nice
+        values["proc.autogroup.id"] = ids
+        values["proc.autogroup.nice"] = nices
+        return values
+
+
+#: /proc/PID/stat states and the run queue count they go in (Z and vsize 0 aside).
+_RUNQ_STATES = {
+    b"R": "runnable",
+    b"S": "sleeping",
+    b"t": "stopped",
+    b"T": "stopped",
+    b"D": "blocked",
+    b"P": "blocked",
+}
+
+
+def _autogroup(data: bytes) -> tuple[int, int]:
+    """(id, nice) of "/autogroup-ID nice N", read as sscanf would: what is missing is 0."""
+    words = data.split()
+    ident = nice = 0
+    if words and words[0].startswith(b"/autogroup-") and words[0][11:].isdigit():
+        ident = int(words[0][11:])
+        if len(words) > 2 and words[1] == b"nice":
+            try:
+                nice = int(words[2])
+            except ValueError:
+                nice = 0
+    return ident, nice
+
+
+def _kb(line: bytes | None) -> int:
+    """The number of a status "VmXxx:   123 kB" line; 0 if the kernel printed none."""
+    if not line:
+        return 0
+    return int(line.split()[0])
+
+
+def _read_file(path: str, whole: bool = False) -> bytes | None:
+    """PATH's bytes (to the end if WHOLE, else its first 16 KiB); None if unreadable."""
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except OSError:
+        return None
+    try:
+        data = os.read(fd, 16384)
+        if whole and len(data) == 16384:
+            parts = [data]
+            while chunk := os.read(fd, 65536):
+                parts.append(chunk)
+            data = b"".join(parts)
+        return data
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+
+
+__all__ = ["CLUSTERS", "Proc"]

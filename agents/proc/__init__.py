@@ -15,6 +15,7 @@ docs/proc-agent-notes.md says where we differ from pmdaproc and why.
 
 from __future__ import annotations
 
+import dataclasses
 import grp
 import os
 import pwd
@@ -27,19 +28,20 @@ from pmapi.errors import (  # type: ignore[attr-defined]
     PM_ERR_APPVERSION,
     PM_ERR_BADSTORE,
     PM_ERR_NOCONTEXT,
+    PM_ERR_NOTCONN,
     PM_ERR_PERMISSION,
     PMError,
 )
 from pmapi.pdu.records import ErrorPDU, FetchPDU, InstanceReqPDU, ResultPDU
 from pmapi.values import Result
-from pmda import U32, Agent, InDom, Metric, metric, refresh
+from pmda import STRING, U32, Agent, InDom, Metric, metric, refresh
 
 from . import fields
 from .catalog import DOMAIN, METRICS, PROCS
 from .creds import CredentialError, ThreadCredentials
 
-_CONTROL = frozenset({"proc.control.all.threads", "proc.control.perclient.threads"})
-_NOT_TABLE = _CONTROL | {"proc.control.perclient.cgroups"}
+#: The controls, which have fetch and store methods of their own.
+_NOT_TABLE = frozenset(name for name, cluster, *_ in METRICS if cluster == 10)
 _PERMISSION = PMError(PM_ERR_PERMISSION)
 _APPVERSION = PMError(PM_ERR_APPVERSION)
 
@@ -83,6 +85,7 @@ class Proc(Agent):
         self.all_access = bool(os.environ.get("PROC_ACCESS"))
         self.threads = 1 if os.environ.get("PROC_THREADS") else 0  # proc.control.all.threads
         self._client_threads: dict[int, int] = {}  # proc.control.perclient.threads by context
+        self._client_cgroups: dict[int, str] = {}  # proc.control.perclient.cgroups by context
         self._access = True  # whether the request being answered may read processes
         self._wanted: frozenset[str] = frozenset()
         self._files: dict[tuple[int, str], bytes | None] = {}  # this fetch's reads
@@ -96,6 +99,9 @@ class Proc(Agent):
 
     def handle(self, pdu: Any) -> Any:
         if type(pdu) not in (FetchPDU, InstanceReqPDU, ResultPDU):
+            if type(pdu) is ErrorPDU and pdu.code == PM_ERR_NOTCONN:  # that client has gone
+                self._client_threads.pop(pdu.sender, None)
+                self._client_cgroups.pop(pdu.sender, None)
             return super().handle(pdu)
         client = self.clients.client(getattr(pdu, "sender", 0))
         access = self.all_access or client.authenticated
@@ -106,6 +112,8 @@ class Proc(Agent):
         ):
             return ErrorPDU(PM_ERR_PERMISSION)
         self._access = access
+        if type(pdu) is InstanceReqPDU and pdu.name is not None and pdu.name.isdigit():
+            pdu = dataclasses.replace(pdu, name=f"{int(pdu.name):06d}")  # "1" is "000001"
         if not access or self.all_access or client.uid is None or client.gid is None:
             return super().handle(pdu)
         try:
@@ -141,6 +149,10 @@ class Proc(Agent):
         them; None when the list has not changed since the last time."""
         mode = self._threads_mode()
         ids = sorted(psutil.pids())
+        cgroup = self._client_cgroups.get(self._context)
+        if cgroup:
+            members = fields.cgroup_members(cgroup, threads=bool(mode))
+            ids = [pid for pid in ids if pid in members]
         paths = {pid: f"/proc/{pid}" for pid in ids}
         if mode:
             for pid in ids:
@@ -151,12 +163,12 @@ class Proc(Agent):
                 for task in tasks:
                     if task.isdigit() and int(task) != pid:
                         paths[int(task)] = f"/proc/{pid}/task/{task}"
-            ids = sorted(paths)
+            ids = sorted(paths if not cgroup else (p for p in paths if p in members))
         self._paths = paths
         names = self._names
         for gone in [key for key in names if key[1] == mode and key[0] not in paths]:
             del names[gone]
-        key_ids = [ids, mode]
+        key_ids = [ids, mode, cgroup]
         if key_ids == self._last_ids:
             return None
         self._last_ids = key_ids
@@ -333,6 +345,18 @@ class Proc(Agent):
         if value not in (0, 1):
             raise PMError(PM_ERR_BADSTORE)
         self._client_threads[self._context] = value
+
+    @metric("proc.control.perclient.cgroups", STRING)
+    def client_cgroups(self) -> str:
+        return self._client_cgroups.get(self._context, "")
+
+    @client_cgroups.store
+    def _store_client_cgroups(self, value: str) -> None:
+        if not self.clients.known(self._context):
+            raise PMError(PM_ERR_NOCONTEXT)
+        if not value:
+            raise PMError(PM_ERR_BADSTORE)
+        self._client_cgroups[self._context] = value
 
     # -- cluster 11: cgroups; 12: security labels ------------------------------------
 

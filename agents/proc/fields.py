@@ -267,6 +267,31 @@ def joined_nul_text(data: bytes) -> str:
     return data.rstrip(b"\0").replace(b"\0", b" ").decode("utf-8", "surrogateescape")
 
 
+def cgroup_members(cgroup: str, threads: bool = False) -> set[int]:
+    """The pids (or with THREADS the thread ids) in CGROUP, a path below the cgroup
+    version 2 mount (or, without one, below the first version 1 hierarchy): what
+    proc.control.perclient.cgroups restricts a client's processes to.  Nothing if
+    the cgroup cannot be read, as in pmdaproc."""
+    mounts = _read_text("/proc/self/mounts")
+    roots = [line.split()[1] for line in mounts.splitlines() if line.split()[2:3] == ["cgroup2"]]
+    files = ["cgroup.threads" if threads else "cgroup.procs"]
+    if not roots:
+        roots = [line.split()[1] for line in mounts.splitlines() if line.split()[2:3] == ["cgroup"]]
+        files = ["tasks" if threads else "cgroup.procs"]
+    for root in roots[:1]:
+        text = _read_text(f"{root}/{cgroup.strip('/')}/{files[0]}")
+        return {int(word) for word in text.split() if word.isdigit()}
+    return set()
+
+
+def _read_text(path: str) -> str:
+    try:
+        with open(path, "rb") as f:
+            return f.read().decode("utf-8", "replace")
+    except OSError:
+        return ""
+
+
 class TtyNames:
     """Controlling-terminal names by device number, as pmdaproc finds them: the ranges
     of /proc/tty/drivers first, then the character devices of /dev/pts and /dev."""

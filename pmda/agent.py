@@ -24,6 +24,7 @@ from pmapi.errors import (  # type: ignore[attr-defined]
     PM_ERR_AGAIN,
     PM_ERR_INDOM,
     PM_ERR_INST,
+    PM_ERR_IPC,
     PM_ERR_NAME,
     PM_ERR_NOTCONN,
     PM_ERR_PMID,
@@ -114,6 +115,9 @@ class Agent:
     domain: ClassVar[int] = 0
     #: ask pmcd for each client's uid, gid, pid and container (PDU_FLAG_AUTH|CONTAINER)
     wants_credentials: ClassVar[bool] = False
+    #: Whether it answers pmcd's namespace requests (for a dynamic subtree of pmcd's
+    #: namespace) from its own namespace.
+    dynamic_pmns: ClassVar[bool] = False
     labels: ClassVar[Mapping[str, Any]] = {}
     cluster_labels: ClassVar[Mapping[int, Mapping[str, Any]]] = {}
     metrics: ClassVar[Iterable[Metric]] = ()
@@ -622,10 +626,33 @@ class Agent:
             )
         return (LabelSet.from_dict(labels, level),) if labels else ()
 
-    def _on_pmns(self, pdu: Any) -> None:
-        # no dynamic namespace: pmcd's PMNS has every name, so these find nothing,
-        # failing as libpcp_pmda's defaults do (a PMID's names: PM_ERR_PMID)
-        raise PMError(PM_ERR_PMID if isinstance(pdu, PMNSIdsPDU) else PM_ERR_NAME)
+    def _on_pmns(self, pdu: Any) -> Any:
+        """A namespace request, which pmcd sends for names below a dynamic subtree root
+        of its namespace (PCP's installed namespace has "proc.psinfo 3:*:*", say).
+
+        An agent with `dynamic_pmns` answers from its own namespace, as pmdaTreePMID,
+        pmdaTreeName and pmdaTreeChildren do; any other fails as libpcp_pmda's
+        defaults do (a PMID's names: PM_ERR_PMID, anything else PM_ERR_NAME).
+        """
+        if not self.dynamic_pmns:
+            raise PMError(PM_ERR_PMID if isinstance(pdu, PMNSIdsPDU) else PM_ERR_NAME)
+        pmns = self.pmns
+        if isinstance(pdu, PMNSIdsPDU):  # the names of one PMID
+            if len(pdu.pmids) != 1:
+                raise PMError(PM_ERR_IPC)
+            return PMNSNamesPDU(tuple(pmns.names(pdu.pmids[0])))
+        if isinstance(pdu, PMNSNamesPDU):  # the PMID of one name (a leaf's only)
+            if len(pdu.names) != 1:
+                raise PMError(PM_ERR_IPC)
+            try:
+                return PMNSIdsPDU(0, (pmns.lookup(pdu.names[0]),))
+            except PMError:
+                raise PMError(PM_ERR_NAME) from None
+        if isinstance(pdu, PMNSChildPDU):  # the children of a name, relative
+            kids = pmns.children(pdu.name)
+            names = tuple(name for name, _ in kids)
+            return PMNSNamesPDU(names, tuple(s for _, s in kids) if pdu.subtype == 1 else None)
+        return PMNSNamesPDU(tuple(pmns.traverse(pdu.name)))  # every leaf at or below
 
 
 def _load_pmns(path: Path, symbols: Mapping[str, int]) -> PMNS:

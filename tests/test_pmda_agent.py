@@ -509,6 +509,37 @@ def test_namespace_requests_fail_as_libpcp_pmda_defaults_do(simple):
     assert simple.handle(PMNSIdsPDU(0, (NUMFETCH,))) == ErrorPDU(PM_ERR_PMID)
 
 
+def test_an_agent_with_a_dynamic_namespace_answers_from_its_own(tmp_path):
+    """As pmdaTreePMID, pmdaTreeName and pmdaTreeChildren: what pmcd asks when its own
+    namespace has a dynamic subtree root for the agent (PCP's has "proc.psinfo 3:*:*")."""
+    from pmapi.pdu.records import PMNSChildPDU, PMNSTraversePDU
+
+    class Dynamic(Table):
+        dynamic_pmns = True
+
+    (tmp_path / "pmns").write_text(
+        "table {\n load TABLE:0:0\n cpu\n gone TABLE:0:2\n fails TABLE:1:0\n}\n"
+        "table.cpu {\n user TABLE:0:1\n}\n"
+    )
+    agent = Dynamic(pmns_path=tmp_path / "pmns", help_path=tmp_path / "nohelp")
+    user = pmID_build(250, 0, 1)
+    assert agent.handle(PMNSNamesPDU(("table.cpu.user",))) == PMNSIdsPDU(0, (user,))
+    assert agent.handle(PMNSNamesPDU(("table.cpu",))) == ErrorPDU(PM_ERR_NAME)  # not a leaf
+    assert agent.handle(PMNSNamesPDU(("table.nosuch",))) == ErrorPDU(PM_ERR_NAME)
+    assert agent.handle(PMNSIdsPDU(0, (user,))) == PMNSNamesPDU(("table.cpu.user",))
+    assert agent.handle(PMNSIdsPDU(0, (pmID_build(250, 9, 9),))) == ErrorPDU(PM_ERR_PMID)
+    assert agent.handle(PMNSChildPDU("table", 1)) == PMNSNamesPDU(
+        ("load", "cpu", "gone", "fails"), (0, 1, 0, 0)
+    )
+    assert agent.handle(PMNSChildPDU("table.cpu", 0)) == PMNSNamesPDU(("user",))
+    assert agent.handle(PMNSChildPDU("table.load", 0)) == PMNSNamesPDU(())  # a leaf
+    assert agent.handle(PMNSTraversePDU("table")) == PMNSNamesPDU(
+        ("table.load", "table.cpu.user", "table.gone", "table.fails")
+    )
+    assert agent.handle(PMNSTraversePDU("table.gone")) == PMNSNamesPDU(("table.gone",))
+    assert agent.handle(PMNSTraversePDU("nosuch")) == ErrorPDU(PM_ERR_NAME)
+
+
 def test_a_reset_connection_ends_the_loop_quietly(simple):
     """pmcd and dbpmda close agent sockets with a reset; that is the end, not a crash."""
 

@@ -64,6 +64,7 @@ class Proc(Agent):
 
     name, domain = "proc", DOMAIN
     wants_credentials = True
+    dynamic_pmns = True  # PCP's namespace has proc.psinfo and the rest as 3:*:*
     processes = PROCESSES
     metrics = tuple(
         Metric(name, type_, sem, units, indom=None if indom is None else PROCESSES)
@@ -594,9 +595,8 @@ class Proc(Agent):
         on = enabled is not None and enabled.strip() == b"1"
         if "proc.autogroup.enabled" in wanted and enabled is not None and enabled.strip().isdigit():
             values["proc.autogroup.enabled"] = int(enabled)
-        if refused is not None:
-            refused.pop("proc.autogroup.enabled", None)
-            return {**refused, **values}
+        if refused is not None:  # (pmdaproc refuses even the machine-wide enabled)
+            return refused
         ids, nices = {}, {}
         if on:
             for pid in self._pids():

@@ -107,13 +107,16 @@ def running_pmcd(
             proc.wait()
 
 
-def timed_fetch_seconds(port: int, names: Sequence[str], number: int) -> float:
-    """Median seconds per pmFetch of NAMES from the pmcd on PORT, through PCP's bindings."""
+def timed_fetch_seconds(
+    port: int, names: Sequence[str], number: int, host: str | None = None
+) -> float:
+    """Median seconds per pmFetch of NAMES from the pmcd on PORT (or at HOST, a host
+    spec such as unix:PATH), through PCP's bindings."""
     python = system_python()
     if python is None:
         raise RuntimeError("PCP's Python bindings (python3-pcp) are not installed")
     out = subprocess.run(
-        [python, "-c", _TIMED_FETCH, f"localhost:{port}", str(number), *names],
+        [python, "-c", _TIMED_FETCH, host or f"localhost:{port}", str(number), *names],
         capture_output=True,
         text=True,
     )

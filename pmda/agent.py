@@ -201,6 +201,7 @@ class Agent:
     def set_instances(self, indom: InDom, instances: Iterable[str] | Mapping[int, str]) -> None:
         """Replace the instances of (dynamic) INDOM."""
         self._instances[indom] = instance_map(instances)
+        self._fetch_insts.pop(indom, None)  # the profile's choice among them, made again
 
     def instances(self, indom: InDom) -> dict[int, str]:
         """The current {inst: name} of INDOM."""
@@ -326,6 +327,12 @@ class Agent:
                 return (inst in entry.insts) != (entry.state == PM_PROFILE_INCLUDE)
         return profile.state == PM_PROFILE_INCLUDE
 
+    def profiled(self, indom: InDom) -> list[int]:
+        """INDOM's instances the current fetch's instance profile asks for (worked out
+        once per fetch, and again whenever INDOM's instances change): the processes an
+        agent reads in a refresh, say, when a client asks for only a few."""
+        return self._profiled(indom)
+
     def _profiled(self, indom: InDom) -> list[int]:
         """INDOM's instances that pmcd's profile asks for, worked out once per fetch."""
         insts = self._fetch_insts.get(indom)
@@ -380,6 +387,7 @@ class Agent:
     def fetch(self, pmids: Iterable[int]) -> Result:
         """One value set per PMID, as pmdaFetch builds them."""
         pmids = tuple(pmids)
+        self._fetch_insts = {}  # (what the last fetch's profile chose is not this one's)
         self.on_fetch()
         plan = self.fetch_plan(pmids)
         for indom in plan.indoms:

@@ -540,6 +540,37 @@ def test_an_agent_with_a_dynamic_namespace_answers_from_its_own(tmp_path):
     assert agent.handle(PMNSTraversePDU("nosuch")) == ErrorPDU(PM_ERR_NAME)
 
 
+def test_a_refresh_sees_the_instances_of_this_fetch_not_the_last(tmp_path):
+    """profiled() in a refresh gave the instance list the previous fetch's value sets had
+    worked out (the per-fetch cache was cleared only after the refreshes), so a process
+    started since the last fetch was missing from the next one (found with pcp's tools
+    against the proc agent)."""
+
+    class Growing(Agent):
+        name, domain = "growing", 250
+        things = InDom(0)
+        metrics = (Metric("growing.value", U32, indom=things),)
+
+        def __init__(self, *args, **kwargs):
+            super().__init__(*args, **kwargs)
+            self.now: dict[int, str] = {0: "a"}
+
+        @things.refresh
+        def _things(self):
+            return dict(self.now)
+
+        @refresh(0)
+        def _values(self):
+            return {"growing.value": {inst: inst * 10 for inst in self.profiled(self.things)}}
+
+    (tmp_path / "pmns").write_text("growing {\n value GROWING:0:0\n}\n")
+    agent = Growing(pmns_path=tmp_path / "pmns", help_path=tmp_path / "nohelp")
+    pmid = pmID_build(250, 0, 0)
+    assert values(agent, pmid) == [{0: 0}]
+    agent.now = {0: "a", 1: "b"}
+    assert values(agent, pmid) == [{0: 0, 1: 10}]  # before: [{0: 0}]
+
+
 def test_a_reset_connection_ends_the_loop_quietly(simple):
     """pmcd and dbpmda close agent sockets with a reset; that is the end, not a crash."""
 

@@ -37,11 +37,17 @@ from pmapi.values import Result
 from pmda import STRING, U32, Agent, InDom, Metric, metric, refresh
 
 from . import fields
-from .catalog import DOMAIN, METRICS, PROCS
+from .catalog import DOMAIN, HOT_CLUSTERS, HOT_METRICS, HOTPROCS, METRICS, PROCS
 from .creds import CredentialError, ThreadCredentials
+from .hotproc import PredicateError
+from .hotsampler import HotSampler
 
 #: The controls, which have fetch and store methods of their own.
-_NOT_TABLE = frozenset(name for name, cluster, *_ in METRICS if cluster == 10)
+_NOT_TABLE = frozenset(
+    name
+    for name, cluster, item, *_ in (*METRICS, *HOT_METRICS)
+    if cluster == 10 or (cluster == 60 and item in (1, 8, 9, 10))
+)
 _PERMISSION = PMError(PM_ERR_PERMISSION)
 _APPVERSION = PMError(PM_ERR_APPVERSION)
 
@@ -55,8 +61,9 @@ def _by_cluster() -> dict[int, frozenset[str]]:
 
 #: The metric names of each cluster.
 CLUSTERS = _by_cluster()
-#: The processes (pmdaproc's PROC_INDOM).
+#: The processes (pmdaproc's PROC_INDOM), and the hot ones (HOTPROC_INDOM).
 PROCESSES = InDom(PROCS)
+HOT = InDom(HOTPROCS)
 
 
 class Proc(Agent):
@@ -65,10 +72,10 @@ class Proc(Agent):
     name, domain = "proc", DOMAIN
     wants_credentials = True
     dynamic_pmns = True  # PCP's namespace has proc.psinfo and the rest as 3:*:*
-    processes = PROCESSES
+    processes, hotprocs = PROCESSES, HOT
     metrics = tuple(
-        Metric(name, type_, sem, units, indom=None if indom is None else PROCESSES)
-        for name, _, _, type_, indom, sem, units in METRICS
+        Metric(name, type_, sem, units, indom={None: None, PROCS: PROCESSES, HOTPROCS: HOT}[indom])
+        for name, _, _, type_, indom, sem, units in (*METRICS, *HOT_METRICS)
         if name not in _NOT_TABLE
     )
 
@@ -88,6 +95,8 @@ class Proc(Agent):
         self._client_threads: dict[int, int] = {}  # proc.control.perclient.threads by context
         self._client_cgroups: dict[int, str] = {}  # proc.control.perclient.cgroups by context
         self._access = True  # whether the request being answered may read processes
+        self._view = PROCESSES  # the processes a cluster reads: all of them, or the hot ones
+        self.hot = HotSampler(self.log, self.hz, self.pagesize)  # hotproc's timer
         self._wanted: frozenset[str] = frozenset()
         self._files: dict[tuple[int, str], bytes | None] = {}  # this fetch's reads
         self._names: dict[tuple[int, int], tuple[str, str]] = {}  # (pid, mode) -> name, psargs
@@ -109,7 +118,7 @@ class Proc(Agent):
         if (
             not access
             and type(pdu) is InstanceReqPDU
-            and pdu.indom == self.indom_id(self.processes)
+            and pdu.indom in (self.indom_id(self.processes), self.indom_id(self.hotprocs))
         ):
             return ErrorPDU(PM_ERR_PERMISSION)
         self._access = access
@@ -186,11 +195,11 @@ class Proc(Agent):
         word; a process without a command line (a kernel thread) is "(its name)"."""
         where = self._paths.get(pid, f"/proc/{pid}")
         args = ""
-        data = _read_file(f"{where}/cmdline", whole=True)
+        data = fields.read_file(f"{where}/cmdline", whole=True)
         if data:
             args = fields.joined_nul_text(data)
         if not args:
-            status = _read_file(f"{where}/status")
+            status = fields.read_file(f"{where}/status")
             if status is None:
                 args = "<exiting>"
             else:
@@ -201,11 +210,11 @@ class Proc(Agent):
         return f"{first}{space}{rest.split(' ', 1)[0]}", args
 
     def instance_labels(self, indom: InDom, inst: int, name: str) -> Mapping[str, Any] | None:
-        return {"pid": inst} if indom is self.processes else None
+        return {"pid": inst} if indom is self.processes or indom is self.hotprocs else None
 
     def _pids(self) -> list[int]:
         """The processes this fetch reads: the instances its profile asks for."""
-        return self._profiled(self.processes)
+        return self.profiled(self._view)
 
     def _file(self, pid: int, name: str, whole: bool = False) -> bytes | None:
         """/proc/PID/NAME, read at most once per fetch; None if it cannot be read."""
@@ -213,7 +222,7 @@ class Proc(Agent):
         data = self._files.get(key, b"")
         if data == b"" and key not in self._files:
             where = self._paths.get(pid, f"/proc/{pid}")
-            data = self._files[key] = _read_file(f"{where}/{name}", whole)
+            data = self._files[key] = fields.read_file(f"{where}/{name}", whole)
         return data
 
     def _cluster(self, cluster: int) -> tuple[frozenset[str], dict[str, Any] | None]:
@@ -231,8 +240,8 @@ class Proc(Agent):
         wanted, refused = self._cluster(8)
         values: dict[str, Any] = {}
         if "proc.nprocs" in wanted:
-            self._refresh_indom(self.processes)
-            values["proc.nprocs"] = len(self.instances(self.processes))
+            self._refresh_indom(self._view)
+            values["proc.nprocs"] = len(self.instances(self._view))
             wanted = wanted - {"proc.nprocs"}
         if refused is not None:
             return {**refused, **values}
@@ -271,7 +280,7 @@ class Proc(Agent):
         if "proc.psinfo.pid" in columns:
             columns["proc.psinfo.pid"] = {pid: pid for pid in pids}
         if "proc.psinfo.psargs" in columns:
-            mode = self._threads_mode()
+            mode = 0 if self._view is self.hotprocs else self._threads_mode()
             known = self._names
             columns["proc.psinfo.psargs"] = {
                 pid: known[pid, mode][1] for pid in pids if (pid, mode) in known
@@ -591,7 +600,7 @@ class Proc(Agent):
     def _autogroup_cluster(self) -> dict[str, Any]:
         wanted, refused = self._cluster(74)
         values: dict[str, Any] = {}
-        enabled = _read_file("/proc/sys/kernel/sched_autogroup_enabled")
+        enabled = fields.read_file("/proc/sys/kernel/sched_autogroup_enabled")
         on = enabled is not None and enabled.strip() == b"1"
         if "proc.autogroup.enabled" in wanted and enabled is not None and enabled.strip().isdigit():
             values["proc.autogroup.enabled"] = int(enabled)
@@ -608,6 +617,202 @@ class Proc(Agent):
         values["proc.autogroup.id"] = ids
         values["proc.autogroup.nice"] = nices
         return values
+
+    # -- hotproc: its controls, its timer's outcome, its processes ---------------------
+
+    def start(self) -> None:
+        """Start, reading hotproc.conf as pmdaproc does ($PCP_PMDAS_DIR/proc/)."""
+        super().start()
+        self.hot.load_file(_hotproc_conf())
+
+    def stop(self) -> None:
+        self.hot.stop()
+        super().stop()
+
+    def _root_only(self) -> None:
+        if self.client.uid != 0:
+            raise PMError(PM_ERR_PERMISSION)
+
+    @metric("hotproc.control.refresh", U32)
+    def hot_refresh(self) -> int:
+        return self.hot.refresh
+
+    @hot_refresh.store
+    def _store_hot_refresh(self, value: int) -> None:
+        self._root_only()
+        self.hot.store_refresh(value)
+
+    @metric("hotproc.control.config", STRING)
+    def hot_config(self) -> str:
+        return self.hot.config_text
+
+    @hot_config.store
+    def _store_hot_config(self, value: str) -> None:
+        self._root_only()
+        try:
+            self.hot.store_config(value)
+        except PredicateError as exc:
+            self.log.error("%s: hotproc config refused: %s", self.name, exc)
+            raise PMError(PM_ERR_BADSTORE) from None
+
+    @metric("hotproc.control.config_gen", U32)
+    def hot_config_gen(self) -> int:
+        return self.hot.config_gen
+
+    @metric("hotproc.control.reload_config", U32)
+    def hot_reload(self) -> int:
+        return 0
+
+    @hot_reload.store
+    def _store_hot_reload(self, value: int) -> None:
+        self._root_only()
+        self.hot.load_file(_hotproc_conf())
+
+    @refresh(60)
+    def _hot_totals(self) -> dict[str, Any]:
+        totals = self.hot.outcome.totals
+        return {
+            "hotproc.total.cpuidle": totals.cpuidle,
+            "hotproc.total.cpuburn": totals.cpuburn,
+            "hotproc.total.cpuother.transient": totals.transient,
+            "hotproc.total.cpuother.not_cpuburn": totals.not_cpuburn,
+            "hotproc.total.cpuother.total": totals.other_total,
+            "hotproc.total.cpuother.percent": totals.other_percent,
+        }
+
+    @refresh(61)
+    def _hot_predicate(self) -> dict[str, Any]:
+        hot = self.hot.outcome.hot
+        pids = [pid for pid in self.profiled(self.hotprocs) if pid in hot]
+        return {
+            f"hotproc.predicate.{leaf}": {pid: value(hot[pid]) for pid in pids}
+            for leaf, value in _PREDICATE_VALUES.items()
+        }
+
+    @hotprocs.refresh
+    def _hot_instances(self) -> dict[int, str]:
+        """The hot processes of the last pass that are still there (with threads on,
+        and their threads), named as in the process instance domain."""
+        instances: dict[int, str] = {}
+        threads = self._threads_mode()
+        for pid in sorted(self.hot.outcome.hot):
+            name = self._names.get((pid, 0))
+            if name is None:
+                if not os.path.exists(f"/proc/{pid}"):
+                    continue
+                name = self._names[pid, 0] = self._name_of(pid)
+            instances[pid] = name[0]
+            if threads:
+                try:
+                    tasks = os.listdir(f"/proc/{pid}/task")
+                except OSError:
+                    continue
+                for task in tasks:
+                    if task.isdigit() and int(task) != pid:
+                        instances[int(task)] = f"{int(task):06d} {name[0].split(' ', 1)[1]}"
+        return dict(sorted(instances.items()))
+
+    # -- hotproc.*: the same clusters over the hot processes ----------------------------
+
+    def _as_hot(self, cluster: int) -> dict[str, Any]:
+        """proc.* CLUSTER's refresh over the hot processes, for its hotproc.* names."""
+        wanted = self._wanted
+        self._wanted = frozenset(name[3:] for name in wanted if name.startswith("hotproc."))
+        self._view = self.hotprocs
+        try:
+            values = _PROC_REFRESH[cluster](self)
+        finally:
+            self._wanted, self._view = wanted, self.processes
+        return {"hot" + name: value for name, value in values.items()}
+
+    @refresh(HOT_CLUSTERS[8])
+    def _hot_stat(self) -> dict[str, Any]:
+        return self._as_hot(8)
+
+    @refresh(HOT_CLUSTERS[9])
+    def _hot_statm(self) -> dict[str, Any]:
+        return self._as_hot(9)
+
+    @refresh(HOT_CLUSTERS[11])
+    def _hot_cgroup(self) -> dict[str, Any]:
+        return self._as_hot(11)
+
+    @refresh(HOT_CLUSTERS[12])
+    def _hot_label(self) -> dict[str, Any]:
+        return self._as_hot(12)
+
+    @refresh(HOT_CLUSTERS[24])
+    def _hot_status(self) -> dict[str, Any]:
+        return self._as_hot(24)
+
+    @refresh(HOT_CLUSTERS[31])
+    def _hot_schedstat(self) -> dict[str, Any]:
+        return self._as_hot(31)
+
+    @refresh(HOT_CLUSTERS[32])
+    def _hot_io(self) -> dict[str, Any]:
+        return self._as_hot(32)
+
+    @refresh(HOT_CLUSTERS[33])
+    def _hot_smaps(self) -> dict[str, Any]:
+        return self._as_hot(33)
+
+    @refresh(HOT_CLUSTERS[51])
+    def _hot_fd(self) -> dict[str, Any]:
+        return self._as_hot(51)
+
+    @refresh(HOT_CLUSTERS[62])
+    def _hot_oom(self) -> dict[str, Any]:
+        return self._as_hot(62)
+
+    @refresh(HOT_CLUSTERS[69])
+    def _hot_exe(self) -> dict[str, Any]:
+        return self._as_hot(69)
+
+    @refresh(HOT_CLUSTERS[72])
+    def _hot_cwd(self) -> dict[str, Any]:
+        return self._as_hot(72)
+
+    @refresh(HOT_CLUSTERS[74])
+    def _hot_autogroup(self) -> dict[str, Any]:
+        return self._as_hot(74)
+
+
+#: Each proc.* cluster's refresh method, which its hotproc.* cluster reuses.
+_PROC_REFRESH: dict[int, Callable[[Proc], dict[str, Any]]] = {
+    8: Proc._stat_cluster,
+    9: Proc._statm_cluster,
+    11: Proc._cgroup_cluster,
+    12: Proc._label_cluster,
+    24: Proc._status_cluster,
+    31: Proc._schedstat_cluster,
+    32: Proc._io_cluster,
+    33: Proc._smaps_cluster,
+    51: Proc._fd_cluster,
+    62: Proc._oom_cluster,
+    69: Proc._exe_cluster,
+    72: Proc._cwd_cluster,
+    74: Proc._autogroup_cluster,
+}
+assert set(_PROC_REFRESH) == set(HOT_CLUSTERS)
+
+#: hotproc.predicate.* from a hot process's values (virtualsize and residentsize are U32).
+_PREDICATE_VALUES: dict[str, Callable[[Any], Any]] = {
+    "ctxswitch": lambda d: d.ctxswitch,
+    "virtualsize": lambda d: d.virtualsize & 0xFFFFFFFF,
+    "residentsize": lambda d: d.residentsize & 0xFFFFFFFF,
+    "iodemand": lambda d: d.iodemand,
+    "iowait": lambda d: d.iowait,
+    "schedwait": lambda d: d.schedwait,
+    "cpuburn": lambda d: d.cpuburn,
+}
+
+
+def _hotproc_conf() -> str:
+    """Where pmdaproc reads its hotproc configuration."""
+    return os.path.join(
+        os.environ.get("PCP_PMDAS_DIR", "/var/lib/pcp/pmdas"), "proc", "hotproc.conf"
+    )
 
 
 #: /proc/PID/stat states and the run queue count they go in (Z and vsize 0 aside).
@@ -640,26 +845,6 @@ def _kb(line: bytes | None) -> int:
     if not line:
         return 0
     return int(line.split()[0])
-
-
-def _read_file(path: str, whole: bool = False) -> bytes | None:
-    """PATH's bytes (to the end if WHOLE, else its first 16 KiB); None if unreadable."""
-    try:
-        fd = os.open(path, os.O_RDONLY)
-    except OSError:
-        return None
-    try:
-        data = os.read(fd, 16384)
-        if whole and len(data) == 16384:
-            parts = [data]
-            while chunk := os.read(fd, 65536):
-                parts.append(chunk)
-            data = b"".join(parts)
-        return data
-    except OSError:
-        return None
-    finally:
-        os.close(fd)
 
 
 __all__ = ["CLUSTERS", "Proc"]

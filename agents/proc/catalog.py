@@ -189,3 +189,50 @@ METRICS: tuple[tuple[str, int, int, PMType, int | None, PMSem, Units], ...] = (
     ("proc.control.perclient.threads", 10, 2, U32, None, INSTANT, NONE),
     ("proc.control.perclient.cgroups", 10, 3, STRING, None, INSTANT, NONE),
 )
+
+#: The serial of pmdaproc's HOTPROC_INDOM: the processes the hotproc predicate selects.
+HOTPROCS = 39
+#: proc.* cluster -> the hotproc.* cluster holding the same metrics over the hot processes.
+HOT_CLUSTERS = {8: 52, 9: 53, 11: 54, 12: 55, 24: 56, 31: 57, 32: 58, 33: 34, 51: 59, 62: 63,
+                69: 71, 72: 73, 74: 75}  # fmt: skip
+FLOAT = PMType.PM_TYPE_FLOAT
+COUNT_PER_SEC = Units(dimTime=-1, dimCount=1, scaleTime=Time.PM_TIME_SEC)
+KBYTE_PER_SEC = Units(
+    dimSpace=1, dimTime=-1, scaleSpace=Space.PM_SPACE_KBYTE, scaleTime=Time.PM_TIME_SEC
+)
+
+#: hotproc.* as pmdaproc 6.0.3 exports it: every per-process proc.* metric (and
+#: proc.nprocs, proc.autogroup.enabled) again over the hot processes, then the controls,
+#: the totals and the predicate's inputs per hot process.
+HOT_METRICS: tuple[tuple[str, int, int, PMType, int | None, PMSem, Units], ...] = (
+    *(
+        (
+            "hot" + name,
+            HOT_CLUSTERS[cluster],
+            item,
+            type_,
+            None if indom is None else HOTPROCS,
+            sem,
+            units,
+        )
+        for name, cluster, item, type_, indom, sem, units in METRICS
+        if cluster in HOT_CLUSTERS
+    ),
+    ("hotproc.control.refresh", 60, 1, U32, None, INSTANT, NONE),
+    ("hotproc.control.config", 60, 8, STRING, None, INSTANT, NONE),
+    ("hotproc.control.config_gen", 60, 9, U32, None, INSTANT, NONE),
+    ("hotproc.control.reload_config", 60, 10, U32, None, INSTANT, NONE),
+    ("hotproc.total.cpuidle", 60, 2, FLOAT, None, INSTANT, NONE),
+    ("hotproc.total.cpuburn", 60, 3, FLOAT, None, INSTANT, NONE),
+    ("hotproc.total.cpuother.transient", 60, 4, FLOAT, None, INSTANT, NONE),
+    ("hotproc.total.cpuother.not_cpuburn", 60, 5, FLOAT, None, INSTANT, NONE),
+    ("hotproc.total.cpuother.total", 60, 6, FLOAT, None, INSTANT, NONE),
+    ("hotproc.total.cpuother.percent", 60, 7, FLOAT, None, INSTANT, NONE),
+    ("hotproc.predicate.ctxswitch", 61, 1, FLOAT, HOTPROCS, INSTANT, COUNT_PER_SEC),
+    ("hotproc.predicate.virtualsize", 61, 2, U32, HOTPROCS, INSTANT, KBYTE),
+    ("hotproc.predicate.residentsize", 61, 3, U32, HOTPROCS, INSTANT, KBYTE),
+    ("hotproc.predicate.iodemand", 61, 4, FLOAT, HOTPROCS, INSTANT, KBYTE_PER_SEC),
+    ("hotproc.predicate.iowait", 61, 5, FLOAT, HOTPROCS, INSTANT, NONE),
+    ("hotproc.predicate.schedwait", 61, 6, FLOAT, HOTPROCS, INSTANT, NONE),
+    ("hotproc.predicate.cpuburn", 61, 7, FLOAT, HOTPROCS, INSTANT, NONE),
+)

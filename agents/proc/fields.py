@@ -267,6 +267,26 @@ def joined_nul_text(data: bytes) -> str:
     return data.rstrip(b"\0").replace(b"\0", b" ").decode("utf-8", "surrogateescape")
 
 
+def read_file(path: str, whole: bool = False) -> bytes | None:
+    """PATH's bytes (to the end if WHOLE, else its first 16 KiB); None if unreadable."""
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except OSError:
+        return None
+    try:
+        data = os.read(fd, 16384)
+        if whole and len(data) == 16384:
+            parts = [data]
+            while chunk := os.read(fd, 65536):
+                parts.append(chunk)
+            data = b"".join(parts)
+        return data
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+
+
 def cgroup_members(cgroup: str, threads: bool = False) -> set[int]:
     """The pids (or with THREADS the thread ids) in CGROUP, a path below the cgroup
     version 2 mount (or, without one, below the first version 1 hierarchy): what

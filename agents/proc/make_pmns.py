@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from .catalog import METRICS
+from .catalog import HOT_METRICS, METRICS
 
 PMNS_PATH = Path(__file__).resolve().parents[2] / "pmns" / "proc"
 
@@ -13,7 +13,7 @@ PMNS_PATH = Path(__file__).resolve().parents[2] / "pmns" / "proc"
 def render() -> str:
     """The namespace in pmns(5) format, one block per non-leaf name, in PMID order."""
     children: dict[str, list[str]] = {}
-    pmids = {name: f"PROC:{cluster}:{item}" for name, cluster, item, *_ in METRICS}
+    pmids = {name: f"PROC:{cluster}:{item}" for name, cluster, item, *_ in (*METRICS, *HOT_METRICS)}
     for name in pmids:
         parts = name.split(".")
         for depth in range(1, len(parts)):

@@ -10,9 +10,11 @@ deliberately differ from pmdaproc 6.0.3 are listed in DIFFERENT, each with why
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
 import time
@@ -95,18 +97,20 @@ def sleepers() -> Iterator[dict[str, int]]:
     path = {"PATH": "/usr/sbin:/usr/bin:/sbin:/bin"}
     if shutil.which("runuser", path=path["PATH"]) is None:
         pytest.skip("no runuser here (util-linux) to start a process as nobody")
-    procs = {
-        "root": subprocess.Popen(["sleep", "3600.5"], env={"PROC_TEST": "root", **path}),
-        "nobody": subprocess.Popen(
-            ["runuser", "-u", "nobody", "--", "sleep", "3600.25"],
-            env={"PROC_TEST": "nobody", **path},
-        ),
-    }
+    started: list[subprocess.Popen] = []
+    pids: dict[str, int] = {}
     try:
-        pids = {"root": procs["root"].pid}
+        started.append(subprocess.Popen(["sleep", "3600.5"], env={"PROC_TEST": "root", **path}))
+        pids["root"] = started[-1].pid
+        started.append(
+            subprocess.Popen(
+                ["runuser", "-u", "nobody", "--", "sleep", "3600.25"],
+                env={"PROC_TEST": "nobody", **path},
+            )
+        )
         deadline = time.monotonic() + 10
         while "nobody" not in pids and time.monotonic() < deadline:
-            for child in _children(procs["nobody"].pid):  # runuser's sleep
+            for child in _children(started[-1].pid):  # runuser's sleep
                 pids["nobody"] = child
             time.sleep(0.05)
         if "nobody" not in pids:
@@ -114,7 +118,10 @@ def sleepers() -> Iterator[dict[str, int]]:
         time.sleep(0.2)  # both asleep in nanosleep
         yield pids
     finally:
-        for proc in procs.values():
+        if "nobody" in pids:  # (killing runuser leaves its child running)
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pids["nobody"], signal.SIGKILL)
+        for proc in started:
             proc.kill()
             proc.wait()
 
@@ -186,9 +193,9 @@ def _of(values: dict[str, str], pid: int) -> str | None:
 
 @pytest.mark.interop
 def test_the_same_names_and_descriptors(pmcds) -> None:
-    ours = _pminfo(pmcds["ours"], "-m", "-d", "proc").stdout
-    theirs = _pminfo(pmcds["theirs"], "-m", "-d", "proc").stdout
-    assert ours.count("PMID:") == 153
+    ours = _pminfo(pmcds["ours"], "-m", "-d", "proc", "hotproc").stdout
+    theirs = _pminfo(pmcds["theirs"], "-m", "-d", "proc", "hotproc").stdout
+    assert ours.count("PMID:") == 153 + 159
     assert sorted(ours.split("\n\n")) == sorted(theirs.split("\n\n"))
 
 
@@ -281,3 +288,43 @@ def test_over_tcp_the_same_refusals(pmcds) -> None:
             text=True,
         )
         assert "No permission" in probe.stdout + probe.stderr, side
+
+
+def _store(pmcd: RunningPMCD, name: str, value: str) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        ["pmstore", "-h", _socket(pmcd), name, value],
+        env=pmcd.env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+
+
+@pytest.mark.interop
+def test_hotproc_selects_the_same_processes(pmcds, sleepers) -> None:
+    """The same predicate stored in both: the same echo, the same refusal of a bad one,
+    and (after a pass of each timer) the test's sleeping processes hot in both."""
+    config = 'fname == "sleep" && psargs ~ /3600\\.[25]/'
+    for side, pmcd in pmcds.items():
+        assert _store(pmcd, "hotproc.control.refresh", "1").returncode == 0, side
+        assert _store(pmcd, "hotproc.control.config", config).returncode == 0, side
+        bad = _store(pmcd, "hotproc.control.config", "uid >")
+        assert "Bad input to pmstore" in bad.stdout + bad.stderr, side
+    hot = {}
+    for side, pmcd in pmcds.items():
+        deadline = time.monotonic() + 20
+        while time.monotonic() < deadline:  # until a timer pass has run
+            found = _values(_pminfo(pmcd, "-f", "hotproc.psinfo.pid").stdout)
+            names = found.get("hotproc.psinfo.pid")
+            if isinstance(names, dict) and names:
+                break
+            time.sleep(0.2)
+        hot[side] = _values(
+            _pminfo(pmcd, "-f", "hotproc.psinfo.psargs", "hotproc.control.config").stdout
+        )
+        _store(pmcd, "hotproc.control.config", "")
+    assert hot["ours"]["hotproc.control.config"] == hot["theirs"]["hotproc.control.config"]
+    for side, values in hot.items():
+        psargs = values["hotproc.psinfo.psargs"]
+        assert isinstance(psargs, dict), f"{side}: {psargs}"
+        assert sorted(psargs.values()) == ['"sleep 3600.25"', '"sleep 3600.5"'], side

@@ -235,3 +235,18 @@ def test_the_controls_store_as_pmdaprocs_do(proc: Proc) -> None:
     assert thread.native_id not in theirs["proc.psinfo.pid"]  # that one does not
     proc.handle(ErrorPDU(PM_ERR_NOTCONN, None, ROOT_CTX))  # that client has gone
     assert proc._client_threads == {}
+
+
+def test_the_namespace_file_and_help_cover_the_catalogue() -> None:
+    """pmns/proc is what make_pmns writes; help/proc has an entry for every metric."""
+    from pathlib import Path
+
+    from pmapi.helptext import parse_help
+    from purepcp_agents.proc import make_pmns
+    from purepcp_agents.proc.catalog import HOT_METRICS
+
+    root = Path(__file__).resolve().parents[1]
+    assert (root / "pmns" / "proc").read_text() == make_pmns.render()
+    helped = {entry.key for entry in parse_help((root / "help" / "proc").read_text())}
+    names = {m[0] for m in (*METRICS, *HOT_METRICS)}
+    assert names <= helped and helped - names == {"PROC.9", "PROC.39"}

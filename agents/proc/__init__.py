@@ -66,6 +66,16 @@ PROCESSES = InDom(PROCS)
 HOT = InDom(HOTPROCS)
 
 
+def _hot_refresh(cluster: int) -> Callable[[Any], dict[str, Any]]:
+    """The refresh method of hotproc's copy of proc.* CLUSTER."""
+
+    def method(self: Any) -> dict[str, Any]:
+        return self._as_hot(cluster)
+
+    method.__name__ = f"_hot_{cluster}"
+    return refresh(HOT_CLUSTERS[cluster])(method)
+
+
 class Proc(Agent):
     """PCP's proc agent on this framework (see the module docstring)."""
 
@@ -725,57 +735,9 @@ class Proc(Agent):
             self._wanted, self._view = wanted, self.processes
         return {"hot" + name: value for name, value in values.items()}
 
-    @refresh(HOT_CLUSTERS[8])
-    def _hot_stat(self) -> dict[str, Any]:
-        return self._as_hot(8)
-
-    @refresh(HOT_CLUSTERS[9])
-    def _hot_statm(self) -> dict[str, Any]:
-        return self._as_hot(9)
-
-    @refresh(HOT_CLUSTERS[11])
-    def _hot_cgroup(self) -> dict[str, Any]:
-        return self._as_hot(11)
-
-    @refresh(HOT_CLUSTERS[12])
-    def _hot_label(self) -> dict[str, Any]:
-        return self._as_hot(12)
-
-    @refresh(HOT_CLUSTERS[24])
-    def _hot_status(self) -> dict[str, Any]:
-        return self._as_hot(24)
-
-    @refresh(HOT_CLUSTERS[31])
-    def _hot_schedstat(self) -> dict[str, Any]:
-        return self._as_hot(31)
-
-    @refresh(HOT_CLUSTERS[32])
-    def _hot_io(self) -> dict[str, Any]:
-        return self._as_hot(32)
-
-    @refresh(HOT_CLUSTERS[33])
-    def _hot_smaps(self) -> dict[str, Any]:
-        return self._as_hot(33)
-
-    @refresh(HOT_CLUSTERS[51])
-    def _hot_fd(self) -> dict[str, Any]:
-        return self._as_hot(51)
-
-    @refresh(HOT_CLUSTERS[62])
-    def _hot_oom(self) -> dict[str, Any]:
-        return self._as_hot(62)
-
-    @refresh(HOT_CLUSTERS[69])
-    def _hot_exe(self) -> dict[str, Any]:
-        return self._as_hot(69)
-
-    @refresh(HOT_CLUSTERS[72])
-    def _hot_cwd(self) -> dict[str, Any]:
-        return self._as_hot(72)
-
-    @refresh(HOT_CLUSTERS[74])
-    def _hot_autogroup(self) -> dict[str, Any]:
-        return self._as_hot(74)
+    _hot_8, _hot_9, _hot_11, _hot_12 = (_hot_refresh(c) for c in (8, 9, 11, 12))
+    _hot_24, _hot_31, _hot_32, _hot_33 = (_hot_refresh(c) for c in (24, 31, 32, 33))
+    _hot_51, _hot_62, _hot_69, _hot_72, _hot_74 = (_hot_refresh(c) for c in (51, 62, 69, 72, 74))
 
 
 #: Each proc.* cluster's refresh method, which its hotproc.* cluster reuses.

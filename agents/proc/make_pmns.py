@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
+
+from pmda import pmnsfile
 
 from .catalog import HOT_METRICS, METRICS
 
@@ -11,26 +12,13 @@ PMNS_PATH = Path(__file__).resolve().parents[2] / "pmns" / "proc"
 
 
 def render() -> str:
-    """The namespace in pmns(5) format, one block per non-leaf name, in PMID order."""
-    children: dict[str, list[str]] = {}
-    pmids = {name: f"PROC:{cluster}:{item}" for name, cluster, item, *_ in (*METRICS, *HOT_METRICS)}
-    for name in pmids:
-        parts = name.split(".")
-        for depth in range(1, len(parts)):
-            below = children.setdefault(".".join(parts[:depth]), [])
-            if parts[depth] not in below:
-                below.append(parts[depth])
-    blocks = [
-        "/*\n * Namespace of the proc agent (domain PROC, 3 by default).\n"
-        " * Generated from agents/proc/catalog.py by agents/proc/make_pmns.py.\n */\n"
-    ]
-    for parent, below in children.items():
-        lines = (f"    {child}\t{pmids.get(f'{parent}.{child}', '')}".rstrip() for child in below)
-        blocks.append(f"{parent} {{\n" + "\n".join(lines) + "\n}\n")
-    return "\n".join(blocks)
+    """The namespace in pmns(5) format, one block per non-leaf name, in pmdaproc's order."""
+    return pmnsfile.render(
+        ((name, f"PROC:{cluster}:{item}") for name, cluster, item, *_ in (*METRICS, *HOT_METRICS)),
+        "Namespace of the proc agent (domain PROC, 3 by default).\n"
+        "Generated from agents/proc/catalog.py by agents/proc/make_pmns.py.",
+    )
 
 
 if __name__ == "__main__":
-    part = PMNS_PATH.with_name(f".{PMNS_PATH.name}.{os.getpid()}")
-    part.write_text(render())
-    part.replace(PMNS_PATH)  # whole, so an agent starting meanwhile never reads half of it
+    pmnsfile.write(PMNS_PATH, render())

@@ -44,6 +44,8 @@ from pmapi.pdu.records import AttrPDU, Cred, CredsPDU, ErrorPDU
 from pmda.agent import Agent
 from pmda.clients import CREDENTIAL_FLAGS
 
+from .metadata import MetadataCache
+
 log = logging.getLogger("pmcd")
 
 
@@ -82,6 +84,8 @@ class Channel:
         self.attrs_sent: dict[int, int] = {}
         #: why the channel failed, for the log ("" while it has not)
         self.failure = ""
+        #: the agent's descriptors, help and labels as it gave them (pmcd.metadata)
+        self.metadata = MetadataCache()
         self._died = trio.Event()
 
     def mark_dead(self, why: str = "pmcd closed its channel") -> None:

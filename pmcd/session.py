@@ -35,7 +35,13 @@ from pmapi.errors import (  # type: ignore[attr-defined]
     PMError,
 )
 from pmapi.ids import PM_ID_NULL, is_dynamic_root, pmID_cluster, pmID_domain, pmInDom_domain
-from pmapi.labels import PM_LABEL_CLUSTER, PM_LABEL_CONTEXT, PM_LABEL_DOMAIN, PM_LABEL_ITEM
+from pmapi.labels import (
+    PM_LABEL_CLUSTER,
+    PM_LABEL_CONTEXT,
+    PM_LABEL_DOMAIN,
+    PM_LABEL_INSTANCES,
+    PM_LABEL_ITEM,
+)
 from pmapi.pdu.codec import PDUError, decode, encode
 from pmapi.pdu.constants import CLIENT_PDU_CEILING, PM_TEXT_PMID, Attr, PDUFlag
 from pmapi.pdu.framer import PDUFramer
@@ -70,6 +76,7 @@ from pmapi.values import Result, Timestamp, ValueSet
 
 from .access import PmcdOp
 from .channels import Channel, InProcessChannel, Profile
+from .metadata import MetadataCache
 
 #: What this pmcd announces in its greeting: descriptors, high-resolution results,
 #: labels, containers (PCP's pmcd also offers AUTH, SASL, which we do not speak).
@@ -410,9 +417,21 @@ class Session:
             raise PMError(PM_ERR_IPC)
         return reply
 
+    def _metadata(self, domain: int) -> MetadataCache | None:
+        """DOMAIN's metadata cache, if this client may be answered from it (one that
+        names a container may get answers for that container alone)."""
+        if Attr.PCP_ATTR_CONTAINER in self.attributes:
+            return None
+        channel = self.channels.get(domain)
+        return channel.metadata if channel is not None and channel.alive else None
+
     async def _desc(self, pdu: DescReqPDU) -> Any:
-        ask = DescReqPDU(pdu.pmid, self.slot)
-        return await self._ask(pmID_domain(pdu.pmid), ask, DescPDU, PM_ERR_PMID)
+        domain = pmID_domain(pdu.pmid)
+        cache = self._metadata(domain)
+        if cache is not None and (known := cache.descs.get(pdu.pmid)) is not None:
+            return known
+        reply = await self._ask(domain, DescReqPDU(pdu.pmid, self.slot), DescPDU, PM_ERR_PMID)
+        return reply if cache is None else cache.keep(cache.descs, pdu.pmid, reply)
 
     async def _descs(self, pdu: DescIdsPDU) -> Any:
         descs = []
@@ -434,7 +453,12 @@ class Session:
 
     async def _text(self, pdu: TextReqPDU) -> Any:
         domain = pmID_domain(pdu.ident) if pdu.type & PM_TEXT_PMID else pmInDom_domain(pdu.ident)
-        return await self._ask(domain, _resend(pdu, self.slot), TextPDU, PM_ERR_PMID)
+        cache = self._metadata(domain)
+        key = (pdu.ident, pdu.type)
+        if cache is not None and (known := cache.texts.get(key)) is not None:
+            return known
+        reply = await self._ask(domain, _resend(pdu, self.slot), TextPDU, PM_ERR_PMID)
+        return reply if cache is None else cache.keep(cache.texts, key, reply)
 
     async def _label(self, pdu: LabelReqPDU) -> Any:
         level = pdu.type & 0x3F
@@ -446,7 +470,14 @@ class Session:
             domain, unknown = pmID_domain(pdu.ident), PM_ERR_PMID
         else:
             domain, unknown = pmInDom_domain(pdu.ident), PM_ERR_INDOM
+        # instance labels follow the instances and the client's profile: never kept
+        cache = None if level == PM_LABEL_INSTANCES else self._metadata(domain)
+        key = (pdu.ident, pdu.type)
+        if cache is not None and (known := cache.labels.get(key)) is not None:
+            return LabelPDU(pdu.ident, pdu.type, known)
         reply = await self._ask(domain, _resend(pdu, self.slot), LabelPDU, unknown)
+        if cache is not None:
+            cache.keep(cache.labels, key, reply.sets)
         return LabelPDU(pdu.ident, pdu.type, reply.sets)
 
     # -- fetch and store, across agents ----------------------------------------------------
@@ -521,6 +552,7 @@ class Session:
             raise PMError(PM_ERR_IPC)
         changes = reply.result.timestamp.sec & 0xFF  # pmdaExtSetFlags' news rides here
         if changes:
+            channel.metadata.changed(changes)
             self.mark_changes(changes)
         return reply.result.vsets
 

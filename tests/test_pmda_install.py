@@ -335,7 +335,8 @@ def test_removing_an_unknown_agent_is_an_error_and_changes_nothing(tmp_path, wha
     done = made.pmda("remove", what)
     assert (done.returncode, done.stdout) == (1, "")
     assert done.stderr == (
-        f"pmda: no agent {what!r} in {made.conf} (agents there: pmcd, trivial, simple, linux, proc)\n"
+        f"pmda: no agent {what!r} in {made.conf} "
+        "(agents there: pmcd, trivial, simple, linux, proc)\n"
     )
     assert made.files() == before
 

@@ -16,9 +16,7 @@ docs/proc-agent-notes.md says where we differ from pmdaproc and why.
 from __future__ import annotations
 
 import dataclasses
-import grp
 import os
-import pwd
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
@@ -112,8 +110,6 @@ class Proc(Agent):
         self._names: dict[tuple[int, int], tuple[str, str]] = {}  # (pid, mode) -> name, psargs
         self._paths: dict[int, str] = {}  # instance -> its /proc directory
         self._last_ids: list[int] | None = None
-        self._user_names: dict[int, str] = {}
-        self._group_names: dict[int, str] = {}
 
     # -- requests: access as pmdaproc grants it -------------------------------------
 
@@ -496,32 +492,12 @@ class Proc(Agent):
                 columns[name] = ids[name]
             elif name in fields.STATUS_NAMES:
                 ident, table = fields.STATUS_NAMES[name]
-                lookup = self._user_name if table == "user" else self._group_name
-                columns[name] = {pid: lookup(i) for pid, i in ids[ident].items()}
+                lookup = fields.user_name if table == "user" else fields.group_name
+                columns[name] = {pid: lookup(i) or "" for pid, i in ids[ident].items()}
         for name, _ in optional:  # a line no process has: pmdaproc's PM_ERR_APPVERSION
             if not columns[name] and self._pids():
                 columns[name] = _APPVERSION  # type: ignore[assignment]
         return columns
-
-    def _user_name(self, uid: int) -> str:
-        name = self._user_names.get(uid)
-        if name is None:
-            try:
-                name = pwd.getpwuid(uid).pw_name
-            except KeyError:
-                name = ""
-            self._user_names[uid] = name
-        return name
-
-    def _group_name(self, gid: int) -> str:
-        name = self._group_names.get(gid)
-        if name is None:
-            try:
-                name = grp.getgrgid(gid).gr_name
-            except KeyError:
-                name = ""
-            self._group_names[gid] = name
-        return name
 
     # -- clusters 31, 32, 33: schedstat, io, smaps_rollup -------------------------------
 

@@ -10,8 +10,11 @@ kernel field keeps its low 32 bits, as pmdaproc's C assignment does.
 
 from __future__ import annotations
 
+import grp
 import os
+import pwd
 from collections.abc import Callable
+from functools import lru_cache
 from typing import Any
 
 _LOW32 = 0xFFFFFFFF
@@ -285,6 +288,24 @@ def read_file(path: str, whole: bool = False) -> bytes | None:
         return None
     finally:
         os.close(fd)
+
+
+@lru_cache(maxsize=1 << 16)
+def user_name(uid: int) -> str | None:
+    """The name of user UID, None if it has none (kept, as pmdaproc keeps them)."""
+    try:
+        return pwd.getpwuid(uid).pw_name
+    except KeyError:
+        return None
+
+
+@lru_cache(maxsize=1 << 16)
+def group_name(gid: int) -> str | None:
+    """The name of group GID, None if it has none."""
+    try:
+        return grp.getgrgid(gid).gr_name
+    except KeyError:
+        return None
 
 
 def cgroup_members(cgroup: str, threads: bool = False) -> set[int]:

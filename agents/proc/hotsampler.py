@@ -17,7 +17,6 @@ import os
 import stat
 import threading
 import time
-from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import psutil
@@ -53,8 +52,6 @@ class HotSampler:
         self._readings: dict[int, hotproc.Reading] = {}
         self._last: tuple[float, int] | None = None  # (monotonic time, idle ticks)
         self._psargs: dict[tuple[int, int], str] = {}  # (pid, start) -> psargs
-        self._users: dict[int, str] = {}
-        self._groups: dict[int, str] = {}
 
     # -- configuration ------------------------------------------------------------------
 
@@ -164,8 +161,8 @@ class HotSampler:
                 hotproc.Candidate(
                     pid,
                     reading,
-                    hotproc.name_variable(_name(self._users, reading.uid, _user)),
-                    hotproc.name_variable(_name(self._groups, reading.gid, _group)),
+                    hotproc.name_variable(fields.user_name(reading.uid)),
+                    hotproc.name_variable(fields.group_name(reading.gid)),
                     hotproc.psargs_variable(pid, self._psargs_of(pid, reading)),
                 )
             )
@@ -198,29 +195,3 @@ class HotSampler:
             text = fields.joined_nul_text(data) if data else ""
             self._psargs[key] = text = text or f"({reading.comm})"
         return text
-
-
-def _user(uid: int) -> str | None:
-    import pwd
-
-    try:
-        return pwd.getpwuid(uid).pw_name
-    except KeyError:
-        return None
-
-
-def _group(gid: int) -> str | None:
-    import grp
-
-    try:
-        return grp.getgrgid(gid).gr_name
-    except KeyError:
-        return None
-
-
-def _name(
-    cache: dict[int, str | None], ident: int, look: Callable[[int], str | None]
-) -> str | None:
-    if ident not in cache:
-        cache[ident] = look(ident)
-    return cache[ident]

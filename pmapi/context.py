@@ -130,17 +130,28 @@ class _Operations:
 
     def lookup_names(self, names: Sequence[str]) -> list[int]:
         """pmLookupName: PMIDs of NAMES (PM_ID_NULL for unknown ones, unless only one)."""
-        dm = self.derived()
-        if dm is None:
-            return self._run(self._names_op(names))
-        known = [dm.pmid(name) for name in names]
-        rest = [name for name, pmid in zip(names, known, strict=True) if pmid is None]
-        if not rest:
-            return known  # type: ignore[return-value]
-        if len(names) == 1:
-            return self._run(self._names_op(names))
-        found = iter(self._real_lookup_names(rest))
-        return [pmid if pmid is not None else next(found) for pmid in known]
+        return self._run(self._lookup_op(names))
+
+    def _lookup_op(self, names: Sequence[str]) -> Generator:
+        """As libpcp looks names up: the namespace first, then derived metrics for the
+        names it lacks; so a lookup of real names never loads the derived definitions."""
+        unknown: PMError | None = None
+        try:
+            found = yield from self._names_op(names)
+        except PMError as exc:
+            if exc.code != PM_ERR_NAME or len(names) != 1:
+                raise
+            found, unknown = [PM_ID_NULL], exc
+        if PM_ID_NULL in found:
+            dm = self.derived()
+            if dm is not None:
+                found = [
+                    pmid if pmid != PM_ID_NULL else (dm.pmid(name) or PM_ID_NULL)
+                    for name, pmid in zip(names, found, strict=True)
+                ]
+            if unknown is not None and found[0] == PM_ID_NULL:
+                raise unknown  # the namespace's own answer for the one name asked
+        return list(found)
 
     def _real_lookup_names(self, names: Sequence[str]) -> list[int]:
         """pmLookupName of real metrics only, PM_ID_NULL for every unknown name."""
@@ -155,11 +166,7 @@ class _Operations:
 
     def lookup_name(self, name: str) -> int:
         """The PMID of NAME; PMError(PM_ERR_NAME) if there is none."""
-        dm = self.derived()
-        pmid = dm.pmid(name) if dm is not None else None
-        if pmid is not None:
-            return pmid
-        return self._run(_first(self._names_op([name])))
+        return self._run(_first(self._lookup_op([name])))
 
     def _names_op(self, names: Sequence[str]) -> Generator:
         if self.pmns is not None:

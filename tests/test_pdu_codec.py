@@ -400,3 +400,41 @@ def test_an_unencodable_value_is_named_by_its_own_pmid() -> None:
         encode_value_sets((*good[:2], bad, good[2]), RESULT_PREAMBLE)
     assert getattr(caught.value, "code", None) == PM_ERR_IPC
     assert "0x2222" in str(caught.value)
+
+
+def test_the_struct_coded_metadata_pdus_are_the_layouts_byte_for_byte():
+    """DESC_REQ, DESC, TEXT_REQ and LABEL_REQ are read and written with struct (the hot
+    metadata paths); the construct layouts in layouts.py remain the definition."""
+    import random
+
+    from pmapi.desc import Desc
+    from pmapi.pdu import layouts as L
+    from pmapi.pdu.constants import HEADER_SIZE
+    from pmapi.pdu.records import DescPDU, DescReqPDU, LabelReqPDU, TextReqPDU
+    from pmapi.units import Units
+
+    rng = random.Random(7)
+
+    def word() -> int:
+        return rng.choice((0, 1, 0xFFFFFFFF, 0x7FFFFFFF, rng.getrandbits(32)))
+
+    def signed() -> int:
+        return rng.choice((0, -1, -(1 << 31), (1 << 31) - 1, rng.getrandbits(31)))
+
+    def head(pdu, body: bytes) -> bytes:
+        return L.Header.build({"len": HEADER_SIZE + len(body), "type": pdu.TYPE, "from": 9}) + body
+
+    for _ in range(500):
+        req = DescReqPDU(word(), 9)
+        assert encode(req) == head(req, L.DescReq.build(dict(pmid=req.pmid)))
+        assert decode(encode(req)) == req
+        units = Units.unpack(word())
+        desc = DescPDU(Desc(word(), signed(), word(), signed(), units), 9)
+        body = dict(pmid=desc.desc.pmid, type=desc.desc.type, indom=desc.desc.indom,
+                    sem=desc.desc.sem, units=units.pack())  # fmt: skip
+        assert encode(desc) == head(desc, L.DescBody.build(body))
+        assert decode(encode(desc)) == desc
+        for kind, layout in ((TextReqPDU, L.TextReq), (LabelReqPDU, L.LabelReq)):
+            pdu = kind(word(), signed(), 9)
+            assert encode(pdu) == head(pdu, layout.build(dict(ident=pdu.ident, type=pdu.type)))
+            assert decode(encode(pdu)) == pdu

@@ -73,6 +73,14 @@ class PDUError(PMError):
 
 
 _INT = struct.Struct(">i")
+#: Fixed-size bodies of the metadata requests, read and written with struct (construct's
+#: layouts in layouts.py say the same; tests/test_pdu_codec.py holds them equal).
+_PMID = struct.Struct(">I")
+_DESC = struct.Struct(">IiIiI")  # pmid, type, indom, sem, units
+_IDENT_TYPE = struct.Struct(">Ii")  # TEXT_REQ and LABEL_REQ: ident, type
+_DESC_REQ_PDU = struct.Struct(">iiiI")
+_DESC_PDU = struct.Struct(">iiiIiIiI")
+_IDENT_TYPE_PDU = struct.Struct(">iiiIi")
 
 
 def _text(raw: bytes) -> str:
@@ -219,7 +227,7 @@ def _exact(frame: bytes, size: int) -> None:
 
 def _decode_desc_req(frame: bytes, sender: int) -> DescReqPDU:
     _exact(frame, 4)
-    return DescReqPDU(L.DescReq.parse(frame[HEADER_SIZE:]).pmid, sender)
+    return DescReqPDU(_PMID.unpack_from(frame, HEADER_SIZE)[0], sender)
 
 
 def _desc(body: Container) -> Desc:
@@ -228,7 +236,8 @@ def _desc(body: Container) -> Desc:
 
 def _decode_desc(frame: bytes, sender: int) -> DescPDU:
     _exact(frame, 20)
-    return DescPDU(_desc(L.DescBody.parse(frame[HEADER_SIZE:])), sender)
+    pmid, type_, indom, sem, units = _DESC.unpack_from(frame, HEADER_SIZE)
+    return DescPDU(Desc(pmid, type_, indom, sem, Units.unpack(units)), sender)
 
 
 def _decode_descs(frame: bytes, sender: int) -> DescsPDU:
@@ -293,8 +302,7 @@ def _decode_instance(frame: bytes, sender: int) -> InstancePDU:
 
 def _decode_text_req(frame: bytes, sender: int) -> TextReqPDU:
     _exact(frame, 8)
-    body = L.TextReq.parse(frame[HEADER_SIZE:])
-    return TextReqPDU(body.ident, body.type, sender)
+    return TextReqPDU(*_IDENT_TYPE.unpack_from(frame, HEADER_SIZE), sender)
 
 
 def _decode_text(frame: bytes, sender: int) -> TextPDU:
@@ -367,8 +375,7 @@ def _decode_attr(frame: bytes, sender: int) -> AttrPDU:
 
 def _decode_label_req(frame: bytes, sender: int) -> LabelReqPDU:
     _exact(frame, 8)
-    body = L.LabelReq.parse(frame[HEADER_SIZE:])
-    return LabelReqPDU(body.ident, body.type, sender)
+    return LabelReqPDU(*_IDENT_TYPE.unpack_from(frame, HEADER_SIZE), sender)
 
 
 def _decode_label(frame: bytes, sender: int) -> LabelPDU:
@@ -540,8 +547,17 @@ _ENCODERS: dict[type, Callable[[Any], bytes]] = {
     ProfilePDU: _encode_profile,
     FetchPDU: _encode_fetch,
     HighResFetchPDU: _encode_fetch,
-    DescReqPDU: lambda p: _frame(p.TYPE, p.sender, L.DescReq.build(dict(pmid=p.pmid))),
-    DescPDU: lambda p: _frame(p.TYPE, p.sender, L.DescBody.build(_desc_dict(p.desc))),
+    DescReqPDU: lambda p: _DESC_REQ_PDU.pack(_DESC_REQ_PDU.size, p.TYPE, p.sender, p.pmid),
+    DescPDU: lambda p: _DESC_PDU.pack(
+        _DESC_PDU.size,
+        p.TYPE,
+        p.sender,
+        p.desc.pmid,
+        p.desc.type,
+        p.desc.indom,
+        p.desc.sem,
+        p.desc.units.pack(),
+    ),
     DescIdsPDU: lambda p: _encode_id_list(p, -1),
     DescsPDU: lambda p: _frame(
         p.TYPE,
@@ -568,8 +584,8 @@ _ENCODERS: dict[type, Callable[[Any], bytes]] = {
             )
         ),
     ),
-    TextReqPDU: lambda p: _frame(
-        p.TYPE, p.sender, L.TextReq.build(dict(ident=p.ident, type=p.type))
+    TextReqPDU: lambda p: _IDENT_TYPE_PDU.pack(
+        _IDENT_TYPE_PDU.size, p.TYPE, p.sender, p.ident, p.type
     ),
     TextPDU: lambda p: _frame(
         p.TYPE,
@@ -590,8 +606,8 @@ _ENCODERS: dict[type, Callable[[Any], bytes]] = {
         p.TYPE, p.sender, L.NameReq.build(dict(subtype=p.subtype, **_named(_raw(p.name))))
     ),
     AttrPDU: lambda p: _frame(p.TYPE, p.sender, L.Attr.build(dict(attr=p.attr, value=p.value))),
-    LabelReqPDU: lambda p: _frame(
-        p.TYPE, p.sender, L.LabelReq.build(dict(ident=p.ident, type=p.type))
+    LabelReqPDU: lambda p: _IDENT_TYPE_PDU.pack(
+        _IDENT_TYPE_PDU.size, p.TYPE, p.sender, p.ident, p.type
     ),
     LabelPDU: _encode_label,
 }

@@ -4,9 +4,10 @@ decode() takes exactly one PDU (header included; see framer.py for streams) and
 returns its record, or raises PDUError: any input whatsoever gives one or the
 other.  Counts are checked against the bytes present before anything is built,
 so a hostile length cannot make the decoder allocate or loop beyond the input's
-size.  Bodies are read with the construct layouts in layouts.py; FETCH and RESULT,
-the hot paths, use precompiled structs (result.py) that the tests hold to the
-layouts byte for byte.
+size.  Bodies are read with the construct layouts in layouts.py; the hot paths use
+precompiled structs that the tests hold to the layouts byte for byte: FETCH and
+RESULT (result.py), and the fixed-size metadata requests and replies (DESC_REQ,
+DESC, TEXT_REQ, LABEL_REQ), which pmcd relays one per metric for tools like pminfo.
 """
 
 from __future__ import annotations

@@ -199,7 +199,7 @@ class Proc(Agent):
     def _name_of(self, pid: int) -> tuple[str, str]:
         """(instance name, psargs) of a new process: "%06d" and the command line's first
         word; a process without a command line (a kernel thread) is "(its name)"."""
-        where = self._paths.get(pid, f"/proc/{pid}")
+        where = self._where(pid)
         args = ""
         data = fields.read_file(f"{where}/cmdline", whole=True)
         if data:
@@ -222,12 +222,16 @@ class Proc(Agent):
         """The processes this fetch reads: the instances its profile asks for."""
         return self.profiled(self._view)
 
+    def _where(self, pid: int) -> str:
+        """The /proc directory of instance PID (a thread's is below its process's)."""
+        return self._paths.get(pid, f"/proc/{pid}")
+
     def _file(self, pid: int, name: str, whole: bool = False) -> bytes | None:
         """/proc/PID/NAME, read at most once per fetch; None if it cannot be read."""
         key = (pid, name)
         data = self._files.get(key, b"")
         if data == b"" and key not in self._files:
-            where = self._paths.get(pid, f"/proc/{pid}")
+            where = self._where(pid)
             data = self._files[key] = fields.read_file(f"{where}/{name}", whole)
         return data
 
@@ -389,17 +393,23 @@ class Proc(Agent):
                 cgroups[pid], container[pid] = fields.cgroup_text(data)
         return {"proc.psinfo.cgroups": cgroups, "proc.id.container": container}
 
-    @refresh(12)
-    def _label_cluster(self) -> dict[str, Any]:
-        _, refused = self._cluster(12)
+    def _one_file_cluster(
+        self, cluster: int, file: str, name: str, value: Callable[[bytes], Any]
+    ) -> dict[str, Any]:
+        """CLUSTER's one metric NAME: VALUE of each process's FILE (None: no value)."""
+        _, refused = self._cluster(cluster)
         if refused is not None:
             return refused
-        labels = {}
+        values = {}
         for pid in self._pids():
-            data = self._file(pid, "attr/current")
-            if data:  # (no security module: EINVAL, so no value)
-                labels[pid] = data.rstrip(b"\n\0").decode("utf-8", "surrogateescape")
-        return {"proc.psinfo.labels": labels}
+            data = self._file(pid, file)
+            if data is not None and (found := value(data)) is not None:
+                values[pid] = found
+        return {name: values}
+
+    @refresh(12)
+    def _label_cluster(self) -> dict[str, Any]:
+        return self._one_file_cluster(12, "attr/current", "proc.psinfo.labels", _label)
 
     # -- cluster 13: the run queue, counted over every process ------------------------
 
@@ -545,22 +555,14 @@ class Proc(Agent):
         counts = {}
         for pid in self._pids():
             try:
-                counts[pid] = len(os.listdir(f"{self._paths.get(pid, f'/proc/{pid}')}/fd"))
+                counts[pid] = len(os.listdir(f"{self._where(pid)}/fd"))
             except OSError:
                 continue
         return {"proc.fd.count": counts}
 
     @refresh(62)
     def _oom_cluster(self) -> dict[str, Any]:
-        _, refused = self._cluster(62)
-        if refused is not None:
-            return refused
-        scores = {}
-        for pid in self._pids():
-            data = self._file(pid, "oom_score")
-            if data is not None and data.strip().isdigit():
-                scores[pid] = int(data) & 0xFFFFFFFF
-        return {"proc.psinfo.oom_score": scores}
+        return self._one_file_cluster(62, "oom_score", "proc.psinfo.oom_score", _oom_score)
 
     def _link_cluster(self, cluster: int, link: str, name: str) -> dict[str, Any]:
         _, refused = self._cluster(cluster)
@@ -569,7 +571,7 @@ class Proc(Agent):
         targets = {}
         for pid in self._pids():
             try:
-                targets[pid] = os.readlink(f"{self._paths.get(pid, f'/proc/{pid}')}/{link}")
+                targets[pid] = os.readlink(f"{self._where(pid)}/{link}")
             except OSError:
                 targets[pid] = ""
         return {name: targets}
@@ -762,6 +764,15 @@ _RUNQ_STATES = {
     b"D": "blocked",
     b"P": "blocked",
 }
+
+
+def _label(data: bytes) -> str | None:
+    """A security label; none when the file is empty (no security module: EINVAL)."""
+    return data.rstrip(b"\n\0").decode("utf-8", "surrogateescape") if data else None
+
+
+def _oom_score(data: bytes) -> int | None:
+    return int(data) & 0xFFFFFFFF if data.strip().isdigit() else None
 
 
 def _autogroup(data: bytes) -> tuple[int, int]:

@@ -293,17 +293,18 @@ def read_file(path: str, whole: bool = False) -> bytes | None:
 @lru_cache(maxsize=1 << 16)
 def user_name(uid: int) -> str | None:
     """The name of user UID, None if it has none (kept, as pmdaproc keeps them)."""
-    try:
-        return pwd.getpwuid(uid).pw_name
-    except KeyError:
-        return None
+    return _name_of(pwd.getpwuid, uid)
 
 
 @lru_cache(maxsize=1 << 16)
 def group_name(gid: int) -> str | None:
     """The name of group GID, None if it has none."""
+    return _name_of(grp.getgrgid, gid)
+
+
+def _name_of(look: Callable[[int], Any], ident: int) -> str | None:
     try:
-        return grp.getgrgid(gid).gr_name
+        return look(ident)[0]  # (pw_name, gr_name)
     except KeyError:
         return None
 

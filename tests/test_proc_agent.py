@@ -126,6 +126,31 @@ def sleepers() -> Iterator[dict[str, int]]:
             proc.wait()
 
 
+@pytest.fixture(scope="module")
+def long_cmdline() -> Iterator[int]:
+    """A shell whose command line is a 5 KB script with blank lines past pmdaproc's 4 KB
+    cut (CI's own runner looks like this): its psargs must be cut where pmdaproc's is."""
+    script = "#" + "x" * 5000 + "\n\n\nsleep 3600.75; :"
+    shell = subprocess.Popen(["sh", "-c", script])
+    try:
+        deadline = time.monotonic() + 10  # (the kernel shows the new command line a
+        while not _cmdline(shell.pid):  # moment after the exec Popen waited for)
+            assert time.monotonic() < deadline, "the shell never showed its command line"
+            time.sleep(0.001)
+        yield shell.pid
+    finally:
+        for child in _children(shell.pid):
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(child, signal.SIGKILL)
+        shell.kill()
+        shell.wait()
+
+
+def _cmdline(pid: int) -> bytes:
+    with open(f"/proc/{pid}/cmdline", "rb") as f:
+        return f.read()
+
+
 def _children(pid: int) -> list[int]:
     found = []
     for entry in os.listdir("/proc"):
@@ -157,25 +182,30 @@ def _pminfo(pmcd: RunningPMCD, *args: str, host: str | None = None, user: str | 
     return subprocess.run(argv, env=pmcd.env, capture_output=True, text=True, timeout=120)
 
 
+_METRIC_LINE = re.compile(r"(?:hot)?proc\.[\w.]+")
+_VALUE_LINE = re.compile(r'    inst \[\d+ or "(.*)"\] value (.*)')
+
+
 def _values(text: str) -> dict[str, dict[str, str] | str]:
-    """`pminfo -f` output as {metric: {instance name: value} or the message it printed}."""
+    """`pminfo -f` output as {metric: {instance name: value} or the message it printed}.
+
+    A string value may run over several lines (a command line with newlines, blank
+    lines too): only a metric name after a blank line starts a metric, and a value's
+    continuation lines are left out (the values compared are one-line ones)."""
     out: dict[str, dict[str, str] | str] = {}
-    for block in text.strip().split("\n\n"):
-        lines = block.strip().splitlines()
-        if not lines:
-            continue
-        name, rest = lines[0], lines[1:]
-        values: dict[str, str] = {}
-        message = ""
-        for line in rest:
-            found = re.match(r'\s+inst \[\d+ or "(.*)"\] value (.*)$', line)
-            if found:
-                values[found.group(1)] = found.group(2)
-            elif line.strip().startswith("value "):
-                values[""] = line.strip()[6:]
-            else:
-                message = line.strip()
-        out[name] = message if message and not values else values
+    values: dict[str, str] = {}
+    blank = True
+    for line in text.splitlines():
+        if blank and _METRIC_LINE.fullmatch(line):
+            values = {}
+            out[line] = values
+        elif found := _VALUE_LINE.fullmatch(line):
+            values[found.group(1)] = found.group(2)
+        elif line.startswith("    value "):
+            values[""] = line[10:]
+        elif line and not values and out:
+            out[next(reversed(out))] = line.strip()  # "Error: ...", "No value(s) available!"
+        blank = not line
     return out
 
 
@@ -228,7 +258,7 @@ def test_the_same_instances_and_labels(pmcds, sleepers) -> None:
 
 
 @pytest.mark.interop
-def test_the_same_values_for_processes_of_root_and_nobody(pmcds, sleepers) -> None:
+def test_the_same_values_for_processes_of_root_and_nobody(pmcds, sleepers, long_cmdline) -> None:
     got = {side: _values(_pminfo(pmcd, "-f", "proc").stdout) for side, pmcd in pmcds.items()}
     compared = 0
     for name, theirs in got["theirs"].items():
@@ -251,6 +281,9 @@ def test_the_same_values_for_processes_of_root_and_nobody(pmcds, sleepers) -> No
                 assert mine == pcp, f"{name} of {who}'s process"
             compared += 1
     assert compared > 200
+    psargs = {side: _of(got[side]["proc.psinfo.psargs"], long_cmdline) for side in got}
+    assert psargs["ours"] == psargs["theirs"]
+    assert psargs["ours"] is not None and psargs["ours"].startswith('"sh -c #xxx')
 
 
 @pytest.mark.interop

@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import subprocess
 import threading
+import time
 
 import pytest
 
@@ -120,6 +121,29 @@ def test_instances_are_named_as_pmdaproc_names_them(proc: Proc) -> None:
     assert kthreadd == ["000002 (kthreadd)"] or not os.path.exists("/proc/2/status")
     one = proc.handle(InstanceReqPDU(proc.indom_id(proc.processes), PM_IN_NULL, "1", ROOT_CTX))
     assert one.insts == (1,)  # "1" is "000001"
+
+
+def test_a_long_command_line_is_cut_where_pmdaprocs_buffer_ends(proc: Proc) -> None:
+    """pmdaproc keeps 4088 bytes of a command line after a 6-digit pid (its buffer is
+    4096 bytes with "%06d " and a NUL): psargs, hotproc's psargs and the instance name
+    come from that cut text (we used to give the whole of it)."""
+    script = "#" + "x" * 5000 + "\n\n\nsleep 60; :"
+    child = subprocess.Popen(["sh", "-c", script])
+    try:
+        # the exec is done when Popen returns, but the kernel sets the new command line
+        # a moment later: wait for it
+        deadline = time.monotonic() + 10
+        while fields.read_file(f"/proc/{child.pid}/cmdline") in (None, b""):
+            assert time.monotonic() < deadline, "the shell never showed its command line"
+            time.sleep(0.001)
+        want = ("sh -c " + script)[: 4096 - len(f"{child.pid:06d} ") - 1]
+        assert len(want.encode()) == 4096 - len(f"{child.pid:06d} ") - 1
+        assert fields.command_line(f"/proc/{child.pid}", child.pid) == want
+        got = fetch(proc, ROOT_CTX, "proc.psinfo.psargs")["proc.psinfo.psargs"]
+        assert isinstance(got, dict) and got[child.pid] == want
+    finally:
+        child.kill()
+        child.wait()
 
 
 def test_without_credentials_per_process_metrics_are_refused(proc: Proc) -> None:

@@ -200,10 +200,7 @@ class Proc(Agent):
         """(instance name, psargs) of a new process: "%06d" and the command line's first
         word; a process without a command line (a kernel thread) is "(its name)"."""
         where = self._where(pid)
-        args = ""
-        data = fields.read_file(f"{where}/cmdline", whole=True)
-        if data:
-            args = fields.joined_nul_text(data)
+        args = fields.command_line(where, pid)
         if not args:
             status = fields.read_file(f"{where}/status")
             if status is None:

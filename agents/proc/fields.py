@@ -270,6 +270,19 @@ def joined_nul_text(data: bytes) -> str:
     return data.rstrip(b"\0").replace(b"\0", b" ").decode("utf-8", "surrogateescape")
 
 
+#: pmdaproc reads a command line into a 4096-byte buffer after "%06d ", keeping one byte
+#: for its NUL: psargs holds at most this many bytes, less the pid's digits past six
+CMDLINE_BUFFER = 4096
+
+
+def command_line(where: str, pid: int) -> str:
+    """psargs of the process at WHERE (/proc/PID or a thread's directory): its command
+    line, NULs as spaces, cut to the bytes pmdaproc keeps; "" if it has none."""
+    keep = CMDLINE_BUFFER - len(f"{pid:06d} ") - 1
+    data = read_file(f"{where}/cmdline", whole=keep > 16384)
+    return joined_nul_text(data[:keep]) if data else ""
+
+
 def read_file(path: str, whole: bool = False) -> bytes | None:
     """PATH's bytes (to the end if WHOLE, else its first 16 KiB); None if unreadable."""
     try:

@@ -191,7 +191,6 @@ class HotSampler:
         key = (pid, reading.start_time)
         text = self._psargs.get(key)
         if text is None:
-            data = fields.read_file(f"/proc/{pid}/cmdline", whole=True)
-            text = fields.joined_nul_text(data) if data else ""
+            text = fields.command_line(f"/proc/{pid}", pid)
             self._psargs[key] = text = text or f"({reading.comm})"
         return text

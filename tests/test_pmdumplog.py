@@ -202,6 +202,50 @@ def write_odd(base: str, version: int = 2, negative: bool = False) -> None:
         w.put_index(_at(2, 7))
 
 
+def write_repeating(base: str, version: int = 2) -> None:
+    """Records of a few repeated layouts, as pmlogger writes them, for pmdumplog's
+    templates: an instance renamed (same ids) and one added mid-way, a "%" in names,
+    NaNs of both signs and infinities, every numeric type insitu and in blocks, a set
+    with no values and one with an error, a mark."""
+    dbl, u32, i32 = pmID_build(60, 0, 1), pmID_build(60, 0, 2), pmID_build(60, 0, 3)
+    i64, u64, flt = pmID_build(60, 0, 4), pmID_build(60, 0, 5), pmID_build(60, 0, 6)
+    gone, bad = pmID_build(60, 0, 7), pmID_build(60, 0, 8)
+    indom = pmInDom_build(60, 1)
+    nan, neg_nan = float("nan"), -float("nan")
+    with ArchiveWriter(base, hostname="rep", timezone="UTC", start=T0, version=version) as w:
+        w.put_desc(Desc(dbl, PMType.PM_TYPE_DOUBLE, indom), ["rep.dbl%d"])
+        w.put_desc(Desc(u32, PMType.PM_TYPE_U32, indom), ["rep.u32"])
+        w.put_desc(Desc(i32, PMType.PM_TYPE_32), ["rep.i32"])
+        w.put_desc(Desc(i64, PMType.PM_TYPE_64, indom), ["rep.i64"])
+        w.put_desc(Desc(u64, PMType.PM_TYPE_U64), ["rep.u64"])
+        w.put_desc(Desc(flt, PMType.PM_TYPE_FLOAT, indom), ["rep.flt"])
+        w.put_desc(Desc(gone, PMType.PM_TYPE_32), ["rep.gone"])
+        w.put_desc(Desc(bad, PMType.PM_TYPE_32), ["rep.bad"])
+        w.put_index(T0)
+        for i in range(12):
+            stamp = _at(i)
+            insts = [0, 1] if i < 8 else [0, 1, 2]
+            names = ["a%s", "b"] if i < 4 else ["a%s", "bee"] if i < 8 else ["a%s", "bee", "c"]
+            if w.put_indom(stamp, indom, insts, names):
+                w.put_index(stamp)
+            if i == 6:
+                w.put_mark(_at(i, -1000))
+            doubles = {3: (nan, 1.0), 5: (neg_nan, -0.0), 9: (float("inf"), -float("inf"))}
+            pair = doubles.get(i, (i / 7, -i * 1e300))
+            vsets = [
+                ValueSet.of_atoms(dbl, PMType.PM_TYPE_DOUBLE, [(0, pair[0]), (1, pair[1])]),
+                ValueSet.of_atoms(u32, PMType.PM_TYPE_U32, [(n, 2**32 - 1 - n - i) for n in insts]),
+                ValueSet.of_atoms(i32, PMType.PM_TYPE_32, [(PM_IN_NULL, -(2**31) + i)]),
+                ValueSet.of_atoms(i64, PMType.PM_TYPE_64, [(n, -(2**63) + n * i) for n in insts]),
+                ValueSet.of_atoms(u64, PMType.PM_TYPE_U64, [(PM_IN_NULL, 2**64 - 1 - i)]),
+                ValueSet.of_atoms(flt, PMType.PM_TYPE_FLOAT, [(n, n + i / 3) for n in insts]),
+                ValueSet.of_atoms(gone, PMType.PM_TYPE_32, []),
+                ValueSet.of_error(bad, -12357),
+            ]
+            w.put_result(Result(stamp, tuple(vsets)))
+        w.put_index(_at(11))
+
+
 @pytest.fixture
 def utc(monkeypatch):
     monkeypatch.setenv("TZ", "UTC")
@@ -308,6 +352,29 @@ def test_event_records_v2_and_v3(capsys, ours2, ours3):
     assert (
         "        --- event record [0] timestamp 22:13:22.123458789 flags 0x1 (point) ---\n" in out
     )
+
+
+@pytest.mark.parametrize("version", [2, 3])
+@pytest.mark.parametrize("flags", [["-a"], ["-a", "-s", "-r"], ["-x"], ["-M"]])
+def test_templated_records_read_as_the_careful_path_writes_them(
+    capsys, monkeypatch, tmp_path, utc, version, flags
+):
+    """Records of a layout seen before are written through its template: the text is the
+    record-by-record text, renamed instances, NaNs and "%" in names included."""
+    from pmapi.cli import pmdumplog
+
+    base = str(tmp_path / "rep")
+    write_repeating(base, version)
+    fast = dump(capsys, *flags, base)
+    made = []
+    careful = pmdumplog.Dumper._template
+    monkeypatch.setattr(
+        pmdumplog.Dumper, "_template", lambda self, r: made.append(careful(self, r)) or False
+    )
+    slow = dump(capsys, *flags, base)
+    assert fast == slow
+    assert fast[2] == 0 and "-nan" in fast[0] and "a%s" in fast[0] and '"bee"' in fast[0]
+    assert made.count(False) == 0 and len(made) >= 3  # three instance epochs: three templates
 
 
 def test_sizes_are_the_record_sizes(capsys, ours2, ours3):
@@ -825,8 +892,9 @@ def archives(tmp_path_factory) -> dict[str, str]:
     for version in (2, 3):
         write_ours(str(tmp / f"ours{version}"), version)
         write_odd(str(tmp / f"odd{version}"), version)
-        found[f"ours{version}"] = f"ours{version}"
-        found[f"odd{version}"] = f"odd{version}"
+        write_repeating(str(tmp / f"rep{version}"), version)
+        for name in ("ours", "odd", "rep"):
+            found[f"{name}{version}"] = f"{name}{version}"
         if _pmi_works():
             subprocess.run(
                 ["/usr/bin/python3", "-c", PMI_SCRIPT, f"pmi{version}", str(version)],
@@ -868,7 +936,7 @@ def same(archives: dict[str, str], *args: str, tz: str = TZ) -> bytes:
 FLAGS = ["", "-a", "-d", "-e", "-h", "-I", "-i", "-L", "-l", "-M", "-m", "-r", "-s", "-t",
          "-x", "-xx", "-xxx", "-dilm", "-e -h", "-t -xx", "-a -e -h -I", "-r -s -xx", "-z",
          "-Z EST5EDT", "-L -xxx"]  # fmt: skip
-SOURCES = ["logger2", "logger3", "pmi2", "pmi3", "ours2", "ours3", "odd2", "odd3"]
+SOURCES = ["logger2", "logger3", "pmi2", "pmi3", "ours2", "ours3", "odd2", "odd3", "rep2", "rep3"]
 
 
 @pytest.mark.interop

@@ -668,6 +668,10 @@ class Dumper:
         self.end = end
         self._names: dict[int, list[str]] = {}
         self.out = sys.stdout.write
+        #: when any instance domain changes: records between two such times that share a
+        #: layout share a template (result_text)
+        self._indom_changes = sorted({i.stamp for node in meta.indoms.walk() for i in node.data})
+        self._templates: dict[tuple[Any, ...], tuple[str, tuple[Any, ...]] | bool] = {}
 
     def names(self, pmid: int) -> list[str]:
         """pmNameAll: every name of PMID in the namespace in use ([] for none)."""
@@ -930,7 +934,84 @@ class Dumper:
         return Result(result.timestamp, tuple(chosen))
 
     def result_text(self, result: Result) -> str:
-        """dump_result: the size (-s), the time and each metric's values."""
+        """dump_result: the size (-s), the time and each metric's values.
+
+        A record laid out as an earlier one (the same metrics, instances and value
+        formats under the same instance names: pmlogger writes few layouts) is written
+        through that layout's template, all its values formatted by one % operation.
+        """
+        vsets = result.vsets
+        if vsets:
+            stamp = result.timestamp
+            key = (
+                bisect.bisect_right(self._indom_changes, stamp),
+                *[(vset[:4], vset.insts.tobytes()) for vset in vsets],
+            )
+            template = self._templates.get(key)
+            if template is None:
+                template = self._templates[key] = self._template(result)
+            if template:
+                text, readers = template
+                values: list[Any] = [self.clock.stamp(stamp)]
+                for vset, read in zip(vsets, readers, strict=True):
+                    if read is not None:
+                        values.extend(read(vset))
+                out = text % tuple(values)
+                # (C prints a NaN with its sign bit set as "-nan": such records, and those
+                # with any NaN, are written carefully)
+                if "nan" not in out or ("nan" in text and not any(v != v for v in values)):
+                    return out
+        return self._result_text(result)
+
+    def _template(self, result: Result) -> tuple[str, tuple[Any, ...]] | bool:
+        """RESULT's text with each value (and the time) left as a printf conversion, and
+        per value set how its values are read; False for a layout to write carefully
+        (events, strings, aggregates, a value of another type than its descriptor's),
+        or one whose template does not give exactly the careful text."""
+        parts = []
+        if "s" in self.o.flags:
+            parts.append(f"[{self._size(result)} bytes]\n".replace("%", "%%"))
+        n = len(result.vsets)
+        parts.append("%s" + f" {n} metric{'s' if n > 1 else ''}\n")
+        readers: list[Any] = []
+        for vset in result.vsets:
+            if vset.numval <= 0:
+                parts.append(self._vset_text(vset, result.timestamp).replace("%", "%%"))
+                readers.append(None)
+                continue
+            desc = self.meta.desc(vset.pmid)
+            conversion = _CONVERSIONS.get(desc.type) if desc is not None else None
+            if desc is None or conversion is None:
+                return False
+            if vset.valfmt == ValFmt.PM_VAL_INSITU:
+                if desc.type not in _INSITU_ATOMS:
+                    return False
+                readers.append(_INSITU_ATOMS[desc.type])
+            elif vset.vtype == desc.type and desc.type in _BLOCK_NUMBERS:
+                readers.append(_block_atoms)
+            else:
+                return False
+            head = f"    {pmIDStr(vset.pmid)} ({self.name_text(vset.pmid)}):"
+            lines = [head.replace("%", "%%") + ("\n       " if vset.numval > 1 else "")]
+            for j, inst in enumerate(vset.insts):
+                line = "" if j == 0 else "       "
+                if desc.indom != PM_INDOM_NULL:
+                    inst_text = self._inst_text(desc.indom, inst, result.timestamp)
+                    line += f" inst [{inst_text}]".replace("%", "%%")
+                lines.append(f"{line} value {conversion}\n")
+            parts.append("".join(lines))
+        template = ("".join(parts), tuple(readers))
+        text, readers = template
+        values: list[Any] = [self.clock.stamp(result.timestamp)]
+        for vset, read in zip(result.vsets, readers, strict=True):
+            if read is not None:
+                values.extend(read(vset))
+        if text % tuple(values) != self._result_text(result):
+            return False
+        return template
+
+    def _result_text(self, result: Result) -> str:
+        """dump_result value set by value set (the careful path)."""
         parts = []
         if "s" in self.o.flags:
             parts.append(f"[{self._size(result)} bytes]\n")
@@ -1049,6 +1130,31 @@ class Dumper:
             return f"{head} pmLookupDesc: {pmErrStr(PM_ERR_PMID_LOG)}\n", flags
         value = pmPrintValue(param.valfmt, desc.type, param.value, 1)
         return f"{head} value {value}\n", flags
+
+
+#: pmPrintValue's conversion per numeric type (minimum width 1)
+_CONVERSIONS = {
+    PMType.PM_TYPE_32: "%d",
+    PMType.PM_TYPE_U32: "%d",
+    PMType.PM_TYPE_64: "%d",
+    PMType.PM_TYPE_U64: "%d",
+    PMType.PM_TYPE_FLOAT: "%.8g",
+    PMType.PM_TYPE_DOUBLE: "%.16g",
+}
+#: How a value set's insitu words read as the atoms of its descriptor's type
+_INSITU_ATOMS = {
+    PMType.PM_TYPE_32: lambda vset: vset.atoms(PMType.PM_TYPE_32),
+    PMType.PM_TYPE_U32: lambda vset: vset.values,
+    PMType.PM_TYPE_FLOAT: lambda vset: vset.atoms(PMType.PM_TYPE_FLOAT),
+}
+#: The types whose value blocks the reader decodes into plain numbers
+_BLOCK_NUMBERS = frozenset(
+    (PMType.PM_TYPE_64, PMType.PM_TYPE_U64, PMType.PM_TYPE_FLOAT, PMType.PM_TYPE_DOUBLE)
+)
+
+
+def _block_atoms(vset: ValueSet) -> Any:
+    return vset.values
 
 
 def _unknown_features(features: int) -> str:

@@ -18,38 +18,42 @@ from collections.abc import Callable, Generator, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
-from . import requests
-from .connection import (
-    REQUEST_TIMEOUT,
-    Connection,
-    connect_error,
-    default_port,
-    handshake_reply,
-    os_code,
-    parse_host,
-)
 from .desc import Desc
 from .errors import (  # type: ignore[attr-defined]
-    PM_ERR_IPC,
     PM_ERR_NAME,
     PM_ERR_NOTCONN,
     PM_ERR_PMID,
-    PM_ERR_TIMEOUT,
     PMError,
 )
-from .ids import PM_ID_NULL
+from .ids import DYNAMIC_PMID, PM_ID_NULL, pmID_domain, pmID_item
 from .labels import PM_LABEL_CLUSTER, PM_LABEL_DOMAIN, PM_LABEL_ITEM, LabelSet
-from .pdu.codec import decode, encode
 from .pdu.constants import PDU_FLAG_DESCS, PDU_FLAG_HIGHRES
-from .pdu.framer import PDUFramer
-from .pdu.records import PDU, ErrorPDU, ProfilePDU
 from .pmns import PMNS
 from .profile import Profile
 from .values import Result, Timestamp
 
+
+class _LazyModule:
+    """A module imported on first use, then put in this module's globals in place of
+    the stand-in: an archive context never loads the PDU layer it does not use."""
+
+    def __init__(self, name: str) -> None:
+        self._name = name
+
+    def __getattr__(self, attr: str) -> Any:
+        import importlib
+
+        module = importlib.import_module(self._name)
+        globals()[self._name.rsplit(".", 1)[1]] = module
+        return getattr(module, attr)
+
+
 if TYPE_CHECKING:
+    from . import requests
     from .derived.context import DerivedMetrics
     from .derived.registry import Registry
+else:
+    requests = _LazyModule("pmapi.requests")
 
 _handles = itertools.count()
 #: The label levels that belong to a metric (a derived one has none of them).
@@ -175,7 +179,7 @@ class _Operations:
 
     def name_all(self, pmid: int) -> list[str]:
         """pmNameAll: every name of PMID."""
-        dm = self.derived()
+        dm = self.derived_among((pmid,))
         if dm is not None and dm.is_derived(pmid):
             return [dm.name(pmid)]  # type: ignore[list-item]
         if self.pmns is not None:
@@ -269,7 +273,7 @@ class _Operations:
 
     def lookup_desc(self, pmid: int) -> Desc:
         """pmLookupDesc."""
-        dm = self.derived()
+        dm = self.derived_among((pmid,))
         if dm is not None and dm.is_derived(pmid):
             return dm.desc(pmid)
         return self._real_lookup_desc(pmid)
@@ -284,7 +288,7 @@ class _Operations:
 
     def lookup_descs(self, pmids: Sequence[int]) -> list[Desc | None]:
         """pmLookupDescs: descriptors of PMIDS, None for those pmcd does not know."""
-        dm = self.derived()
+        dm = self.derived_among(pmids)
         if dm is None or not any(dm.is_derived(p) for p in pmids):
             return self._real_lookup_descs(pmids)
         real = [p for p in pmids if not dm.is_derived(p)]
@@ -328,8 +332,8 @@ class _Operations:
 
         Empty help falls back to the one-line text unless DIRECT (PM_TEXT_DIRECT).
         """
-        dm = self.derived()
-        if dm is not None and not indom and dm.is_derived(ident):
+        dm = None if indom else self.derived_among((ident,))
+        if dm is not None and dm.is_derived(ident):
             return dm.text(ident, help, direct)
         return self._real_text(ident, help, indom, direct)
 
@@ -338,8 +342,8 @@ class _Operations:
 
     def labels(self, ident: int, kind: int) -> tuple[LabelSet, ...]:
         """The label sets at one PM_LABEL_* level for IDENT (pmGetItemLabels and friends)."""
-        dm = self.derived()
-        if dm is not None and kind & _ITEM_LEVELS and dm.is_derived(ident):
+        dm = self.derived_among((ident,)) if kind & _ITEM_LEVELS else None
+        if dm is not None and dm.is_derived(ident):
             return ()  # (a derived metric has no labels of its own)
         return self._real_labels(ident, kind)
 
@@ -350,7 +354,7 @@ class _Operations:
 
     def fetch(self, pmids: Sequence[int]) -> Fetched:
         """pmFetch: the values of PMIDS now, typed by their descriptors."""
-        dm = self.derived()
+        dm = self.derived_among(pmids)
         if dm is None or not any(dm.is_derived(p) for p in pmids):
             return self._real_fetch(pmids)
         operands = dm.operands(pmids)
@@ -418,6 +422,14 @@ class _Operations:
             registry = self._registry or default_registry()
             dm = self._derived = DerivedMetrics(registry, real)
         return dm or None
+
+    def derived_among(self, pmids: Iterable[int]) -> DerivedMetrics | None:
+        """derived() when any of PMIDS is in the derived metrics' PMID space (domain
+        DYNAMIC_PMID, item not 0), else None without loading the definitions: a tool
+        that only asks about real metrics never pays for parsing them."""
+        if any(pmID_domain(p) == DYNAMIC_PMID and pmID_item(p) for p in pmids):
+            return self.derived()
+        return None
 
     def _instance_name_at(self, indom: int, inst: int, stamp_ns: int) -> str:
         """pmNameInDom as at STAMP_NS (an archive context's instance domain then)."""
@@ -501,56 +513,6 @@ def _first(op: Generator) -> Generator:
     return pmids[0]
 
 
-class HostSource:
-    """A blocking connection to pmcd that reconnects on the next call after a failure."""
-
-    kind = "host"
-
-    def __init__(self, spec: str) -> None:
-        self.spec = parse_host(spec)
-        self._connect = Connection
-        self.connection = Connection(self.spec)
-        self.generation = 0
-        self.changes = 0
-
-    @property
-    def hostname(self) -> str:
-        return self.spec.hostname
-
-    @property
-    def features(self) -> int:
-        return self.connection.features if self.connection is not None else 0
-
-    def ensure(self) -> None:
-        """Reconnect if the last call failed (before a call decides what to send)."""
-        if self.connection is None:
-            self.connection = self._connect(self.spec)
-            self.generation += 1
-
-    def exchange(self, pdu: PDU) -> PDU | None:
-        """Send PDU; pmcd's reply (None for a PDU that gets none)."""
-        self.ensure()
-        connection = self.connection
-        try:
-            connection.send(pdu)
-            if isinstance(pdu, ProfilePDU):
-                return None
-            reply = connection.receive()
-            while isinstance(reply, ErrorPDU) and reply.code > 0:
-                self.changes |= reply.code  # news of pmcd's state rides before an answer
-                reply = connection.receive()
-            return reply
-        except PMError:
-            connection.close()
-            self.connection = None
-            raise
-
-    def close(self) -> None:
-        if self.connection is not None:
-            self.connection.close()
-            self.connection = None
-
-
 #: the entry-point group naming what answers a local context (PM_CONTEXT_LOCAL)
 LOCAL_SOURCE_GROUP = "purepcp.local"
 
@@ -575,6 +537,8 @@ class Context(_Operations):
     @classmethod
     def host(cls, spec: str = "local:", pmns: PMNS | None = None) -> Context:
         """A context on the pmcd at SPEC (HOST, HOST:PORT, unix:PATH or local:)."""
+        from .host import HostSource
+
         return cls(HostSource(spec), pmns)
 
     @classmethod
@@ -607,106 +571,6 @@ class Context(_Operations):
         self.close()
 
 
-class AsyncHostSource:
-    """A trio connection to pmcd, reconnecting on the next call after a failure."""
-
-    kind = "host"
-
-    def __init__(self, spec: str) -> None:
-        self.spec = parse_host(spec)
-        self.stream: Any = None
-        self.framer: Any = None
-        self.features = 0
-        self.generation = -1
-        self.changes = 0
-
-    @property
-    def hostname(self) -> str:
-        return self.spec.hostname
-
-    async def connect(self) -> None:
-        """Open the connection and shake hands, as connection.Connection does."""
-        import trio
-
-        spec = self.spec
-        try:
-            if spec.path is not None:
-                try:
-                    stream = await trio.open_unix_socket(spec.path)
-                except OSError:
-                    if not spec.local:
-                        raise
-                    stream = await trio.open_tcp_stream("localhost", default_port())
-            else:
-                stream = await trio.open_tcp_stream(spec.host, spec.port)
-        except OSError as exc:
-            raise connect_error(spec, os_code(exc)) from None
-        self.stream, self.framer = stream, PDUFramer()
-        try:
-            greeting = await self._receive()
-        except PMError as exc:
-            await self.aclose()
-            raise connect_error(spec, exc.code) from None
-        try:
-            reply, self.features = handshake_reply(spec, greeting)
-        except PMError:
-            await self.aclose()
-            raise
-        await self._send(reply)
-        self.generation += 1
-
-    async def _send(self, pdu: PDU) -> None:
-        import trio
-
-        try:
-            await self.stream.send_all(encode(pdu))
-        except (trio.BrokenResourceError, trio.ClosedResourceError, OSError) as exc:
-            raise PMError(-32, f"sending to pmcd: {exc}") from None  # -EPIPE
-
-    async def _receive(self) -> PDU:
-        import trio
-
-        while True:
-            frame = self.framer.next_frame()
-            if frame is not None:
-                return decode(frame)
-            with trio.move_on_after(REQUEST_TIMEOUT) as scope:
-                try:
-                    data = await self.stream.receive_some(1 << 16)
-                except (trio.BrokenResourceError, trio.ClosedResourceError, OSError) as exc:
-                    raise PMError(PM_ERR_IPC, f"receiving from pmcd: {exc}") from None
-            if scope.cancelled_caught:
-                raise PMError(PM_ERR_TIMEOUT)
-            if not data:
-                raise PMError(PM_ERR_IPC, "pmcd closed the connection")
-            self.framer.feed(data)
-
-    async def ensure(self) -> None:
-        """Reconnect if the last call failed (before a call decides what to send)."""
-        if self.stream is None:
-            await self.connect()
-
-    async def exchange(self, pdu: PDU) -> PDU | None:
-        await self.ensure()
-        try:
-            await self._send(pdu)
-            if isinstance(pdu, ProfilePDU):
-                return None
-            reply = await self._receive()
-            while isinstance(reply, ErrorPDU) and reply.code > 0:
-                self.changes |= reply.code
-                reply = await self._receive()
-            return reply
-        except PMError:
-            await self.aclose()
-            raise
-
-    async def aclose(self) -> None:
-        if self.stream is not None:
-            stream, self.stream = self.stream, None
-            await stream.aclose()
-
-
 class AsyncContext(_Operations):
     """A PMAPI context for trio code: every call is awaited.
 
@@ -715,6 +579,8 @@ class AsyncContext(_Operations):
 
     @classmethod
     async def host(cls, spec: str = "local:", pmns: PMNS | None = None) -> AsyncContext:
+        from .host import AsyncHostSource
+
         source = AsyncHostSource(spec)
         await source.connect()
         return cls(source, pmns)

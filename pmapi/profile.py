@@ -8,11 +8,14 @@ these" (PM_PROFILE_EXCLUDE with an inclusion list).
 from __future__ import annotations
 
 from collections.abc import Iterable
+from typing import TYPE_CHECKING
 
 from .errors import PM_ERR_PROFILESPEC, PMError  # type: ignore[attr-defined]
 from .ids import PM_INDOM_NULL
 from .pdu.constants import PM_PROFILE_EXCLUDE, PM_PROFILE_INCLUDE
-from .pdu.records import InDomProfile, ProfilePDU
+
+if TYPE_CHECKING:
+    from .pdu.records import ProfilePDU
 
 
 class Profile:
@@ -62,6 +65,8 @@ class Profile:
 
     def pdu(self, ctxid: int, sender: int) -> ProfilePDU:
         """The PROFILE PDU that tells pmcd this profile."""
+        from .pdu.records import InDomProfile, ProfilePDU  # (archive replay never needs it)
+
         entries = tuple(
             InDomProfile(indom, state, tuple(sorted(listed)))
             for indom, (state, listed) in self.indoms.items()

@@ -117,6 +117,28 @@ def test_fetch_archive_returns_marks_too(archive):
     assert stamps == [(0, 2), (1, 2), (2, 1), (3, 2), (3.5, 0), (4, 2), (5, 2)]
 
 
+def test_a_replay_of_real_metrics_loads_neither_derived_metrics_nor_the_pdu_layer(archive):
+    """pmval -a of a real metric: no derived definitions parsed (they cost a short replay
+    0.15 s) and no PDU codec or connection modules imported (archive contexts use none)."""
+    script = (
+        "import sys\n"
+        "from pmapi.cli import pmval\n"
+        "status = pmval.main(['-a', sys.argv[1], '-t', '1', 's.colour'])\n"
+        "from pmapi.derived import registry\n"
+        "loaded = [m for m in ('pmapi.requests', 'pmapi.connection', 'pmapi.pdu.codec')\n"
+        "          if m in sys.modules]\n"
+        "print(status, registry._default is None, loaded, file=sys.stderr)\n"
+    )
+    config = Path(archive).parent / "derived.conf"
+    config.write_text("s.double = 2 * s.count\n")
+    env = dict(os.environ, PCP_DERIVED_CONFIG=str(config), TZ="UTC")
+    done = subprocess.run(
+        [sys.executable, "-c", script, archive], capture_output=True, text=True, env=env
+    )
+    assert done.stderr.splitlines()[-1] == "0 True []", done.stderr
+    assert "red" in done.stdout
+
+
 def test_missing_archive_is_enoent(tmp_path):
     with pytest.raises(PMError, match="No such file or directory"):
         ArchiveContext(str(tmp_path / "none"))

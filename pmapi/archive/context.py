@@ -186,7 +186,7 @@ class ArchiveContext(_Operations):
             self._sequel = Sequel()
         origin = _ns(self.origin)
         self.origin = _stamp(origin + count * self.delta_ns)
-        dm = self.derived()
+        dm = self.derived_among(pmids)
         derived = dm is not None and any(dm.is_derived(p) for p in pmids)
         real = dm.operands(pmids) if derived else pmids
         chunks = replays(observations, self.archive.descs, real, origin, self.delta_ns, count,

@@ -1,0 +1,173 @@
+"""The connections a host context talks to pmcd through: a blocking one (Context) and a
+trio one (AsyncContext), each reconnecting on the next call after a failure.
+
+Kept apart from pmapi.context so that an archive context never imports the PDU codec.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .connection import (
+    REQUEST_TIMEOUT,
+    Connection,
+    connect_error,
+    default_port,
+    handshake_reply,
+    os_code,
+    parse_host,
+)
+from .errors import PM_ERR_IPC, PM_ERR_TIMEOUT, PMError  # type: ignore[attr-defined]
+from .pdu.codec import decode, encode
+from .pdu.framer import PDUFramer
+from .pdu.records import PDU, ErrorPDU, ProfilePDU
+
+
+class HostSource:
+    """A blocking connection to pmcd that reconnects on the next call after a failure."""
+
+    kind = "host"
+
+    def __init__(self, spec: str) -> None:
+        self.spec = parse_host(spec)
+        self._connect = Connection
+        self.connection = Connection(self.spec)
+        self.generation = 0
+        self.changes = 0
+
+    @property
+    def hostname(self) -> str:
+        return self.spec.hostname
+
+    @property
+    def features(self) -> int:
+        return self.connection.features if self.connection is not None else 0
+
+    def ensure(self) -> None:
+        """Reconnect if the last call failed (before a call decides what to send)."""
+        if self.connection is None:
+            self.connection = self._connect(self.spec)
+            self.generation += 1
+
+    def exchange(self, pdu: PDU) -> PDU | None:
+        """Send PDU; pmcd's reply (None for a PDU that gets none)."""
+        self.ensure()
+        connection = self.connection
+        try:
+            connection.send(pdu)
+            if isinstance(pdu, ProfilePDU):
+                return None
+            reply = connection.receive()
+            while isinstance(reply, ErrorPDU) and reply.code > 0:
+                self.changes |= reply.code  # news of pmcd's state rides before an answer
+                reply = connection.receive()
+            return reply
+        except PMError:
+            connection.close()
+            self.connection = None
+            raise
+
+    def close(self) -> None:
+        if self.connection is not None:
+            self.connection.close()
+            self.connection = None
+
+
+class AsyncHostSource:
+    """A trio connection to pmcd, reconnecting on the next call after a failure."""
+
+    kind = "host"
+
+    def __init__(self, spec: str) -> None:
+        self.spec = parse_host(spec)
+        self.stream: Any = None
+        self.framer: Any = None
+        self.features = 0
+        self.generation = -1
+        self.changes = 0
+
+    @property
+    def hostname(self) -> str:
+        return self.spec.hostname
+
+    async def connect(self) -> None:
+        """Open the connection and shake hands, as connection.Connection does."""
+        import trio
+
+        spec = self.spec
+        try:
+            if spec.path is not None:
+                try:
+                    stream = await trio.open_unix_socket(spec.path)
+                except OSError:
+                    if not spec.local:
+                        raise
+                    stream = await trio.open_tcp_stream("localhost", default_port())
+            else:
+                stream = await trio.open_tcp_stream(spec.host, spec.port)
+        except OSError as exc:
+            raise connect_error(spec, os_code(exc)) from None
+        self.stream, self.framer = stream, PDUFramer()
+        try:
+            greeting = await self._receive()
+        except PMError as exc:
+            await self.aclose()
+            raise connect_error(spec, exc.code) from None
+        try:
+            reply, self.features = handshake_reply(spec, greeting)
+        except PMError:
+            await self.aclose()
+            raise
+        await self._send(reply)
+        self.generation += 1
+
+    async def _send(self, pdu: PDU) -> None:
+        import trio
+
+        try:
+            await self.stream.send_all(encode(pdu))
+        except (trio.BrokenResourceError, trio.ClosedResourceError, OSError) as exc:
+            raise PMError(-32, f"sending to pmcd: {exc}") from None  # -EPIPE
+
+    async def _receive(self) -> PDU:
+        import trio
+
+        while True:
+            frame = self.framer.next_frame()
+            if frame is not None:
+                return decode(frame)
+            with trio.move_on_after(REQUEST_TIMEOUT) as scope:
+                try:
+                    data = await self.stream.receive_some(1 << 16)
+                except (trio.BrokenResourceError, trio.ClosedResourceError, OSError) as exc:
+                    raise PMError(PM_ERR_IPC, f"receiving from pmcd: {exc}") from None
+            if scope.cancelled_caught:
+                raise PMError(PM_ERR_TIMEOUT)
+            if not data:
+                raise PMError(PM_ERR_IPC, "pmcd closed the connection")
+            self.framer.feed(data)
+
+    async def ensure(self) -> None:
+        """Reconnect if the last call failed (before a call decides what to send)."""
+        if self.stream is None:
+            await self.connect()
+
+    async def exchange(self, pdu: PDU) -> PDU | None:
+        await self.ensure()
+        try:
+            await self._send(pdu)
+            if isinstance(pdu, ProfilePDU):
+                return None
+            reply = await self._receive()
+            while isinstance(reply, ErrorPDU) and reply.code > 0:
+                self.changes |= reply.code
+                reply = await self._receive()
+            return reply
+        except PMError:
+            await self.aclose()
+            raise
+
+    async def aclose(self) -> None:
+        if self.stream is not None:
+            stream, self.stream = self.stream, None
+            await stream.aclose()

@@ -375,9 +375,6 @@ def _pdu_values(direction: str, counts: list[int]) -> dict[str, int]:
 POOL_IDS = (12, 20, 1024, 2048, 4196, 8192, 8193)
 POOL_NAMES = ("0012", "0020", "1024", "2048", "4196", "8192", "8192+")
 
-#: The order of instances in fetched values, where pmdapmcd sorts them (pmSortInstances).
-_SORTED_CLUSTERS = (4, 5, 6)
-
 
 class PmcdAgent(Agent):
     """pmcd's own agent: the daemon's state as PCP's pmcd.* metrics."""
@@ -386,10 +383,10 @@ class PmcdAgent(Agent):
 
     loggers = InDom(1)
     registers = InDom(2, {i: str(i) for i in range(NUM_REGISTERS)})
-    table = InDom(3)
-    pmies = InDom(4)
+    table = InDom(3, sorted_values=True)  # (values in domain order, as pmdapmcd sorts them)
+    pmies = InDom(4, sorted_values=True)
     pools = InDom(5, dict(zip(POOL_IDS, POOL_NAMES, strict=True)))
-    clients = InDom(6)
+    clients = InDom(6, sorted_values=True)
 
     metrics = (
         *_pdu_metrics("in"),
@@ -425,17 +422,6 @@ class PmcdAgent(Agent):
         if number is None or not 0 <= int(number.group()) < NUM_REGISTERS:
             return ErrorPDU(PM_ERR_INST)
         return InstancePDU(pdu.indom, (int(number.group()),), ("",))
-
-    def fetch(self, pmids: Any) -> Result:
-        """pmdaFetch's answer, with agent, pmie and client values in instance order."""
-        result = super().fetch(pmids)
-        vsets = tuple(
-            _sort_values(vs, self._descs[vs.pmid].type)
-            if vs.numval > 1 and pmID_cluster(vs.pmid) in _SORTED_CLUSTERS
-            else vs
-            for vs in result.vsets
-        )
-        return Result(result.timestamp, vsets)
 
     # -- instance domains ---------------------------------------------------------------
 
@@ -834,12 +820,6 @@ def _lvals(vs: ValueSet) -> list[int]:
     if vs.valfmt != 0:  # not PM_VAL_INSITU: pmdapmcd would read a pointer
         raise PMError(PM_ERR_BADSTORE)
     return list(vs.atoms(I32))
-
-
-def _sort_values(vs: ValueSet, type_: int) -> ValueSet:
-    """VS with its values in instance order."""
-    pairs = sorted(zip(vs.insts, vs.atoms(type_), strict=True), key=lambda pair: pair[0])
-    return ValueSet.of_atoms(vs.pmid, type_, pairs)
 
 
 def _cpu_msec() -> float:

@@ -346,6 +346,8 @@ class Agent:
                 insts = list(self._instances[indom])  # all of them: the usual profile
             else:
                 insts = [i for i in self._instances[indom] if self.in_profile(indom_id, i)]
+            if indom.sorted_values:
+                insts.sort()
             self._fetch_insts[indom] = insts
         return insts
 

@@ -21,7 +21,8 @@ from __future__ import annotations
 import struct
 from typing import Any
 
-from pmapi.ids import PM_IN_NULL
+from pmapi.errors import PMError  # type: ignore[attr-defined]
+from pmapi.ids import PM_IN_NULL, pmID_cluster
 from pmapi.pdu.constants import PDUType
 from pmapi.pdu.result import RESULT_PREAMBLE, encode_result
 from pmapi.pdu.result_layout import ColumnValueSets, ResultLayout, ResultWriter, shape_of
@@ -83,13 +84,43 @@ def column_value_sets(agent: Agent, plan: FetchPlan, columns: Columns) -> Any:
     sizes: list[int] = []
     head: list[Any] = []  # insitu values, in set order
     blocks: list[Any] = []  # block payloads, in set order
-    made: dict[int, ValueSet] = {}  # sets the careful way built (fetch methods), by index
+    made: dict[int, Any] = {}  # sets the careful way built (fetch methods), by index
     kinds = columns.kinds
     index = -1
     for pmid, cluster, name, _, m in plan.quick:
         index += 1
         kind = kinds[index]
-        if cluster >= 0:
+        if cluster < 0 and m is not None and m.indom is None and m.fetcher is not None:
+            # one value from the metric's own method (called once: the careful path, if
+            # this fetch ends up taking it, builds its set from the value got here)
+            if not isinstance(cluster_values.get(pmID_cluster(pmid)), PMError):
+                try:
+                    value = m.fetcher(agent)
+                except PMError as exc:
+                    made[index] = ValueSet.of_error(pmid, exc.code)
+                    numvals.append(exc.code)
+                    insts_of.append(_NONE)
+                    continue
+                made[index] = _Got(value)
+                vtype = type(value)
+                if value is None:
+                    numvals.append(0)
+                    insts_of.append(_NONE)
+                    continue
+                if (vtype is int or vtype is float) and kind != STRING:
+                    numvals.append(1)
+                    insts_of.append(_NULL)
+                    (head if kind < BLOCK else blocks).append(value)
+                    continue
+                if vtype is str and kind == STRING:
+                    text = value.encode("utf-8", "surrogateescape")
+                    numvals.append(1)
+                    insts_of.append(_NULL)
+                    sizes.append(len(text))
+                    blocks.append(text)
+                    continue
+                made[index] = agent._stuff(pmid, m, [(PM_IN_NULL, value)])
+        elif cluster >= 0:
             supplied = cluster_values.get(cluster)
             if type(supplied) is dict:
                 value = supplied.get(name)
@@ -136,7 +167,8 @@ def column_value_sets(agent: Agent, plan: FetchPlan, columns: Columns) -> Any:
                     else:
                         head += got
                     continue
-        vs = made[index] = fetch_one(pmid, m)
+        vs = made.get(index) or fetch_one(pmid, m)
+        made[index] = vs
         n = vs.numval
         numvals.append(n)
         if n <= 0:
@@ -171,7 +203,21 @@ def column_value_sets(agent: Agent, plan: FetchPlan, columns: Columns) -> Any:
     return vsets
 
 
-def _careful(agent: Agent, plan: FetchPlan, made: dict[int, ValueSet]) -> tuple[ValueSet, ...]:
+class _Got:
+    """A value a metric's fetch method gave, its set not built (yet)."""
+
+    __slots__ = ("value",)
+
+    def __init__(self, value: Any) -> None:
+        self.value = value
+
+
+def _careful(agent: Agent, plan: FetchPlan, made: dict[int, Any]) -> tuple[ValueSet, ...]:
+    for index, got in made.items():
+        if type(got) is _Got:
+            pmid, _, _, _, m = plan.quick[index]
+            pairs = [] if got.value is None else [(PM_IN_NULL, got.value)]
+            made[index] = agent._stuff(pmid, m, pairs)
     return agent._value_sets(plan, made)
 
 

@@ -41,6 +41,8 @@ class InDom:
     domain is dynamic, and the method decorated with `@indom.refresh` returns the
     current {inst: name} (or None for "unchanged") before each fetch or instance
     request that needs them.  LABELS are the domain's labels (PM_LABEL_INDOM).
+    SORTED_VALUES gives fetched values in instance-id order (pmSortInstances), whatever
+    order the instances are listed in.
     """
 
     def __init__(
@@ -49,10 +51,12 @@ class InDom:
         instances: Iterable[str] | Instances | None = None,
         *,
         labels: Mapping[str, Any] | None = None,
+        sorted_values: bool = False,
     ) -> None:
         self.serial = serial
         self.instances = None if instances is None else instance_map(instances)
         self.labels = dict(labels or {})
+        self.sorted_values = sorted_values
         self.refresher: Callable[[Any], Instances | None] | None = None
 
     def refresh(self, method: Callable[[Any], Instances | None]) -> Callable:

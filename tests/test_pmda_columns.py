@@ -214,3 +214,80 @@ def test_aggregates_are_never_written_by_columns(tmp_path):
     results = [agent.fetch([pmID_build(DOMAIN, 0, 0)]) for _ in range(3)]
     assert all(type(r.vsets) is tuple for r in results)
     assert results[-1].vsets[0].values == (b"\x01\x02\x03",)
+
+
+class Fetchers(Agent):
+    """Metrics whose values come from their own fetch methods, each called once a fetch."""
+
+    name, domain = "fetchers", DOMAIN
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.step = 0
+        self.calls = dict.fromkeys(("u32", "i32", "u64", "double", "text", "none", "fails"), 0)
+
+    def _count(self, name: str) -> int:
+        self.calls[name] += 1
+        return self.step
+
+    @metric("fetchers.u32", U32)
+    def u32(self):
+        value = self._count("u32")
+        return value if self.step != 4 else -1  # step 4: a value that does not fit
+
+    @metric("fetchers.i32", I32)
+    def i32(self):
+        return -self._count("i32")
+
+    @metric("fetchers.u64", U64)
+    def u64(self):
+        return (1 << 40) + self._count("u64")
+
+    @metric("fetchers.double", DOUBLE)
+    def double(self):
+        return self._count("double") / 4
+
+    @metric("fetchers.text", STRING)
+    def text(self):
+        return f"step {self._count('text') % 2}"
+
+    @metric("fetchers.none", U32)
+    def none(self):
+        self._count("none")
+        return None
+
+    @metric("fetchers.fails", U32)
+    def fails(self):
+        self._count("fails")
+        raise PMError(PM_ERR_AGAIN)
+
+
+def test_fetch_methods_run_once_a_fetch_whichever_path_answers(tmp_path, caplog):
+    """Values from fetch methods go into the columns without a set each; a fetch that
+    falls back to the careful path builds its sets from the values already got."""
+    leaves = ("u32", "i32", "u64", "double", "text", "none", "fails")
+    (tmp_path / "pmns").write_text(
+        "fetchers {\n" + "".join(f" {n} {DOMAIN}:0:{i}\n" for i, n in enumerate(leaves)) + "}\n"
+    )
+    agent = Fetchers(pmns_path=tmp_path / "pmns", help_path=tmp_path / "nohelp")
+    pmids = tuple(agent.pmns.lookup(f"fetchers.{n}") for n in leaves)
+    kinds = []
+    for step in range(7):
+        agent.step = step
+        with caplog.at_level(logging.ERROR):
+            result = agent.fetch(pmids)
+        kinds.append(type(result.vsets))
+        assert agent.calls == dict.fromkeys(leaves, step + 1)
+        got = {n: vs for n, vs in zip(leaves, result.vsets, strict=True)}
+        assert got["u32"].numval == (PM_ERR_TYPE if step == 4 else 1)
+        if step != 4:
+            assert got["u32"].values[0] == step
+        assert got["i32"].atoms(I32)[0] == -step
+        assert got["u64"].values[0] == (1 << 40) + step
+        assert got["double"].values[0] == step / 4
+        assert got["text"].values[0] == f"step {step % 2}"
+        assert got["none"].numval == 0 and got["fails"].numval == PM_ERR_AGAIN
+        wire = encode(ResultPDU(result, 0))
+        assert tuple(decode(wire).result.vsets) == tuple(result.vsets)
+    assert kinds[2] is ColumnValueSets and kinds[4] is tuple and kinds[5] is ColumnValueSets
+    assert "fetchers.u32" in caplog.text

@@ -1,11 +1,11 @@
-"""Benchmark: resident memory of our pmcd running its four default agents in-process.
+"""Benchmark: resident memory of our pmcd running its default agents in-process.
 
-Starts our pmcd with the packaged pmcd.conf (pmcd, trivial, simple and linux,
+Starts our pmcd with the packaged pmcd.conf (pmcd, trivial, simple, linux and proc,
 all in-process) and its default namespace, fetches every metric once with the
 reference pminfo (so every agent has built what it keeps), and prints the
-daemon's resident set size.  Target: under 60 MB.  For comparison, the same
-figure for the reference pmcd with the two C agents it can load in-process
-(pmcd and linux, as DSOs) is printed with the ratio.
+daemon's resident set size.  Target: at most 25 MB (issue 25; it was 60 MB).  For
+comparison, the same figure for the reference pmcd with the two C agents it can load
+in-process (pmcd and linux, as DSOs) is printed with the ratio.
 
     .venv/bin/python benchmarks/bench_pmcd_memory.py
 """
@@ -23,7 +23,7 @@ sys.path.insert(0, str(ROOT))
 
 from benchmarks.reference_pmcd import PMCD, PMDAS, running_pmcd  # noqa: E402
 
-TARGET_MB = 60
+TARGET_MB = 25
 REFERENCE_CONF = [
     f"pmcd\t2\tdso\tpmcd_init\t{PMDAS / 'pmcd' / 'pmda_pmcd.so'}",
     f"linux\t60\tdso\tlinux_init\t{PMDAS / 'linux' / 'pmda_linux.so'}",
@@ -63,9 +63,10 @@ def settled_rss(ours: bool, conf: list[str], pmns_default: bool) -> tuple[float,
 
 def main() -> int:
     ours, how = settled_rss(True, packaged_conf(), pmns_default=True)
-    print(f"ours: pmcd + pmcd, trivial, simple, linux in-process: {ours:6.1f} MB RSS, {how}")
-    verdict = "meets" if ours < TARGET_MB else "misses"
-    print(f"ours: {verdict} the < {TARGET_MB} MB target")
+    agents = ", ".join(line.split()[0] for line in packaged_conf())
+    print(f"ours: pmcd + {agents} in-process: {ours:6.1f} MB RSS, {how}")
+    verdict = "meets" if ours <= TARGET_MB else "misses"
+    print(f"ours: {verdict} the <= {TARGET_MB} MB target")
     if not (PMCD.exists() and (PMDAS / "linux" / "pmda_linux.so").exists()):
         print("reference: PCP 6 (Debian package pcp) is not installed; no comparison")
         return 0

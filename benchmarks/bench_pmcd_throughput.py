@@ -6,7 +6,8 @@ pmcd's own agent (PCP's pmda_pmcd.so line, which our pmcd serves with its own
 pmcd agent in-process) and the reference pmdalinux as a pipe agent.  Two metric
 sets are timed: pmcd.* metrics (pmcd's own work) and linux metrics (a relay
 through a pipe agent).  Prints fetches per second for both daemons and the
-ratio ours / reference; the target is a ratio of at least 0.5 for each set.
+ratio ours / reference; the target is a ratio of at least 0.8 for each set on a
+quiet machine (issue 25; it was 0.5).
 
     .venv/bin/python benchmarks/bench_pmcd_throughput.py [--quick]
 """
@@ -60,7 +61,7 @@ SETS = {
     ),
 }
 
-TARGET = 0.5
+TARGET = 0.8
 
 
 def measure(number: int, rounds: int) -> tuple[dict[str, float], dict[str, float]]:

@@ -90,6 +90,7 @@ def column_value_sets(agent: Agent, plan: FetchPlan, columns: Columns) -> Any:
     for pmid, cluster, name, _, m in plan.quick:
         index += 1
         kind = kinds[index]
+        single = False  # a metric without instances whose one value is VALUE
         if cluster < 0 and m is not None and m.indom is None and m.fetcher is not None:
             # one value from the metric's own method (called once: the careful path, if
             # this fetch ends up taking it, builds its set from the value got here)
@@ -102,52 +103,13 @@ def column_value_sets(agent: Agent, plan: FetchPlan, columns: Columns) -> Any:
                     insts_of.append(_NONE)
                     continue
                 made[index] = _Got(value)
-                vtype = type(value)
-                if value is None:
-                    numvals.append(0)
-                    insts_of.append(_NONE)
-                    continue
-                if (vtype is int or vtype is float) and kind != STRING:
-                    numvals.append(1)
-                    insts_of.append(_NULL)
-                    (head if kind < BLOCK else blocks).append(value)
-                    continue
-                if vtype is str and kind == STRING:
-                    text = value.encode("utf-8", "surrogateescape")
-                    numvals.append(1)
-                    insts_of.append(_NULL)
-                    sizes.append(len(text))
-                    blocks.append(text)
-                    continue
-                made[index] = agent._stuff(pmid, m, [(PM_IN_NULL, value)])
+                single = True
         elif cluster >= 0:
             supplied = cluster_values.get(cluster)
             if type(supplied) is dict:
                 value = supplied.get(name)
-                if m.indom is None:
-                    if value is None:
-                        numvals.append(0)
-                        insts_of.append(_NONE)
-                        continue
-                    vtype = type(value)
-                    if vtype is int or vtype is float:
-                        numvals.append(1)
-                        insts_of.append(_NULL)
-                        if kind >= BLOCK:
-                            if kind == STRING:
-                                return _careful(agent, plan, made)
-                            blocks.append(value)
-                        else:
-                            head.append(value)
-                        continue
-                    if vtype is str and kind == STRING:
-                        text = value.encode("utf-8", "surrogateescape")
-                        numvals.append(1)
-                        insts_of.append(_NULL)
-                        sizes.append(len(text))
-                        blocks.append(text)
-                        continue
-                elif type(value) is dict:
+                single = m.indom is None
+                if not single and type(value) is dict:
                     insts = profiled(m.indom)
                     got = list(map(value.get, insts))
                     if None in got:  # instances without a value, or keyed by name
@@ -167,7 +129,27 @@ def column_value_sets(agent: Agent, plan: FetchPlan, columns: Columns) -> Any:
                     else:
                         head += got
                     continue
-        vs = made.get(index) or fetch_one(pmid, m)
+        if single:
+            if value is None:
+                numvals.append(0)
+                insts_of.append(_NONE)
+                continue
+            vtype = type(value)
+            if (vtype is int or vtype is float) and kind != STRING:
+                numvals.append(1)
+                insts_of.append(_NULL)
+                (head if kind < BLOCK else blocks).append(value)
+                continue
+            if vtype is str and kind == STRING:
+                text = value.encode("utf-8", "surrogateescape")
+                numvals.append(1)
+                insts_of.append(_NULL)
+                sizes.append(len(text))
+                blocks.append(text)
+                continue
+        vs = made.get(index)
+        if type(vs) is not ValueSet:  # (a value got above of no type it could be)
+            vs = fetch_one(pmid, m) if vs is None else agent._stuff(pmid, m, [(PM_IN_NULL, value)])
         made[index] = vs
         n = vs.numval
         numvals.append(n)

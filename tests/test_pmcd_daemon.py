@@ -213,6 +213,35 @@ async def test_a_client_that_resets_with_answers_pending_ends_only_its_connectio
         nursery.cancel_scope.cancel()
 
 
+async def test_a_client_with_requests_always_waiting_does_not_keep_others_waiting():
+    """3,000 name lookups (answered by pmcd itself, no agent to wait for) in one write:
+    pmcd answers them one at a time, letting another client's fetch in between, not
+    after the whole batch it has read."""
+    async with trio.open_nursery() as nursery:
+        _, port = await start(nursery, CONF)
+        flood, other = await Client.connect(port), await Client.connect(port)
+        for c in (flood, other):
+            await c.send(ProfilePDU(0, 0, ()))
+        total, got = 3000, []
+
+        async def read_flood() -> None:
+            while len(got) < total:
+                got.append(await flood.receive())
+
+        nursery.start_soon(read_flood)
+        await flood.stream.send_all(encode(PMNSNamesPDU(("simple.color",))) * total)
+        while not got:
+            await trio.sleep(0.001)
+        reply = await other.ask(HighResFetchPDU(0, (COLOR,)))
+        assert isinstance(reply, HighResResultPDU)
+        assert len(got) < total / 2, f"answered after {len(got)} of the other's {total}"
+        with trio.fail_after(60):
+            while len(got) < total:
+                await trio.sleep(0.01)
+        assert all(r == PMNSIdsPDU(1, (COLOR,)) for r in got)
+        nursery.cancel_scope.cancel()
+
+
 @pytest.fixture
 def sleepy(tmp_path):
     path = tmp_path / "sleepy.py"

@@ -30,7 +30,7 @@ class MetadataCache:
     def __init__(self) -> None:
         self.descs: dict[int, Any] = {}  # pmid -> DescPDU
         self.texts: dict[tuple[int, int], Any] = {}  # (ident, type) -> TextPDU
-        self.labels: dict[tuple[int, int], Any] = {}  # (ident, type) -> label sets
+        self.labels: dict[tuple[int, int], Any] = {}  # (ident, type) -> LabelPDU
 
     def keep(self, table: dict, key: Any, answer: Any) -> Any:
         """Remember ANSWER under KEY in TABLE (unless it is full) and return it."""

@@ -468,13 +468,23 @@ class Session:
         channel = self.channels.get(domain)
         return channel.metadata if channel is not None and channel.alive else None
 
-    async def _desc(self, pdu: DescReqPDU) -> Any:
-        domain = pmID_domain(pdu.pmid)
-        cache = self._metadata(domain)
-        if cache is not None and (known := cache.descs.get(pdu.pmid)) is not None:
+    async def _asked_once(
+        self, domain: int, table: str, key: Any, ask: Any, kind: type, unknown: int
+    ) -> Any:
+        """The agent's reply to ASK (of type KIND), from DOMAIN's metadata cache TABLE
+        under KEY when it is there, else asked for and kept there."""
+        cache = self._metadata(domain) if table else None
+        kept = getattr(cache, table) if cache is not None else None
+        if kept is not None and (known := kept.get(key)) is not None:
             return known
-        reply = await self._ask(domain, DescReqPDU(pdu.pmid, self.slot), DescPDU, PM_ERR_PMID)
-        return reply if cache is None else cache.keep(cache.descs, pdu.pmid, reply)
+        reply = await self._ask(domain, ask, kind, unknown)
+        return reply if cache is None else cache.keep(kept, key, reply)
+
+    async def _desc(self, pdu: DescReqPDU) -> Any:
+        ask = DescReqPDU(pdu.pmid, self.slot)
+        return await self._asked_once(
+            pmID_domain(pdu.pmid), "descs", pdu.pmid, ask, DescPDU, PM_ERR_PMID
+        )
 
     async def _descs(self, pdu: DescIdsPDU) -> Any:
         descs = []
@@ -496,12 +506,10 @@ class Session:
 
     async def _text(self, pdu: TextReqPDU) -> Any:
         domain = pmID_domain(pdu.ident) if pdu.type & PM_TEXT_PMID else pmInDom_domain(pdu.ident)
-        cache = self._metadata(domain)
-        key = (pdu.ident, pdu.type)
-        if cache is not None and (known := cache.texts.get(key)) is not None:
-            return known
-        reply = await self._ask(domain, _resend(pdu, self.slot), TextPDU, PM_ERR_PMID)
-        return reply if cache is None else cache.keep(cache.texts, key, reply)
+        ask = _resend(pdu, self.slot)
+        return await self._asked_once(
+            domain, "texts", (pdu.ident, pdu.type), ask, TextPDU, PM_ERR_PMID
+        )
 
     async def _label(self, pdu: LabelReqPDU) -> Any:
         level = pdu.type & 0x3F
@@ -514,13 +522,9 @@ class Session:
         else:
             domain, unknown = pmInDom_domain(pdu.ident), PM_ERR_INDOM
         # instance labels follow the instances and the client's profile: never kept
-        cache = None if level == PM_LABEL_INSTANCES else self._metadata(domain)
-        key = (pdu.ident, pdu.type)
-        if cache is not None and (known := cache.labels.get(key)) is not None:
-            return LabelPDU(pdu.ident, pdu.type, known)
-        reply = await self._ask(domain, _resend(pdu, self.slot), LabelPDU, unknown)
-        if cache is not None:
-            cache.keep(cache.labels, key, reply.sets)
+        table = "" if level == PM_LABEL_INSTANCES else "labels"
+        ask = _resend(pdu, self.slot)
+        reply = await self._asked_once(domain, table, (pdu.ident, pdu.type), ask, LabelPDU, unknown)
         return LabelPDU(pdu.ident, pdu.type, reply.sets)
 
     # -- fetch and store, across agents ----------------------------------------------------

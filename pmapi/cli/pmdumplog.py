@@ -952,11 +952,8 @@ class Dumper:
                 template = self._templates[key] = self._template(result)
             if template:
                 text, readers = template
-                values: list[Any] = [self.clock.stamp(stamp)]
-                for vset, read in zip(vsets, readers, strict=True):
-                    if read is not None:
-                        values.extend(read(vset))
-                out = text % tuple(values)
+                values = self._values_of(result, readers)
+                out = text % values
                 # (C prints a NaN with its sign bit set as "-nan": such records, and those
                 # with any NaN, are written carefully)
                 if "nan" not in out or ("nan" in text and not any(v != v for v in values)):
@@ -991,24 +988,19 @@ class Dumper:
                 readers.append(_block_atoms)
             else:
                 return False
-            head = f"    {pmIDStr(vset.pmid)} ({self.name_text(vset.pmid)}):"
-            lines = [head.replace("%", "%%") + ("\n       " if vset.numval > 1 else "")]
-            for j, inst in enumerate(vset.insts):
-                line = "" if j == 0 else "       "
-                if desc.indom != PM_INDOM_NULL:
-                    inst_text = self._inst_text(desc.indom, inst, result.timestamp)
-                    line += f" inst [{inst_text}]".replace("%", "%%")
-                lines.append(f"{line} value {conversion}\n")
-            parts.append("".join(lines))
-        template = ("".join(parts), tuple(readers))
-        text, readers = template
+            parts.append(self._vset_text(vset, result.timestamp, conversion))
+        text, kept = "".join(parts), tuple(readers)
+        if text % self._values_of(result, kept) != self._result_text(result):
+            return False
+        return text, kept
+
+    def _values_of(self, result: Result, readers: tuple[Any, ...]) -> tuple[Any, ...]:
+        """What a template's conversions take for RESULT: its time, then its values."""
         values: list[Any] = [self.clock.stamp(result.timestamp)]
         for vset, read in zip(result.vsets, readers, strict=True):
             if read is not None:
                 values.extend(read(vset))
-        if text % tuple(values) != self._result_text(result):
-            return False
-        return template
+        return tuple(values)
 
     def _result_text(self, result: Result) -> str:
         """dump_result value set by value set (the careful path)."""
@@ -1035,8 +1027,12 @@ class Dumper:
                 nbyte += sum((block.vlen + 3) // 4 * 4 for block in blocks)
         return nbyte
 
-    def _vset_text(self, vset: ValueSet, stamp: Timestamp) -> str:
+    def _vset_text(self, vset: ValueSet, stamp: Timestamp, conversion: str = "") -> str:
+        """dump_result's lines for one value set; with CONVERSION (a template's), that
+        printf conversion in place of each value and every other "%" doubled."""
         head = f"    {pmIDStr(vset.pmid)} ({self.name_text(vset.pmid)})"
+        if conversion:
+            head = head.replace("%", "%%")
         if vset.numval == 0:
             return f"{head}: No values returned!\n"
         if vset.numval < 0:
@@ -1059,8 +1055,10 @@ class Dumper:
             else:
                 parts.append("       ")
             if desc.indom != PM_INDOM_NULL:
-                parts.append(f" inst [{self._inst_text(desc.indom, v.inst, stamp)}]")
-            parts.append(f" value {pmPrintValue(vset.valfmt, desc.type, v.value, 1)}\n")
+                inst = f" inst [{self._inst_text(desc.indom, v.inst, stamp)}]"
+                parts.append(inst.replace("%", "%%") if conversion else inst)
+            value = conversion or pmPrintValue(vset.valfmt, desc.type, v.value, 1)
+            parts.append(f" value {value}\n")
         return "".join(parts)
 
     def _inst_text(self, indom: int, inst: int, stamp: Timestamp) -> str:

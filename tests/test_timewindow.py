@@ -657,7 +657,10 @@ def test_windows_match_libpcp(zone: str | None, monkeypatch: pytest.MonkeyPatch)
             for got in answers:
                 if got["sts"] == 0:
                     got["errmsg"] = None
-        assert want in answers, (req, want, answers)
+        # libpcp may read the clock for each time it parses (-S, -T, -O): a call that
+        # straddles a second can mix the two readings, each field from one of them
+        mixed = len(answers) > 1 and all(want[k] in [a.get(k) for a in answers] for k in want)
+        assert want in answers or mixed, (req, want, answers)
 
 
 # the process's own zone is left to the tests that can set $TZ for both sides

@@ -126,6 +126,8 @@ class _Operations:
         #: Derived metrics, bound on first use (False: this kind of context has none).
         self._derived: DerivedMetrics | bool | None = None
         self._registry: Registry | None = None
+        #: Where derived metrics' semantic errors go when first met (None: stderr).
+        self.derived_err: Any = None
 
     def _run(self, op: Generator) -> Any:
         raise NotImplementedError
@@ -420,7 +422,7 @@ class _Operations:
                 self._instance_id_at,
             )
             registry = self._registry or default_registry()
-            dm = self._derived = DerivedMetrics(registry, real)
+            dm = self._derived = DerivedMetrics(registry, real, self.derived_err)
         return dm or None
 
     def derived_among(self, pmids: Iterable[int]) -> DerivedMetrics | None:

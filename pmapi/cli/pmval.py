@@ -61,6 +61,7 @@ from pmapi.errors import (  # type: ignore[attr-defined]
     PMError,
     pmErrStr,
 )
+from pmapi.hostname import context_hostname
 from pmapi.ids import PM_ID_NULL, PM_IN_NULL, PM_INDOM_NULL, pmIDStr, pmInDomStr
 from pmapi.printvalue import pmPrintValue, pmval_real, pmval_width
 from pmapi.rate import CounterRates, rate_units_str, timestamp_seconds
@@ -405,27 +406,6 @@ def _strtol(text: str) -> tuple[int, bool]:
 
 
 # --- the context's host name and zone (pmGetContextHostName, pmNewContextZone) ----------
-
-
-def context_hostname(ctx: Any) -> str:
-    """pmGetContextHostName: pmcd.hostname from a pmcd, an archive's label, else this host."""
-    if ctx.kind == "archive":
-        return ctx.hostname
-    if ctx.kind != "host":
-        return socket.gethostname()
-    try:
-        pmid = ctx.lookup_name("pmcd.hostname")
-        vset = ctx.fetch([pmid]).result.vsets[0]
-        if vset.numval > 0 and vset.valfmt != ValFmt.PM_VAL_INSITU:
-            value = vset.values[0]
-            return value if isinstance(value, str) else value.split(b"\0", 1)[0].decode()
-    except PMError:
-        pass
-    spec = getattr(ctx.source, "spec", None)
-    host = getattr(spec, "host", None)
-    if host is None or host.startswith("localhost"):
-        return socket.gethostname()
-    return host
 
 
 def context_zone(ctx: Any) -> tzinfo:

@@ -50,7 +50,12 @@ _SEM_NAMES = {"COUNTER": _COUNTER, "INSTANT": _INSTANT, "DISCRETE": _DISCRETE}
 
 
 class SemanticError(Exception):
-    """A derived metric that cannot be bound; str() is the line PCP prints."""
+    """A derived metric that cannot be bound; str() is the line PCP prints, ``reason``
+    its last part (what pmAddDerivedMetric's message says after the caret)."""
+
+    def __init__(self, text: str, reason: str | None = None) -> None:
+        super().__init__(text)
+        self.reason = reason if reason is not None else text.rsplit(": ", 1)[-1]
 
 
 class Unbindable(Exception):
@@ -104,7 +109,9 @@ class Binder:
         return method(node)
 
     def _fail(self, what: str, message: str) -> SemanticError:
-        return SemanticError(f"Semantic error: derived metric {self._stack[0]}: {what}: {message}")
+        return SemanticError(
+            f"Semantic error: derived metric {self._stack[0]}: {what}: {message}", message
+        )
 
     def _name(self, node: ast.Name) -> _Node:
         tree = None
@@ -367,7 +374,9 @@ def _units(text: str, name: str) -> Units:
     try:
         return parse_units_str(text)
     except ValueError as exc:
-        raise SemanticError(f"Semantic error: derived metric {name}: {text}: {exc}") from None
+        raise SemanticError(
+            f"Semantic error: derived metric {name}: {text}: {exc}", str(exc)
+        ) from None
 
 
 def _map_units(op: str, start: Units, lu: Units, ru: Units):

@@ -52,6 +52,7 @@ class DerivedMetrics:
         self.err = err
         self._bound: dict[int, Bound | None] = {}  # bound so far (None: it cannot be)
         self._messages: dict[int, str] = {}  # semantic errors not yet reported
+        self._reasons: dict[int, str] = {}  # their last parts (SemanticError.reason)
         names = {n for d in self.definitions if d.tree is not None for n in _names(d.tree)}
         names.update(d.name for d in self.definitions)  # (to find the ones real metrics hide)
         self._real = self._real_pmids(sorted(names))
@@ -87,6 +88,7 @@ class DerivedMetrics:
             return self._binder.bind(d.name, d.pmid, d.tree)
         except SemanticError as exc:
             self._messages[d.pmid] = str(exc)
+            self._reasons[d.pmid] = exc.reason
         except Unbindable:
             pass  # (libpcp reports missing operands only when debugging)
         return None
@@ -189,6 +191,13 @@ class DerivedMetrics:
             self.report(pmid)
             raise PMError(PM_ERR_BADDERIVE)
         return bound.desc
+
+    def semantic_error(self, pmid: int) -> str | None:
+        """Why PMID did not bind (SemanticError.reason), taken instead of reported; None
+        if it bound or only lacks operands here."""
+        if self.bound(pmid) is not None:
+            return None
+        return self._reasons.pop(pmid, None) if self._messages.pop(pmid, None) else None
 
     def report(self, pmid: int) -> None:
         """Write PMID's semantic error to stderr, the first time it is used."""

@@ -27,9 +27,11 @@ from pmapi.types import PMType
 
 __all__ = [
     "SHIPPED_DIR",
+    "ContextRegistry",
     "Definition",
     "DerivedError",
     "Registry",
+    "add_metric_message",
     "default_config_path",
     "default_registry",
     "load_config",
@@ -185,6 +187,56 @@ class Registry:
         return definition
 
 
+class ContextRegistry(Registry):
+    """One context's derived metrics (libpcp's pmAddDerivedMetric): the global ones it
+    started with, then its own, numbered down from 511.2047.1023 as libpcp numbers them."""
+
+    def __init__(self, base: Registry | None = None) -> None:
+        super().__init__()
+        for d in base or ():
+            self._defs[d.name] = d
+            self._names[d.pmid] = d.name
+        self._own: tuple[int, int] | None = None  # (cluster, item) of the latest own PMID
+
+    def copy(self) -> ContextRegistry:
+        """A registry with the same definitions and numbering (a context binds its
+        derived metrics once per registry, so an addition makes a new one)."""
+        twin = ContextRegistry(self)
+        twin._own = self._own
+        return twin
+
+    def add(self, name: str, expr: str) -> Definition:
+        """pmAddDerivedMetric: DerivedSyntaxError for the expression, DerivedError for a
+        name already defined here or an illegal one."""
+        if not valid_name(name):
+            raise DerivedError(f"illegal derived metric name ({name})")
+        with self._lock:
+            if name in self._defs:
+                raise DerivedError("Duplicate per-context derived metric name")
+            tree = parse(expr, units_check=_units_problem)
+            if self._own is None:
+                cluster, item = _CLUSTERS - 1, _ITEMS - 1
+            elif self._own[1] > 1:
+                cluster, item = self._own[0], self._own[1] - 1
+            elif self._own[0] > 0:
+                cluster, item = self._own[0] - 1, _ITEMS - 1
+            else:
+                raise DerivedError("per-context PMID space exhausted")
+            self._own = (cluster, item)
+            pmid = pmID_build(DYNAMIC_PMID, cluster, item)
+            definition = Definition(name, expr, tree, pmid)
+            self._defs[name] = definition
+            self._names[pmid] = name
+            return definition
+
+    def discard(self, name: str) -> None:
+        """Forget NAME (one that failed to bind when added); its PMID stays used."""
+        with self._lock:
+            d = self._defs.pop(name, None)
+            if d is not None:
+                self._names.pop(d.pmid, None)
+
+
 # ------------------------------------------------------------------- messages
 
 
@@ -193,6 +245,20 @@ def register_metric_message(name: str, expr: str, err: DerivedSyntaxError | Deri
     caret = " " * err.offset + "^"
     text = f'Error: pmRegisterDerivedMetric("{name}", ...)\n{expr}\n{caret}\n'
     return text + (f"{err.message}\n" if err.message else "")
+
+
+def add_metric_message(name: str, expr: str, err: Exception) -> str:
+    """The message pmAddDerivedMetric returns: for a syntax error (DerivedSyntaxError),
+    a semantic one (bind's SemanticError, whose ``reason`` it prints) or another refusal."""
+    head = f'pmAddDerivedMetric("{name}", ...)'
+    if isinstance(err, DerivedSyntaxError):
+        caret = " " * err.offset + "^"
+        return f"Syntax Error: {head}\n{expr}\n{caret}\n{err.message}\n"
+    reason = getattr(err, "reason", None)
+    if reason is not None:
+        return f"Semantic Error: {head}\n{expr}\n^\n{reason}\n"
+    code = int(PMErr.PM_ERR_BADDERIVE)
+    return f"Error: {head}: returns {code}\n{err}\n"
 
 
 def load_config_message(

@@ -1,0 +1,162 @@
+"""The web contexts of one pmproxy: made on demand, found by number, expired when idle.
+
+Every call on a context runs in a worker thread (the PMAPI client blocks), under the
+context's lock, so a slow or dead pmcd holds up only the requests that use it.  A
+context lives ``polltimeout`` seconds past its last use; a sweep every ``work``
+seconds closes the expired ones, and a request naming one in between is told it
+expired (libpcp_web's timer and garbage collection).
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, TypeVar
+
+import trio
+
+from pmapi.context import Context
+
+from .webgroup import WebContext, WebError
+
+T = TypeVar("T")
+
+#: pmwebapi.timeout: seconds a context lives after its last use
+DEFAULT_TIMEOUT = 5.0
+#: pmwebapi.work: seconds between sweeps for expired contexts
+DEFAULT_WORK = 2.0
+#: seconds a /metrics scraper context lives after its last scrape (longer than
+#: Prometheus's usual scrape intervals, so each scrape finds the last one's metadata)
+SCRAPER_TIMEOUT = 300.0
+
+
+@dataclass
+class _Entry:
+    web: WebContext
+    lock: trio.Lock = field(default_factory=trio.Lock)
+    deadline: float = 0.0
+    users: int = 0
+
+
+class WebGroups:
+    """Every live web context of this pmproxy, by its number."""
+
+    def __init__(
+        self,
+        hostspec: str = "localhost",
+        timeout: float = DEFAULT_TIMEOUT,
+        work: float = DEFAULT_WORK,
+        connect: Callable[[str], Any] = Context.host,
+    ) -> None:
+        self.hostspec = hostspec
+        self.timeout = timeout
+        self.work = work
+        self.connect = connect
+        self.contexts: dict[int, _Entry] = {}
+        #: the contexts that answer /metrics requests naming no context, by hostspec
+        self.scrapers: dict[str, _Entry] = {}
+        self._random = random.SystemRandom()
+
+    async def sweep_forever(self) -> None:
+        """Close expired contexts every ``work`` seconds (run in the server's nursery)."""
+        while True:
+            await trio.sleep(self.work)
+            self.sweep()
+
+    def sweep(self) -> int:
+        """Close the contexts idle past their deadline; how many there were."""
+        now = trio.current_time()
+        count = 0
+        for table in (self.contexts, self.scrapers):
+            dead = [key for key, e in table.items() if e.users == 0 and e.deadline <= now]
+            for key in dead:
+                table.pop(key).web.close()  # type: ignore[attr-defined]
+            count += len(dead)
+        return count
+
+    def close(self) -> None:
+        for table in (self.contexts, self.scrapers):
+            for entry in table.values():  # type: ignore[attr-defined]
+                entry.web.close()
+            table.clear()
+
+    async def scrape(
+        self, ident: str | None, params: Mapping[str, str], work: Callable[[WebContext], T]
+    ) -> T:
+        """Run WORK for /metrics: on the context IDENT names, else on this pmproxy's own
+        context for the hostspec asked for.  A /metrics answer names no context, so
+        scrapes of one pmcd can share one, and each finds the metadata the last read
+        (pmcd's change notices make it read them again).  PCP's pmproxy makes a new
+        context for every scrape instead."""
+        if ident is not None:
+            return (await self.call(ident, params, work))[1]
+        hostspec = params.get("hostspec") or params.get("hostname") or self.hostspec
+        entry = self.scrapers.get(hostspec)
+        if entry is None:
+            number = self._random.randrange(1, 1 << 31)  # (named only in error answers)
+            web = await trio.to_thread.run_sync(
+                WebContext, number, hostspec, SCRAPER_TIMEOUT, self.connect
+            )
+            entry = self.scrapers.setdefault(hostspec, _Entry(web))
+            if entry.web is not web:  # (another scrape made one meanwhile)
+                web.close()
+        entry.users += 1
+        try:
+            async with entry.lock:
+                return await trio.to_thread.run_sync(work, entry.web)
+        except WebError as exc:
+            exc.context = entry.web.ident
+            raise
+        finally:
+            entry.users -= 1
+            entry.deadline = trio.current_time() + entry.web.timeout
+
+    async def call(
+        self, ident: str | None, params: Mapping[str, str], work: Callable[[WebContext], T]
+    ) -> tuple[int, T]:
+        """Run WORK on the context IDENT names (a new one when None): its number and
+        WORK's answer.  WebError for a context that cannot be made or found."""
+        if ident is None:
+            entry = await self._create(params)
+        else:
+            entry = self._find(ident)
+        entry.users += 1
+        try:
+            async with entry.lock:
+                answer = await trio.to_thread.run_sync(work, entry.web)
+        except WebError as exc:
+            exc.context = entry.web.ident
+            raise
+        finally:
+            entry.users -= 1
+            entry.deadline = trio.current_time() + entry.web.timeout
+        return entry.web.ident, answer
+
+    def _find(self, ident: str) -> _Entry:
+        if not ident.isdigit():
+            raise WebError(f"invalid context identifier: {ident}")
+        number = int(ident) & 0xFFFFFFFF
+        entry = self.contexts.get(number)
+        if entry is None:
+            raise WebError(f"unknown context identifier: {number}")
+        if entry.users == 0 and entry.deadline <= trio.current_time():
+            raise WebError(f"expired context identifier: {number}")
+        return entry
+
+    async def _create(self, params: Mapping[str, str]) -> _Entry:
+        timeout = self.timeout
+        text = params.get("polltimeout")
+        if text is not None:
+            try:
+                timeout = float(text)
+            except ValueError:
+                raise WebError("invalid timeout requested in polltime") from None
+        hostspec = params.get("hostspec") or params.get("hostname") or self.hostspec
+        ident = self._random.randrange(1, 1 << 31)
+        while ident in self.contexts:
+            ident = self._random.randrange(1, 1 << 31)
+        web = await trio.to_thread.run_sync(WebContext, ident, hostspec, timeout, self.connect)
+        entry = _Entry(web, deadline=trio.current_time() + timeout)
+        self.contexts[ident] = entry
+        return entry

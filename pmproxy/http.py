@@ -1,0 +1,150 @@
+"""HTTP/1.1 for pmproxy: h11's protocol state machine over trio's streams.
+
+One task per connection, each in its own scope: whatever a client sends, or however a
+request fails, only that connection ends.  Requests on a connection are answered in
+order (keep-alive and pipelining as h11 provides); every answer has a Content-Length,
+which every HTTP client reads, and PCP's CORS headers.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Awaitable, Callable
+from email.utils import formatdate
+from http import HTTPStatus
+from urllib.parse import parse_qsl, unquote
+
+import h11
+import trio
+
+from .webapi import Reply, Request, html_error
+
+#: The longest request line and headers pmproxy reads (PCP's MAX_URL_SIZE is 8192)
+MAX_HEAD = 16384
+MAX_URL = 8192
+#: The largest request body (a derived-metric configuration, a stored value)
+MAX_BODY = 1 << 20
+ALLOWED_HEADERS = b"Accept, Accept-Language, Content-Language, Content-Type"
+
+Handler = Callable[[Request], Awaitable[Reply]]
+log = logging.getLogger("pmproxy")
+
+
+def parse_target(target: str) -> tuple[str, dict[str, str]]:
+    """A request target's decoded path and parameters (the first of each name wins;
+    "+" is a space, as in PCP's URL decoding)."""
+    path, _, query = target.partition("?")
+    params: dict[str, str] = {}
+    for name, value in parse_qsl(query, keep_blank_values=True, errors="replace"):
+        if name:
+            params.setdefault(name, value)
+    return unquote(path, errors="replace"), params
+
+
+def _headers(reply: Reply, request_headers: dict[str, str]) -> list[tuple[bytes, bytes]]:
+    out = [
+        (b"Access-Control-Allow-Origin", b"*"),
+        (b"Access-Control-Allow-Headers", ALLOWED_HEADERS),
+        (b"Access-Control-Max-Age", b"86400"),
+    ]
+    if reply.allow is not None:  # (an answer to a CORS preflight)
+        origin = request_headers.get("origin")
+        if origin:
+            out[0] = (b"Access-Control-Allow-Origin", origin.encode("latin-1", "replace"))
+        out.append((b"Access-Control-Allow-Methods", reply.allow.encode()))
+    out.append((b"Content-Length", str(len(reply.body)).encode()))
+    out.append((b"Content-Type", reply.content_type.encode()))
+    out.append((b"Date", formatdate(usegmt=True).encode()))
+    return out
+
+
+class _Closed(Exception):
+    """The client went away mid-request."""
+
+
+async def _next_event(conn: h11.Connection, stream: trio.abc.Stream) -> object:
+    while True:
+        event = conn.next_event()
+        if event is not h11.NEED_DATA:
+            return event
+        data = await stream.receive_some(65536)
+        conn.receive_data(data)  # (b"" at end of file)
+
+
+async def _read_body(conn: h11.Connection, stream: trio.abc.Stream) -> bytes | None:
+    """The request's body; None when it is larger than MAX_BODY."""
+    body = bytearray()
+    while True:
+        event = await _next_event(conn, stream)
+        if isinstance(event, h11.Data):
+            body += event.data
+            if len(body) > MAX_BODY:
+                return None
+        elif isinstance(event, h11.EndOfMessage):
+            return bytes(body)
+        else:
+            raise _Closed
+
+
+async def _send(
+    conn: h11.Connection, stream: trio.abc.Stream, reply: Reply, headers: dict[str, str], head: bool
+) -> None:
+    response = h11.Response(
+        status_code=reply.status,
+        headers=_headers(reply, headers),
+        reason=HTTPStatus(reply.status).phrase.encode(),
+    )
+    data = conn.send(response) or b""
+    if reply.body and not head:
+        data += conn.send(h11.Data(data=reply.body)) or b""
+    data += conn.send(h11.EndOfMessage()) or b""
+    await stream.send_all(data)
+
+
+async def serve_connection(stream: trio.abc.Stream, handler: Handler, peer: str = "") -> None:
+    """Answer the requests on STREAM until the client closes it or must be dropped."""
+    conn = h11.Connection(h11.SERVER, max_incomplete_event_size=MAX_HEAD)
+    try:
+        async with stream:
+            while True:
+                try:
+                    event = await _next_event(conn, stream)
+                except h11.RemoteProtocolError as exc:
+                    if conn.our_state in (h11.IDLE, h11.SEND_RESPONSE):
+                        status = exc.error_status_hint
+                        reply = html_error(status, "unknown", f"bad HTTP request: {exc}")
+                        await _send(conn, stream, reply, {}, head=False)
+                    return
+                if not isinstance(event, h11.Request):
+                    return  # (closed, or a state h11 will not go on from)
+                await _answer(conn, stream, event, handler)
+                if conn.our_state is h11.MUST_CLOSE:
+                    return
+                conn.start_next_cycle()
+    except (trio.BrokenResourceError, trio.ClosedResourceError, _Closed):
+        return
+    except h11.ProtocolError as exc:  # (h11 refused to go on: the connection ends)
+        log.info("pmproxy: client %s: HTTP protocol error: %s", peer, exc)
+    except Exception as exc:  # a fault of ours: that connection ends, nothing else
+        log.error("pmproxy: client %s: internal error: %r", peer, exc)
+
+
+async def _answer(
+    conn: h11.Connection, stream: trio.abc.Stream, request: h11.Request, handler: Handler
+) -> None:
+    headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in request.headers}
+    method = request.method.decode("ascii", "replace")
+    target = request.target.decode("latin-1")
+    body = await _read_body(conn, stream)
+    if len(target) >= MAX_URL:
+        reply = html_error(414, "unknown", "request URL too long")
+    elif body is None:
+        reply = html_error(413, "webapi", "request body too large")
+    else:
+        path, params = parse_target(target)
+        try:
+            reply = await handler(Request(method, path, params, body, headers))
+        except Exception as exc:  # a fault of ours: this request fails, the client stays
+            log.error("pmproxy: %s %s: internal error: %r", method, path, exc)
+            reply = html_error(500, "webapi", "internal error")
+    await _send(conn, stream, reply, headers, head=method == "HEAD")

@@ -1,0 +1,212 @@
+"""The pmproxy command: pmproxy(1)'s flags, then serve the REST API and /metrics."""
+
+from __future__ import annotations
+
+import configparser
+import logging
+import os
+import signal
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+import trio
+
+from pmapi.cli.common import HELP, VERSION, Opt, Tool
+from pmapi.paths import LayoutError, paths
+from pmapi.service import notify_ready
+
+from .groups import DEFAULT_TIMEOUT, DEFAULT_WORK, WebGroups
+from .http import serve_connection
+from .webapi import WebAPI
+
+NO_AVAHI = Opt("A", None, None, "disable service advertisement (none is done)")
+FOREGROUND = Opt("f", "foreground", None, "run in the foreground (pmproxy always does)")
+SYSTEMD = Opt("F", "systemd", None, "run in systemd mode (as -f, and tell systemd when ready)")
+TIMESERIES = Opt("t", "timeseries", None, "REST APIs (always on)")
+USERNAME = Opt("U", "username", "USER", "accepted for PCP compatibility; not used")
+CONFIG = Opt("c", "config", "PATH", "path to configuration file ([pmwebapi] timeout, work)")
+INTERFACE = Opt("i", "interface", "ADDR", "accept connections on this IP address")
+PORT = Opt("p", "port", "PORT", "accept connections on this port [default 44322]")
+HOSTSPEC = Opt("H", "hostspec", "HOST", "pmcd to use when a request names none [localhost]")
+TERMINATE = Opt("T", None, "TIME", "terminate after an elapsed time interval (seconds)")
+LOG = Opt("l", "log", "PATH", "redirect diagnostics and trace output ('-' for stderr)")
+
+TOOL = Tool(
+    "pmproxy",
+    "[options]",
+    [
+        ("General options", [VERSION, HELP]),
+        ("Service options", [NO_AVAHI, FOREGROUND, SYSTEMD, TIMESERIES, USERNAME]),
+        ("Configuration options", [CONFIG, HOSTSPEC]),
+        ("Connection options", [INTERFACE, PORT]),
+        ("Diagnostic options", [TERMINATE, LOG]),
+    ],
+)
+
+
+@dataclass(frozen=True)
+class Settings:
+    ports: tuple[int, ...]
+    interfaces: tuple[str, ...]
+    hostspec: str
+    timeout: float
+    work: float
+    terminate: float | None
+
+
+def default_port() -> int:
+    """PMPROXY_PORT's first port, else 44322."""
+    first = os.environ.get("PMPROXY_PORT", "").split(",")[0].strip()
+    return int(first) if first.isdigit() else 44322
+
+
+def _seconds_from_ms(config: configparser.ConfigParser, key: str, default: float) -> float:
+    text = config.get("pmwebapi", key, fallback=None)
+    if text is None:
+        return default
+    try:
+        return int(text, 0) / 1000.0
+    except ValueError:
+        return default
+
+
+def options(argv: list[str]) -> Settings:
+    parsed = TOOL.parse(argv)
+    if parsed.operands:
+        TOOL.fail(f"unexpected argument: {parsed.operands[0]}", usage=True)
+    ports: list[int] = []
+    for o, v in parsed.pairs:
+        if o is PORT:
+            for part in str(v).split(","):
+                if not part.strip().isdigit() or int(part) > 65535:
+                    TOOL.fail(f"-p requires a positive numeric argument ({part})", usage=True)
+                ports.append(int(part))
+    timeout, work = DEFAULT_TIMEOUT, DEFAULT_WORK
+    config_path = parsed.get("config")
+    if config_path is not None:
+        config = configparser.ConfigParser(interpolation=None, strict=False)
+        try:
+            with open(config_path) as f:
+                config.read_file(f)
+        except OSError as exc:
+            TOOL.fail(f"cannot read {config_path}: {exc.strerror}")
+        except configparser.Error as exc:
+            TOOL.fail(f"{config_path}: {exc.message.splitlines()[0]}")
+        timeout = _seconds_from_ms(config, "timeout", timeout)
+        work = _seconds_from_ms(config, "work", work)
+    terminate = None
+    if "T" in parsed:
+        try:
+            terminate = float(str(parsed.get("T")))
+        except ValueError:
+            TOOL.fail(f"-T requires a time interval in seconds ({parsed.get('T')})", usage=True)
+    return Settings(
+        ports=tuple(ports) or (default_port(),),
+        interfaces=tuple(str(v) for o, v in parsed.pairs if o is INTERFACE),
+        hostspec=str(parsed.get("hostspec", "localhost")),
+        timeout=timeout,
+        work=work,
+        terminate=terminate,
+    )
+
+
+def main(argv: list[str] | None = None) -> int:
+    return TOOL.main(_run, argv)
+
+
+def _run(argv: list[str]) -> int:
+    settings = options(argv)
+    log_path = _default_log()
+    for o, v in TOOL.parse(argv).pairs:
+        if o is LOG:
+            log_path = str(v)
+    try:
+        if log_path != "-":
+            Path(log_path).parent.mkdir(parents=True, exist_ok=True)
+        _open_log(log_path)
+    except OSError as exc:
+        print(f"pmproxy: {exc.filename}: {exc.strerror}", file=sys.stderr)
+        return 1
+    try:
+        trio.run(serve, settings)
+    except OSError as exc:
+        print(f"pmproxy: cannot listen: {exc.strerror or exc}", file=sys.stderr)
+        return 1
+    except BaseExceptionGroup as group:
+        os_errors = [e for e in _leaves(group) if isinstance(e, OSError)]
+        if os_errors:
+            print(f"pmproxy: cannot listen: {os_errors[0].strerror}", file=sys.stderr)
+            return 1
+        logging.getLogger("pmproxy").error("pmproxy: ended by an internal error: %r", group)
+        print(f"pmproxy: ended by an internal error: {group!r}", file=sys.stderr)
+        return 1
+    return 0
+
+
+def _leaves(exc: BaseException) -> list[BaseException]:
+    if isinstance(exc, BaseExceptionGroup):
+        return [leaf for inner in exc.exceptions for leaf in _leaves(inner)]
+    return [exc]
+
+
+def _default_log() -> str:
+    try:
+        return str(paths().log_dir / "pmproxy" / "pmproxy.log")
+    except LayoutError:
+        return "pmproxy.log"
+
+
+def _open_log(path: str) -> None:
+    handler: logging.Handler = logging.StreamHandler() if path == "-" else logging.FileHandler(path)
+    handler.setFormatter(logging.Formatter("[%(asctime)s] pmproxy(%(process)d) %(message)s"))
+    root = logging.getLogger()
+    root.addHandler(handler)
+    root.setLevel(logging.INFO)
+
+
+async def serve(settings: Settings, task_status=trio.TASK_STATUS_IGNORED) -> None:
+    """Listen, answer requests until SIGTERM or SIGINT (or -T's time), then close."""
+    log = logging.getLogger("pmproxy")
+    groups = WebGroups(settings.hostspec, settings.timeout, settings.work)
+    api = WebAPI(groups)
+    listeners: list[trio.SocketListener] = []
+    hosts = settings.interfaces or (None,)
+    for port in settings.ports:
+        for host in hosts:
+            listeners.extend(await trio.open_tcp_listeners(port, host=host))
+    where = []
+    for listener in listeners:
+        sockname = listener.socket.getsockname()
+        where.append(f"{sockname[0]}:{sockname[1]}" if ":" not in sockname[0]
+                     else f"[{sockname[0]}]:{sockname[1]}")  # fmt: skip
+
+    async def accept(stream: trio.SocketStream) -> None:
+        try:
+            peer = stream.socket.getpeername()
+            name = f"{peer[0]}:{peer[1]}" if isinstance(peer, tuple) else str(peer)
+        except OSError:
+            name = "?"
+        await serve_connection(stream, api.handle, name)
+
+    try:
+        with trio.open_signal_receiver(signal.SIGTERM, signal.SIGINT) as signals:
+            async with trio.open_nursery() as nursery:
+                for listener in listeners:
+                    nursery.start_soon(trio.serve_listeners, accept, [listener])
+                nursery.start_soon(groups.sweep_forever)
+                log.info("pmproxy: listening on %s", ", ".join(where))
+                print(f"pmproxy: listening on {', '.join(where)}", file=sys.stderr, flush=True)
+                notify_ready()
+                task_status.started(where)
+                with trio.move_on_after(settings.terminate or float("inf")):
+                    async for signum in signals:
+                        log.info("pmproxy: %s, shutting down", signal.Signals(signum).name)
+                        break
+                nursery.cancel_scope.cancel()
+    finally:
+        groups.close()
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,808 @@
+"""pmproxy's web contexts: one PMAPI context per REST client, and what each call asks of it.
+
+A web context is a host context on a pmcd, named by a random number and kept for
+``polltimeout`` seconds after its last use (libpcp_web's webgroup).  Its calls run in
+a worker thread, one at a time per context, and cache what libpcp_web caches: metric
+descriptors and names, instance names, label sets and help text.  The calls answer
+with plain records; webapi.py turns them into JSON and openmetrics.py into text.
+
+Which label sets a merge includes follows PCP 6.0.3's pmproxy: the domain and cluster
+levels only once a metric lookup (``/pmapi/metric``) in this context has read them.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fnmatch
+import hashlib
+import re
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from pmapi.derived.parse import DerivedSyntaxError
+from pmapi.derived.registry import (
+    ContextRegistry,
+    DerivedError,
+    add_metric_message,
+    default_registry,
+)
+from pmapi.desc import Desc
+from pmapi.errors import (  # type: ignore[attr-defined]
+    PM_ERR_NAME,
+    PM_ERR_TYPE,
+    PMError,
+    pmErrStr,
+)
+from pmapi.hostname import context_hostname
+from pmapi.ids import (
+    DYNAMIC_PMID,
+    PM_ID_NULL,
+    PM_IN_NULL,
+    PM_INDOM_NULL,
+    pmID_build,
+    pmID_cluster,
+    pmID_domain,
+    pmInDom_build,
+    pmInDom_domain,
+)
+from pmapi.labels import (
+    PM_LABEL_CLUSTER,
+    PM_LABEL_CONTEXT,
+    PM_LABEL_DOMAIN,
+    PM_LABEL_INDOM,
+    PM_LABEL_INSTANCES,
+    PM_LABEL_ITEM,
+    PM_LABEL_OPTIONAL,
+    Label,
+    LabelSet,
+    pmMergeLabelSets,
+)
+from pmapi.types import PMType, pmSemStr
+from pmapi.units import pmUnitsStr  # type: ignore[attr-defined]
+from pmapi.values import Result, Timestamp, ValueSet
+
+#: pmwebapi_type_str's names, by PM_TYPE
+TYPE_NAMES = (
+    "32", "u32", "64", "u64", "float", "double", "string",
+    "aggregate", "aggregate_static", "event", "highres_event",
+)  # fmt: skip
+#: pmproxy's scrape asks for metrics this many names at a time
+BATCH = 256
+
+
+class WebError(Exception):
+    """A call that fails: MESSAGE is pmproxy's text, STATUS the HTTP status it gives,
+    CONTEXT the context number the answer names (None: the one the request named)."""
+
+    def __init__(self, message: str, status: int = 400, context: int | str | None = None):
+        super().__init__(message)
+        self.message = message
+        self.status = status
+        self.context = context
+
+
+# --------------------------------------------------------------------- the records
+
+
+@dataclass(eq=False)
+class Metric:
+    """A metric as a web context knows it: descriptor, every name, and lazily its labels
+    and help text."""
+
+    desc: Desc
+    names: list[str]
+    all_names: bool = False  # whether names holds every name pmNameAll gives
+    item_labels: LabelSet | None = None
+    item_labels_read: bool = False
+    oneline: str | None = None
+    oneline_read: bool = False
+    helptext: str | None = None
+    text_read: bool = False
+
+    @property
+    def pmid(self) -> int:
+        return self.desc.pmid
+
+
+@dataclass(eq=False)
+class InDom:
+    """An instance domain as a web context knows it: names, label sets, help text."""
+
+    indom: int
+    names: dict[int, str] = field(default_factory=dict)
+    labels: LabelSet | None = None
+    inst_labels: dict[int, LabelSet] = field(default_factory=dict)
+    labels_read: bool = False
+    oneline: str | None = None
+    helptext: str | None = None
+    text_read: bool = False
+
+
+@dataclass(frozen=True)
+class FetchedMetric:
+    """One metric name's values in a fetch: (instance or None, JSON value text) pairs."""
+
+    pmid: int
+    name: str
+    values: tuple[tuple[int | None, str], ...]
+
+
+@dataclass(frozen=True)
+class ScrapeSample:
+    """One line of /metrics: the metric, its labels, its value text."""
+
+    metric: Metric
+    name: str
+    labels: dict[str, str]
+    value: str
+
+
+# --------------------------------------------------------------------- value text
+
+
+def value_text(type_: int, atom: Any, json: bool = True) -> str:
+    """A value as pmproxy writes it (webgroup_encode_value): integers in decimal, floats
+    with %.8g, doubles with %.16g, strings quoted (in JSON).  A NaN or infinity, which
+    JSON cannot hold, is null in JSON and NaN/+Inf/-Inf in OpenMetrics text."""
+    if type_ in (PMType.PM_TYPE_32, PMType.PM_TYPE_U32, PMType.PM_TYPE_64, PMType.PM_TYPE_U64):
+        return str(int(atom))
+    if type_ in (PMType.PM_TYPE_FLOAT, PMType.PM_TYPE_DOUBLE):
+        v = float(atom)
+        if v != v or v in (float("inf"), float("-inf")):
+            if json:
+                return "null"
+            return "NaN" if v != v else ("+Inf" if v > 0 else "-Inf")
+        return ("%.8g" if type_ == PMType.PM_TYPE_FLOAT else "%.16g") % v
+    if type_ == PMType.PM_TYPE_STRING:
+        from json import dumps
+
+        return dumps(atom if isinstance(atom, str) else bytes(atom).decode("utf-8", "replace"))
+    return "null"
+
+
+def type_name(type_: int) -> str:
+    if 0 <= type_ < len(TYPE_NAMES):
+        return TYPE_NAMES[type_]
+    return "unsupported" if type_ == PMType.PM_TYPE_NOSUPPORT else "unknown"
+
+
+def units_text(desc: Desc) -> str:
+    return pmUnitsStr(desc.units) or "none"
+
+
+def _identifying(label: Label, json: bytes) -> bool:
+    """pmproxy's filter for identifying labels: every label that is not optional."""
+    return not label.flags & PM_LABEL_OPTIONAL
+
+
+def merged_json(sets: Sequence[LabelSet | None], identifying: bool = True) -> str | None:
+    """The sets merged as pmMergeLabelSets writes them; None when there is nothing."""
+    present = [s for s in sets if s is not None]
+    if not present:
+        return None
+    merged = pmMergeLabelSets(present, _identifying if identifying else None)
+    return merged.json.decode("utf-8", "replace") if merged.json else None
+
+
+def sha1_text(text: str) -> str:
+    return hashlib.sha1(text.encode("utf-8")).hexdigest()
+
+
+def parse_pmid(text: str) -> int:
+    """webgroup_parse_pmid: "D.C.I", "0x..." or a decimal number; PM_ID_NULL otherwise."""
+    if len(text) > 1 and text[:2].lower() == "0x":
+        m = re.match(r"0[xX]([0-9a-fA-F]+)", text)
+        return int(m.group(1), 16) & 0xFFFFFFFF if m else PM_ID_NULL
+    m = re.match(r"\s*(\d+)(?:\.(\d+)\.(\d+))?", text)
+    if not m:
+        return PM_ID_NULL
+    try:
+        if m.group(2) is None:
+            return int(m.group(1)) & 0xFFFFFFFF
+        return pmID_build(int(m.group(1)), int(m.group(2)), int(m.group(3)))
+    except ValueError:
+        return PM_ID_NULL
+
+
+def parse_indom(text: str) -> int:
+    """webgroup_parse_indom: "D.S", "0x..." or a decimal number; PM_INDOM_NULL otherwise."""
+    if len(text) > 1 and text[:2].lower() == "0x":
+        m = re.match(r"0[xX]([0-9a-fA-F]+)", text)
+        return int(m.group(1), 16) & 0xFFFFFFFF if m else PM_INDOM_NULL
+    m = re.match(r"\s*(\d+)(?:\.(\d+))?", text)
+    if not m:
+        return PM_INDOM_NULL
+    try:
+        if m.group(2) is None:
+            return int(m.group(1)) & 0xFFFFFFFF
+        return pmInDom_build(int(m.group(1)), int(m.group(2)))
+    except ValueError:
+        return PM_INDOM_NULL
+
+
+def name_matcher(match: str | None, patterns: Sequence[str]) -> Callable[[str], bool]:
+    """A test of names against PATTERNS by MATCH ("exact", "glob" or "regex")."""
+    if match in (None, "exact"):
+        wanted = set(patterns)
+        return wanted.__contains__
+    if match == "glob":
+        return lambda name: any(fnmatch.fnmatchcase(name, p) for p in patterns)
+    if match == "regex":
+        try:
+            regexes = [re.compile(p) for p in patterns]
+        except re.error:
+            return lambda name: False
+        return lambda name: any(r.search(name) for r in regexes)
+    raise WebError(f"{match} - invalid 'match' parameter value")
+
+
+def check_match(match: str | None) -> None:
+    if match not in (None, "exact", "glob", "regex"):
+        raise WebError(f"{match} - invalid 'match' parameter value")
+
+
+# --------------------------------------------------------------------- a web context
+
+
+class WebContext:
+    """One REST client's PMAPI context and what it has learnt.  Not thread-safe: the
+    group runs one call at a time on it."""
+
+    def __init__(self, ident: int, hostspec: str, timeout: float, connect: Callable[[str], Any]):
+        self.ident = ident
+        self.hostspec = hostspec
+        self.timeout = timeout
+        try:
+            self.ctx = connect(hostspec)
+        except PMError as exc:
+            raise WebError(f"cannot connect to PMCD: {pmErrStr(exc.code)}") from None
+        self.registry = ContextRegistry(default_registry())
+        self.ctx.use_registry(self.registry)
+        self.ctx.derived_err = _Discard()
+        self.metrics_by_name: dict[str, Metric] = {}
+        self.metrics_by_pmid: dict[int, Metric] = {}
+        self.indoms: dict[int, InDom] = {}
+        self.domain_labels: dict[int, LabelSet | None] = {}
+        self.cluster_labels: dict[int, LabelSet | None] = {}
+        self.last_stamp = Timestamp(0, 0)  # of the latest scrape's fetch
+        try:
+            self.host = context_hostname(self.ctx)
+            sets = self.ctx.labels(PM_ID_NULL, PM_LABEL_CONTEXT)
+        except PMError as exc:
+            self.close()
+            raise WebError(f"failed to get context labels: {pmErrStr(exc.code)}") from None
+        self.context_labels = sets[0] if sets and sets[0].nlabels > 0 else None
+        if self.context_labels is None:
+            self.context_labels = LabelSet.from_dict({"hostname": self.host}, PM_LABEL_CONTEXT)
+        self.labels_json = merged_json([self.context_labels], identifying=False) or "{}"
+        self.source = sha1_text('{"series":"source","labels":' + self.labels_json + "}")
+
+    def close(self) -> None:
+        with contextlib.suppress(OSError, PMError):
+            self.ctx.close()
+
+    def _check_changes(self) -> None:
+        """After a fetch: if pmcd says its agents, names or labels changed, forget what
+        this context has learnt of them (it is read again when next needed)."""
+        if self.ctx.changes():
+            self.metrics_by_name.clear()
+            self.metrics_by_pmid.clear()
+            self.indoms.clear()
+            self.domain_labels.clear()
+            self.cluster_labels.clear()
+
+    # -- metrics ------------------------------------------------------------------------
+
+    def metric_by_name(self, name: str) -> Metric | None:
+        """webgroup_lookup_metric: the metric NAME names, None if pmcd knows no such one."""
+        metric = self.metrics_by_name.get(name)
+        if metric is not None:
+            return metric
+        try:
+            pmid = self.ctx.lookup_names([name])[0]
+        except PMError:
+            return None
+        if pmid == PM_ID_NULL:
+            return None
+        return self._new_metric(pmid, name)
+
+    def metrics_by_names(self, names: Sequence[str]) -> list[Metric | None]:
+        """metric_by_name for many names, looked up in one exchange."""
+        out: list[Metric | None] = [self.metrics_by_name.get(n) for n in names]
+        wanted = [n for n, m in zip(names, out, strict=True) if m is None]
+        if not wanted:
+            return out
+        try:
+            pmids = dict(zip(wanted, self.ctx.lookup_names(wanted), strict=True))
+        except PMError:
+            pmids = {}
+        fresh = [pmids[n] for n in wanted if pmids.get(n, PM_ID_NULL) != PM_ID_NULL]
+        fresh = [p for p in dict.fromkeys(fresh) if p not in self.metrics_by_pmid]
+        if fresh:
+            try:
+                descs = dict(zip(fresh, self.ctx.lookup_descs(fresh), strict=True))
+            except PMError:
+                descs = {}
+            named = {pmids[n]: n for n in reversed(wanted) if n in pmids}
+            for pmid, desc in descs.items():
+                if desc is not None:
+                    self._add_metric(desc, named[pmid])
+        for i, name in enumerate(names):
+            if out[i] is None and pmids.get(name, PM_ID_NULL) != PM_ID_NULL:
+                out[i] = self._new_metric(pmids[name], name)
+        return out
+
+    def metric_by_pmid(self, pmid: int) -> Metric | None:
+        """webgroup_lookup_pmid."""
+        if pmid == PM_ID_NULL:
+            return None
+        metric = self.metrics_by_pmid.get(pmid)
+        return metric if metric is not None else self._new_metric(pmid, None)
+
+    def _new_metric(self, pmid: int, name: str | None) -> Metric | None:
+        """pmwebapi_new_pmid: describe PMID and learn all its names (plus NAME)."""
+        metric = self.metrics_by_pmid.get(pmid)
+        if metric is None:
+            try:
+                desc = self.ctx.lookup_desc(pmid)
+            except PMError:
+                return None
+            metric = self._add_metric(desc, name)
+            if metric is None:
+                return None
+        if name is not None and name not in metric.names:
+            metric.names.append(name)
+            self.metrics_by_name[name] = metric
+        return metric
+
+    def _add_metric(self, desc: Desc, name: str | None = None) -> Metric | None:
+        """A metric for DESC known by NAME, or (NAME None) by every name pmcd gives it."""
+        metric = Metric(desc, [name] if name is not None else [])
+        if name is None and not self.all_names(metric):
+            return None
+        self.metrics_by_pmid[desc.pmid] = metric
+        for n in metric.names:
+            self.metrics_by_name[n] = metric
+        return metric
+
+    def all_names(self, metric: Metric) -> bool:
+        """pmNameAll into METRIC's names (kept in pmcd's order, any other name after);
+        False when pmcd cannot name it."""
+        if metric.all_names:
+            return True
+        try:
+            names = list(self.ctx.name_all(metric.pmid))
+        except PMError:
+            return False
+        names += [n for n in metric.names if n not in names]
+        metric.names = names
+        metric.all_names = True
+        for n in names:
+            self.metrics_by_name[n] = metric
+        return True
+
+    def item_labels(self, metric: Metric) -> LabelSet | None:
+        if not metric.item_labels_read:
+            metric.item_labels = self._one_set(metric.pmid, PM_LABEL_ITEM)
+            metric.item_labels_read = True
+        return metric.item_labels
+
+    def metric_text(self, metric: Metric) -> tuple[str | None, str | None]:
+        """pmwebapi_metric_help: (one-line, help) text, each None when there is none."""
+        oneline = self.metric_oneline(metric)
+        if not metric.text_read:
+            metric.helptext = self._text(metric.pmid, True, False)
+            metric.text_read = True
+        return oneline, metric.helptext
+
+    def metric_oneline(self, metric: Metric) -> str | None:
+        if not metric.oneline_read:
+            metric.oneline = self._text(metric.pmid, False, False)
+            metric.oneline_read = True
+        return metric.oneline
+
+    def _text(self, ident: int, help: bool, indom: bool) -> str | None:
+        if not indom and pmID_domain(ident) == DYNAMIC_PMID:
+            return self._derived_text(ident, help)
+        try:
+            return self.ctx.text(ident, help=help, indom=indom, direct=True)
+        except PMError:
+            return None
+
+    def _derived_text(self, pmid: int, help: bool) -> str:
+        """A derived metric's text as libpcp gives it: what its definition set, else ""."""
+        definition = self.registry.by_pmid(pmid)
+        if definition is None:
+            return ""
+        return (definition.helptext if help else definition.oneline) or ""
+
+    def _one_set(self, ident: int, kind: int) -> LabelSet | None:
+        try:
+            sets = self.ctx.labels(ident, kind)
+        except PMError:
+            return None
+        return sets[0] if sets and sets[0].nlabels > 0 else None
+
+    def read_domain_cluster_labels(self, metric: Metric) -> None:
+        """What webmetric_lookup reads before it describes a metric: domain and cluster."""
+        pmid = metric.pmid
+        domain = pmID_domain(pmid)
+        if domain not in self.domain_labels:
+            self.domain_labels[domain] = self._one_set(domain, PM_LABEL_DOMAIN)
+        cluster = pmID_build(domain, pmID_cluster(pmid), 0)
+        if cluster not in self.cluster_labels:
+            self.cluster_labels[cluster] = self._one_set(cluster, PM_LABEL_CLUSTER)
+
+    def _domain_set(self, pmid_or_indom_domain: int) -> LabelSet | None:
+        return self.domain_labels.get(pmid_or_indom_domain)
+
+    def _cluster_set(self, pmid: int) -> LabelSet | None:
+        return self.cluster_labels.get(pmID_build(pmID_domain(pmid), pmID_cluster(pmid), 0))
+
+    # -- instance domains ---------------------------------------------------------------
+
+    def indom(self, indom: int, refresh: bool = False) -> InDom:
+        """INDOM's instances (read again when REFRESH, or the first time)."""
+        ip = self.indoms.get(indom)
+        if ip is None:
+            ip = self.indoms[indom] = InDom(indom)
+            refresh = True
+        if refresh:
+            try:
+                ip.names = {inst: name for inst, name in self.ctx.instances(indom) if name}
+            except PMError:
+                ip.names = {}
+            ip.labels_read = False
+        return ip
+
+    def indom_labels(self, ip: InDom) -> None:
+        """pmwebapi_add_instances_labels: the indom's label set and each instance's."""
+        if ip.labels_read:
+            return
+        ip.labels = self._one_set(ip.indom, PM_LABEL_INDOM)
+        try:
+            sets = self.ctx.labels(ip.indom, PM_LABEL_INSTANCES)
+        except PMError:
+            sets = ()
+        ip.inst_labels = {s.inst: s for s in sets if s.nlabels > 0}
+        ip.labels_read = True
+
+    def indom_text(self, ip: InDom) -> tuple[str | None, str | None]:
+        if not ip.text_read:
+            ip.oneline = self._text(ip.indom, False, True)
+            ip.helptext = self._text(ip.indom, True, True)
+            ip.text_read = True
+        return ip.oneline, ip.helptext
+
+    def instance_name(self, ip: InDom, inst: int) -> str | None:
+        """An instance's name; an unknown one re-reads the domain, as libpcp_web does."""
+        name = ip.names.get(inst)
+        if name is None:
+            self.indom(ip.indom, refresh=True)
+            name = ip.names.get(inst)
+        return name
+
+    # -- merged labels ------------------------------------------------------------------
+
+    def metric_labels_json(self, metric: Metric) -> str | None:
+        """A metric's identifying labels: context, domain, indom, cluster, item."""
+        indom = metric.desc.indom
+        ip = self.indoms.get(indom) if indom != PM_INDOM_NULL else None
+        sets = [
+            self.context_labels,
+            self._domain_set(pmID_domain(metric.pmid)),
+            ip.labels if ip is not None else None,
+            self._cluster_set(metric.pmid),
+            self.item_labels(metric),
+        ]
+        return merged_json(sets)
+
+    def instance_labels_json(self, ip: InDom, inst: int | None) -> str | None:
+        """An indom's (INST None) or instance's identifying labels: context, domain,
+        indom, instance.  As in PCP 6.0.3's pmproxy, an instance without labels of its
+        own is not given the indom's (libpcp_web merges its labels before it has read
+        the indom's, and merges again only for instances that have labels)."""
+        own = ip.inst_labels.get(inst) if inst is not None else None
+        sets = [
+            self.context_labels,
+            self._domain_set(pmInDom_domain(ip.indom)),
+            ip.labels if inst is None or own is not None else None,
+            own,
+        ]
+        return merged_json(sets)
+
+    def series(self, metric: Metric, name: str) -> str:
+        """pmwebapi_metric_hash: the metric's series identifier under NAME."""
+        labels = self.metric_labels_json(metric) or "null"
+        desc = metric.desc
+        from pmapi.types import pmTypeStr
+
+        identity = (
+            f'{{"series":"metric","name":"{name}","labels":{labels},'
+            f'"semantics":"{pmSemStr(desc.sem)}","type":"{pmTypeStr(desc.type)}",'
+            f'"units":"{pmUnitsStr(desc.units)}"}}'
+        )
+        return sha1_text(identity)
+
+    # -- the calls ----------------------------------------------------------------------
+
+    def walk(self, prefix: str) -> Iterator[str]:
+        """pmTraversePMNS under PREFIX; PMError when pmcd knows no such name."""
+        return iter(self.ctx.traverse(prefix))
+
+    def fetch(self, metrics: Sequence[Metric | None]) -> tuple[Timestamp, list[FetchedMetric]]:
+        """webgroup_fetch: the values of METRICS (None for names that were not found)."""
+        known = [m for m in metrics if m is not None]
+        pmids = list(dict.fromkeys(m.pmid for m in known))
+        if not pmids:
+            return Timestamp.now(), []
+        try:
+            fetched = self.ctx.fetch(pmids)
+        except PMError as exc:
+            raise WebError(pmErrStr(exc.code)) from None
+        self._check_changes()
+        vsets = {vs.pmid: vs for vs in fetched.result.vsets}
+        out = []
+        for metric in known:
+            self.all_names(metric)  # (a fetch answers under every name, as PCP's does)
+            values = self._values(metric, vsets.get(metric.pmid))
+            out.extend(FetchedMetric(metric.pmid, name, values) for name in metric.names)
+        return fetched.timestamp, out
+
+    def _values(self, metric: Metric, vset: ValueSet | None) -> tuple[tuple[int | None, str], ...]:
+        if vset is None or vset.numval <= 0:
+            return ()
+        desc = metric.desc
+        atoms = vset.atoms(desc.type)
+        if desc.indom == PM_INDOM_NULL:
+            return ((None, value_text(desc.type, atoms[0])),)
+        ip = self.indom(desc.indom)
+        out = []
+        for inst, atom in zip(vset.insts, atoms, strict=True):
+            if self.instance_name(ip, inst) is None:
+                continue
+            out.append((inst, value_text(desc.type, atom)))
+        return tuple(out)
+
+    def scrape(self, names: Sequence[str]) -> Iterator[ScrapeSample]:
+        """webgroup_scrape: a fetch of NAMES, as /metrics lines (numeric metrics only)."""
+        metrics = self.metrics_by_names(names)
+        known = [m for m in metrics if m is not None]
+        pmids = list(dict.fromkeys(m.pmid for m in known))
+        if not pmids:
+            return
+        try:
+            fetched = self.ctx.fetch(pmids)
+        except PMError as exc:
+            raise WebError(pmErrStr(exc.code)) from None
+        self.last_stamp = fetched.timestamp
+        self._check_changes()
+        vsets = {vs.pmid: vs for vs in fetched.result.vsets}
+        self._read_scrape_metadata(known)
+        for name, metric in zip(names, metrics, strict=True):
+            if metric is None:
+                continue
+            vset = vsets.get(metric.pmid)
+            if vset is None or vset.numval <= 0:
+                continue
+            desc = metric.desc
+            if not PMType.PM_TYPE_32 <= desc.type <= PMType.PM_TYPE_DOUBLE:
+                continue
+            atoms = vset.atoms(desc.type)
+            sets = self._scrape_sets(metric)
+            if desc.indom == PM_INDOM_NULL:
+                text = value_text(desc.type, atoms[0], json=False)
+                yield ScrapeSample(metric, name, open_labels(sets), text)
+                continue
+            ip = self.indoms[desc.indom]
+            for inst, atom in zip(vset.insts, atoms, strict=True):
+                iname = self.instance_name(ip, inst)
+                if iname is None:
+                    continue
+                self.indom_labels(ip)  # (again, if the instances were read again)
+                labels = open_labels([*sets, ip.inst_labels.get(inst)], inst, iname)
+                yield ScrapeSample(metric, name, labels, value_text(desc.type, atom, json=False))
+
+    def _read_scrape_metadata(self, metrics: Iterable[Metric]) -> None:
+        """The item labels, help text and instances a scrape of METRICS needs, each read
+        once per context."""
+        for metric in metrics:
+            self.item_labels(metric)
+            self.metric_oneline(metric)
+            indom = metric.desc.indom
+            if indom != PM_INDOM_NULL:
+                self.indom_labels(self.indoms.get(indom) or self.indom(indom))
+
+    def _scrape_sets(self, metric: Metric) -> list[LabelSet | None]:
+        indom = metric.desc.indom
+        ip = self.indoms.get(indom) if indom != PM_INDOM_NULL else None
+        return [
+            self.context_labels,
+            self._domain_set(pmID_domain(metric.pmid)),
+            ip.labels if ip is not None else None,
+            self._cluster_set(metric.pmid),
+            metric.item_labels,
+        ]
+
+    def store(
+        self, metric: Metric, text: str, inames: Sequence[str] | None, insts: Sequence[str] | None
+    ) -> None:
+        """webgroup_store: set METRIC to TEXT (for the instances named or numbered)."""
+        from pmapi.convert import parse_typed_value
+
+        desc = metric.desc
+        try:
+            atom = parse_typed_value(text, desc.type)
+        except PMError as exc:
+            raise PMError(exc.code if exc.code != 0 else PM_ERR_TYPE) from None
+        if desc.indom == PM_INDOM_NULL:
+            targets = [PM_IN_NULL]
+        elif insts:
+            targets = [_atoi(i) for i in insts]
+        elif inames:
+            ip = self.indom(desc.indom, refresh=True)
+            wanted = set(inames)
+            targets = [inst for inst, name in ip.names.items() if name in wanted]
+        else:
+            targets = [PM_IN_NULL]
+        if desc.indom != PM_INDOM_NULL and (insts or inames):
+            self.ctx.profile.delete(desc.indom)
+            if targets:
+                self.ctx.profile.add(desc.indom, targets)
+        vset = ValueSet.of_atoms(metric.pmid, desc.type, [(i, atom) for i in targets])
+        self.ctx.store(Result(Timestamp.now(), (vset,)))
+
+    def profile(
+        self,
+        indom: int,
+        add: bool,
+        match: str | None,
+        inames: Sequence[str] | None,
+        insts: Sequence[str] | None,
+    ) -> None:
+        """webgroup_profile: pmAddProfile or pmDelProfile for the instances selected."""
+        chosen: list[int] | None = None
+        if indom != PM_INDOM_NULL and (inames or insts):
+            ip = self.indom(indom, refresh=True)
+            test = name_matcher(match, inames) if inames else None
+            ids = {_atoi(i) for i in insts or ()}
+            chosen = [
+                inst
+                for inst, name in ip.names.items()
+                if (test(name) if test is not None else inst in ids)
+            ]
+        elif indom != PM_INDOM_NULL:
+            chosen = []
+        if add:
+            self.ctx.profile.add(indom, chosen or None)
+        else:
+            self.ctx.profile.delete(indom, chosen or None)
+
+    def derive(self, name: str, expr: str) -> None:
+        """pmAddDerivedMetric in this context; WebError with libpcp's message."""
+        registry = self.registry.copy()
+        try:
+            definition = registry.add(name, expr)
+        except (DerivedSyntaxError, DerivedError) as exc:
+            raise WebError(add_metric_message(name, expr, exc)) from None
+        self.ctx.use_registry(registry)
+        self.registry = registry
+        dm = self.ctx.derived()
+        reason = dm.semantic_error(definition.pmid) if dm is not None else None
+        if reason is not None:
+            registry.discard(name)
+            self.ctx.use_registry(registry)
+            err = _Reason(reason)
+            raise WebError(add_metric_message(name, expr, err))
+        # a name that now means a derived metric must be looked up afresh
+        self.metrics_by_name.pop(name, None)
+
+    def derive_config(self, config: str) -> None:
+        """webgroup_derived_metrics: "name = expr" lines (# comments), each added."""
+        for line, name, expr in _config_lines(config):
+            if expr is None:
+                raise WebError(
+                    f'failed to parse derived metric "{name}" on line {line}'
+                    " - incomplete expression\n"
+                )
+            try:
+                self.derive(name, expr)
+            except WebError as exc:
+                raise WebError(
+                    f'failed to create derived metric "{name}" on line {line} from: {expr}\n'
+                    + exc.message
+                ) from None
+
+
+class _Reason(Exception):
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+
+
+class _Discard:
+    """A stream for derived metrics' semantic errors: a web client hears of them when it
+    adds the metric, so pmproxy's log need not."""
+
+    def write(self, text: str) -> int:
+        return len(text)
+
+    def flush(self) -> None:
+        pass
+
+
+def _atoi(text: str) -> int:
+    """C's atoi: leading digits (with a sign), 0 when there are none."""
+    m = re.match(r"\s*([+-]?\d+)", text)
+    return int(m.group(1)) & 0xFFFFFFFF if m else 0
+
+
+def _config_lines(config: str) -> Iterator[tuple[int, str, str | None]]:
+    """webgroup_derived_metrics' reading of a derived-metric configuration: each
+    (line number from 0, name, expression or None when the text ends first).  Names end
+    at white space or "="; an expression ends at a newline, "&" or ";"."""
+    markers = "\r\n&;"
+    line = 0
+    p, end = 0, len(config)
+    while p < end:
+        c = config[p]
+        if c.isspace():
+            if c == "\n":
+                line += 1
+            p += 1
+            continue
+        if c == "#":
+            while p < end and config[p] not in markers:
+                p += 1
+            if p == end:
+                return
+            line += 1
+            p += 1
+            continue
+        start = p
+        while p < end and not config[p].isspace() and config[p] != "=":
+            p += 1
+        name = config[start:p]
+        if p == end:
+            yield line, name, None
+            return
+        while p < end and ((config[p].isspace() and config[p] not in markers) or config[p] == "="):
+            p += 1
+        start = p
+        while p < end and config[p] not in markers:
+            p += 1
+        if p == end:
+            yield line, name, None
+            return
+        yield line, name, config[start:p]
+        line += 1
+        p += 1
+
+
+# --------------------------------------------------------------------- OpenMetrics labels
+
+
+def open_labels(
+    sets: Sequence[LabelSet | None], inst: int | None = None, iname: str | None = None
+) -> dict[str, str]:
+    """open_metrics_labels: every label of SETS (later ones win), values without their
+    JSON quotes; then instname and instid for an instance, unless a label gave them."""
+    out: dict[str, str] = {}
+    for lset in sets:
+        if lset is None:
+            continue
+        for label in lset.labels:
+            value = lset.label_value(label)
+            if len(value) >= 2 and value[0] == '"' and value[-1] == '"':
+                value = value[1:-1]
+            out[lset.label_name(label)] = value
+    if iname is not None and "instname" not in out:
+        out["instname"] = iname
+    if inst is not None and "instid" not in out:
+        out["instid"] = str(inst)
+    return out
+
+
+def not_found(exc: PMError) -> bool:
+    return exc.code == PM_ERR_NAME

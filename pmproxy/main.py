@@ -42,6 +42,7 @@ TOOL = Tool(
         ("Connection options", [INTERFACE, PORT]),
         ("Diagnostic options", [TERMINATE, LOG]),
     ],
+    help_status=0,  # (as PCP's pmproxy)
 )
 
 

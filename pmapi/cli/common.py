@@ -90,7 +90,9 @@ class Tool:
         synopsis: str,
         sections: Sequence[tuple[str, Sequence[Opt]]],
         posix: bool = False,
+        help_status: int = 1,
     ):
+        self.help_status = help_status  # the exit status of --help (PCP's tools differ)
         self.prog = prog
         self.synopsis = synopsis
         self.sections = sections
@@ -156,7 +158,7 @@ class Tool:
             key = opt.long or opt.short or flag
             if opt is HELP:
                 sys.stderr.write(self.usage())
-                raise SystemExit(1)
+                raise SystemExit(self.help_status)
             if opt is VERSION:
                 sys.stderr.write(version_line(self.prog) + "\n")
                 raise SystemExit(0)

@@ -563,6 +563,29 @@ class Context(_Operations):
         except StopIteration as stop:
             return stop.value
 
+    def can_run_async(self) -> bool:
+        """Whether run_async may be used now: a host context with its connection open."""
+        source = self.source
+        return source.kind == "host" and getattr(source, "connection", None) is not None
+
+    async def run_async(self, op: Generator) -> Any:
+        """Run one of this context's exchanges (e.g. ``_fetch_op``) from trio code, on
+        its connection (see can_run_async), without a worker thread."""
+        exchange = self.source.exchange_async
+        try:
+            request = next(op)
+            while True:
+                pdu = request.pdu if isinstance(request, requests.NoReply) else request
+                reply = await exchange(pdu)
+                request = op.send(reply)
+        except StopIteration as stop:
+            return stop.value
+
+    async def fetch_async(self, pmids: Sequence[int]) -> Fetched:
+        """fetch() from trio code, for real metrics only (derived ones are evaluated by
+        blocking calls: fetch them with fetch() in a worker thread)."""
+        return await self.run_async(self._fetch_op(pmids))
+
     def close(self) -> None:
         self.source.close()
 

@@ -67,6 +67,65 @@ class HostSource:
             self.connection = None
             raise
 
+    async def exchange_async(self, pdu: PDU) -> PDU | None:
+        """exchange() for trio code, on the same connection (which must be open): the
+        socket is read when readable and written when writable, so a slow pmcd holds up
+        only this call.  Cancelled midway, the connection is closed (reopened next call)."""
+        import trio
+
+        connection = self.connection
+        if connection is None:
+            raise PMError(PM_ERR_IPC, "not connected")
+        sock = connection.sock
+        timeout = sock.gettimeout()
+        sock.setblocking(False)
+        done = False
+        try:
+            with trio.fail_after(connection.request_timeout):
+                data = memoryview(encode(pdu))
+                while data:
+                    try:
+                        data = data[sock.send(data) :]
+                    except BlockingIOError:
+                        await trio.lowlevel.wait_writable(sock)
+                if isinstance(pdu, ProfilePDU):
+                    done = True
+                    return None
+                reply = await self._receive_async(connection)
+                while isinstance(reply, ErrorPDU) and reply.code > 0:
+                    self.changes |= reply.code
+                    reply = await self._receive_async(connection)
+                done = True
+                return reply
+        except trio.TooSlowError:
+            raise PMError(PM_ERR_TIMEOUT) from None
+        except OSError as exc:
+            raise PMError(os_code(exc)) from None
+        finally:
+            if done:
+                sock.settimeout(timeout)
+            else:  # (failed or cancelled midway: the stream's state is unknown)
+                connection.close()
+                self.connection = None
+
+    @staticmethod
+    async def _receive_async(connection: Connection) -> PDU:
+        import trio
+
+        framer = connection._framer
+        while True:
+            frame = framer.next_frame()
+            if frame is not None:
+                return decode(frame)
+            try:
+                data = connection.sock.recv(1 << 16)
+            except BlockingIOError:
+                await trio.lowlevel.wait_readable(connection.sock)
+                continue
+            if not data:
+                raise PMError(PM_ERR_IPC, "pmcd closed the connection")
+            framer.feed(data)
+
     def close(self) -> None:
         if self.connection is not None:
             self.connection.close()

@@ -23,7 +23,13 @@ from pmapi.shipped import shipped_dir
 
 TEMPLATES = shipped_dir(__file__, "systemd")
 #: The units written, in the order they are reported.
-UNITS = ("pmcd.service", "pmlogger.service", "pmlogger_daily.service", "pmlogger_daily.timer")
+UNITS = (
+    "pmcd.service",
+    "pmlogger.service",
+    "pmlogger_daily.service",
+    "pmlogger_daily.timer",
+    "pmproxy.service",
+)
 #: The default logging configuration shipped with pmlogger.
 PACKAGED_PMLOGGER_CONF = Path(__file__).resolve().parents[1] / "pmlogger" / "config.default"
 #: The account system units run as (Debian's pcp package creates the same one).
@@ -76,7 +82,7 @@ def _account(layout: Paths) -> str:
         lines.append(f"StateDirectory={state}")
     logs = _managed(layout.log_dir, "/var/log")
     if logs:
-        lines.append(f"LogsDirectory={logs} {logs}/pmcd {logs}/pmlogger")
+        lines.append(f"LogsDirectory={logs} {logs}/pmcd {logs}/pmlogger {logs}/pmproxy")
     return "\n".join(lines)
 
 
@@ -107,6 +113,7 @@ def render_units(layout: Paths) -> dict[str, str]:
         "pmcd": command_path("pmcd"),
         "pmlogger": command_path("pmlogger"),
         "pmlogger_daily": command_path("pmlogger_daily"),
+        "pmproxy": command_path("pmproxy"),
         "kill": shutil.which("kill") or "/bin/kill",
         "pmlogger_conf": str(pmlogger_conf(layout)),
         "log_dir": str(layout.log_dir),
@@ -144,6 +151,7 @@ def install_units(layout: Paths, directory: str | None = None) -> int:
     print(
         f"Next: systemctl{scope} daemon-reload && "
         f"systemctl{scope} enable --now pmcd pmlogger pmlogger_daily.timer"
+        f" (and pmproxy, for Grafana and Prometheus)"
     )
     return 0
 

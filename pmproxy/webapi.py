@@ -251,7 +251,11 @@ class WebAPI:
                 raise WebError("bad parameters passed")
             return web.fetch(metrics)
 
-        number, (stamp, values) = await self._run(ident, params, work)
+        def fast(web: WebContext):
+            metrics = None if by_pmid else web.known_for_fetch(wanted)
+            return None if metrics is None else web.fetch_async(metrics)
+
+        number, (stamp, values) = await self.groups.call_fast(ident, params, fast, work)
         out = []
         if compat:
             out.append(f'{{"timestamp":{{"s":{stamp.sec},"us":{stamp.nsec // 1000}}},"values":[')

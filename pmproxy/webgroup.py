@@ -550,18 +550,60 @@ class WebContext:
             out.extend(FetchedMetric(metric.pmid, name, values) for name in metric.names)
         return fetched.timestamp, out
 
-    def _values(self, metric: Metric, vset: ValueSet | None) -> tuple[tuple[int | None, str], ...]:
+    def known_for_fetch(self, names: Sequence[str]) -> list[Metric] | None:
+        """The metrics NAMES name, if this context knows them all (every name of each)
+        and none is derived: what fetch_async needs.  None otherwise."""
+        out = []
+        for name in names:
+            metric = self.metrics_by_name.get(name)
+            if metric is None or not metric.all_names or pmID_domain(metric.pmid) == DYNAMIC_PMID:
+                return None
+            out.append(metric)
+        return out if out and self.ctx.can_run_async() else None
+
+    async def fetch_async(self, metrics: Sequence[Metric]) -> tuple[Timestamp, list[FetchedMetric]]:
+        """fetch() from trio code for metrics known_for_fetch() gave: no worker thread,
+        unless a value's instance must be looked up."""
+        import trio
+
+        try:
+            fetched = await self.ctx.fetch_async(list(dict.fromkeys(m.pmid for m in metrics)))
+        except PMError as exc:
+            raise WebError(pmErrStr(exc.code)) from None
+        self._check_changes()
+        vsets = {vs.pmid: vs for vs in fetched.result.vsets}
+        out = []
+        for metric in metrics:
+            vset = vsets.get(metric.pmid)
+            values = self._values(metric, vset, lookup=False)
+            if values is None:  # (an instance not seen before: ask its name in a thread)
+                values = await trio.to_thread.run_sync(self._values, metric, vset)
+            out.extend(FetchedMetric(metric.pmid, name, values) for name in metric.names)
+        return fetched.timestamp, out
+
+    def _values(
+        self, metric: Metric, vset: ValueSet | None, lookup: bool = True
+    ) -> tuple[tuple[int | None, str], ...] | None:
+        """(instance, value text) pairs of VSET; None, without LOOKUP, if an instance's
+        name would have to be asked for."""
         if vset is None or vset.numval <= 0:
             return ()
         desc = metric.desc
         atoms = vset.atoms(desc.type)
         if desc.indom == PM_INDOM_NULL:
             return ((None, value_text(desc.type, atoms[0])),)
-        ip = self.indom(desc.indom)
+        ip = self.indoms.get(desc.indom)
+        if ip is None:
+            if not lookup:
+                return None
+            ip = self.indom(desc.indom)
         out = []
         for inst, atom in zip(vset.insts, atoms, strict=True):
-            if self.instance_name(ip, inst) is None:
-                continue
+            if inst not in ip.names:
+                if not lookup:
+                    return None
+                if self.instance_name(ip, inst) is None:
+                    continue
             out.append((inst, value_text(desc.type, atom)))
         return tuple(out)
 

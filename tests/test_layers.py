@@ -14,6 +14,7 @@ FOLDERS = {
     "agents": "purepcp_agents",
     "pmcd": "pmcd",
     "pmlogger": "pmlogger",
+    "pmproxy": "pmproxy",
 }
 #: what each package may import, bottom up
 BELOW = {
@@ -22,6 +23,7 @@ BELOW = {
     "purepcp_agents": {"pmapi", "pmda"},
     "pmcd": {"pmapi", "pmda"},
     "pmlogger": {"pmapi"},
+    "pmproxy": {"pmapi"},
 }
 
 

@@ -85,13 +85,18 @@ def test_units_name_installed_commands_and_the_layout(tmp_path):
     assert logger["ExecStart"][0].endswith(f"{tmp_path}/log/pmlogger/%H/%%Y%%m%%d.%%H.%%M")
     timer = unit_settings(units["pmlogger_daily.timer"])
     assert timer["OnCalendar"] == ["*-*-* 00:10:00"]
+    proxy = unit_settings(units["pmproxy.service"])
+    assert proxy["ExecStart"] == [
+        f"{Path(sys.executable).parent / 'pmproxy'} -F -l {tmp_path}/log/pmproxy/pmproxy.log"
+    ]
+    assert proxy["Type"] == ["notify"] and proxy["After"] == ["pmcd.service network-online.target"]
 
 
 def test_system_layout_units_use_systemds_directories():
     units = render_units(paths({"PUREPCP_CONF": "/nonexistent/pcp.conf"}, system=True))
     pmcd = unit_settings(units["pmcd.service"])
     assert pmcd["RuntimeDirectory"] == ["purepcp"] and pmcd["StateDirectory"] == ["purepcp"]
-    assert pmcd["LogsDirectory"] == ["purepcp purepcp/pmcd purepcp/pmlogger"]
+    assert pmcd["LogsDirectory"] == ["purepcp purepcp/pmcd purepcp/pmlogger purepcp/pmproxy"]
 
 
 def test_user_units_have_no_account_and_want_default_target(tmp_path):

@@ -101,37 +101,14 @@ class WebGroups:
             entry = self.scrapers.setdefault(hostspec, _Entry(web))
             if entry.web is not web:  # (another scrape made one meanwhile)
                 web.close()
-        entry.users += 1
-        try:
-            async with entry.lock:
-                return await trio.to_thread.run_sync(work, entry.web)
-        except WebError as exc:
-            exc.context = entry.web.ident
-            raise
-        finally:
-            entry.users -= 1
-            entry.deadline = trio.current_time() + entry.web.timeout
+        return await self._use(entry, lambda web: None, work)
 
     async def call(
         self, ident: str | None, params: Mapping[str, str], work: Callable[[WebContext], T]
     ) -> tuple[int, T]:
         """Run WORK on the context IDENT names (a new one when None): its number and
         WORK's answer.  WebError for a context that cannot be made or found."""
-        if ident is None:
-            entry = await self._create(params)
-        else:
-            entry = self._find(ident)
-        entry.users += 1
-        try:
-            async with entry.lock:
-                answer = await trio.to_thread.run_sync(work, entry.web)
-        except WebError as exc:
-            exc.context = entry.web.ident
-            raise
-        finally:
-            entry.users -= 1
-            entry.deadline = trio.current_time() + entry.web.timeout
-        return entry.web.ident, answer
+        return await self.call_fast(ident, params, lambda web: None, work)
 
     async def call_fast(
         self,
@@ -143,21 +120,27 @@ class WebGroups:
         """call(), but first FAST(web), in trio's thread: an awaitable of the answer when
         it can be had without blocking calls, else None, and WORK runs in a thread."""
         entry = await self._create(params) if ident is None else self._find(ident)
+        return entry.web.ident, await self._use(entry, fast, work)
+
+    @staticmethod
+    async def _use(
+        entry: _Entry, fast: Callable[[WebContext], Awaitable[T] | None], work: Callable[..., T]
+    ) -> T:
+        """FAST's awaitable, or WORK in a worker thread, on ENTRY's context alone; its
+        clock restarts when done.  A WebError names the context."""
         entry.users += 1
         try:
             async with entry.lock:
                 pending = fast(entry.web)
                 if pending is not None:
-                    answer = await pending
-                else:
-                    answer = await trio.to_thread.run_sync(work, entry.web)
+                    return await pending
+                return await trio.to_thread.run_sync(work, entry.web)
         except WebError as exc:
             exc.context = entry.web.ident
             raise
         finally:
             entry.users -= 1
             entry.deadline = trio.current_time() + entry.web.timeout
-        return entry.web.ident, answer
 
     def _find(self, ident: str) -> _Entry:
         if not ident.isdigit():

@@ -286,19 +286,9 @@ class WebAPI:
         insts = params.get("instance")
 
         def work(web: WebContext):
-            if metric_name is not None:
-                metric = web.metric_by_name(metric_name)
-                if metric is None:
-                    raise WebError(f"{metric_name} - failed to lookup metric")
-                if metric.desc.indom == PM_INDOM_NULL:
-                    raise WebError(f"{metric_name} - metric has null indom")
-                indom = metric.desc.indom
-            elif indom_text is not None:
-                indom = parse_indom(indom_text)
-                if indom == PM_INDOM_NULL:
-                    raise WebError(f"failed to lookup indom {indom_text}")
-            else:
+            if metric_name is None and indom_text is None:
                 raise WebError("bad indom parameters")
+            indom = _indom_of(web, metric_name, indom_text, f"failed to lookup indom {indom_text}")
             ip = web.indom(indom, refresh=True)
             web.indom_labels(ip)
             oneline, helptext = web.indom_text(ip)
@@ -359,19 +349,10 @@ class WebAPI:
         indom_text = params.get("indom")
 
         def work(web: WebContext) -> None:
-            if metric_name is not None:
-                metric = web.metric_by_name(metric_name)
-                if metric is None:
-                    raise WebError(f"{metric_name} - failed to lookup metric")
-                if metric.desc.indom == PM_INDOM_NULL:
-                    raise WebError(f"{metric_name} - metric has null indom")
-                indom = metric.desc.indom
-            elif indom_text is None:
+            if metric_name is None and indom_text is None:
                 indom = PM_INDOM_NULL
             else:
-                indom = parse_indom(indom_text)
-                if indom == PM_INDOM_NULL:
-                    raise WebError("invalid profile parameters")
+                indom = _indom_of(web, metric_name, indom_text, "invalid profile parameters")
             iname, inst = params.get("iname"), params.get("instance")
             try:
                 web.profile(
@@ -466,6 +447,22 @@ class WebAPI:
 
 
 # --------------------------------------------------------------------- JSON pieces
+
+
+def _indom_of(web: WebContext, metric_name: str | None, indom_text: str | None, bad: str) -> int:
+    """The instance domain of metric METRIC_NAME, else the one INDOM_TEXT names; WebError
+    with pmproxy's words when there is none (BAD for an indom that does not parse)."""
+    if metric_name is not None:
+        metric = web.metric_by_name(metric_name)
+        if metric is None:
+            raise WebError(f"{metric_name} - failed to lookup metric")
+        if metric.desc.indom == PM_INDOM_NULL:
+            raise WebError(f"{metric_name} - metric has null indom")
+        return metric.desc.indom
+    indom = parse_indom(indom_text or "")
+    if indom == PM_INDOM_NULL:
+        raise WebError(bad)
+    return indom
 
 
 def _client(client: str | None) -> str:

@@ -266,6 +266,7 @@ class WebContext:
         self.domain_labels: dict[int, LabelSet | None] = {}
         self.cluster_labels: dict[int, LabelSet | None] = {}
         self.last_stamp = Timestamp(0, 0)  # of the latest scrape's fetch
+        self._generation = getattr(self.ctx.source, "generation", 0)  # (see _check_changes)
         try:
             self.host = context_hostname(self.ctx)
             sets = self.ctx.labels(PM_ID_NULL, PM_LABEL_CONTEXT)
@@ -283,9 +284,13 @@ class WebContext:
             self.ctx.close()
 
     def _check_changes(self) -> None:
-        """After a fetch: if pmcd says its agents, names or labels changed, forget what
+        """After a fetch: if pmcd says its agents, names or labels changed, or the context
+        had to connect again (pmcd restarted, perhaps with other agents), forget what
         this context has learnt of them (it is read again when next needed)."""
-        if self.ctx.changes():
+        generation = getattr(self.ctx.source, "generation", 0)
+        reconnected = generation != self._generation
+        self._generation = generation
+        if self.ctx.changes() or reconnected:
             self.metrics_by_name.clear()
             self.metrics_by_pmid.clear()
             self.indoms.clear()

@@ -23,7 +23,7 @@ import pytest
 from tests.test_pmda_new import can_build_wheels_offline
 
 ROOT = Path(__file__).resolve().parents[1]
-TOP_LEVEL = {"pmapi", "pmda", "pmcd", "pmlogger", "purepcp_agents"}
+TOP_LEVEL = {"pmapi", "pmda", "pmcd", "pmlogger", "pmproxy", "purepcp_agents"}
 
 INSTALLED_CHECK = """
 import json, sys
@@ -77,6 +77,7 @@ def test_the_distribution_is_purepcp_and_claims_only_our_import_names(wheel):
         for agent in ("pmcd", "trivial", "simple", "linux"):
             assert f"pmda/{data}/{agent}" in names
     assert "pmcd/systemd/pmcd.service" in names
+    assert "pmcd/systemd/pmproxy.service" in names
     assert "pmcd/pmcd.conf" in names
     assert not any(n.startswith(("agents/", "help/", "pmns/", "systemd/")) for n in names)
 

@@ -18,7 +18,11 @@ FOLDERS = {
 }
 
 CODE = find_packages(
-    include=[f"{top}{rest}" for top in ("pmapi", "pmda", "pmcd", "pmlogger", "pmproxy") for rest in ("", ".*")]
+    include=[
+        f"{top}{rest}"
+        for top in ("pmapi", "pmda", "pmcd", "pmlogger", "pmproxy")
+        for rest in ("", ".*")
+    ]
 )
 AGENTS = [p.replace("agents", "purepcp_agents", 1) for p in find_packages(include=["agents*"])]
 

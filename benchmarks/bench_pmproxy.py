@@ -24,7 +24,6 @@ import http.client
 import json
 import os
 import pwd
-import re
 import signal
 import statistics
 import subprocess
@@ -185,7 +184,8 @@ def main() -> int:
         ratio = mine / pcp
         verdict = "" if target is None else (" met" if ratio <= target else " NOT met")
         goal = "" if target is None else f" (target <= {target:g}){verdict}"
-        print(f"{name:38s} ours {mine:8.3f} {unit}  PCP {pcp:8.3f} {unit}  ratio {ratio:5.2f}{goal}")
+        figures = f"ours {mine:8.3f} {unit}  PCP {pcp:8.3f} {unit}  ratio {ratio:5.2f}"
+        print(f"{name:38s} {figures}{goal}")
     return 0
 
 

@@ -149,7 +149,7 @@ def test_a_derived_metric_configuration_posted_answers_alike(proxies):
             "application/json",
             {"context": "int", "success": True},
         )
-        status, body = side.json(f"/pmapi/{c}/fetch?names=web.twice,web.plus")
+        _status, body = side.json(f"/pmapi/{c}/fetch?names=web.twice,web.plus")
         ncpu = side.json(f"/pmapi/{c}/fetch?names=hinv.ncpu")[1]["values"][0]["instances"][0]
         values = [v["instances"][0]["value"] for v in body["values"]]  # type: ignore[index]
         assert values == [ncpu["value"] * 2, ncpu["value"] + 1]
@@ -169,7 +169,7 @@ def families(text: str, steady_labels: bool) -> dict[str, tuple[str, frozenset]]
 
 
 def test_metrics_parse_into_the_same_families_types_and_labels(proxies):
-    theirs, ours, host = proxies
+    theirs, ours, _host = proxies
     names = "kernel.all,hinv,mem,simple,disk.dev,network.interface.in,pmcd.agent"
     texts = {}
     for side in (theirs, ours):

@@ -29,6 +29,7 @@ from pmapi.derived.registry import (
 )
 from pmapi.desc import Desc
 from pmapi.errors import (  # type: ignore[attr-defined]
+    PM_ERR_IPC,
     PM_ERR_NAME,
     PM_ERR_TYPE,
     PMError,
@@ -283,6 +284,12 @@ class WebContext:
         with contextlib.suppress(OSError, PMError):
             self.ctx.close()
 
+    def _check_reconnected(self) -> None:
+        """Before using what this context learnt: if it connected again since (pmcd
+        restarted, perhaps with other agents), forget it all."""
+        if getattr(self.ctx.source, "generation", 0) != self._generation:
+            self._check_changes()
+
     def _check_changes(self) -> None:
         """After a fetch: if pmcd says its agents, names or labels changed, or the context
         had to connect again (pmcd restarted, perhaps with other agents), forget what
@@ -301,6 +308,7 @@ class WebContext:
 
     def metric_by_name(self, name: str) -> Metric | None:
         """webgroup_lookup_metric: the metric NAME names, None if pmcd knows no such one."""
+        self._check_reconnected()
         metric = self.metrics_by_name.get(name)
         if metric is not None:
             return metric
@@ -314,6 +322,7 @@ class WebContext:
 
     def metrics_by_names(self, names: Sequence[str]) -> list[Metric | None]:
         """metric_by_name for many names, looked up in one exchange."""
+        self._check_reconnected()
         out: list[Metric | None] = [self.metrics_by_name.get(n) for n in names]
         wanted = [n for n, m in zip(names, out, strict=True) if m is None]
         if not wanted:
@@ -533,7 +542,13 @@ class WebContext:
     # -- the calls ----------------------------------------------------------------------
 
     def walk(self, prefix: str) -> Iterator[str]:
-        """pmTraversePMNS under PREFIX; PMError when pmcd knows no such name."""
+        """pmTraversePMNS under PREFIX; PMError when pmcd knows no such name.  A
+        connection found broken (pmcd restarted) is made again and asked once more."""
+        try:
+            return iter(self.ctx.traverse(prefix))
+        except PMError as exc:
+            if exc.code != PM_ERR_IPC:
+                raise
         return iter(self.ctx.traverse(prefix))
 
     def fetch(self, metrics: Sequence[Metric | None]) -> tuple[Timestamp, list[FetchedMetric]]:

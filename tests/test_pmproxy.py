@@ -330,3 +330,26 @@ def test_a_soak_of_fifty_thousand_fetches_leaks_nothing(served):
     _load(proxy, contexts, fetches=50_000, scrapes=500)
     after = rss_kb(proxy.pid)
     assert after - before < 5 * 1024, f"RSS {before} kB -> {after} kB"
+
+
+def test_scrapes_after_pmcd_restarts_with_other_agents_follow_it(tmp_path):
+    """The context /metrics requests share outlives a pmcd: when pmcd comes back with its
+    agents on other domains, the next scrape reads the new PMIDs (it kept the old ones,
+    and so lost simple's values, before it forgot its metadata on reconnecting)."""
+    from tests.our_pmcd import our_pmcd
+
+    port = free_port()
+    conf = "pmcd 2 dso PmcdAgent pmcd.pmcd_agent\nsimple {} dso Simple purepcp_agents.simple\n"
+    for side in ("a", "b"):
+        (tmp_path / side / "simple").mkdir(parents=True)
+        (tmp_path / side / "simple" / "simple.conf").write_text("sec,min,hour\n")
+    host = f"127.0.0.1:{port}"
+    with our_pmproxy(host, tmp_path / "proxy") as proxy:
+        with our_pmcd(conf.format(253), tmp_path / "a", "-p", str(port)):
+            assert "253.0.0" in proxy.get("/metrics?names=simple.numfetch")[2].decode()
+        with our_pmcd(conf.format(254), tmp_path / "b", "-p", str(port)):
+            status, _, body = proxy.get("/metrics?names=simple.numfetch")
+            assert status == 200, body
+            text = body.decode()
+            assert "# PCP5 simple.numfetch 254.0.0 u32" in text
+            assert "simple_numfetch{" in text

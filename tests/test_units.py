@@ -292,3 +292,41 @@ def test_a_manager_that_reads_no_notifications_does_not_stop_the_daemon():
         assert 0 < int(sent.stdout) < 100  # (the rest dropped: nobody read them)
     finally:
         notify.close()
+
+
+def test_pmproxy_unit_command_by_hand_serves_the_local_pmcd(tmp_path):
+    """The pmproxy unit's command, run as systemd would (PMPROXY_PORT added, so that the
+    test never takes port 44322), says READY and answers from pmcd's unix socket."""
+    from tests.pmproxy_servers import get
+    from tests.reference_pmcd import free_port
+
+    layout = layout_in(tmp_path)
+    assert install_units(layout, str(tmp_path / "units")) == 0
+    units = tmp_path / "units"
+    pmcd_settings = unit_settings((units / "pmcd.service").read_text())
+    proxy_settings = unit_settings((units / "pmproxy.service").read_text())
+    notify = Notifications()
+    port = free_port()
+    env = unit_environment(proxy_settings, notify.name)
+    pmcd = start_daemon(
+        command_of(pmcd_settings["ExecStart"][0]),
+        unit_environment(pmcd_settings, notify.name),
+        tmp_path / "pmcd.stderr",
+    )
+    proxy = None
+    try:
+        notify.wait(pmcd, "READY", "pmcd", describe=_stderr(tmp_path / "pmcd.stderr"))
+        argv = command_of(proxy_settings["ExecStart"][0])
+        proxy = start_daemon(argv, {**env, "PMPROXY_PORT": str(port)}, tmp_path / "proxy.stderr")
+        ready = notify.wait(proxy, "READY", "pmproxy", describe=_stderr(tmp_path / "proxy.stderr"))
+        assert int(ready["MAINPID"]) == proxy.pid
+        status, _, body = get(
+            f"http://127.0.0.1:{port}/pmapi/fetch?names=hinv.ncpu&hostspec=local:"
+        )
+        assert status == 200, body
+        assert (layout.log_dir / "pmproxy" / "pmproxy.log").exists()
+    finally:
+        notify.close()
+        if proxy is not None:
+            _stop(proxy)
+        _stop(pmcd)

@@ -6,6 +6,7 @@ Kept apart from pmapi.context so that an archive context never imports the PDU c
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
 from .connection import (
@@ -70,31 +71,33 @@ class HostSource:
     async def exchange_async(self, pdu: PDU) -> PDU | None:
         """exchange() for trio code, on the same connection (which must be open): the
         socket is read when readable and written when writable, so a slow pmcd holds up
-        only this call.  Cancelled midway, the connection is closed (reopened next call)."""
+        only this call.  Cancelled midway, the connection is closed (reopened next call).
+
+        The socket has a timeout, so its descriptor is non-blocking already: it is read
+        and written with os.read and os.write, which never wait."""
         import trio
 
         connection = self.connection
         if connection is None:
             raise PMError(PM_ERR_IPC, "not connected")
         sock = connection.sock
-        timeout = sock.gettimeout()
-        sock.setblocking(False)
+        fd = sock.fileno()
         done = False
         try:
             with trio.fail_after(connection.request_timeout):
                 data = memoryview(encode(pdu))
                 while data:
                     try:
-                        data = data[sock.send(data) :]
+                        data = data[os.write(fd, data) :]
                     except BlockingIOError:
                         await trio.lowlevel.wait_writable(sock)
                 if isinstance(pdu, ProfilePDU):
                     done = True
                     return None
-                reply = await self._receive_async(connection)
+                reply = await self._receive_async(connection, fd)
                 while isinstance(reply, ErrorPDU) and reply.code > 0:
                     self.changes |= reply.code
-                    reply = await self._receive_async(connection)
+                    reply = await self._receive_async(connection, fd)
                 done = True
                 return reply
         except trio.TooSlowError:
@@ -102,14 +105,12 @@ class HostSource:
         except OSError as exc:
             raise PMError(os_code(exc)) from None
         finally:
-            if done:
-                sock.settimeout(timeout)
-            else:  # (failed or cancelled midway: the stream's state is unknown)
+            if not done:  # (failed or cancelled midway: the stream's state is unknown)
                 connection.close()
                 self.connection = None
 
     @staticmethod
-    async def _receive_async(connection: Connection) -> PDU:
+    async def _receive_async(connection: Connection, fd: int) -> PDU:
         import trio
 
         framer = connection._framer
@@ -118,7 +119,7 @@ class HostSource:
             if frame is not None:
                 return decode(frame)
             try:
-                data = connection.sock.recv(1 << 16)
+                data = os.read(fd, 1 << 16)
             except BlockingIOError:
                 await trio.lowlevel.wait_readable(connection.sock)
                 continue

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import logging
 import os
+import time
 from collections.abc import Awaitable, Callable
 from email.utils import formatdate
 from http import HTTPStatus
@@ -55,8 +56,21 @@ def _headers(reply: Reply, request_headers: dict[str, str]) -> list[tuple[bytes,
         out.append((b"Access-Control-Allow-Methods", reply.allow.encode()))
     out.append((b"Content-Length", str(len(reply.body)).encode()))
     out.append((b"Content-Type", reply.content_type.encode()))
-    out.append((b"Date", formatdate(usegmt=True).encode()))
+    out.append((b"Date", _date()))
     return out
+
+
+_dates: dict[int, bytes] = {}
+
+
+def _date() -> bytes:
+    """The Date header's value, made once a second."""
+    now = int(time.time())
+    text = _dates.get(now)
+    if text is None:
+        _dates.clear()
+        text = _dates[now] = formatdate(now, usegmt=True).encode()
+    return text
 
 
 class _Closed(Exception):

@@ -508,6 +508,17 @@ def _answered(call: Callable[..., Any], *args: Any) -> Generator:
     yield  # pragma: no cover - makes this a generator
 
 
+async def _driven(op: Generator, exchange: Callable[[Any], Any]) -> Any:
+    """OP's answer, each PDU it yields sent with the awaitable EXCHANGE."""
+    try:
+        request = next(op)
+        while True:
+            pdu = request.pdu if isinstance(request, requests.NoReply) else request
+            request = op.send(await exchange(pdu))
+    except StopIteration as stop:
+        return stop.value
+
+
 def _first(op: Generator) -> Generator:
     pmids = yield from op
     if pmids[0] == PM_ID_NULL:
@@ -571,15 +582,7 @@ class Context(_Operations):
     async def run_async(self, op: Generator) -> Any:
         """Run one of this context's exchanges (e.g. ``_fetch_op``) from trio code, on
         its connection (see can_run_async), without a worker thread."""
-        exchange = self.source.exchange_async
-        try:
-            request = next(op)
-            while True:
-                pdu = request.pdu if isinstance(request, requests.NoReply) else request
-                reply = await exchange(pdu)
-                request = op.send(reply)
-        except StopIteration as stop:
-            return stop.value
+        return await _driven(op, self.source.exchange_async)
 
     async def fetch_async(self, pmids: Sequence[int]) -> Fetched:
         """fetch() from trio code, for real metrics only (derived ones are evaluated by
@@ -629,14 +632,7 @@ class AsyncContext(_Operations):
         exchange = getattr(source, "exchange_async", None) or source.exchange
         if source.kind == "host":
             await source.ensure()
-        try:
-            request = next(op)
-            while True:
-                pdu = request.pdu if isinstance(request, requests.NoReply) else request
-                reply = await exchange(pdu)
-                request = op.send(reply)
-        except StopIteration as stop:
-            return stop.value
+        return await _driven(op, exchange)
 
     async def aclose(self) -> None:
         closer = getattr(self.source, "aclose", None)

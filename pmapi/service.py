@@ -9,8 +9,10 @@ abstract socket); a Type=notify service sends "READY=1" there once it serves, an
 from __future__ import annotations
 
 import os
+import resource
 import socket
 import time
+from pathlib import Path
 
 
 def notify(message: str) -> bool:
@@ -43,3 +45,22 @@ def notify_reloading() -> bool:
 def notify_reloaded() -> bool:
     """READY=1 again: the reload is over."""
     return notify("READY=1\n")
+
+
+def raise_fd_limit() -> str:
+    """Raise the soft limit on open files to the hard limit, as far as the kernel allows,
+    so that a daemon serves as many clients as the system lets it; say what it is now."""
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    ceiling = hard
+    if hard == resource.RLIM_INFINITY:
+        try:
+            ceiling = int(Path("/proc/sys/fs/nr_open").read_text())
+        except (OSError, ValueError):
+            ceiling = soft
+    if ceiling > soft:
+        try:
+            resource.setrlimit(resource.RLIMIT_NOFILE, (ceiling, hard))
+        except (OSError, ValueError) as exc:
+            return f"file descriptor limit {soft} (could not raise it to {ceiling}: {exc})"
+        return f"file descriptor limit {ceiling} (raised from {soft})"
+    return f"file descriptor limit {soft}"

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import logging
 import os
-import resource
 import signal
 import sys
 from dataclasses import dataclass
@@ -17,7 +16,7 @@ from pmapi.cli.common import HELP, NAMESPACE, VERSION, Opt, Tool
 from pmapi.errors import PMError
 from pmapi.paths import LayoutError, Paths, paths
 from pmapi.pidfile import remove_pidfile, write_pidfile
-from pmapi.service import notify_ready, notify_reloaded, notify_reloading
+from pmapi.service import notify_ready, notify_reloaded, notify_reloading, raise_fd_limit
 
 from . import files, memory
 from .config import PmcdConfig, load_config
@@ -193,7 +192,7 @@ def _run(argv: list[str]) -> int:
     except OSError as exc:
         print(f"pmcd: {exc.filename}: {exc.strerror}", file=sys.stderr)
         return 1
-    logging.getLogger("pmcd").info("%s", raise_fd_limit())
+    logging.getLogger("pmcd").info("pmcd: %s", raise_fd_limit())
     memory.tune()
     settings = Settings(
         timeout=args.timeout,
@@ -216,25 +215,6 @@ def _run(argv: list[str]) -> int:
         print(f"pmcd: cannot listen: {exc.strerror or exc}", file=sys.stderr)
         return 1
     return 0
-
-
-def raise_fd_limit() -> str:
-    """Raise the soft limit on open files to the hard limit, as far as the kernel allows,
-    so that pmcd serves as many clients as the system lets it; say what it is now."""
-    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
-    ceiling = hard
-    if hard == resource.RLIM_INFINITY:
-        try:
-            ceiling = int(Path("/proc/sys/fs/nr_open").read_text())
-        except (OSError, ValueError):
-            ceiling = soft
-    if ceiling > soft:
-        try:
-            resource.setrlimit(resource.RLIMIT_NOFILE, (ceiling, hard))
-        except (OSError, ValueError) as exc:
-            return f"pmcd: file descriptor limit {soft} (could not raise it to {ceiling}: {exc})"
-        return f"pmcd: file descriptor limit {ceiling} (raised from {soft})"
-    return f"pmcd: file descriptor limit {soft}"
 
 
 def _first_os_error(failure: BaseException) -> OSError | None:

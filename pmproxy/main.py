@@ -14,7 +14,7 @@ import trio
 
 from pmapi.cli.common import HELP, VERSION, Opt, Tool
 from pmapi.paths import LayoutError, paths
-from pmapi.service import notify_ready
+from pmapi.service import notify_ready, raise_fd_limit
 
 from .groups import DEFAULT_TIMEOUT, DEFAULT_WORK, WebGroups
 from .http import serve_connection
@@ -129,6 +129,8 @@ def _run(argv: list[str]) -> int:
     except OSError as exc:
         print(f"pmproxy: {exc.filename}: {exc.strerror}", file=sys.stderr)
         return 1
+    # (each web context holds a connection to its pmcd while it lives)
+    logging.getLogger("pmproxy").info("pmproxy: %s", raise_fd_limit())
     try:
         trio.run(serve, settings)
     except OSError as exc:

@@ -209,6 +209,14 @@ def test_help_and_bad_flags_are_one_line_each(tmp_path):
     assert shown.returncode == 0 and "-p PORT, --port=PORT" in shown.stderr
     bad = pmproxy("-p", "http", "-l", str(tmp_path / "log"))
     assert bad.returncode == 1 and "-p requires a positive numeric argument" in bad.stderr
+    bad = tmp_path / "bad.conf"
+    bad.write_text("[pmwebapi]\ntimeout = 100\nwork 2000\n")
+    refused = pmproxy("-c", str(bad))
+    assert refused.returncode == 1
+    assert refused.stderr == f"pmproxy: {bad}:3: not a 'name = value' line: 'work 2000'\n"
+    bad.write_text("timeout = 100\n")
+    refused = pmproxy("-c", str(bad))
+    assert refused.stderr == f"pmproxy: {bad}:1: no [section] before 'timeout = 100'\n"
     missing = pmproxy("-c", str(tmp_path / "nope.conf"))
     assert missing.returncode == 1
     assert missing.stderr.strip().endswith("No such file or directory")

@@ -64,3 +64,15 @@ def raise_fd_limit() -> str:
             return f"file descriptor limit {soft} (could not raise it to {ceiling}: {exc})"
         return f"file descriptor limit {ceiling} (raised from {soft})"
     return f"file descriptor limit {soft}"
+
+
+def first_os_error(failure: BaseException) -> OSError | None:
+    """FAILURE if it is an OSError, else the first one in its (nested) exception group."""
+    if isinstance(failure, OSError):
+        return failure
+    if isinstance(failure, BaseExceptionGroup):
+        for exc in failure.exceptions:
+            found = first_os_error(exc)
+            if found is not None:
+                return found
+    return None

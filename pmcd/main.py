@@ -16,7 +16,13 @@ from pmapi.cli.common import HELP, NAMESPACE, VERSION, Opt, Tool
 from pmapi.errors import PMError
 from pmapi.paths import LayoutError, Paths, paths
 from pmapi.pidfile import remove_pidfile, write_pidfile
-from pmapi.service import notify_ready, notify_reloaded, notify_reloading, raise_fd_limit
+from pmapi.service import (
+    first_os_error,
+    notify_ready,
+    notify_reloaded,
+    notify_reloading,
+    raise_fd_limit,
+)
 
 from . import files, memory
 from .config import PmcdConfig, load_config
@@ -207,7 +213,7 @@ def _run(argv: list[str]) -> int:
     try:
         trio.run(_serve, daemon, sources)
     except (OSError, BaseExceptionGroup) as failure:
-        exc = _first_os_error(failure)
+        exc = first_os_error(failure)
         if exc is None:  # a fault of ours: one line, where the user and the log see it
             logging.getLogger("pmcd").error("pmcd: ended by an internal error: %r", failure)
             print(f"pmcd: ended by an internal error: {failure!r}", file=sys.stderr)
@@ -215,18 +221,6 @@ def _run(argv: list[str]) -> int:
         print(f"pmcd: cannot listen: {exc.strerror or exc}", file=sys.stderr)
         return 1
     return 0
-
-
-def _first_os_error(failure: BaseException) -> OSError | None:
-    """FAILURE if it is an OSError, else the first one in its (nested) exception group."""
-    if isinstance(failure, OSError):
-        return failure
-    if isinstance(failure, BaseExceptionGroup):
-        for exc in failure.exceptions:
-            found = _first_os_error(exc)
-            if found is not None:
-                return found
-    return None
 
 
 async def _serve(daemon: Daemon, sources: Sources) -> None:

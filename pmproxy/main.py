@@ -14,7 +14,7 @@ import trio
 
 from pmapi.cli.common import HELP, VERSION, Opt, Tool
 from pmapi.paths import LayoutError, paths
-from pmapi.service import notify_ready, raise_fd_limit
+from pmapi.service import first_os_error, notify_ready, raise_fd_limit
 
 from .groups import DEFAULT_TIMEOUT, DEFAULT_WORK, WebGroups
 from .http import serve_connection
@@ -54,6 +54,7 @@ class Settings:
     timeout: float
     work: float
     terminate: float | None
+    log: str | None = None  # -l (None: the layout's pmproxy.log)
 
 
 def default_port() -> int:
@@ -123,6 +124,7 @@ def options(argv: list[str]) -> Settings:
         timeout=timeout,
         work=work,
         terminate=terminate,
+        log=parsed.get("log"),
     )
 
 
@@ -132,10 +134,7 @@ def main(argv: list[str] | None = None) -> int:
 
 def _run(argv: list[str]) -> int:
     settings = options(argv)
-    log_path = _default_log()
-    for o, v in TOOL.parse(argv).pairs:
-        if o is LOG:
-            log_path = str(v)
+    log_path = settings.log or _default_log()
     try:
         if log_path != "-":
             Path(log_path).parent.mkdir(parents=True, exist_ok=True)
@@ -147,24 +146,15 @@ def _run(argv: list[str]) -> int:
     logging.getLogger("pmproxy").info("pmproxy: %s", raise_fd_limit())
     try:
         trio.run(serve, settings)
-    except OSError as exc:
+    except (OSError, BaseExceptionGroup) as failure:
+        exc = first_os_error(failure)
+        if exc is None:  # a fault of ours: one line, where the user and the log see it
+            logging.getLogger("pmproxy").error("pmproxy: ended by an internal error: %r", failure)
+            print(f"pmproxy: ended by an internal error: {failure!r}", file=sys.stderr)
+            return 1
         print(f"pmproxy: cannot listen: {exc.strerror or exc}", file=sys.stderr)
         return 1
-    except BaseExceptionGroup as group:
-        os_errors = [e for e in _leaves(group) if isinstance(e, OSError)]
-        if os_errors:
-            print(f"pmproxy: cannot listen: {os_errors[0].strerror}", file=sys.stderr)
-            return 1
-        logging.getLogger("pmproxy").error("pmproxy: ended by an internal error: %r", group)
-        print(f"pmproxy: ended by an internal error: {group!r}", file=sys.stderr)
-        return 1
     return 0
-
-
-def _leaves(exc: BaseException) -> list[BaseException]:
-    if isinstance(exc, BaseExceptionGroup):
-        return [leaf for inner in exc.exceptions for leaf in _leaves(inner)]
-    return [exc]
 
 
 def _default_log() -> str:

@@ -10,7 +10,7 @@ PMIDs and instance domains, fewer keys).
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -22,7 +22,6 @@ from .groups import WebGroups
 from .openmetrics import scrape_text
 from .webgroup import (
     BATCH,
-    Metric,
     WebContext,
     WebError,
     check_match,
@@ -506,7 +505,3 @@ def _metric_entry(web: WebContext, name: str, compat: bool) -> str:
     out.append(_texts(oneline, helptext))
     out.append("}")
     return "".join(out)
-
-
-def iter_metrics(metrics: Sequence[Metric | None]) -> Iterator[Metric]:
-    return (m for m in metrics if m is not None)

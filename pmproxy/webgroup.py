@@ -30,8 +30,6 @@ from pmapi.derived.registry import (
 from pmapi.desc import Desc
 from pmapi.errors import (  # type: ignore[attr-defined]
     PM_ERR_IPC,
-    PM_ERR_NAME,
-    PM_ERR_TYPE,
     PMError,
     pmErrStr,
 )
@@ -59,7 +57,7 @@ from pmapi.labels import (
     LabelSet,
     pmMergeLabelSets,
 )
-from pmapi.types import PMType, pmSemStr
+from pmapi.types import PMType, pmSemStr, pmTypeStr
 from pmapi.units import pmUnitsStr  # type: ignore[attr-defined]
 from pmapi.values import Result, Timestamp, ValueSet
 
@@ -448,9 +446,6 @@ class WebContext:
         if cluster not in self.cluster_labels:
             self.cluster_labels[cluster] = self._one_set(cluster, PM_LABEL_CLUSTER)
 
-    def _domain_set(self, pmid_or_indom_domain: int) -> LabelSet | None:
-        return self.domain_labels.get(pmid_or_indom_domain)
-
     def _cluster_set(self, pmid: int) -> LabelSet | None:
         return self.cluster_labels.get(pmID_build(pmID_domain(pmid), pmID_cluster(pmid), 0))
 
@@ -505,7 +500,7 @@ class WebContext:
         ip = self.indoms.get(indom) if indom != PM_INDOM_NULL else None
         sets = [
             self.context_labels,
-            self._domain_set(pmID_domain(metric.pmid)),
+            self.domain_labels.get(pmID_domain(metric.pmid)),
             ip.labels if ip is not None else None,
             self._cluster_set(metric.pmid),
             self.item_labels(metric),
@@ -520,7 +515,7 @@ class WebContext:
         own = ip.inst_labels.get(inst) if inst is not None else None
         sets = [
             self.context_labels,
-            self._domain_set(pmInDom_domain(ip.indom)),
+            self.domain_labels.get(pmInDom_domain(ip.indom)),
             ip.labels if inst is None or own is not None else None,
             own,
         ]
@@ -530,8 +525,6 @@ class WebContext:
         """pmwebapi_metric_hash: the metric's series identifier under NAME."""
         labels = self.metric_labels_json(metric) or "null"
         desc = metric.desc
-        from pmapi.types import pmTypeStr
-
         identity = (
             f'{{"series":"metric","name":"{name}","labels":{labels},'
             f'"semantics":"{pmSemStr(desc.sem)}","type":"{pmTypeStr(desc.type)}",'
@@ -681,7 +674,7 @@ class WebContext:
         ip = self.indoms.get(indom) if indom != PM_INDOM_NULL else None
         return [
             self.context_labels,
-            self._domain_set(pmID_domain(metric.pmid)),
+            self.domain_labels.get(pmID_domain(metric.pmid)),
             ip.labels if ip is not None else None,
             self._cluster_set(metric.pmid),
             metric.item_labels,
@@ -694,10 +687,7 @@ class WebContext:
         from pmapi.convert import parse_typed_value
 
         desc = metric.desc
-        try:
-            atom = parse_typed_value(text, desc.type)
-        except PMError as exc:
-            raise PMError(exc.code if exc.code != 0 else PM_ERR_TYPE) from None
+        atom = parse_typed_value(text, desc.type)  # (PM_ERR_TYPE or -ERANGE, as PCP's)
         if desc.indom == PM_INDOM_NULL:
             targets = [PM_IN_NULL]
         elif insts:
@@ -864,7 +854,3 @@ def open_labels(
     if inst is not None and "instid" not in out:
         out["instid"] = str(inst)
     return out
-
-
-def not_found(exc: PMError) -> bool:
-    return exc.code == PM_ERR_NAME

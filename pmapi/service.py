@@ -76,3 +76,30 @@ def first_os_error(failure: BaseException) -> OSError | None:
             if found is not None:
                 return found
     return None
+
+
+def open_daemon_log(prog: str, path: str) -> None:
+    """Send the root logger's INFO and above to PATH ("-": stderr), each line stamped
+    "[time] PROG(pid)", as PCP's daemons stamp theirs."""
+    import logging
+
+    handler: logging.Handler = logging.StreamHandler() if path == "-" else logging.FileHandler(path)
+    handler.setFormatter(logging.Formatter(f"[%(asctime)s] {prog}(%(process)d) %(message)s"))
+    root = logging.getLogger()
+    root.addHandler(handler)
+    root.setLevel(logging.INFO)
+
+
+def daemon_ended(prog: str, failure: BaseException) -> int:
+    """Exit status 1 for a daemon whose run ended with FAILURE, said in one line: that it
+    could not listen (an OSError in it), else that a fault of ours ended it (logged too)."""
+    import logging
+    import sys
+
+    exc = first_os_error(failure)
+    if exc is None:
+        logging.getLogger(prog).error("%s: ended by an internal error: %r", prog, failure)
+        print(f"{prog}: ended by an internal error: {failure!r}", file=sys.stderr)
+    else:
+        print(f"{prog}: cannot listen: {exc.strerror or exc}", file=sys.stderr)
+    return 1

@@ -17,10 +17,11 @@ from pmapi.errors import PMError
 from pmapi.paths import LayoutError, Paths, paths
 from pmapi.pidfile import remove_pidfile, write_pidfile
 from pmapi.service import (
-    first_os_error,
+    daemon_ended,
     notify_ready,
     notify_reloaded,
     notify_reloading,
+    open_daemon_log,
     raise_fd_limit,
 )
 
@@ -194,7 +195,7 @@ def _run(argv: list[str]) -> int:
         log_path = args.log or str(layout.log_dir / "pmcd" / "pmcd.log")
         if log_path != "-":
             Path(log_path).parent.mkdir(parents=True, exist_ok=True)
-        _open_log(log_path)
+        open_daemon_log("pmcd", log_path)
     except OSError as exc:
         print(f"pmcd: {exc.filename}: {exc.strerror}", file=sys.stderr)
         return 1
@@ -213,13 +214,7 @@ def _run(argv: list[str]) -> int:
     try:
         trio.run(_serve, daemon, sources)
     except (OSError, BaseExceptionGroup) as failure:
-        exc = first_os_error(failure)
-        if exc is None:  # a fault of ours: one line, where the user and the log see it
-            logging.getLogger("pmcd").error("pmcd: ended by an internal error: %r", failure)
-            print(f"pmcd: ended by an internal error: {failure!r}", file=sys.stderr)
-            return 1
-        print(f"pmcd: cannot listen: {exc.strerror or exc}", file=sys.stderr)
-        return 1
+        return daemon_ended("pmcd", failure)
     return 0
 
 
@@ -272,14 +267,6 @@ async def _reload(daemon: Daemon, sources: Sources) -> None:
         log.error("pmcd: reload failed by an internal error: %r", exc)
     finally:
         notify_reloaded()
-
-
-def _open_log(path: str) -> None:
-    handler: logging.Handler = logging.StreamHandler() if path == "-" else logging.FileHandler(path)
-    handler.setFormatter(logging.Formatter("[%(asctime)s] pmcd(%(process)d) %(message)s"))
-    root = logging.getLogger()
-    root.addHandler(handler)
-    root.setLevel(logging.INFO)
 
 
 if __name__ == "__main__":

@@ -14,7 +14,7 @@ import trio
 
 from pmapi.cli.common import HELP, VERSION, Opt, Tool
 from pmapi.paths import LayoutError, paths
-from pmapi.service import first_os_error, notify_ready, raise_fd_limit
+from pmapi.service import daemon_ended, notify_ready, open_daemon_log, raise_fd_limit
 
 from .groups import DEFAULT_TIMEOUT, DEFAULT_WORK, WebGroups
 from .http import serve_connection
@@ -138,7 +138,7 @@ def _run(argv: list[str]) -> int:
     try:
         if log_path != "-":
             Path(log_path).parent.mkdir(parents=True, exist_ok=True)
-        _open_log(log_path)
+        open_daemon_log("pmproxy", log_path)
     except OSError as exc:
         print(f"pmproxy: {exc.filename}: {exc.strerror}", file=sys.stderr)
         return 1
@@ -147,13 +147,7 @@ def _run(argv: list[str]) -> int:
     try:
         trio.run(serve, settings)
     except (OSError, BaseExceptionGroup) as failure:
-        exc = first_os_error(failure)
-        if exc is None:  # a fault of ours: one line, where the user and the log see it
-            logging.getLogger("pmproxy").error("pmproxy: ended by an internal error: %r", failure)
-            print(f"pmproxy: ended by an internal error: {failure!r}", file=sys.stderr)
-            return 1
-        print(f"pmproxy: cannot listen: {exc.strerror or exc}", file=sys.stderr)
-        return 1
+        return daemon_ended("pmproxy", failure)
     return 0
 
 
@@ -162,14 +156,6 @@ def _default_log() -> str:
         return str(paths().log_dir / "pmproxy" / "pmproxy.log")
     except LayoutError:
         return "pmproxy.log"
-
-
-def _open_log(path: str) -> None:
-    handler: logging.Handler = logging.StreamHandler() if path == "-" else logging.FileHandler(path)
-    handler.setFormatter(logging.Formatter("[%(asctime)s] pmproxy(%(process)d) %(message)s"))
-    root = logging.getLogger()
-    root.addHandler(handler)
-    root.setLevel(logging.INFO)
 
 
 async def serve(settings: Settings, task_status=trio.TASK_STATUS_IGNORED) -> None:

@@ -13,6 +13,7 @@ from pathlib import Path
 import trio
 
 from pmapi.cli.common import HELP, VERSION, Opt, Tool
+from pmapi.inifile import config_error
 from pmapi.paths import LayoutError, paths
 from pmapi.service import daemon_ended, notify_ready, open_daemon_log, raise_fd_limit
 
@@ -73,20 +74,6 @@ def _seconds_from_ms(config: configparser.ConfigParser, key: str, default: float
         return default
 
 
-def _config_error(path: str, exc: configparser.Error) -> str:
-    """One line for a configuration file configparser refuses: file, line, what."""
-    if isinstance(exc, configparser.MissingSectionHeaderError):
-        return f"{path}:{exc.lineno}: no [section] before {exc.line.strip()!r}"
-    if isinstance(exc, configparser.ParsingError) and exc.errors:
-        lineno = exc.errors[0][0]  # (its line is kept as a repr: read it again)
-        with open(path, errors="replace") as f:
-            line = f.read().splitlines()[lineno - 1]
-        return f"{path}:{lineno}: not a 'name = value' line: {line.strip()!r}"
-    lineno = getattr(exc, "lineno", None)
-    where = f"{path}:{lineno}" if lineno else path
-    return f"{where}: {str(exc).splitlines()[0]}"
-
-
 def options(argv: list[str]) -> Settings:
     parsed = TOOL.parse(argv)
     if parsed.operands:
@@ -108,7 +95,7 @@ def options(argv: list[str]) -> Settings:
         except OSError as exc:
             TOOL.fail(f"cannot read {config_path}: {exc.strerror}")
         except configparser.Error as exc:
-            TOOL.fail(_config_error(config_path, exc))
+            TOOL.fail(config_error(config_path, exc))
         timeout = _seconds_from_ms(config, "timeout", timeout)
         work = _seconds_from_ms(config, "work", work)
     terminate = None

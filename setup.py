@@ -39,6 +39,8 @@ setup(
         "pmda": ["templates/*", "templates/*/*"],
         # the derived metrics read when PCP's own are not installed (pmapi.derived.registry)
         "pmapi.derived": ["defaults/*.conf"],
+        # pmrep's metricsets, read when PCP's own are not installed (pmapi.cli.report.config)
+        "pmapi.cli.report": ["conf/*.conf"],
     },
     exclude_package_data={"": ["README.md"]},
 )

@@ -1,0 +1,246 @@
+"""pmrep's text outputs: stdout (its column layout, or with -X its columns and rows
+swapped) and CSV, written a block of samples at a time."""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import Sequence
+from datetime import datetime, tzinfo
+from typing import TextIO
+
+import numpy as np
+
+from ...ids import PM_INDOM_NULL
+from .cells import CellSpec, Renderer
+from .model import Block, Column, Kind
+
+NO_INST = "~"
+SINGULAR = "="
+NSEC = 1_000_000_000
+
+
+def stamps(times: np.ndarray, zone: tzinfo, fmt: str) -> list[str]:
+    """Each time (int64 ns) as strftime(FMT) in ZONE, as pmrep prints its samples' times."""
+    out = []
+    for t in times.tolist():
+        when = datetime.fromtimestamp(t // NSEC, zone).replace(microsecond=t % NSEC // 1000)
+        out.append(when.strftime(fmt))
+    return out
+
+
+def auto_repeat(unitinfo: bool, indoms: bool, colxrow: bool, instances: int) -> int:
+    """repeat_header = auto: a screenful less the header's lines (24 rows when stdout is
+    not a terminal, as Python's get_terminal_size falls back)."""
+    lines = shutil.get_terminal_size().lines
+    if not colxrow:
+        return lines - ((3 if unitinfo else 2) + (1 if indoms else 0))
+    return int(lines / max(instances, 1)) - (2 if unitinfo else 1)
+
+
+class StdoutWriter:
+    """pmrep's default output: a header (labels, instances, units) over right-aligned
+    columns, optionally with each sample's time first."""
+
+    def __init__(self, out: TextIO, columns: Sequence[Column], *, delimiter: str,
+                 timestamp: bool, timefmt: str, zone: tzinfo, header: bool, instinfo: bool,
+                 unitinfo: bool, repeat: int | str, now_ns: int) -> None:  # fmt: skip
+        self.out = out
+        self.columns = list(columns)
+        self.delimiter = delimiter
+        self.timestamp = timestamp and bool(timefmt)
+        self.timefmt, self.zone = timefmt, zone
+        self.header_on, self.instinfo, self.unitinfo = header, instinfo, unitinfo
+        specs = [CellSpec(c.kind, c.width, c.precision) for c in self.columns]
+        self.renderer = Renderer(specs, delimiter)
+        self.stamp_width = (
+            len(stamps(np.array([now_ns]), zone, timefmt)[0]) if self.timestamp else 0
+        )
+        indoms = any(c.indom != PM_INDOM_NULL for c in self.columns)
+        self.repeat, self.auto = self._repeat(repeat, indoms)
+        self.lines = 0
+
+    def _repeat(self, repeat: int | str, indoms: bool) -> tuple[int, bool]:
+        if not self.header_on:
+            return 0, False
+        if repeat == "auto":
+            return auto_repeat(self.unitinfo, indoms, False, 0), True
+        return int(repeat or 0), False
+
+    def _line(self, first: str, cells: Sequence[str]) -> str:
+        lead = first.ljust(self.stamp_width) if self.timestamp else first
+        return lead + self.delimiter + self.delimiter.join(cells)
+
+    @staticmethod
+    def _fit(text: str, width: int) -> str:
+        return text[:width].rjust(width)
+
+    def header(self, repeat: bool = False) -> None:
+        if not self.header_on:
+            return
+        cols = self.columns
+        lines = [self._line("", [self._fit(c.label, c.width) for c in cols])]
+        indoms = any(c.indom != PM_INDOM_NULL for c in cols)
+        if self.instinfo and indoms:
+            names = [c.instance if c.instance else self.delimiter for c in cols]
+            lines.append(
+                self._line("", [self._fit(n, c.width) for n, c in zip(names, cols, strict=True)])
+            )
+        if self.unitinfo:
+            lines.append(self._line("", [self._fit(c.unit, c.width) for c in cols]))
+        self.out.write(("\n" if repeat else "") + "\n".join(lines) + "\n")
+
+    def _due(self) -> bool:
+        """Whether the header repeats before the next sample."""
+        if not self.repeat:
+            return False
+        return (self.lines > 0 and self.repeat == self.lines) or (
+            self.auto and self.lines >= self.repeat
+        )
+
+    def _rows(self, block: Block) -> list[list[str]]:
+        """Per sample, its line."""
+        cells = self.renderer.lines(block.values, block.has, block.strings)
+        times = stamps(block.times, self.zone, self.timefmt) if self.timestamp else None
+        d, pad = self.delimiter, self.stamp_width
+        if times is None:
+            return [[d + row] for row in cells]
+        return [[t.ljust(pad) + d + row] for t, row in zip(times, cells, strict=True)]
+
+    def write(self, block: Block) -> None:
+        chunk: list[str] = []
+        for lines in self._rows(block):
+            if self._due():
+                if chunk:
+                    self.out.write("\n".join(chunk) + "\n")
+                chunk = []
+                self.header(repeat=True)
+                self.lines = 0
+            self.lines += 1
+            chunk += lines
+        if chunk:
+            self.out.write("\n".join(chunk) + "\n")
+
+    def close(self) -> None:
+        pass
+
+
+class ColxrowWriter(StdoutWriter):
+    """-X LABEL: one line per instance, one column per text label (metrics sharing a
+    label share its column, the first with the instance fills it), the instance's name
+    first under LABEL ("=" for a metric without instances, "~" where none has it)."""
+
+    def __init__(self, out: TextIO, columns: Sequence[Column], *, colxrow: str, **kw) -> None:
+        super().__init__(out, columns, **kw)
+        self.colxrow = colxrow
+        groups: dict[str, list[str]] = {}  # label -> its metrics, in order
+        where: dict[tuple[str, str | None], int] = {}  # (metric, instance) -> column
+        self.instances: list[str | None] = []
+        for i, c in enumerate(self.columns):
+            metrics = groups.setdefault(c.label, [])
+            if c.metric not in metrics:
+                metrics.append(c.metric)
+            where.setdefault((c.metric, c.instance), i)
+            if c.instance not in self.instances:
+                self.instances.append(c.instance)
+        first = {c.metric: c for c in reversed(self.columns)}
+        self.heads = [first[metrics[0]] for metrics in groups.values()]
+        self.gather = [
+            [next((where[m, name] for m in metrics if (m, name) in where), -1)
+             for metrics in groups.values()]
+            for name in self.instances
+        ]  # fmt: skip
+        self.renderers = []
+        for row in self.gather:
+            specs = []
+            for head, i in zip(self.heads, row, strict=True):
+                if i < 0:
+                    specs.append(CellSpec(Kind.STRING, head.width, 0, NO_INST))
+                else:
+                    c = self.columns[i]
+                    specs.append(CellSpec(c.kind, c.width, c.precision))
+            self.renderers.append(Renderer(specs, self.delimiter))
+        self.name_width = len(colxrow) if colxrow else 8
+        if self.auto:
+            self.repeat = auto_repeat(self.unitinfo, False, True, len(self.instances))
+
+    def _line(self, first: str, cells: Sequence[str]) -> str:
+        lead = first[: self.stamp_width].ljust(self.stamp_width) if self.timestamp else first
+        return lead + self.delimiter + self.delimiter.join(cells)
+
+    def header(self, repeat: bool = False) -> None:
+        if not self.header_on:
+            return
+        w = self.name_width
+        lines = [self._line("", [self._fit(self.colxrow, w)]
+                            + [self._fit(h.label, h.width) for h in self.heads])]  # fmt: skip
+        if self.unitinfo:
+            units = [self._fit(h.unit, h.width) for h in self.heads]
+            lines.append(self._line("", [self._fit("", w), *units]))
+        self.out.write(("\n" if repeat else "") + "\n".join(lines) + "\n")
+
+    def _rows(self, block: Block) -> list[list[str]]:
+        """Per sample, its lines (one per instance)."""
+        per_instance = []
+        for row, renderer in zip(self.gather, self.renderers, strict=True):
+            idx = [max(i, 0) for i in row]
+            has = block.has[:, idx]
+            has[:, [j for j, i in enumerate(row) if i < 0]] = False
+            strings = {j: block.strings[i] for j, i in enumerate(row) if i in block.strings}
+            per_instance.append(renderer.lines(block.values[:, idx], has, strings))
+        times = stamps(block.times, self.zone, self.timefmt) if self.timestamp else None
+        w, d = self.name_width, self.delimiter
+        names = [self._fit(n if n else SINGULAR, w) for n in self.instances]
+        rows = []
+        for r in range(block.rows):
+            lead = times[r][: self.stamp_width].ljust(self.stamp_width) if times else ""
+            rows.append([lead + d + name + d + lines[r]
+                         for name, lines in zip(names, per_instance, strict=True)])  # fmt: skip
+        return rows
+
+
+class CsvWriter:
+    """pmrep -o csv (pcp2csv's layout): a quoted header of metric-instance names, then
+    one line per sample, the time first."""
+
+    def __init__(self, out: TextIO, columns: Sequence[Column], *, delimiter: str,
+                 timefmt: str, zone: tzinfo, header: bool, extcsv: bool, host: str,
+                 tzname: str) -> None:  # fmt: skip
+        self.out, self.columns = out, list(columns)
+        self.delimiter, self.timefmt, self.zone = delimiter, timefmt, zone
+        self.header_on, self.extcsv, self.host, self.tzname = header, extcsv, host, tzname
+        specs = [CellSpec(c.kind, 0, c.precision) for c in self.columns]
+        self.renderer = Renderer(specs, delimiter, csv=True)
+        self.prev: int | None = None
+
+    def header(self, repeat: bool = False) -> None:
+        if not self.header_on:
+            return
+        d = self.delimiter
+        parts = ["Host", "Interval", "Time"] if self.extcsv else ["Time"]
+        for c in self.columns:
+            name = c.metric
+            if c.indom != PM_INDOM_NULL:
+                name += "-" + (c.instance or "")
+            if d:
+                name = name.replace(d, " ")
+            parts.append('"' + name.replace("\n", " ").replace('"', " ") + '"')
+        self.out.write(d.join(parts) + "\n")
+
+    def write(self, block: Block) -> None:
+        cells = self.renderer.lines(block.values, block.has, block.strings)
+        times = stamps(block.times, self.zone, self.timefmt) if self.timefmt else [""] * block.rows
+        d = self.delimiter
+        if not self.extcsv:
+            text = [t + d + row if self.columns else t for t, row in zip(times, cells, strict=True)]
+        else:
+            text = []
+            for t, row, ns in zip(times, cells, block.times.tolist(), strict=True):
+                secs = ns / NSEC
+                gap = 0 if self.prev is None else int(secs - self.prev + 0.5)
+                self.prev = secs
+                text.append(f"{self.host}{d}{gap}{d}{t} {self.tzname}{d}{row}")
+        if text:
+            self.out.write("\n".join(text) + "\n")
+
+    def close(self) -> None:
+        pass

@@ -1,0 +1,173 @@
+"""From fetched values to a report's Blocks, as PCP's fetchgroup converts them, a block of
+samples at a time in NumPy: counters become rates against the sample before (none for
+the first, none where the counter went backwards unless PCP_COUNTER_WRAP is set), values
+are rescaled to the report's units, and those delivered as integers truncate toward zero
+(or have no value when out of the type's range)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from ...ids import PM_IN_NULL
+from ...rate import counter_wrap_enabled
+from ...types import PMType
+from .model import Block, Kind
+from .resolve import ReportMetric
+
+_LIMITS = {
+    PMType.PM_TYPE_32: (-(2.0**31), 2.0**31 - 1),
+    PMType.PM_TYPE_U32: (0.0, 2.0**32 - 1),
+    PMType.PM_TYPE_64: (-(2.0**63), 2.0**63),
+    PMType.PM_TYPE_U64: (0.0, 2.0**64),
+}
+_WRAP = {PMType.PM_TYPE_32: 2.0**32, PMType.PM_TYPE_U32: 2.0**32,
+         PMType.PM_TYPE_64: 2.0**64, PMType.PM_TYPE_U64: 2.0**64}  # fmt: skip
+NSEC = 1_000_000_000
+
+
+class Raw:
+    """A block of samples as fetched, before conversion: per report column a float64
+    value (strings apart) and whether there was one."""
+
+    def __init__(self, times: np.ndarray, values: np.ndarray, has: np.ndarray,
+                 strings: dict[int, np.ndarray]) -> None:  # fmt: skip
+        self.times, self.values, self.has, self.strings = times, values, has, strings
+
+
+class Layout:
+    """Where each metric's instances sit among the report's columns."""
+
+    def __init__(self, metrics: Sequence[ReportMetric]) -> None:
+        self.metrics = list(metrics)
+        self.slices: list[slice] = []
+        start = 0
+        for m in self.metrics:
+            self.slices.append(slice(start, start + len(m.insts)))
+            start += len(m.insts)
+        self.width = start
+        self.string_columns = [
+            c for m, sl in zip(self.metrics, self.slices, strict=True)
+            if m.conv.kind() is Kind.STRING for c in range(sl.start, sl.stop)
+        ]  # fmt: skip
+
+    def from_replay(self, replay) -> Raw:
+        """A replay chunk (pmapi.archive.replay.Replay, its metrics in report order)."""
+        rows = len(replay.times)
+        values = np.zeros((rows, self.width))
+        has = np.zeros((rows, self.width), dtype=bool)
+        strings: dict[int, np.ndarray] = {}
+        ok_rows = ~replay.eol
+        if replay.failed is not None:
+            ok_rows &= ~replay.failed
+        for m, sl, mr in zip(self.metrics, self.slices, replay.metrics, strict=True):
+            if mr.desc is None or not len(mr.insts):
+                continue
+            wanted = np.asarray(m.insts, dtype=np.int64)
+            known = mr.insts.astype(np.int64)
+            where = np.clip(np.searchsorted(known, wanted), 0, len(known) - 1)
+            present = known[where] == wanted
+            cols = np.arange(sl.start, sl.stop)[present]
+            src = where[present]
+            got = mr.has[:, src] & ok_rows[:, None]
+            if mr.error:
+                fails = np.ones(rows, bool) if mr.failed is None else mr.failed
+                got &= ~fails[:, None]
+            has[:, cols] = got
+            if m.conv.kind() is Kind.STRING:
+                for c, s in zip(cols.tolist(), src.tolist(), strict=True):
+                    strings[c] = mr.values[:, s]
+            else:
+                values[:, cols] = mr.values[:, src].astype(np.float64)
+        return Raw(replay.times, values, has, strings)
+
+    def from_fetch(self, fetched) -> Raw:
+        """One fetch (pmapi.context.Fetched) as a one-row block."""
+        values = np.zeros((1, self.width))
+        has = np.zeros((1, self.width), dtype=bool)
+        strings: dict[int, np.ndarray] = {}
+        for m, sl in zip(self.metrics, self.slices, strict=True):
+            try:
+                got = fetched.values(m.pmid)
+            except Exception:  # (the metric failed or is not in this result)
+                continue
+            if m.insts == (PM_IN_NULL,) and got and PM_IN_NULL not in got:
+                got = {PM_IN_NULL: next(iter(got.values()))}
+            for c, inst in zip(range(sl.start, sl.stop), m.insts, strict=True):
+                if inst not in got:
+                    continue
+                value = got[inst]
+                has[0, c] = True
+                if m.conv.kind() is Kind.STRING:
+                    strings[c] = np.array([value], dtype=object)
+                else:
+                    values[0, c] = float(value)
+        stamp = fetched.timestamp
+        times = np.array([stamp.sec * NSEC + stamp.nsec], dtype=np.int64)
+        return Raw(times, values, has, strings)
+
+
+class Converter:
+    """Turns Raw blocks into Blocks, remembering the last sample for the next rates."""
+
+    def __init__(self, layout: Layout) -> None:
+        self.layout = layout
+        self.wrap = counter_wrap_enabled()
+        self.prev_values: np.ndarray | None = None
+        self.prev_has: np.ndarray | None = None
+        self.prev_time: int | None = None
+
+    def convert(self, raw: Raw) -> Block:
+        rows = len(raw.times)
+        out = np.zeros_like(raw.values)
+        ok = raw.has.copy()
+        if rows == 0:
+            return Block(raw.times, out, ok, raw.strings)
+        times = raw.times.astype(np.int64)
+        if self.prev_time is not None:
+            before = np.concatenate([[self.prev_time], times[:-1]])
+            prev_v = np.vstack([self.prev_values, raw.values[:-1]])
+            prev_h = np.vstack([self.prev_has, raw.has[:-1]])
+        else:
+            before = np.concatenate([[times[0]], times[:-1]])
+            prev_v = np.vstack([np.zeros((1, raw.values.shape[1])), raw.values[:-1]])
+            prev_h = np.vstack([np.zeros((1, raw.values.shape[1]), bool), raw.has[:-1]])
+        # pmtimespecSub: whole seconds and nanoseconds apart, as doubles
+        dt = (times // NSEC - before // NSEC).astype(np.float64) + (
+            times % NSEC - before % NSEC
+        ).astype(np.float64) / 1e9
+        dt = np.maximum(dt, 1e-9)[:, None]
+        for m, sl in zip(self.layout.metrics, self.layout.slices, strict=True):
+            conv = m.conv
+            if conv.kind() is Kind.STRING:
+                continue
+            v = raw.values[:, sl]
+            if conv.rate:
+                delta = v - prev_v[:, sl]
+                good = ok[:, sl] & prev_h[:, sl]
+                backwards = delta < 0.0
+                if backwards.any():
+                    if self.wrap and m.desc.type in _WRAP:
+                        delta = np.where(backwards, delta + _WRAP[m.desc.type], delta)
+                    else:
+                        good &= ~backwards
+                result = delta / dt * conv.factor * conv.mult
+            else:
+                good = ok[:, sl]
+                result = v * conv.factor * conv.mult
+            limits = _LIMITS.get(conv.otype)
+            if limits is not None:
+                low, high = limits
+                good &= (result >= low) & (result <= high)
+                result = np.trunc(result)
+            if m.limit > 0:
+                good &= ~(result < m.limit)
+            elif m.limit < 0:
+                good &= ~(result > -m.limit)
+            out[:, sl] = result
+            ok[:, sl] = good
+        self.prev_values = raw.values[-1:].copy()
+        self.prev_has = raw.has[-1:].copy()
+        self.prev_time = int(times[-1])
+        return Block(raw.times, out, ok, raw.strings)

@@ -501,15 +501,14 @@ def replay_blocks(ctx, metrics, layout, origin_ns, delta_ns, samples, window, s)
 
 
 def _progress(total: int, s: Settings):
-    """A progress bar on stderr for a long replay, when stderr is a terminal (--no-progress
-    or PCP_NO_PROGRESS=1 turns it off)."""
+    """A progress bar on stderr for a replay that takes over two seconds, when stderr is a
+    terminal (--no-progress or PCP_NO_PROGRESS=1 turns it off)."""
     if not s.progress or os.environ.get("PCP_NO_PROGRESS") or not sys.stderr.isatty():
-        return None
-    if total < 50_000:
         return None
     from tqdm import tqdm
 
-    return tqdm(total=total, unit="samples", file=sys.stderr, leave=False, mininterval=0.5)
+    return tqdm(total=total, unit=" samples", file=sys.stderr, leave=False, delay=2.0,
+                mininterval=0.5, desc=PROG)  # fmt: skip
 
 
 def fetch_blocks(ctx, metrics, layout, s, samples, interval, archive, window) -> Iterator:

@@ -176,6 +176,8 @@ class Resolver:
 
         entries = [e for e in (self.settings.derived or "").split(";") if e]
         entries += wanted.derived
+        if not entries:  # (the defaults load only when a name needs them)
+            return
         registry = default_registry()
         for entry in entries:
             if entry.startswith(("/", ".")):

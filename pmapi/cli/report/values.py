@@ -120,19 +120,14 @@ class Converter:
 
     def convert(self, raw: Raw) -> Block:
         rows = len(raw.times)
-        out = np.zeros_like(raw.values)
+        out = np.empty_like(raw.values)
         ok = raw.has.copy()
         if rows == 0:
             return Block(raw.times, out, ok, raw.strings)
         times = raw.times.astype(np.int64)
-        if self.prev_time is not None:
-            before = np.concatenate([[self.prev_time], times[:-1]])
-            prev_v = np.vstack([self.prev_values, raw.values[:-1]])
-            prev_h = np.vstack([self.prev_has, raw.has[:-1]])
-        else:
-            before = np.concatenate([[times[0]], times[:-1]])
-            prev_v = np.vstack([np.zeros((1, raw.values.shape[1])), raw.values[:-1]])
-            prev_h = np.vstack([np.zeros((1, raw.values.shape[1]), bool), raw.has[:-1]])
+        first = self.prev_time if self.prev_time is not None else int(times[0])
+        before = np.empty_like(times)
+        before[0], before[1:] = first, times[:-1]
         # pmtimespecSub: whole seconds and nanoseconds apart, as doubles
         dt = (times // NSEC - before // NSEC).astype(np.float64) + (
             times % NSEC - before % NSEC
@@ -143,18 +138,27 @@ class Converter:
             if conv.kind() is Kind.STRING:
                 continue
             v = raw.values[:, sl]
+            good = ok[:, sl]
             if conv.rate:
-                delta = v - prev_v[:, sl]
-                good = ok[:, sl] & prev_h[:, sl]
+                delta = np.empty_like(v)
+                delta[1:] = v[1:] - v[:-1]
+                had = np.empty_like(good)
+                had[1:] = raw.has[:-1, sl]
+                if self.prev_values is not None:
+                    delta[0] = v[0] - self.prev_values[0, sl]
+                    had[0] = self.prev_has[0, sl]
+                else:
+                    delta[0] = 0.0
+                    had[0] = False
+                good &= had
                 backwards = delta < 0.0
                 if backwards.any():
                     if self.wrap and m.desc.type in _WRAP:
-                        delta = np.where(backwards, delta + _WRAP[m.desc.type], delta)
+                        delta[backwards] += _WRAP[m.desc.type]
                     else:
                         good &= ~backwards
                 result = delta / dt * conv.factor * conv.mult
             else:
-                good = ok[:, sl]
                 result = v * conv.factor * conv.mult
             limits = _LIMITS.get(conv.otype)
             if limits is not None:
@@ -166,7 +170,6 @@ class Converter:
             elif m.limit < 0:
                 good &= ~(result > -m.limit)
             out[:, sl] = result
-            ok[:, sl] = good
         self.prev_values = raw.values[-1:].copy()
         self.prev_has = raw.has[-1:].copy()
         self.prev_time = int(times[-1])

@@ -13,6 +13,7 @@ import os
 import sys
 import time
 from collections.abc import Iterator, Sequence
+from pathlib import Path
 from typing import Any
 
 from pmapi.cli.common import (
@@ -52,7 +53,8 @@ from pmapi.errors import PMError
 
 PROG = "pmrep"
 NSEC = 1_000_000_000
-OUTPUTS = ("archive", "csv", "stdout", "json", "png", "svg")
+CHARTS = ("png", "svg")
+OUTPUTS = ("archive", "csv", "stdout", "json", *CHARTS)
 
 CONFIG = Opt("c", "config", "FILE", "config file path")
 CHECK = Opt("C", "check", None, "check config and metrics and exit")
@@ -112,6 +114,12 @@ REPORTING = (
     Opt("Y", "time-scale-force", "SCALE", "forced time unit"),
     PROGRESS,
 )  # fmt: skip
+#: pmplot's (and pmrep -o png|svg's) chart options
+CHART = (
+    Opt(None, "separate", None, "one file per metric (BASE-METRIC.png) instead of a grid"),
+    Opt(None, "chart-size", "WxH", "each chart's size in inches (default 10x3)"),
+    Opt(None, "dpi", "N", "dots per inch of PNG charts (default 100)"),
+)
 GENERAL = (ARCHIVE, Opt(None, "archive-folio", "FILE", "read metric source list from FILE"),
            Opt(None, "container", "NAME", "specify an individual container to be queried"),
            HOST, LOCALPMDA, SPECLOCAL, CONFIG, CHECK, OUTPUT, OUTFILE, DERIVED, DAEMONIZE,
@@ -119,7 +127,7 @@ GENERAL = (ARCHIVE, Opt(None, "archive-folio", "FILE", "read metric source list 
 TOOL = Tool(
     PROG,
     "[option...] metricspec [...]",
-    (("General options", GENERAL), ("Reporting options", REPORTING)),
+    (("General options", GENERAL), ("Reporting options", REPORTING), ("Chart options", CHART)),
     help_status=0,
 )
 
@@ -200,13 +208,37 @@ def settings_for(parsed: Parsed) -> tuple[Settings, Any]:
                 fail(f"Unknown names-change action '{value}' specified.")
             s.names_change = ("ignore", "abort", "update").index(str(value))
         elif key == "output-file":
-            check_outfile(str(value))
             s.outfile = str(value)
+        elif key == "separate":
+            s.chart_grid = False
+        elif key == "chart-size":
+            s.chart_size = chart_size(str(value))
+        elif key == "dpi":
+            s.chart_dpi = positive_int("--dpi", str(value))
         elif key == "no-progress":
             s.progress = False
         elif key == "spec-local":
             s.speclocal = (s.speclocal or "") + ";" + str(value)
     return s, loaded
+
+
+def chart_size(text: str) -> tuple[float, float]:
+    """--chart-size WxH, in inches (each chart's)."""
+    try:
+        width, height = (float(x) for x in text.lower().split("x"))
+        if width > 0 and height > 0:
+            return width, height
+    except ValueError:
+        pass
+    fail(f"{PROG}: --chart-size wants WIDTHxHEIGHT in inches, not '{text}'")
+    raise AssertionError  # (fail exits)
+
+
+def positive_int(flag: str, text: str) -> int:
+    if text.isdigit() and int(text) > 0:
+        return int(text)
+    fail(f"{PROG}: {flag} requires a positive numeric argument")
+    raise AssertionError
 
 
 def check_outfile(path: str) -> None:
@@ -247,7 +279,9 @@ def validate(s: Settings, parsed: Parsed) -> None:
             fail("Error while reading option repeat_header: Non-negative integer expected.")
     if s.output not in OUTPUTS:
         fail("Error while parsing options: Invalid output target specified.")
-    if s.output in ("archive", "png", "svg") and not s.outfile:
+    if s.outfile and s.output not in CHARTS:  # (a chart is drawn again over its file)
+        check_outfile(s.outfile)
+    if s.output in ("archive", *CHARTS) and not s.outfile:
         what = "Output archive" if s.output == "archive" else "Output chart file"
         fail(f"{what} must be defined with {s.output} output.")
     if s.output == "archive":
@@ -279,14 +313,20 @@ def open_context(s: Settings, parsed: Parsed):
     return TOOL.context(Parsed(values=values, specs=specs, operands=parsed.operands))
 
 
-def run(argv: list[str]) -> int:
-    parsed = TOOL.parse(argv)
+def run(argv: list[str], tool: Tool = TOOL, chart: str | None = None) -> int:
+    """pmrep with ARGV; for pmplot, TOOL is its own and CHART the default output."""
+    parsed = tool.parse(argv)
     if not parsed.operands:
         sys.stderr.write("No metrics specified.\n")
-        sys.stderr.write(TOOL.usage())
+        sys.stderr.write(tool.usage())
         return 1
     try:
         s, loaded = settings_for(parsed)
+        if chart is not None:
+            if "output" not in parsed:
+                s.output = Path(s.outfile or "").suffix.lstrip(".") if s.outfile else chart
+                s.output = s.output if s.output in CHARTS else chart
+            s.outfile = s.outfile or f"pmplot.{s.output}"
         validate(s, parsed)
         wanted = wanted_metrics(parsed.operands, loaded, s)
     except ConfigError as exc:
@@ -331,7 +371,7 @@ def report(ctx, s: Settings, parsed: Parsed, wanted) -> int:
             if samples < 0:
                 raise ValueError
         except ValueError:
-            fail(f"{PROG}: -s requires a non-negative numeric argument")
+            fail(f"{PROG}: -s requires a positive numeric argument")
     now = time.time_ns()
     try:
         if archive:
@@ -434,7 +474,9 @@ def make_writer(s, ctx, archive, metrics, columns, zone, samples, interval, pars
         except MissingExtra as exc:
             fail(str(exc))
         title = str(parsed.get("archive")) if archive else host
-        options = ChartOptions(str(s.outfile), s.output, title=title, tz=zone)
+        width, height = s.chart_size
+        options = ChartOptions(str(s.outfile), s.output, grid=s.chart_grid, width=width,
+                               height=height, dpi=s.chart_dpi, title=title, tz=zone)  # fmt: skip
         return ChartWriter(columns, options)
     target = open(s.outfile, "w") if s.outfile else out  # noqa: SIM115
     common = dict(delimiter=delimiter, timestamp=bool(s.timestamp), timefmt=timefmt, zone=zone,

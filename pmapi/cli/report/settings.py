@@ -127,6 +127,9 @@ class Settings:
     check: int = 0
     outfile: str | None = None
     progress: bool = True
+    chart_grid: bool = True  # one image of every chart (False: a file per metric)
+    chart_size: tuple[float, float] = (10.0, 3.0)
+    chart_dpi: int = 100
 
     def set_from_file(self, name: str, value: str) -> None:
         """Set NAME from a configuration file's VALUE, as PCP's pmConfig.set_attr does."""

@@ -305,3 +305,21 @@ def test_integer_cells_as_pcp_formats_them(values, width):
     column = np.array(values, dtype=np.float64)[:, None]
     lines = renderer.lines(column, np.ones(column.shape, bool), {})
     assert lines == [pcp_stdout_cell(v, width, 3) for v in values]
+
+
+def test_progress_bar_only_on_a_terminal_and_switchable(monkeypatch):
+    from pmapi.cli import pmrep as tool
+
+    s = Settings()
+    monkeypatch.delenv("PCP_NO_PROGRESS", raising=False)
+    monkeypatch.setattr(sys.stderr, "isatty", lambda: False)
+    assert tool._progress(1000, s) is None
+    monkeypatch.setattr(sys.stderr, "isatty", lambda: True)
+    bar = tool._progress(1000, s)
+    assert bar is not None and bar.total == 1000
+    bar.close()
+    s.progress = False  # --no-progress
+    assert tool._progress(1000, s) is None
+    s.progress = True
+    monkeypatch.setenv("PCP_NO_PROGRESS", "1")
+    assert tool._progress(1000, s) is None

@@ -13,6 +13,7 @@ import os
 import sys
 import time
 from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -342,49 +343,66 @@ def run(argv: list[str], tool: Tool = TOOL, chart: str | None = None) -> int:
     return 0
 
 
-def report(ctx, s: Settings, parsed: Parsed, wanted) -> int:
-    from pmapi.cli.report.resolve import Resolver
-    from pmapi.timewindow import TimeParseError, parse_interval, parse_time_window, tzinfo_for
+@dataclass(frozen=True)
+class Timing:
+    """When the samples are: the first, the interval, how many (None: to the end)."""
 
-    archive = hasattr(ctx, "archive")
-    resolver = Resolver(ctx, s, archive)
-    resolver.register_derived(wanted, load_derived)
-    metrics = resolver.resolve(wanted)
+    origin_ns: int
+    interval: float
+    samples: int | None
+    window: Any  # pmapi.timewindow.TimeWindow
 
-    # the reporting zone
-    zone = tzinfo_for(None)
+    @property
+    def delta_ns(self) -> int:
+        return round(self.interval * NSEC)
+
+
+def one_line(errmsg: str) -> str:
+    """A time parser's message (the text, a caret line, the reason) as one line."""
+    lines = [line for line in errmsg.splitlines() if line.strip()]
+    reason = lines[-1].split("-- ", 1)[-1] if len(lines) > 1 else ""
+    return f"{lines[0].strip()}: {reason}" if reason else " ".join(lines)
+
+
+def reporting_zone(ctx, parsed: Parsed, archive: bool):
+    """-z (the source's zone), -Z TZ, else the local zone."""
+    from pmapi.timewindow import new_zone, tzinfo_for
+
     if "hostzone" in parsed:
-        zone = archive_zone(ctx) if archive else _host_zone(ctx)
-    elif "timezone" in parsed:
-        from pmapi.timewindow import new_zone
+        return archive_zone(ctx) if archive else _host_zone(ctx)
+    if "timezone" in parsed:
+        return new_zone(str(parsed.get("timezone")))
+    return tzinfo_for(None)
 
-        zone = new_zone(str(parsed.get("timezone")))
+
+def timing(ctx, s: Settings, parsed: Parsed, archive: bool, zone) -> Timing:
+    """pmrep's samples: -t, -s, and -S/-T/-O/-A within an archive (-T alone when live);
+    -T with -s spreads the samples over the window, -T alone counts them."""
+    from pmapi.timewindow import TimeParseError, parse_interval, parse_time_window
 
     try:
         interval = parse_interval(str(s.interval))
-    except (TimeParseError, ValueError) as exc:
-        fail(f"{PROG}: invalid sampling interval: {getattr(exc, 'errmsg', exc)}")
+    except TimeParseError as exc:
+        fail(f"{PROG}: -t argument not in pmParseInterval(3) format: {one_line(exc.errmsg)}")
     samples: int | None = None
     if s.samples not in (None, ""):
-        try:
-            samples = int(str(s.samples))
-            if samples < 0:
-                raise ValueError
-        except ValueError:
+        text = str(s.samples)
+        if not text.isdigit():
             fail(f"{PROG}: -s requires a positive numeric argument")
+        samples = int(text)
     now = time.time_ns()
     try:
         if archive:
+            name = str(parsed.get("archive") or s.source)
             window = parse_time_window(parsed.get("start"), parsed.get("finish"),
                                        parsed.get("align"), parsed.get("origin"),
                                        ctx.archive.label.start,
-                                       archive_end(PROG, str(parsed.get("archive") or s.source),
-                                                   ctx.archive), tz=zone)  # fmt: skip
+                                       archive_end(PROG, name, ctx.archive), tz=zone)  # fmt: skip
         else:
             window = parse_time_window(None, parsed.get("finish"), None, None,
                                        (now // NSEC, now % NSEC), None, tz=zone)  # fmt: skip
     except TimeParseError as exc:
-        fail(f"{PROG}: invalid time window: {exc.errmsg}")
+        fail(f"{PROG}: invalid time window: {one_line(exc.errmsg)}")
     origin_ns = window.origin_ns if archive else now
     if "finish" in parsed:
         runtime = (window.end_ns - origin_ns) / NSEC
@@ -395,18 +413,27 @@ def report(ctx, s: Settings, parsed: Parsed, wanted) -> int:
             samples = int(runtime / interval + 1)
     if interval <= 0:
         fail("Interval must be greater than zero.")
-    delta_ns = round(interval * NSEC)
+    return Timing(origin_ns, interval, samples, window)
 
+
+def report(ctx, s: Settings, parsed: Parsed, wanted) -> int:
+    """Resolve the metrics, write the headers, then every sample's values."""
+    from pmapi.cli.report.resolve import Resolver
     from pmapi.cli.report.values import Converter, Layout
 
+    archive = hasattr(ctx, "archive")
+    resolver = Resolver(ctx, s, archive)
+    resolver.register_derived(wanted, load_derived)
+    metrics = resolver.resolve(wanted)
+    zone = reporting_zone(ctx, parsed, archive)
+    when = timing(ctx, s, parsed, archive, zone)
     layout = Layout(metrics)
     columns = [c for m in metrics for c in m.columns()]
     out = sys.stdout
-    writer = make_writer(s, ctx, archive, metrics, columns, zone, samples, interval, parsed, out)
+    writer = make_writer(s, ctx, archive, metrics, columns, zone, when, parsed, out)
     if s.extheader:
         name = str(parsed.get("archive") or s.source)
-        extended_header(out, s, ctx, archive, metrics, zone, origin_ns, samples, interval, window,
-                        name)  # fmt: skip
+        extended_header(out, s, ctx, archive, metrics, zone, when, name)
     if s.header:
         writer.header()
     if s.check:
@@ -414,17 +441,16 @@ def report(ctx, s: Settings, parsed: Parsed, wanted) -> int:
     converter = Converter(layout)
     try:
         if archive and s.interpol:
-            blocks = replay_blocks(ctx, metrics, layout, origin_ns, delta_ns, samples, window, s)
+            blocks = replay_blocks(ctx, metrics, layout, when, s)
         else:
-            blocks = fetch_blocks(ctx, metrics, layout, s, samples, interval, archive, window)
+            blocks = fetch_blocks(ctx, metrics, layout, s, when, archive)
         for raw in blocks:
             writer.write(converter.convert(raw))
-            out.flush() if not archive else None
+            if not archive:
+                out.flush()
     finally:
-        paths = writer.close()
-        if paths:
-            for p in paths:
-                sys.stderr.write(f"{PROG}: wrote {p}\n")
+        for path in writer.close() or ():
+            sys.stderr.write(f"{PROG}: wrote {path}\n")
     return 0
 
 
@@ -434,7 +460,8 @@ def _host_zone(ctx):
     return context_zone(ctx)
 
 
-def make_writer(s, ctx, archive, metrics, columns, zone, samples, interval, parsed, out):
+def make_writer(s, ctx, archive, metrics, columns, zone, when: Timing, parsed, out):
+    """The output target's writer."""
     from pmapi.cli.report.text import ColxrowWriter, CsvWriter, StdoutWriter
 
     delimiter = s.delimiter
@@ -454,13 +481,14 @@ def make_writer(s, ctx, archive, metrics, columns, zone, samples, interval, pars
 
         tz = ctx.archive.label.timezone if archive else utc_offset(zone)
         return ArchiveOut(out, metrics, str(s.outfile), hostname=host, timezone=tz,
-                          samples=samples, interval=interval, live=not archive)  # fmt: skip
+                          samples=when.samples, interval=when.interval,
+                          live=not archive)  # fmt: skip
     if s.output == "json":
         from pmapi.cli.report.records import JsonOut
 
         target = open(s.outfile, "w") if s.outfile else out  # noqa: SIM115
         source = str(parsed.get("archive") or "") if archive else host
-        return JsonOut(target, columns, host=host, source=source, interval=interval, zone=zone)
+        return JsonOut(target, columns, host=host, source=source, interval=when.interval, zone=zone)
     if s.output in ("png", "svg"):
         from pmapi.cli.report.chart import (
             ChartOptions,
@@ -510,14 +538,14 @@ def utc_offset(zone) -> str:
     return f"UTC{sign}{hours}" + (f":{mins:02d}" if mins else "")
 
 
-def replay_blocks(ctx, metrics, layout, origin_ns, delta_ns, samples, window, s) -> Iterator:
+def replay_blocks(ctx, metrics, layout, when: Timing, s: Settings) -> Iterator:
     """The archive's samples, interpolated, a chunk at a time (until -s, -T or its end)."""
     from pmapi.archive.context import PM_MODE_INTERP
     from pmapi.archive.replay import EOL_SLOP_NS
     from pmapi.values import Timestamp
 
-    end = window.end_ns
-    count = samples
+    end, origin_ns, delta_ns = when.window.end_ns, when.origin_ns, when.delta_ns
+    count = when.samples
     if count is None:
         count = (
             0 if end + EOL_SLOP_NS < origin_ns else (end + EOL_SLOP_NS - origin_ns) // delta_ns + 1
@@ -553,12 +581,13 @@ def _progress(total: int, s: Settings):
                 mininterval=0.5, desc=PROG)  # fmt: skip
 
 
-def fetch_blocks(ctx, metrics, layout, s, samples, interval, archive, window) -> Iterator:
+def fetch_blocks(ctx, metrics, layout, s: Settings, when: Timing, archive: bool) -> Iterator:
     """One fetch per sample: live (paced by the interval) or an archive's records in turn."""
     from pmapi.archive.context import PM_MODE_FORW
     from pmapi.values import Timestamp
 
     pmids = [m.pmid for m in metrics]
+    samples, interval, window = when.samples, when.interval, when.window
     if archive:
         ctx.set_mode(PM_MODE_FORW, Timestamp(window.origin_ns // NSEC, window.origin_ns % NSEC))
     first = None
@@ -591,9 +620,9 @@ def _asctime(secs: float, zone) -> str:
     return datetime.fromtimestamp(int(secs), zone).strftime("%a %b %e %H:%M:%S %Y")
 
 
-def extended_header(out, s, ctx, archive, metrics, zone, origin_ns, samples, interval, window,
-                    name):  # fmt: skip
+def extended_header(out, s, ctx, archive, metrics, zone, when: Timing, name: str) -> None:
     """-x: where the values come from and what is reported, before the header."""
+    origin_ns, samples, interval, window = when.origin_ns, when.samples, when.interval, when.window
     host = (
         "localhost, using DSO PMDAs"
         if getattr(ctx, "kind", "") == "local"

@@ -334,7 +334,7 @@ def run(argv: list[str], tool: Tool = TOOL, chart: str | None = None) -> int:
         fail(str(exc))
     ctx = open_context(s, parsed)
     try:
-        return report(ctx, s, parsed, wanted)
+        return report(ctx, s, parsed, wanted, tool.prog)
     except ConfigError as exc:
         fail(str(exc))
     finally:
@@ -416,7 +416,7 @@ def timing(ctx, s: Settings, parsed: Parsed, archive: bool, zone) -> Timing:
     return Timing(origin_ns, interval, samples, window)
 
 
-def report(ctx, s: Settings, parsed: Parsed, wanted) -> int:
+def report(ctx, s: Settings, parsed: Parsed, wanted, prog: str = PROG) -> int:
     """Resolve the metrics, write the headers, then every sample's values."""
     from pmapi.cli.report.resolve import Resolver
     from pmapi.cli.report.values import Converter, Layout
@@ -450,7 +450,7 @@ def report(ctx, s: Settings, parsed: Parsed, wanted) -> int:
                 out.flush()
     finally:
         for path in writer.close() or ():
-            sys.stderr.write(f"{PROG}: wrote {path}\n")
+            sys.stderr.write(f"{prog}: wrote {path}\n")
     return 0
 
 

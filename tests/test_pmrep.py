@@ -323,3 +323,17 @@ def test_progress_bar_only_on_a_terminal_and_switchable(monkeypatch):
     s.progress = True
     monkeypatch.setenv("PCP_NO_PROGRESS", "1")
     assert tool._progress(1000, s) is None
+
+
+def test_pmplot_without_matplotlib_names_the_extra(archive, tmp_path):
+    code = (
+        "import sys; sys.modules['matplotlib'] = None\n"
+        "from pmapi.cli.pmplot import main\n"
+        f"sys.exit(main(['-a', {archive!r}, 't.mem', '-F', 'x.png']))"
+    )
+    env = dict(os.environ, TZ="UTC", PYTHONPATH=str(ROOT))
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
+                         cwd=tmp_path, timeout=60)  # fmt: skip
+    assert (out.returncode, out.stdout) == (1, "")
+    assert out.stderr == "pmplot: charts need matplotlib: pip install 'purepcp[plot]'\n"
+    assert not (tmp_path / "x.png").exists()

@@ -430,7 +430,7 @@ def report(ctx, s: Settings, parsed: Parsed, wanted, prog: str = PROG) -> int:
     layout = Layout(metrics)
     columns = [c for m in metrics for c in m.columns()]
     out = sys.stdout
-    writer = make_writer(s, ctx, archive, metrics, columns, zone, when, parsed, out)
+    writer = make_writer(s, ctx, archive, metrics, columns, zone, when, parsed, out, prog)
     if s.extheader:
         name = str(parsed.get("archive") or s.source)
         extended_header(out, s, ctx, archive, metrics, zone, when, name)
@@ -460,7 +460,7 @@ def _host_zone(ctx):
     return context_zone(ctx)
 
 
-def make_writer(s, ctx, archive, metrics, columns, zone, when: Timing, parsed, out):
+def make_writer(s, ctx, archive, metrics, columns, zone, when: Timing, parsed, out, prog=PROG):
     """The output target's writer."""
     from pmapi.cli.report.text import ColxrowWriter, CsvWriter, StdoutWriter
 
@@ -499,8 +499,8 @@ def make_writer(s, ctx, archive, metrics, columns, zone, when: Timing, parsed, o
 
         try:
             require_matplotlib()
-        except MissingExtra as exc:
-            fail(str(exc))
+        except MissingExtra as exc:  # (its text names pmrep; pmplot says its own name)
+            fail(f"{prog}: {str(exc).split(': ', 1)[-1]}")
         title = str(parsed.get("archive")) if archive else host
         width, height = s.chart_size
         options = ChartOptions(str(s.outfile), s.output, grid=s.chart_grid, width=width,

@@ -18,7 +18,6 @@ from __future__ import annotations
 import argparse
 import compileall
 import os
-import shlex
 import shutil
 import statistics
 import sys
@@ -28,15 +27,11 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from benchmarks.bench_pminfo import timed  # noqa: E402
+from benchmarks.bench_replay import quiet  # noqa: E402
 from benchmarks.big_archive import ensure  # noqa: E402
 
 OURS = [sys.executable, "-m", "pmapi.cli.pmrep", "--no-progress"]
 THEIRS = ["/usr/bin/python3", "/usr/bin/pmrep"]
-
-
-def quiet(argv: list[str], env: dict[str, str]) -> float:
-    """Seconds ARGV takes with its output going to /dev/null."""
-    return timed(["sh", "-c", shlex.join(argv) + " > /dev/null"], env)[0]
 
 
 def main() -> int:

@@ -204,3 +204,22 @@ def test_live_columns_against_our_pmcd(tmp_path):
             mine, theirs = both(*args, cwd=tmp_path)
             assert mine.splitlines()[0] == theirs.splitlines()[0]
             assert len(mine.splitlines()) == len(theirs.splitlines())
+
+
+@pytest.mark.interop
+def test_archive_output_passes_pmlogcheck_and_holds_what_pcps_does(archives, tmp_path):
+    """-o archive: PCP's pmlogcheck finds nothing wrong, and both pmreps read back from
+    ours what they read from the archive PCP's pmrep -o archive writes."""
+    require_reference("pmlogcheck")
+    copies = {}
+    for who, argv in (("ours", [sys.executable, "-m", "pmapi.cli.pmrep"]), ("pcp", [PCP_PMREP])):
+        copies[who] = str(tmp_path / who)
+        made = subprocess.run([*argv, "-a", "pmi", "-o", "archive", "-F", copies[who], "t"],
+                              env=env(), capture_output=True, text=True, cwd=archives,
+                              timeout=120)  # fmt: skip
+        assert made.returncode == 0, made.stderr
+    check = subprocess.run(["pmlogcheck", copies["ours"]], capture_output=True, text=True,
+                           timeout=60)  # fmt: skip
+    assert (check.returncode, check.stdout, check.stderr) == (0, "", "")
+    ours = same("-a", copies["ours"], "-r", "-o", "csv", "t", cwd=archives)
+    assert ours == same("-a", copies["pcp"], "-r", "-o", "csv", "t", cwd=archives)

@@ -337,3 +337,14 @@ def test_pmplot_without_matplotlib_names_the_extra(archive, tmp_path):
     assert (out.returncode, out.stdout) == (1, "")
     assert out.stderr == "pmplot: charts need matplotlib: pip install 'purepcp[plot]'\n"
     assert not (tmp_path / "x.png").exists()
+
+
+def test_rank_keeps_the_highest_per_sample_ties_in_instance_order():
+    from pmapi.cli.report.values import ranked
+
+    values = np.array([[5.0, 9.0, 9.0, 1.0], [3.0, 2.0, 1.0, 0.0]])
+    good = np.array([[True, True, True, True], [False, True, True, True]])
+    assert ranked(values, good, 2).tolist() == [[False, True, True, False],
+                                                [False, True, True, False]]  # fmt: skip
+    assert ranked(values, good, -1).tolist() == [[False, False, False, True],
+                                                 [False, False, False, True]]  # fmt: skip

@@ -134,7 +134,7 @@ TOOL = Tool(
 
 #: options this pmrep reads but does not act on yet: said so, rather than ignored
 NOT_BUILT = {
-    "live-filter": "-j", "rank": "-J", "overall-rank": "-2", "overall-rank-alt": "-3",
+    "live-filter": "-j", "overall-rank": "-2", "overall-rank-alt": "-3",
     "invert-filter": "-n", "predicate": "-N", "sort-metric": "-6", "include-labels": "-m",
     "include-texts": "--include-texts", "fixed-header": "-7", "dynamic-header": "-1",
     "separate-header": "-g", "daemonize": "--daemonize", "container": "--container",
@@ -292,8 +292,6 @@ def validate(s: Settings, parsed: Parsed) -> None:
     for key, flag in NOT_BUILT.items():
         attr = FLAGS.get(key, (key.replace("-", "_"), 1))[0]
         if key in parsed or getattr(s, attr, 0) not in (0, None, ""):
-            if key == "rank" and not s.rank:
-                continue
             fail(f"{PROG}: option {flag} ({key}) is not implemented by this pmrep yet.")
 
 
@@ -438,7 +436,7 @@ def report(ctx, s: Settings, parsed: Parsed, wanted, prog: str = PROG) -> int:
         writer.header()
     if s.check:
         return 0
-    converter = Converter(layout)
+    converter = Converter(layout, int(s.rank or 0))
     try:
         if archive and s.interpol:
             blocks = replay_blocks(ctx, metrics, layout, when, s)

@@ -111,8 +111,9 @@ class Layout:
 class Converter:
     """Turns Raw blocks into Blocks, remembering the last sample for the next rates."""
 
-    def __init__(self, layout: Layout) -> None:
+    def __init__(self, layout: Layout, rank: int = 0) -> None:
         self.layout = layout
+        self.rank = rank  # -J N: each sample keeps a metric's N highest values (-N: lowest)
         self.wrap = counter_wrap_enabled()
         self.prev_values: np.ndarray | None = None
         self.prev_has: np.ndarray | None = None
@@ -170,7 +171,19 @@ class Converter:
             elif m.limit < 0:
                 good &= ~(result > -m.limit)
             out[:, sl] = result
+            if self.rank and sl.stop - sl.start > abs(self.rank):
+                good &= ranked(result, good, self.rank)
         self.prev_values = raw.values[-1:].copy()
         self.prev_has = raw.has[-1:].copy()
         self.prev_time = int(times[-1])
         return Block(raw.times, out, ok, raw.strings)
+
+
+def ranked(values: np.ndarray, good: np.ndarray, rank: int) -> np.ndarray:
+    """Per row, the RANK highest of VALUES that are GOOD (the -RANK lowest if negative),
+    ties kept in instance order, as pmrep's sorted() ranks them."""
+    key = np.where(good, -values if rank > 0 else values, np.inf)
+    order = np.argsort(key, axis=1, kind="stable")[:, : abs(rank)]
+    keep = np.zeros_like(good)
+    np.put_along_axis(keep, order, True, axis=1)
+    return keep & good

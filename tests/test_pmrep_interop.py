@@ -170,6 +170,9 @@ PMI_CASES = [
     ["-J", "2", "t.load"],
     ["-J", "-1", "-X", "I", "t.ctr", "t.load"],
     ["-J", "2", "-o", "csv", "t"],
+    ["-j", "-i", "gam.*", "t.ctr", "t.load"],
+    ["-j", "-J", "1", "-i", "alpha|beta", "t.load"],
+    ["-n", "-j", "-J", "1", "-i", "alpha|beta", "t.load"],
 ]
 
 

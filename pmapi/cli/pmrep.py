@@ -134,8 +134,8 @@ TOOL = Tool(
 
 #: options this pmrep reads but does not act on yet: said so, rather than ignored
 NOT_BUILT = {
-    "live-filter": "-j", "overall-rank": "-2", "overall-rank-alt": "-3",
-    "invert-filter": "-n", "predicate": "-N", "sort-metric": "-6", "include-labels": "-m",
+    "overall-rank": "-2", "overall-rank-alt": "-3", "predicate": "-N", "sort-metric": "-6",
+    "include-labels": "-m",
     "include-texts": "--include-texts", "fixed-header": "-7", "dynamic-header": "-1",
     "separate-header": "-g", "daemonize": "--daemonize", "container": "--container",
     "archive-folio": "--archive-folio",
@@ -436,7 +436,7 @@ def report(ctx, s: Settings, parsed: Parsed, wanted, prog: str = PROG) -> int:
         writer.header()
     if s.check:
         return 0
-    converter = Converter(layout, int(s.rank or 0))
+    converter = Converter(layout, int(s.rank or 0), bool(s.invert_filter))
     try:
         if archive and s.interpol:
             blocks = replay_blocks(ctx, metrics, layout, when, s)

@@ -59,6 +59,7 @@ class ReportMetric:
     precision: int
     limit: int
     raw: bool
+    shown: tuple[bool, ...] | None = None  # -j: which instances the live filter lets through
 
     def columns(self) -> list[Column]:
         kind = self.conv.kind()
@@ -157,6 +158,26 @@ def select_instances(wanted: list[str], ids: list[int], names: list[str]) -> tup
         except re.error as exc:
             raise ConfigError(f"{what} '{want}': {exc}.") from None
     return found
+
+
+def live_filter(wanted: list[str], names) -> tuple[bool, ...]:
+    """-j: which of NAMES pmrep's live filter passes (a word against a process's command,
+    else a regular expression against the whole name)."""
+    patterns = []
+    for w in wanted:
+        try:
+            patterns.append(re.compile(r"\A" + w + r"\Z"))
+        except re.error as exc:
+            raise ConfigError(f"Invalid regex '{w}': {exc}.") from None
+    words = [w for w in wanted if w.replace(".", "").replace("_", "").replace("-", "").isalnum()]
+
+    def passes(name: str) -> bool:
+        parts = name.split()
+        if words and len(parts) > 1 and parts[0].isdigit() and proc_basename(parts[1]) in words:
+            return True
+        return any(p.match(name) for p in patterns)
+
+    return tuple(passes(n or "") for n in names)
 
 
 class Resolver:
@@ -359,8 +380,12 @@ class Resolver:
                     f"Invalid metric {name} (cannot convert [{native}] to [{text}])."
                 ) from None
             conv = Conversion(rate, factor, mult, otype)
+        shown = None
+        wanted = spec.instances or s.instances
+        if s.live_filter and wanted and names[0] is not None:
+            shown = live_filter(wanted, names)
         return ReportMetric(name, pmid, desc, tuple(ids), tuple(names), label, text, conv,
-                            width, precision, limit, raw)  # fmt: skip
+                            width, precision, limit, raw, shown)  # fmt: skip
 
 
 def _non_negative(text: str, name: str) -> int:

@@ -111,8 +111,9 @@ class Layout:
 class Converter:
     """Turns Raw blocks into Blocks, remembering the last sample for the next rates."""
 
-    def __init__(self, layout: Layout, rank: int = 0) -> None:
+    def __init__(self, layout: Layout, rank: int = 0, invert: bool = False) -> None:
         self.layout = layout
+        self.invert = invert  # -n: rank before the live filter (-j), not after
         self.rank = rank  # -J N: each sample keeps a metric's N highest values (-N: lowest)
         self.wrap = counter_wrap_enabled()
         self.prev_values: np.ndarray | None = None
@@ -136,6 +137,9 @@ class Converter:
         dt = np.maximum(dt, 1e-9)[:, None]
         for m, sl in zip(self.layout.metrics, self.layout.slices, strict=True):
             conv = m.conv
+            shown = None if m.shown is None else np.array(m.shown, dtype=bool)
+            if shown is not None and not self.invert:
+                ok[:, sl] &= shown
             if conv.kind() is Kind.STRING:
                 continue
             v = raw.values[:, sl]
@@ -173,6 +177,8 @@ class Converter:
             out[:, sl] = result
             if self.rank and sl.stop - sl.start > abs(self.rank):
                 good &= ranked(result, good, self.rank)
+            if shown is not None and self.invert:
+                good &= shown
         self.prev_values = raw.values[-1:].copy()
         self.prev_has = raw.has[-1:].copy()
         self.prev_time = int(times[-1])

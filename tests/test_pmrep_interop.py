@@ -229,3 +229,23 @@ def test_archive_output_passes_pmlogcheck_and_holds_what_pcps_does(archives, tmp
     assert (check.returncode, check.stdout, check.stderr) == (0, "", "")
     ours = same("-a", copies["ours"], "-r", "-o", "csv", "t", cwd=archives)
     assert ours == same("-a", copies["pcp"], "-r", "-o", "csv", "t", cwd=archives)
+
+
+@pytest.mark.interop
+@pytest.mark.parametrize("archive", LOGGERS)
+def test_archive_output_with_help_texts(archives, archive, tmp_path):
+    """--include-texts: PCP's pminfo finds the same help, one-line and full, in the archive
+    either pmrep writes."""
+    texts = {}
+    for who, argv in (("ours", [sys.executable, "-m", "pmapi.cli.pmrep"]), ("pcp", [PCP_PMREP])):
+        base = str(tmp_path / who)
+        made = subprocess.run([*argv, "-a", archive, "-o", "archive", "-F", base,
+                               "--include-texts", "kernel.all.load", "disk.dev.read"],
+                              env=env(), capture_output=True, text=True, cwd=archives,
+                              timeout=120)  # fmt: skip
+        assert made.returncode == 0, made.stderr
+        shown = subprocess.run(["pminfo", "-a", base, "-tTd", "kernel.all.load", "disk.dev.read"],
+                               env=env(), capture_output=True, text=True, timeout=60)  # fmt: skip
+        texts[who] = shown.stdout
+    assert texts["ours"] == texts["pcp"]
+    assert "Help:" in texts["ours"]

@@ -136,7 +136,7 @@ TOOL = Tool(
 NOT_BUILT = {
     "overall-rank": "-2", "overall-rank-alt": "-3", "predicate": "-N", "sort-metric": "-6",
     "include-labels": "-m",
-    "include-texts": "--include-texts", "fixed-header": "-7", "dynamic-header": "-1",
+    "fixed-header": "-7", "dynamic-header": "-1",
     "separate-header": "-g", "daemonize": "--daemonize", "container": "--container",
     "archive-folio": "--archive-folio",
 }  # fmt: skip
@@ -475,12 +475,12 @@ def make_writer(s, ctx, archive, metrics, columns, zone, when: Timing, parsed, o
                          header=bool(s.header), extcsv=bool(s.extcsv), host=host,
                          tzname=utc_offset(zone))  # fmt: skip
     if s.output == "archive":
-        from pmapi.cli.report.records import ArchiveOut
+        from pmapi.cli.report.records import ArchiveOut, help_texts
 
         tz = ctx.archive.label.timezone if archive else utc_offset(zone)
         return ArchiveOut(out, metrics, str(s.outfile), hostname=host, timezone=tz,
-                          samples=when.samples, interval=when.interval,
-                          live=not archive)  # fmt: skip
+                          samples=when.samples, interval=when.interval, live=not archive,
+                          texts=help_texts(ctx, metrics) if s.include_texts else ())  # fmt: skip
     if s.output == "json":
         from pmapi.cli.report.records import JsonOut
 

@@ -30,8 +30,9 @@ class ArchiveOut:
 
     def __init__(self, out: TextIO, metrics: Sequence[ReportMetric], path: str, *,
                  hostname: str, timezone: str, samples: int | None, interval: float,
-                 live: bool) -> None:  # fmt: skip
+                 live: bool, texts: Sequence[tuple[int, int, str]] = ()) -> None:  # fmt: skip
         self.out, self.metrics, self.path = out, list(metrics), path
+        self.texts = list(texts)  # --include-texts: (PM_TEXT_* type, identifier, text)
         self.hostname, self.timezone = hostname, timezone
         self.samples, self.interval, self.live = samples, interval, live
         self.writer = None
@@ -54,6 +55,8 @@ class ArchiveOut:
                                         timezone=self.timezone, start=_stamp(first))  # fmt: skip
         for m in self.metrics:
             w.put_desc(m.desc, [m.name])
+        for kind, ident, text in self.texts:
+            w.put_text(kind, ident, text)
         w.put_index(_stamp(first))
 
     def write(self, block: Block) -> None:
@@ -156,3 +159,31 @@ class JsonOut:
 
     def close(self) -> None:
         pass
+
+
+PM_TEXT_ONELINE, PM_TEXT_HELP, PM_TEXT_PMID, PM_TEXT_INDOM = 1, 2, 4, 8
+
+
+def help_texts(ctx, metrics: Sequence[ReportMetric]) -> list[tuple[int, int, str]]:
+    """Each metric's one-line and full help, and its instance domain's, as pmrep
+    --include-texts records them (those the source has; each instance domain once)."""
+    from ...errors import PMError
+
+    found: list[tuple[int, int, str]] = []
+    seen: set[tuple[int, int]] = set()
+    for m in metrics:
+        asks = [(PM_TEXT_PMID, m.pmid, False)]
+        if m.desc.indom != PM_INDOM_NULL:
+            asks.append((PM_TEXT_INDOM, m.desc.indom, True))
+        for kind, ident, indom in asks:
+            for level, full in ((PM_TEXT_ONELINE, False), (PM_TEXT_HELP, True)):
+                if (kind | level, ident) in seen:
+                    continue
+                try:
+                    text = ctx.text(ident, help=full, indom=indom, direct=True)
+                except PMError:
+                    continue
+                if text:
+                    seen.add((kind | level, ident))
+                    found.append((kind | level, ident, text))
+    return found

@@ -173,6 +173,8 @@ PMI_CASES = [
     ["-j", "-i", "gam.*", "t.ctr", "t.load"],
     ["-j", "-J", "1", "-i", "alpha|beta", "t.load"],
     ["-n", "-j", "-J", "1", "-i", "alpha|beta", "t.load"],
+    ["-X", "I", "-6", "t.ctr,-t.load", "t.ctr", "t.load"],
+    ["-X", "I", "-6", "t.busy", "-J", "1", "t.busy", "t.load"],
 ]
 
 

@@ -134,8 +134,7 @@ TOOL = Tool(
 
 #: options this pmrep reads but does not act on yet: said so, rather than ignored
 NOT_BUILT = {
-    "overall-rank": "-2", "overall-rank-alt": "-3", "predicate": "-N", "sort-metric": "-6",
-    "include-labels": "-m",
+    "overall-rank": "-2", "overall-rank-alt": "-3", "predicate": "-N", "include-labels": "-m",
     "fixed-header": "-7", "dynamic-header": "-1",
     "separate-header": "-g", "daemonize": "--daemonize", "container": "--container",
     "archive-folio": "--archive-folio",
@@ -509,8 +508,26 @@ def make_writer(s, ctx, archive, metrics, columns, zone, when: Timing, parsed, o
                   header=bool(s.header), instinfo=bool(s.instinfo), unitinfo=bool(s.unitinfo),
                   repeat=s.repeat_header, now_ns=time.time_ns())  # fmt: skip
     if s.colxrow is not None:
-        return ColxrowWriter(target, columns, colxrow=s.colxrow, **common)
+        sort = sort_metrics(s, metrics)
+        return ColxrowWriter(target, columns, colxrow=s.colxrow, sort=sort, **common)
     return StdoutWriter(target, columns, **common)
+
+
+def sort_metrics(s: Settings, metrics) -> list[tuple[str, bool]]:
+    """-6 METRIC[,-METRIC...]: what -X's instance lines are sorted by (a leading "-" sorts
+    lowest first); each must be a reported metric with instances."""
+    found = []
+    for item in (s.sort_metric or "").split(","):
+        if not item:
+            continue
+        name = item[1:] if item.startswith("-") else item
+        metric = next((m for m in metrics if m.name == name), None)
+        if metric is None:
+            fail(f"Sort reference metric {name} not part of metrics.")
+        if metric.names[0] is None:
+            fail("Sort reference metric must have instances.")
+        found.append((name, not item.startswith("-")))
+    return found
 
 
 def source_host(ctx, archive: bool) -> str:

@@ -129,9 +129,11 @@ class ColxrowWriter(StdoutWriter):
     label share its column, the first with the instance fills it), the instance's name
     first under LABEL ("=" for a metric without instances, "~" where none has it)."""
 
-    def __init__(self, out: TextIO, columns: Sequence[Column], *, colxrow: str, **kw) -> None:
+    def __init__(self, out: TextIO, columns: Sequence[Column], *, colxrow: str,
+                 sort: Sequence[tuple[str, bool]] = (), **kw) -> None:  # fmt: skip
         super().__init__(out, columns, **kw)
         self.colxrow = colxrow
+        self.sort = list(sort)  # -6: (metric, descending) the instance lines are sorted by
         groups: dict[str, list[str]] = {}  # label -> its metrics, in order
         where: dict[tuple[str, str | None], int] = {}  # (metric, instance) -> column
         self.instances: list[str | None] = []
@@ -142,6 +144,8 @@ class ColxrowWriter(StdoutWriter):
             where.setdefault((c.metric, c.instance), i)
             if c.instance not in self.instances:
                 self.instances.append(c.instance)
+        self.where = where
+        self.order = list(range(len(self.instances)))  # -6 keeps the last sample's order
         first = {c.metric: c for c in reversed(self.columns)}
         self.heads = [first[metrics[0]] for metrics in groups.values()]
         self.gather = [
@@ -193,9 +197,25 @@ class ColxrowWriter(StdoutWriter):
         rows = []
         for r in range(block.rows):
             lead = times[r][: self.stamp_width].ljust(self.stamp_width) if times else ""
-            rows.append([lead + d + name + d + lines[r]
-                         for name, lines in zip(names, per_instance, strict=True)])  # fmt: skip
+            order = self._sorted(block, r) if self.sort else self.order
+            rows.append([lead + d + names[i] + d + per_instance[i][r] for i in order])
         return rows
+
+    def _sorted(self, block: Block, r: int) -> list[int]:
+        """-6: sample R's instance lines, by each sort metric's values (highest first, or
+        lowest for "-metric"), then the rest in the last sample's order, as pmrep does."""
+        first: list[int] = []
+        for metric, descending in self.sort:
+            pairs = []
+            for i, name in enumerate(self.instances):
+                c = self.where.get((metric, name))
+                if c is not None and block.has[r, c]:
+                    pairs.append((i, float(block.values[r, c])))
+            for i, _ in sorted(pairs, key=lambda p: p[1], reverse=descending):
+                if i not in first:
+                    first.append(i)
+        self.order = first + [i for i in self.order if i not in first]
+        return self.order
 
 
 class CsvWriter:

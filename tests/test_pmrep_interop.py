@@ -175,6 +175,8 @@ PMI_CASES = [
     ["-n", "-j", "-J", "1", "-i", "alpha|beta", "t.load"],
     ["-X", "I", "-6", "t.ctr,-t.load", "t.ctr", "t.load"],
     ["-X", "I", "-6", "t.busy", "-J", "1", "t.busy", "t.load"],
+    ["-g", "-E", "2", "-s", "5", "t.mem", "t.load"],
+    ["-g", "-X", "I", "-s", "2", "t.ctr", "t.load", "t.mem"],
 ]
 
 

@@ -136,7 +136,7 @@ TOOL = Tool(
 NOT_BUILT = {
     "overall-rank": "-2", "overall-rank-alt": "-3", "predicate": "-N", "include-labels": "-m",
     "fixed-header": "-7", "dynamic-header": "-1",
-    "separate-header": "-g", "daemonize": "--daemonize", "container": "--container",
+    "daemonize": "--daemonize", "container": "--container",
     "archive-folio": "--archive-folio",
 }  # fmt: skip
 #: command-line flags that set a pmrep.conf key to 1 (or 0)
@@ -270,6 +270,8 @@ def validate(s: Settings, parsed: Parsed) -> None:
         if number is None or (what.startswith("Non") and number < 0):
             fail(f"Error while reading option {name}: {what}.")
         setattr(s, name, number)
+    if s.separate_header and not s.width:  # (pmrep's default width for -g)
+        s.width = 8
     if s.repeat_header not in (0, "", "auto"):
         try:
             s.repeat_header = int(s.repeat_header)
@@ -506,7 +508,8 @@ def make_writer(s, ctx, archive, metrics, columns, zone, when: Timing, parsed, o
     target = open(s.outfile, "w") if s.outfile else out  # noqa: SIM115
     common = dict(delimiter=delimiter, timestamp=bool(s.timestamp), timefmt=timefmt, zone=zone,
                   header=bool(s.header), instinfo=bool(s.instinfo), unitinfo=bool(s.unitinfo),
-                  repeat=s.repeat_header, now_ns=time.time_ns())  # fmt: skip
+                  repeat=s.repeat_header, now_ns=time.time_ns(),
+                  separate=bool(s.separate_header))  # fmt: skip
     if s.colxrow is not None:
         sort = sort_metrics(s, metrics)
         return ColxrowWriter(target, columns, colxrow=s.colxrow, sort=sort, **common)

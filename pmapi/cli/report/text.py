@@ -43,8 +43,10 @@ class StdoutWriter:
 
     def __init__(self, out: TextIO, columns: Sequence[Column], *, delimiter: str,
                  timestamp: bool, timefmt: str, zone: tzinfo, header: bool, instinfo: bool,
-                 unitinfo: bool, repeat: int | str, now_ns: int) -> None:  # fmt: skip
+                 unitinfo: bool, repeat: int | str, now_ns: int,
+                 separate: bool = False) -> None:  # fmt: skip
         self.out = out
+        self.separate = separate  # -g: a numbered list of the columns, numbers over them
         self.columns = list(columns)
         self.delimiter = delimiter
         self.timestamp = timestamp and bool(timefmt)
@@ -74,10 +76,28 @@ class StdoutWriter:
     def _fit(text: str, width: int) -> str:
         return text[:width].rjust(width)
 
+    def _listing(self, entries: Sequence[tuple[int, Column]], count: int) -> str:
+        """-g's list: "[K] - metric["instance"] - unit" per column (K right-aligned)."""
+        wide = len(str(count)) + 1
+        lines = []
+        for k, c in entries:
+            line = f"[{str(k).rjust(wide)}] - {c.metric}"
+            if c.instance is not None:
+                line += f'["{c.instance}"]'
+            if self.unitinfo:
+                line += " - " + (c.unit or "none")
+            lines.append(line + "\n")
+        return "".join(lines) + "\n"
+
     def header(self, repeat: bool = False) -> None:
         if not self.header_on:
             return
         cols = self.columns
+        if self.separate:
+            listing = self._listing(list(enumerate(cols, start=1)), len(cols))
+            numbers = self._line("", [self._fit(str(k), c.width) for k, c in enumerate(cols, 1)])
+            self.out.write(("\n" if repeat else "") + listing + numbers + "\n")
+            return
         lines = [self._line("", [self._fit(c.label, c.width) for c in cols])]
         indoms = any(c.indom != PM_INDOM_NULL for c in cols)
         if self.instinfo and indoms:
@@ -145,6 +165,7 @@ class ColxrowWriter(StdoutWriter):
             if c.instance not in self.instances:
                 self.instances.append(c.instance)
         self.where = where
+        self.groups = groups
         self.order = list(range(len(self.instances)))  # -6 keeps the last sample's order
         first = {c.metric: c for c in reversed(self.columns)}
         self.heads = [first[metrics[0]] for metrics in groups.values()]
@@ -175,6 +196,15 @@ class ColxrowWriter(StdoutWriter):
         if not self.header_on:
             return
         w = self.name_width
+        if self.separate:
+            entries = []
+            for k, metrics in enumerate(self.groups.values(), start=1):
+                entries += [(k, c) for m in metrics for c in self.columns if c.metric == m]
+            listing = self._listing(entries, len(self.groups))
+            numbered = [self._fit(str(k), h.width) for k, h in enumerate(self.heads, 1)]
+            numbers = self._line("", [self._fit("", w), *numbered])
+            self.out.write(("\n" if repeat else "") + listing + numbers + "\n")
+            return
         lines = [self._line("", [self._fit(self.colxrow, w)]
                             + [self._fit(h.label, h.width) for h in self.heads])]  # fmt: skip
         if self.unitinfo:

@@ -134,7 +134,7 @@ TOOL = Tool(
 
 #: options this pmrep reads but does not act on yet: said so, rather than ignored
 NOT_BUILT = {
-    "overall-rank": "-2", "overall-rank-alt": "-3", "predicate": "-N", "include-labels": "-m",
+    "predicate": "-N", "include-labels": "-m",
     "fixed-header": "-7", "dynamic-header": "-1",
     "daemonize": "--daemonize", "container": "--container",
     "archive-folio": "--archive-folio",
@@ -279,6 +279,8 @@ def validate(s: Settings, parsed: Parsed) -> None:
                 raise ValueError
         except ValueError:
             fail("Error while reading option repeat_header: Non-negative integer expected.")
+    if (s.overall_rank or s.overall_rank_alt) and not s.rank:
+        fail("Overall ranking requires ranking enabled.")
     if s.output not in OUTPUTS:
         fail("Error while parsing options: Invalid output target specified.")
     if s.outfile and s.output not in CHARTS:  # (a chart is drawn again over its file)
@@ -433,7 +435,7 @@ def report(ctx, s: Settings, parsed: Parsed, wanted, prog: str = PROG) -> int:
     if s.extheader:
         name = str(parsed.get("archive") or s.source)
         extended_header(out, s, ctx, archive, metrics, zone, when, name)
-    if s.header:
+    if s.header and not (s.overall_rank or s.overall_rank_alt):
         writer.header()
     if s.check:
         return 0
@@ -461,7 +463,12 @@ def _host_zone(ctx):
 
 def make_writer(s, ctx, archive, metrics, columns, zone, when: Timing, parsed, out, prog=PROG):
     """The output target's writer."""
-    from pmapi.cli.report.text import ColxrowWriter, CsvWriter, StdoutWriter
+    from pmapi.cli.report.text import (
+        ColxrowWriter,
+        CsvWriter,
+        OverallRankWriter,
+        StdoutWriter,
+    )
 
     delimiter = s.delimiter
     if delimiter is None:
@@ -510,6 +517,11 @@ def make_writer(s, ctx, archive, metrics, columns, zone, when: Timing, parsed, o
                   header=bool(s.header), instinfo=bool(s.instinfo), unitinfo=bool(s.unitinfo),
                   repeat=s.repeat_header, now_ns=time.time_ns(),
                   separate=bool(s.separate_header))  # fmt: skip
+    if s.overall_rank or s.overall_rank_alt:
+        if not archive or s.output != "stdout":
+            fail("Overall ranking supported only with archive input and stdout output.")
+        return OverallRankWriter(target, columns, rank=int(s.rank), alt=bool(s.overall_rank_alt),
+                                 delimiter=delimiter)  # fmt: skip
     if s.colxrow is not None:
         sort = sort_metrics(s, metrics)
         return ColxrowWriter(target, columns, colxrow=s.colxrow, sort=sort, **common)

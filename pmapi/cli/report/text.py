@@ -294,3 +294,74 @@ class CsvWriter:
 
     def close(self) -> None:
         pass
+
+
+class OverallRankWriter:
+    """-2 and -3 (with -J N, from an archive): each metric's N highest (or lowest)
+    valued instances over the whole replay, printed once at the end; -3 as one
+    pmrep-style metric spec per metric."""
+
+    def __init__(self, out: TextIO, columns: Sequence[Column], *, rank: int, alt: bool,
+                 delimiter: str) -> None:  # fmt: skip
+        self.out, self.columns, self.rank, self.alt = out, list(columns), rank, alt
+        self.delimiter = delimiter
+        self.metrics: dict[str, list[int]] = {}
+        for i, c in enumerate(self.columns):
+            if c.kind is not Kind.STRING:
+                self.metrics.setdefault(c.metric, []).append(i)
+        self.ranked: dict[str, list[tuple[int, float]]] | None = None
+
+    def header(self, repeat: bool = False) -> None:
+        pass
+
+    def write(self, block: Block) -> None:
+        descending = self.rank > 0
+        for r in range(block.rows):
+            current = {
+                metric: [(i, float(block.values[r, i])) for i in cols if block.has[r, i]]
+                for metric, cols in self.metrics.items()
+            }
+            if self.ranked is None:
+                self.ranked = {m: list(v) for m, v in current.items()}
+            for metric, now in current.items():
+                cols = self.metrics[metric]
+                most = abs(self.rank) if self.columns[cols[0]].indom != PM_INDOM_NULL else 1
+                kept: list[tuple[int, float]] = []
+                for i, value in sorted(now + self.ranked[metric], key=lambda p: p[1],
+                                       reverse=descending):  # fmt: skip
+                    if len(kept) < most and all(i != k for k, _ in kept):
+                        kept.append((i, value))
+                self.ranked[metric] = kept
+
+    def _text(self, i: int, value: float) -> str:
+        c = self.columns[i]
+        if c.kind is Kind.INT:
+            return str(int(value))
+        return format(value, f".{min(c.precision, c.width)}f")
+
+    def close(self) -> None:
+        ranked = self.ranked or {}
+        m_len = i_len = u_len = v_len = 3
+        for metric, kept in ranked.items():
+            for i, value in kept:
+                name = (self.columns[i].instance or "").replace("\n", " ")
+                i_len = max(i_len, len(name))
+                v_len = max(v_len, len(self._text(i, value)))
+            if kept:
+                m_len = max(m_len, len(metric))
+                u_len = max(u_len, len(self.columns[self.metrics[metric][0]].unit))
+        d = self.delimiter
+        lines = []
+        for metric, kept in ranked.items():
+            names = [(self.columns[i].instance or "").replace("\n", " ") for i, _ in kept]
+            if self.alt:
+                if kept:
+                    quoted = ",".join(f"'{n}'" for n in names)
+                    lines.append(f"{metric},," + (f'"{quoted}"' if names[0] else ""))
+                continue
+            for (i, value), name in zip(kept, names, strict=True):
+                unit = self.columns[i].unit
+                lines.append(f"{metric:<{m_len + 1}}{d:<2}{name:<{i_len + 1}}{d:<2}"
+                             f"{unit:>{u_len}} {d}{self._text(i, value):>{v_len + 1}}")  # fmt: skip
+        if lines:
+            self.out.write("\n".join(lines) + "\n")

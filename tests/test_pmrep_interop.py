@@ -102,6 +102,8 @@ def archives(tmp_path_factory) -> Path:
                           capture_output=True, text=True, timeout=120)  # fmt: skip
     if made.returncode != 0:
         pytest.skip(f"PCP's python pmi module does not work here: {made.stderr.strip()}")
+    (tmp / "pmi.folio").write_text("PCPFolio\nVersion: 1\n# by hand\nArchive: pmi.example pmi\n")
+    (tmp / "bad.folio").write_text("PCPFolio\nVersion: 2\n")
     return tmp
 
 
@@ -180,6 +182,14 @@ PMI_CASES = [
     ["-2", "-J", "2", "t.load", "t.ctr", "t.mem"],
     ["-3", "-J", "-1", "t"],
 ]
+
+
+@pytest.mark.interop
+def test_archive_folio(archives):
+    """--archive-folio: the archives a PCPFolio lists (and its complaint about a bad one)."""
+    same("--archive-folio", "pmi.folio", "-x", "-s", "3", "t.mem", "t.ctr", cwd=archives)
+    ours, theirs = both("--archive-folio", "bad.folio", "t.mem", cwd=archives)
+    assert ours == theirs == ""
 
 
 @pytest.mark.interop

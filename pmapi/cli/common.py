@@ -298,3 +298,33 @@ def load_derived(path: str) -> str | None:
 
     sts = load_config(default_registry(), path, sys.stderr)
     return pmErrStr(sts) if sts < 0 else None
+
+
+def archive_folio(path: str) -> list[str]:
+    """The archives a PCPFolio file (--archive-folio, mkaf(1)'s format) lists, relative
+    paths taken from the folio's directory; ValueError says, as libpcp does, what is wrong."""
+    try:
+        with open(path, errors="replace") as f:
+            lines = f.read().splitlines()
+    except OSError as exc:
+        raise ValueError(f"cannot open archive folio {path}: {exc.strerror}") from None
+    if not lines:
+        raise ValueError(f"archive folio {path} has no header")
+    if not lines[0].startswith("PCPFolio"):
+        raise ValueError(f"archive folio {path} has bad magic")
+    if len(lines) < 2:
+        raise ValueError(f"archive folio {path} has no version")
+    if not lines[1].startswith("Version: 1"):
+        raise ValueError(f"unknown version archive folio {path}")
+    found = []
+    base = os.path.dirname(path) or "."
+    for number, line in enumerate(lines[2:], start=3):
+        if not line.startswith("Archive:"):
+            continue
+        words = line.split()
+        if len(words) < 2:
+            raise ValueError(f"missing host on archive folio line {number}")
+        if len(words) < 3:
+            raise ValueError(f"missing path on archive folio line {number}")
+        found.append(words[2] if os.path.isabs(words[2]) else os.path.join(base, words[2]))
+    return found

@@ -36,6 +36,7 @@ from pmapi.cli.common import (
     Parsed,
     Tool,
     archive_end,
+    archive_folio,
     archive_zone,
     load_derived,
 )
@@ -137,7 +138,6 @@ NOT_BUILT = {
     "predicate": "-N", "include-labels": "-m",
     "fixed-header": "-7", "dynamic-header": "-1",
     "daemonize": "--daemonize", "container": "--container",
-    "archive-folio": "--archive-folio",
 }  # fmt: skip
 #: command-line flags that set a pmrep.conf key to 1 (or 0)
 FLAGS = {
@@ -301,6 +301,15 @@ def validate(s: Settings, parsed: Parsed) -> None:
 def open_context(s: Settings, parsed: Parsed):
     """The metrics source: -a, -h or -L, else the configuration's source, else local:."""
     values = dict(parsed.values)
+    if "archive-folio" in values:
+        try:
+            folio = archive_folio(str(values.pop("archive-folio")))
+        except ValueError as exc:
+            fail(f"{PROG}: {exc}")
+        if not folio or "archive" in values or "host" in values:
+            fail(f"{PROG}: only one of hosts or archives allowed" if folio else
+                 f"{PROG}: archive folio lists no archives")  # fmt: skip
+        values["archive"] = ",".join(folio)
     if not any(k in values for k in ("archive", "host", "local-PMDA")):
         source = s.source or "local:"
         if (
@@ -433,7 +442,7 @@ def report(ctx, s: Settings, parsed: Parsed, wanted, prog: str = PROG) -> int:
     out = sys.stdout
     writer = make_writer(s, ctx, archive, metrics, columns, zone, when, parsed, out, prog)
     if s.extheader:
-        name = str(parsed.get("archive") or s.source)
+        name = str(getattr(ctx, "name", None) or parsed.get("archive") or s.source)
         extended_header(out, s, ctx, archive, metrics, zone, when, name)
     if s.header and not (s.overall_rank or s.overall_rank_alt):
         writer.header()

@@ -181,6 +181,9 @@ PMI_CASES = [
     ["-g", "-X", "I", "-s", "2", "t.ctr", "t.load", "t.mem"],
     ["-2", "-J", "2", "t.load", "t.ctr", "t.mem"],
     ["-3", "-J", "-1", "t"],
+    ["-N", "t.load", "-J", "1", "t.ctr", "t.busy"],
+    ["-N", "t.load,t.ctr", "-J", "1", "-X", "I", "t.busy"],
+    ["-N", "t.load", "-8", "5", "-J", "2", "t.ctr", "t.load"],
 ]
 
 

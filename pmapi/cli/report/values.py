@@ -111,8 +111,15 @@ class Layout:
 class Converter:
     """Turns Raw blocks into Blocks, remembering the last sample for the next rates."""
 
-    def __init__(self, layout: Layout, rank: int = 0, invert: bool = False) -> None:
+    def __init__(self, layout: Layout, rank: int = 0, invert: bool = False,
+                 predicates: Sequence[str] = ()) -> None:  # fmt: skip
         self.layout = layout
+        self.predicates = list(predicates)  # -N: metrics whose ranked instances choose others'
+        self.indom_ids = {}  # instance domain -> {instance: position}, for -N
+        for m in layout.metrics:
+            ids = self.indom_ids.setdefault(m.desc.indom, {})
+            for inst in m.insts:
+                ids.setdefault(inst, len(ids))
         self.invert = invert  # -n: rank before the live filter (-j), not after
         self.rank = rank  # -J N: each sample keeps a metric's N highest values (-N: lowest)
         self.wrap = counter_wrap_enabled()
@@ -170,19 +177,53 @@ class Converter:
                 low, high = limits
                 good &= (result >= low) & (result <= high)
                 result = np.trunc(result)
-            if m.limit > 0:
-                good &= ~(result < m.limit)
-            elif m.limit < 0:
-                good &= ~(result > -m.limit)
+            if m.name not in self.predicates:  # (a predicate's limit comes after its rank)
+                good &= within(result, m.limit)
             out[:, sl] = result
-            if self.rank and sl.stop - sl.start > abs(self.rank):
-                good &= ranked(result, good, self.rank)
-            if shown is not None and self.invert:
-                good &= shown
+        self._rank(out, ok)
+        for m, sl in zip(self.layout.metrics, self.layout.slices, strict=True):
+            if m.shown is not None and self.invert:
+                ok[:, sl] &= np.array(m.shown, dtype=bool)
         self.prev_values = raw.values[-1:].copy()
         self.prev_has = raw.has[-1:].copy()
         self.prev_time = int(times[-1])
         return Block(raw.times, out, ok, raw.strings)
+
+    def _rank(self, out: np.ndarray, ok: np.ndarray) -> None:
+        """-J (each metric's highest or lowest instances) and -N (metrics of a predicate's
+        instance domain keep the instances its ranking kept), as pmrep orders them."""
+        chosen: dict[int, np.ndarray] = {}  # instance domain -> rows x instances kept
+        pairs = zip(self.layout.metrics, self.layout.slices, strict=True)
+        numeric = [(m, sl) for m, sl in pairs if m.conv.kind() is not Kind.STRING]
+        for m, sl in numeric:
+            if m.name in self.predicates:
+                good = ok[:, sl]
+                if self.rank:
+                    good &= ranked(out[:, sl], good, self.rank)
+                ids = self.indom_ids[m.desc.indom]
+                kept = chosen.get(m.desc.indom)
+                if kept is None:
+                    kept = chosen[m.desc.indom] = np.zeros((len(out), len(ids)), bool)
+                kept[:, [ids[i] for i in m.insts]] |= good
+        for m, sl in numeric:
+            good = ok[:, sl]
+            if m.name in self.predicates:
+                good &= within(out[:, sl], m.limit)
+            elif m.desc.indom in chosen:
+                ids = self.indom_ids[m.desc.indom]
+                good &= chosen[m.desc.indom][:, [ids[i] for i in m.insts]]
+            elif self.rank:
+                good &= ranked(out[:, sl], good, self.rank)
+
+
+def within(values: np.ndarray, limit: int) -> np.ndarray:
+    """A value limit (-8, -9, a spec's): positive keeps values from it up, negative those
+    up to its magnitude."""
+    if limit > 0:
+        return ~(values < limit)
+    if limit < 0:
+        return ~(values > -limit)
+    return np.ones(values.shape, bool)
 
 
 def ranked(values: np.ndarray, good: np.ndarray, rank: int) -> np.ndarray:

@@ -348,3 +348,18 @@ def test_rank_keeps_the_highest_per_sample_ties_in_instance_order():
                                                 [False, True, True, False]]  # fmt: skip
     assert ranked(values, good, -1).tolist() == [[False, False, False, True],
                                                  [False, False, False, True]]  # fmt: skip
+
+
+def test_daemonize_returns_at_once_and_the_report_goes_on(archive, tmp_path):
+    from tests.waiting import wait_until
+
+    target = tmp_path / "out.csv"
+    out = pmrep("-a", archive, "--daemonize", "-o", "csv", "-F", str(target), "-d", "-t", "0.2",
+                "-s", "4", "t.mem")  # fmt: skip
+    assert (out.returncode, out.stdout, out.stderr) == (0, "", "")
+    wait_until("the daemon's fourth line", lambda: target.exists()
+               and len(target.read_text().splitlines()) == 5)  # fmt: skip
+    assert target.read_text().splitlines()[1:] == [
+        "2023-11-14 22:13:20,0", "2023-11-14 22:13:20,0",
+        "2023-11-14 22:13:20,0", "2023-11-14 22:13:20,2048",
+    ]  # fmt: skip

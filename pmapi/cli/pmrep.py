@@ -138,7 +138,7 @@ TOOL = Tool(
 NOT_BUILT = {
     "include-labels": "-m",
     "fixed-header": "-7", "dynamic-header": "-1",
-    "daemonize": "--daemonize", "container": "--container",
+    "container": "--container",
 }  # fmt: skip
 #: command-line flags that set a pmrep.conf key to 1 (or 0)
 FLAGS = {
@@ -455,9 +455,11 @@ def report(ctx, s: Settings, parsed: Parsed, wanted, prog: str = PROG) -> int:
         writer.header()
     if s.check:
         return 0
+    if s.daemonize:
+        daemonize(out)
     converter = Converter(layout, int(s.rank or 0), bool(s.invert_filter), predicates)
     try:
-        if archive and s.interpol:
+        if archive and s.interpol and not s.delay:
             blocks = replay_blocks(ctx, metrics, layout, when, s)
         else:
             blocks = fetch_blocks(ctx, metrics, layout, s, when, archive)
@@ -542,6 +544,16 @@ def make_writer(s, ctx, archive, metrics, columns, zone, when: Timing, parsed, o
         sort = sort_metrics(s, metrics)
         return ColxrowWriter(target, columns, colxrow=s.colxrow, sort=sort, **common)
     return StdoutWriter(target, columns, **common)
+
+
+def daemonize(out) -> None:
+    """--daemonize: carry on in a child of init in a session of its own (pmServerStart's
+    way); the command itself returns at once."""
+    out.flush()
+    sys.stderr.flush()
+    if os.fork() > 0:
+        os._exit(0)
+    os.setsid()
 
 
 def check_predicates(predicates: Sequence[str], metrics) -> None:
@@ -643,14 +655,19 @@ def _progress(total: int, s: Settings):
 
 
 def fetch_blocks(ctx, metrics, layout, s: Settings, when: Timing, archive: bool) -> Iterator:
-    """One fetch per sample: live (paced by the interval) or an archive's records in turn."""
-    from pmapi.archive.context import PM_MODE_FORW
+    """One fetch per sample: live, paced by the interval; an archive's records in turn
+    (-u); or an archive's interpolated samples paced by the interval (-d)."""
+    from pmapi.archive.context import PM_MODE_FORW, PM_MODE_INTERP
     from pmapi.values import Timestamp
 
     pmids = [m.pmid for m in metrics]
     samples, interval, window = when.samples, when.interval, when.window
     if archive:
-        ctx.set_mode(PM_MODE_FORW, Timestamp(window.origin_ns // NSEC, window.origin_ns % NSEC))
+        origin = Timestamp(when.origin_ns // NSEC, when.origin_ns % NSEC)
+        if s.interpol:
+            ctx.set_mode(PM_MODE_INTERP, origin, when.delta_ns)
+        else:
+            ctx.set_mode(PM_MODE_FORW, origin)
     first = None
     taken = 0
     while samples is None or taken < samples:
@@ -669,7 +686,7 @@ def fetch_blocks(ctx, metrics, layout, s: Settings, when: Timing, archive: bool)
             continue
         if samples is not None and taken >= samples:
             return
-        first = first if first is not None else int(raw.times[0]) / NSEC
+        first = first if first is not None else time.time()  # (-d: paced from now)
         pause = first + interval * taken - time.time()
         if pause > 0:
             time.sleep(pause)

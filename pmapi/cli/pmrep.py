@@ -15,7 +15,7 @@ import time
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 from pmapi.cli.common import (
     ALIGN,
@@ -172,7 +172,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     return TOOL.main(run, argv)
 
 
-def fail(message: str) -> None:
+def fail(message: str) -> NoReturn:
     """One line to stderr, then exit 1 (pmrep's errors are whole sentences, no prefix)."""
     sys.stdout.flush()
     sys.stderr.write(message + "\n")
@@ -201,9 +201,8 @@ def settings_for(parsed: Parsed) -> tuple[Settings, Any]:
         elif key == "instances":
             s.instances = s.instances + parse_instances(str(value))
         elif key == "derived":
-            s.derived = (s.derived + ";" if s.derived and s.derived.startswith(";") else ";") + str(
-                value
-            )
+            earlier = s.derived if s.derived and s.derived.startswith(";") else ""
+            s.derived = f"{earlier};{value}"  # (-e replaces the files' definitions)
         elif key == "names-change":
             if value not in ("ignore", "abort", "update"):
                 fail(f"Unknown names-change action '{value}' specified.")
@@ -232,14 +231,12 @@ def chart_size(text: str) -> tuple[float, float]:
     except ValueError:
         pass
     fail(f"{PROG}: --chart-size wants WIDTHxHEIGHT in inches, not '{text}'")
-    raise AssertionError  # (fail exits)
 
 
 def positive_int(flag: str, text: str) -> int:
     if text.isdigit() and int(text) > 0:
         return int(text)
     fail(f"{PROG}: {flag} requires a positive numeric argument")
-    raise AssertionError
 
 
 def check_outfile(path: str) -> None:

@@ -288,9 +288,7 @@ class Resolver:
             pmid = self.ctx.lookup_names([name])[0]
             if pmid in seen:
                 return None
-            desc = self.ctx.lookup_descs([pmid])[0]
-            if desc is None:
-                raise PMError(-12357)
+            desc = self.ctx.lookup_desc(pmid)  # (a derived one that cannot bind: BADDERIVE)
             ids: list[int] = [PM_IN_NULL]
             names: list[str | None] = [None]
             if desc.indom != PM_INDOM_NULL:

@@ -185,6 +185,9 @@ PMI_CASES = [
     ["-N", "t.load", "-J", "1", "t.ctr", "t.busy"],
     ["-N", "t.load,t.ctr", "-J", "1", "-X", "I", "t.busy"],
     ["-N", "t.load", "-8", "5", "-J", "2", "t.ctr", "t.load"],
+    ["-m", "-s", "3", "t.ctr", "t.mem"],
+    ["-m", "-o", "csv", "-s", "3", "t"],
+    ["-m", "-g", "-X", "I", "-s", "2", "t.ctr", "t.load"],
 ]
 
 
@@ -236,6 +239,17 @@ def test_live_columns_against_our_pmcd(tmp_path):
             mine, theirs = both(*args, cwd=tmp_path)
             assert mine.splitlines()[0] == theirs.splitlines()[0]
             assert len(mine.splitlines()) == len(theirs.splitlines())
+        # -m: the labels the pmcd gives, in the header (stdout, -X, -g) and the CSV's
+        cases = [
+            (["kernel.all.load", "mem.util.free"], 4),
+            (["-X", "I", "kernel.all.load", "hinv.ncpu"], 3),
+            (["-g", "kernel.all.load"], 7),
+            (["-o", "csv", "kernel.all.load", "kernel.uname.release"], 1),
+        ]
+        for args, header in cases:
+            mine, theirs = both("-h", ours.host, "-m", "-s", "1", *args, cwd=tmp_path)
+            assert mine.splitlines()[:header] == theirs.splitlines()[:header]
+            assert "{'" in mine
 
 
 @pytest.mark.interop

@@ -136,7 +136,6 @@ TOOL = Tool(
 
 #: options this pmrep reads but does not act on yet: said so, rather than ignored
 NOT_BUILT = {
-    "include-labels": "-m",
     "fixed-header": "-7", "dynamic-header": "-1",
     "container": "--container",
 }  # fmt: skip
@@ -277,6 +276,10 @@ def validate(s: Settings, parsed: Parsed) -> None:
                 raise ValueError
         except ValueError:
             fail("Error while reading option repeat_header: Non-negative integer expected.")
+    if s.include_labels and s.output == "archive":
+        fail(
+            f"{PROG}: -m with -o archive (labels in the archive) is not implemented by this pmrep yet."
+        )
     if (s.overall_rank or s.overall_rank_alt) and not s.rank:
         fail("Overall ranking requires ranking enabled.")
     if s.output not in OUTPUTS:
@@ -496,7 +499,7 @@ def make_writer(s, ctx, archive, metrics, columns, zone, when: Timing, parsed, o
         target = open(s.outfile, "w") if s.outfile else out  # noqa: SIM115
         return CsvWriter(target, columns, delimiter=delimiter, timefmt=timefmt, zone=zone,
                          header=bool(s.header), extcsv=bool(s.extcsv), host=host,
-                         tzname=utc_offset(zone))  # fmt: skip
+                         tzname=utc_offset(zone), labels=bool(s.include_labels))  # fmt: skip
     if s.output == "archive":
         from pmapi.cli.report.records import ArchiveOut, help_texts
 
@@ -531,7 +534,7 @@ def make_writer(s, ctx, archive, metrics, columns, zone, when: Timing, parsed, o
     common = dict(delimiter=delimiter, timestamp=bool(s.timestamp), timefmt=timefmt, zone=zone,
                   header=bool(s.header), instinfo=bool(s.instinfo), unitinfo=bool(s.unitinfo),
                   repeat=s.repeat_header, now_ns=time.time_ns(),
-                  separate=bool(s.separate_header))  # fmt: skip
+                  separate=bool(s.separate_header), labels=bool(s.include_labels))  # fmt: skip
     if s.overall_rank or s.overall_rank_alt:
         if not archive or s.output != "stdout":
             fail("Overall ranking supported only with archive input and stdout output.")

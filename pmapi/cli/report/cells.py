@@ -50,8 +50,10 @@ def _specials(v: np.ndarray) -> np.ndarray:
 class Renderer:
     """Formats blocks of rows for columns described by SPECS, joined by DELIMITER."""
 
-    def __init__(self, specs: Sequence[CellSpec], delimiter: str, csv: bool = False) -> None:
+    def __init__(self, specs: Sequence[CellSpec], delimiter: str, csv: bool = False,
+                 missing: Sequence[str] = ()) -> None:  # fmt: skip
         self.specs = list(specs)
+        self.missing = list(missing)  # the text of no value, per column in turn (cycled)
         self.delimiter = delimiter
         self.csv = csv
         self._templates: dict[bytes, str] = {}
@@ -94,8 +96,10 @@ class Renderer:
         rows, cols = values.shape
         forms = np.zeros((rows, cols), dtype=np.int8)
         texts: dict[int, tuple[np.ndarray, np.ndarray]] = {}
-        missing = "" if self.csv else NO_VAL
         for c, spec in enumerate(self.specs):
+            missing = "" if self.csv else NO_VAL
+            if self.missing:
+                missing = self.missing[c % len(self.missing)]
             v, h = values[:, c], has[:, c]
             cell = np.full(rows, missing, dtype=object)
             is_text = ~h

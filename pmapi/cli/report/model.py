@@ -35,6 +35,8 @@ class Column:
     precision: int  # digits after the decimal point
     kind: Kind
     indom: int  # the metric's instance domain (PM_INDOM_NULL when singular)
+    labels: str = ""  # -m: its PCP labels, "{'name':'value',...}"
+    metric_labels: str = ""  # -m: its metric's, without the instance's own (for -X)
 
 
 @dataclass(frozen=True)

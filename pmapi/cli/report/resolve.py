@@ -60,14 +60,17 @@ class ReportMetric:
     limit: int
     raw: bool
     shown: tuple[bool, ...] | None = None  # -j: which instances the live filter lets through
+    labels: tuple[str, ...] = ()  # -m: the metric's label string, then each instance's
 
     def columns(self) -> list[Column]:
         kind = self.conv.kind()
         shape = (self.name, self.label)
         rest = (self.unit, self.width, self.precision, kind, self.desc.indom)
+        labels = self.labels[1:] or ("",) * len(self.insts)
+        whole = self.labels[0] if self.labels else ""
         return [
-            Column(*shape, name, inst, *rest)
-            for inst, name in zip(self.insts, self.names, strict=True)
+            Column(*shape, name, inst, *rest, text, whole)
+            for inst, name, text in zip(self.insts, self.names, labels, strict=True)
         ]
 
 
@@ -382,8 +385,13 @@ class Resolver:
         wanted = spec.instances or s.instances
         if s.live_filter and wanted and names[0] is not None:
             shown = live_filter(wanted, names)
+        labels: tuple[str, ...] = ()
+        if s.include_labels:
+            from .labels import column_labels
+
+            labels = tuple(column_labels(self.ctx, pmid, desc.indom, [PM_IN_NULL, *ids]))
         return ReportMetric(name, pmid, desc, tuple(ids), tuple(names), label, text, conv,
-                            width, precision, limit, raw, shown)  # fmt: skip
+                            width, precision, limit, raw, shown, labels)  # fmt: skip
 
 
 def _non_negative(text: str, name: str) -> int:

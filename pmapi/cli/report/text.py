@@ -15,6 +15,7 @@ from .cells import CellSpec, Renderer
 from .model import Block, Column, Kind
 
 NO_INST = "~"
+_GONE = "\x01"  # (a missing value's twin, taken out of the line with its delimiter)
 SINGULAR = "="
 NSEC = 1_000_000_000
 
@@ -44,8 +45,9 @@ class StdoutWriter:
     def __init__(self, out: TextIO, columns: Sequence[Column], *, delimiter: str,
                  timestamp: bool, timefmt: str, zone: tzinfo, header: bool, instinfo: bool,
                  unitinfo: bool, repeat: int | str, now_ns: int,
-                 separate: bool = False) -> None:  # fmt: skip
+                 separate: bool = False, labels: bool = False) -> None:  # fmt: skip
         self.out = out
+        self.labels = labels  # -m: a line of each column's labels
         self.separate = separate  # -g: a numbered list of the columns, numbers over them
         self.columns = list(columns)
         self.delimiter = delimiter
@@ -87,6 +89,8 @@ class StdoutWriter:
             if self.unitinfo:
                 line += " - " + (c.unit or "none")
             lines.append(line + "\n")
+            if self.labels:
+                lines.append(f"[{str(k).rjust(wide)}] - {c.labels}\n")
         return "".join(lines) + "\n"
 
     def header(self, repeat: bool = False) -> None:
@@ -105,6 +109,8 @@ class StdoutWriter:
             lines.append(
                 self._line("", [self._fit(n, c.width) for n, c in zip(names, cols, strict=True)])
             )
+        if self.labels:
+            lines.append(self._line("", [self._fit(c.labels, c.width) for c in cols]))
         if self.unitinfo:
             lines.append(self._line("", [self._fit(c.unit, c.width) for c in cols]))
         self.out.write(("\n" if repeat else "") + "\n".join(lines) + "\n")
@@ -207,6 +213,9 @@ class ColxrowWriter(StdoutWriter):
             return
         lines = [self._line("", [self._fit(self.colxrow, w)]
                             + [self._fit(h.label, h.width) for h in self.heads])]  # fmt: skip
+        if self.labels:
+            texts = [self._fit(h.metric_labels, h.width) for h in self.heads]
+            lines.append(self._line("", [self._fit("", w), *texts]))
         if self.unitinfo:
             units = [self._fit(h.unit, h.width) for h in self.heads]
             lines.append(self._line("", [self._fit("", w), *units]))
@@ -254,12 +263,15 @@ class CsvWriter:
 
     def __init__(self, out: TextIO, columns: Sequence[Column], *, delimiter: str,
                  timefmt: str, zone: tzinfo, header: bool, extcsv: bool, host: str,
-                 tzname: str) -> None:  # fmt: skip
+                 tzname: str, labels: bool = False) -> None:  # fmt: skip
         self.out, self.columns = out, list(columns)
+        self.labels = labels  # -m: a label column after each, each value written twice
         self.delimiter, self.timefmt, self.zone = delimiter, timefmt, zone
         self.header_on, self.extcsv, self.host, self.tzname = header, extcsv, host, tzname
         specs = [CellSpec(c.kind, 0, c.precision) for c in self.columns]
         self.renderer = Renderer(specs, delimiter, csv=True)
+        self.twins = Renderer([s for s in specs for _ in (0, 1)], delimiter, csv=True,
+                              missing=("", _GONE))  # fmt: skip
         self.prev: int | None = None
 
     def header(self, repeat: bool = False) -> None:
@@ -274,10 +286,21 @@ class CsvWriter:
             if d:
                 name = name.replace(d, " ")
             parts.append('"' + name.replace("\n", " ").replace('"', " ") + '"')
+            if self.labels:
+                text = c.labels.replace(d, ";" if d == "," else ",") if d else c.labels
+                parts.append('"' + text.replace("\n", " ").replace('"', " ") + '"')
         self.out.write(d.join(parts) + "\n")
 
     def write(self, block: Block) -> None:
-        cells = self.renderer.lines(block.values, block.has, block.strings)
+        if self.labels:  # each column twice; a missing value once (pmrep skips its twin)
+            twice = np.repeat(np.arange(len(self.columns)), 2)
+            has = block.has[:, twice]
+            strings = {j: block.strings[c] for j, c in enumerate(twice) if c in block.strings}
+            cells = self.twins.lines(block.values[:, twice], has, strings)
+            gone = self.delimiter + _GONE
+            cells = [row.replace(gone, "") for row in cells]
+        else:
+            cells = self.renderer.lines(block.values, block.has, block.strings)
         times = stamps(block.times, self.zone, self.timefmt) if self.timefmt else [""] * block.rows
         d = self.delimiter
         if not self.extcsv:

@@ -277,9 +277,7 @@ def validate(s: Settings, parsed: Parsed) -> None:
         except ValueError:
             fail("Error while reading option repeat_header: Non-negative integer expected.")
     if s.include_labels and s.output == "archive":
-        fail(
-            f"{PROG}: -m with -o archive (labels in the archive) is not implemented by this pmrep yet."
-        )
+        fail(f"{PROG}: -m with -o archive is not implemented by this pmrep yet.")
     if (s.overall_rank or s.overall_rank_alt) and not s.rank:
         fail("Overall ranking requires ranking enabled.")
     if s.output not in OUTPUTS:

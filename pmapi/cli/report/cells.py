@@ -68,8 +68,7 @@ class Renderer:
             return f"%{w}d" if w else "%d"
         return f"%{w}.{form - FIXED}f" if w else f"%.{form - FIXED}f"
 
-    def _template(self, forms: np.ndarray) -> str:
-        key = forms.tobytes()
+    def _template(self, key: bytes, forms: np.ndarray) -> str:
         found = self._templates.get(key)
         if found is None:
             pieces = [self._piece(c, int(f)) for c, f in enumerate(forms.tolist())]
@@ -179,6 +178,6 @@ class Renderer:
         for r in range(rows):
             key = forms[r].tobytes()
             if key != last_key:
-                last_key, last = key, template(forms[r])
+                last_key, last = key, template(key, forms[r])
             out.append(last % tuple(grid[r]))
         return out

@@ -217,7 +217,7 @@ class Resolver:
                     "metric=expression)."
                 )
             name, expr = (part.strip() for part in entry.split("=", 1))
-            if name in registry or self._known(name):
+            if name in registry or self._lookup_error(name) == 0:
                 continue
             try:
                 registry.register(name, expr)
@@ -230,12 +230,13 @@ class Resolver:
                 raise ConfigError(f"Failed to register derived metric {name}: {exc}.") from None
         self.ctx.use_registry(registry)
 
-    def _known(self, name: str) -> bool:
+    def _lookup_error(self, name: str) -> int:
+        """The error looking NAME up gives (0: none, it is known)."""
         try:
             self.ctx.lookup_names([name])
-        except PMError:
-            return False
-        return True
+        except PMError as exc:
+            return exc.code
+        return 0
 
     # -- metrics ---------------------------------------------------------------------
 
@@ -248,7 +249,8 @@ class Resolver:
             except PMError:
                 below = []
             if not below:
-                if not (self.settings.ignore_unknown and self._unknown(name)):
+                unknown = self._lookup_error(name) == -12357  # PM_ERR_NAME
+                if not (self.settings.ignore_unknown and unknown):
                     leaves.setdefault(name, spec)
                 continue
             for leaf in below:
@@ -271,13 +273,6 @@ class Resolver:
         if not metrics:
             raise ConfigError("No compatible metrics found.")
         return metrics
-
-    def _unknown(self, name: str) -> bool:
-        try:
-            self.ctx.lookup_names([name])
-        except PMError as exc:
-            return exc.code == -12357  # PM_ERR_NAME
-        return False
 
     def _instances(self, indom: int) -> list[tuple[int, str]]:
         if self.archive:

@@ -47,10 +47,6 @@ class Layout:
             self.slices.append(slice(start, start + len(m.insts)))
             start += len(m.insts)
         self.width = start
-        self.string_columns = [
-            c for m, sl in zip(self.metrics, self.slices, strict=True)
-            if m.conv.kind() is Kind.STRING for c in range(sl.start, sl.stop)
-        ]  # fmt: skip
 
     def from_replay(self, replay) -> Raw:
         """A replay chunk (pmapi.archive.replay.Replay, its metrics in report order)."""

@@ -363,3 +363,12 @@ def test_daemonize_returns_at_once_and_the_report_goes_on(archive, tmp_path):
         "2023-11-14 22:13:20,0", "2023-11-14 22:13:20,0",
         "2023-11-14 22:13:20,0", "2023-11-14 22:13:20,2048",
     ]  # fmt: skip
+
+
+def test_extended_header_goes_to_the_output_file(archive, tmp_path):
+    target = tmp_path / "report.txt"
+    out = pmrep("-a", archive, "-x", "-s", "2", "-F", str(target), "t.mem")
+    assert (out.returncode, out.stdout, out.stderr) == (0, "", "")
+    text = target.read_text()
+    assert text.startswith(f"\n  archive: {archive}\n     host: box\n")
+    assert text.endswith("  t.mem\n  Kbyte\n      0\n   2048\n")

@@ -444,7 +444,9 @@ def report(ctx, s: Settings, parsed: Parsed, wanted, prog: str = PROG) -> int:
     when = timing(ctx, s, parsed, archive, zone)
     layout = Layout(metrics)
     columns = [c for m in metrics for c in m.columns()]
-    out = sys.stdout
+    # the text goes to -F's file, but an archive's is the archive and stdout says so
+    text = s.outfile and s.output in ("stdout", "csv", "json")
+    out = open(s.outfile, "w") if text else sys.stdout  # noqa: SIM115
     writer = make_writer(s, ctx, archive, metrics, columns, zone, when, parsed, out, prog)
     if s.extheader:
         name = str(getattr(ctx, "name", None) or parsed.get("archive") or s.source)
@@ -468,6 +470,8 @@ def report(ctx, s: Settings, parsed: Parsed, wanted, prog: str = PROG) -> int:
     finally:
         for path in writer.close() or ():
             sys.stderr.write(f"{prog}: wrote {path}\n")
+        if out is not sys.stdout:
+            out.close()
     return 0
 
 
@@ -494,8 +498,7 @@ def make_writer(s, ctx, archive, metrics, columns, zone, when: Timing, parsed, o
         timefmt = "%Y-%m-%d %H:%M:%S" if s.output == "csv" else "%H:%M:%S"
     host = source_host(ctx, archive)
     if s.output == "csv":
-        target = open(s.outfile, "w") if s.outfile else out  # noqa: SIM115
-        return CsvWriter(target, columns, delimiter=delimiter, timefmt=timefmt, zone=zone,
+        return CsvWriter(out, columns, delimiter=delimiter, timefmt=timefmt, zone=zone,
                          header=bool(s.header), extcsv=bool(s.extcsv), host=host,
                          tzname=utc_offset(zone), labels=bool(s.include_labels))  # fmt: skip
     if s.output == "archive":
@@ -508,9 +511,8 @@ def make_writer(s, ctx, archive, metrics, columns, zone, when: Timing, parsed, o
     if s.output == "json":
         from pmapi.cli.report.records import JsonOut
 
-        target = open(s.outfile, "w") if s.outfile else out  # noqa: SIM115
         source = str(parsed.get("archive") or "") if archive else host
-        return JsonOut(target, columns, host=host, source=source, interval=when.interval, zone=zone)
+        return JsonOut(out, columns, host=host, source=source, interval=when.interval, zone=zone)
     if s.output in ("png", "svg"):
         from pmapi.cli.report.chart import (
             ChartOptions,
@@ -528,7 +530,6 @@ def make_writer(s, ctx, archive, metrics, columns, zone, when: Timing, parsed, o
         options = ChartOptions(str(s.outfile), s.output, grid=s.chart_grid, width=width,
                                height=height, dpi=s.chart_dpi, title=title, tz=zone)  # fmt: skip
         return ChartWriter(columns, options)
-    target = open(s.outfile, "w") if s.outfile else out  # noqa: SIM115
     common = dict(delimiter=delimiter, timestamp=bool(s.timestamp), timefmt=timefmt, zone=zone,
                   header=bool(s.header), instinfo=bool(s.instinfo), unitinfo=bool(s.unitinfo),
                   repeat=s.repeat_header, now_ns=time.time_ns(),
@@ -536,12 +537,12 @@ def make_writer(s, ctx, archive, metrics, columns, zone, when: Timing, parsed, o
     if s.overall_rank or s.overall_rank_alt:
         if not archive or s.output != "stdout":
             fail("Overall ranking supported only with archive input and stdout output.")
-        return OverallRankWriter(target, columns, rank=int(s.rank), alt=bool(s.overall_rank_alt),
+        return OverallRankWriter(out, columns, rank=int(s.rank), alt=bool(s.overall_rank_alt),
                                  delimiter=delimiter)  # fmt: skip
     if s.colxrow is not None:
         sort = sort_metrics(s, metrics)
-        return ColxrowWriter(target, columns, colxrow=s.colxrow, sort=sort, **common)
-    return StdoutWriter(target, columns, **common)
+        return ColxrowWriter(out, columns, colxrow=s.colxrow, sort=sort, **common)
+    return StdoutWriter(out, columns, **common)
 
 
 def daemonize(out) -> None:

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import contextlib
 import fnmatch
-import hashlib
 import re
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
@@ -52,12 +51,10 @@ from pmapi.labels import (
     PM_LABEL_INDOM,
     PM_LABEL_INSTANCES,
     PM_LABEL_ITEM,
-    PM_LABEL_OPTIONAL,
-    Label,
     LabelSet,
-    pmMergeLabelSets,
 )
-from pmapi.types import PMType, pmSemStr, pmTypeStr
+from pmapi.series.ids import merged_json, metric_id, sha1_text
+from pmapi.types import PMType
 from pmapi.units import pmUnitsStr  # type: ignore[attr-defined]
 from pmapi.values import Result, Timestamp, ValueSet
 
@@ -168,24 +165,6 @@ def type_name(type_: int) -> str:
 
 def units_text(desc: Desc) -> str:
     return pmUnitsStr(desc.units) or "none"
-
-
-def _identifying(label: Label, json: bytes) -> bool:
-    """pmproxy's filter for identifying labels: every label that is not optional."""
-    return not label.flags & PM_LABEL_OPTIONAL
-
-
-def merged_json(sets: Sequence[LabelSet | None], identifying: bool = True) -> str | None:
-    """The sets merged as pmMergeLabelSets writes them; None when there is nothing."""
-    present = [s for s in sets if s is not None]
-    if not present:
-        return None
-    merged = pmMergeLabelSets(present, _identifying if identifying else None)
-    return merged.json.decode("utf-8", "replace") if merged.json else None
-
-
-def sha1_text(text: str) -> str:
-    return hashlib.sha1(text.encode("utf-8")).hexdigest()
 
 
 def parse_pmid(text: str) -> int:
@@ -523,14 +502,7 @@ class WebContext:
 
     def series(self, metric: Metric, name: str) -> str:
         """pmwebapi_metric_hash: the metric's series identifier under NAME."""
-        labels = self.metric_labels_json(metric) or "null"
-        desc = metric.desc
-        identity = (
-            f'{{"series":"metric","name":"{name}","labels":{labels},'
-            f'"semantics":"{pmSemStr(desc.sem)}","type":"{pmTypeStr(desc.type)}",'
-            f'"units":"{pmUnitsStr(desc.units)}"}}'
-        )
-        return sha1_text(identity)
+        return metric_id(name, self.metric_labels_json(metric), metric.desc).hex()
 
     # -- the calls ----------------------------------------------------------------------
 

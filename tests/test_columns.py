@@ -470,3 +470,37 @@ def test_a_corrupt_record_body_in_the_second_volume(tmp_path):
     assert cols.problem.file.endswith(".1") and "bad valfmt 7" in str(cols.problem)
     assert cols.problem.offset == where[30][1]
     assert cols.fast_records == 30
+
+
+def test_error_value_sets_are_kept_with_their_times(tmp_path):
+    """A metric's error value sets (numval < 0) are reported by errors(), from records
+    read through a template and from records decoded one by one; pmseries stores them."""
+    from pmapi.errors import PM_ERR_APPVERSION, PM_ERR_VALUE  # type: ignore[attr-defined]
+    from pmapi.ids import PM_INDOM_NULL, pmID_build
+    from pmapi.types import PMSem
+    from pmapi.units import Units
+
+    base = str(tmp_path / "errs")
+    good, bad = pmID_build(60, 0, 1), pmID_build(60, 0, 2)
+    t0 = 1_700_000_000
+    with ArchiveWriter(base, hostname="box", timezone="UTC", start=Timestamp(t0, 0)) as w:
+        for pmid, name in ((good, "e.good"), (bad, "e.bad")):
+            w.put_desc(
+                Desc(pmid, PMType.PM_TYPE_U32, PM_INDOM_NULL, PMSem.PM_SEM_INSTANT, Units()),
+                [name],
+            )
+        expect = []
+        for i in range(40):
+            stamp = Timestamp(t0 + i, 0)
+            code = PM_ERR_APPVERSION if i < 30 else PM_ERR_VALUE  # (a run, then a few)
+            vsets = [ValueSet.of_atoms(good, PMType.PM_TYPE_U32, [(PM_IN_NULL, i)])]
+            if i % 3 == 0 or i >= 37:
+                vsets.append(ValueSet(bad, code, ValFmt.PM_VAL_INSITU, 0, array("I"), ()))
+                expect.append(((t0 + i) * NSEC, code))
+            w.put_result(Result(stamp, tuple(vsets)))
+    cols = Columns(Archive(base))
+    times, codes = cols.errors(bad)
+    assert list(zip(times.tolist(), codes.tolist(), strict=True)) == expect
+    assert cols.error_pmids() == [bad]
+    assert cols.errors(good)[0].size == 0
+    assert bad not in cols.pmids()  # (it has no values)

@@ -105,6 +105,7 @@ class _Template:
     rows: np.ndarray = field(default_factory=lambda: np.empty(0, np.int64))
     stamps: np.ndarray | None = None  # the rows' times, once asked for
     ascending: bool = False  # ... and whether they are in order
+    errors: list[tuple[int, int]] = field(default_factory=list)  # (pmid, code) value sets
 
 
 class Columns:
@@ -126,6 +127,7 @@ class Columns:
         self._smallest = 24 if self._v3 else 20
         self._templates: list[_Template] = []
         self._careful: dict[int, list[_Chunk]] = {}
+        self._careful_errors: dict[int, list[tuple[int, int]]] = {}
         self._careful_rows: list[int] = []
         self._careful_done: dict[int, tuple[np.ndarray, ...] | None] = {}
         self._sorted: np.ndarray | None = None  # the records' times, ascending
@@ -342,11 +344,14 @@ class Columns:
         layout[1 : o - 1] = False
         claims = np.zeros(nw, dtype=np.int64)  # how many value blocks hold each word
         groups: list[_Group] = []
+        errors: list[tuple[int, int]] = []
         for vs in rec.result.vsets:
             if o + 2 > nw or words[o] != vs.pmid:
                 return None
             n = words[o + 1]
             if n == 0 or n & 0x80000000:
+                if n:
+                    errors.append((vs.pmid, n - (1 << 32)))
                 o += 2
                 continue
             stop = o + 3 + 2 * n
@@ -375,7 +380,7 @@ class Columns:
         if claims.max(initial=0) > 1:  # blocks sharing words: leave it to the reader
             return None
         mask = np.where(layout, np.uint32(0xFFFFFFFF), np.uint32(0))
-        return _Template(len(raw), groups), mask, native & mask
+        return _Template(len(raw), groups, errors=errors), mask, native & mask
 
     def _matches(
         self, views: list[np.ndarray], rows: np.ndarray, length: int, mask: Any, expect: Any
@@ -414,6 +419,8 @@ class Columns:
         """Record R's values as the reader decoded them (REC), kept per metric."""
         self._careful_rows.append(r)
         for vs in rec.result.vsets:
+            if vs.numval < 0:
+                self._careful_errors.setdefault(vs.pmid, []).append((r, vs.numval))
             if vs.numval <= 0:
                 continue
             desc = self.archive.descs.get(vs.pmid)
@@ -434,6 +441,16 @@ class Columns:
             if (kept := [c for c in chunks if c[0] < count])
         }
         self.careful_records = sum(r < count for r in self._careful_rows)
+        errors: dict[int, list[tuple[np.ndarray, int]]] = {}
+        for t in self._templates:
+            for pmid, code in t.errors:
+                if len(t.rows):
+                    errors.setdefault(pmid, []).append((t.rows, code))
+        for pmid, found in self._careful_errors.items():
+            for r, code in found:
+                if r < count:
+                    errors.setdefault(pmid, []).append((np.array([r], np.int64), code))
+        self._errors = errors
         self._pmids = sorted(set(self._by_pmid) | set(self._careful))
 
     # -- series ----------------------------------------------------------------------
@@ -441,6 +458,22 @@ class Columns:
     def pmids(self) -> list[int]:
         """The metrics with at least one value in the archive."""
         return list(self._pmids)
+
+    def errors(self, pmid: int) -> tuple[np.ndarray, np.ndarray]:
+        """The records in which PMID's value set is an error: their rows' times (ns, in
+        order) and the error codes (the reader reads them as no values)."""
+        found = self._errors.get(pmid, [])
+        if not found:
+            return np.zeros(0, np.int64), np.zeros(0, np.int64)
+        rows = np.concatenate([r for r, _ in found])
+        codes = np.concatenate([np.full(len(r), c, np.int64) for r, c in found])
+        times = self.times[rows]
+        order = np.lexsort((rows, times))
+        return times[order], codes[order]
+
+    def error_pmids(self) -> list[int]:
+        """The metrics with an error value set in some record."""
+        return sorted(self._errors)
 
     def release(self) -> None:
         """Let the kernel take back every page of the volumes read so far (they are read

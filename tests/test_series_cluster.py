@@ -1,0 +1,71 @@
+"""pmseries on a three-node Redis cluster on loopback: the same keys as on a single
+server, and PCP's pmseries reads our cluster load as it reads its own."""
+
+from __future__ import annotations
+
+import pytest
+
+from pmapi.series.load import ArchiveLoader
+from pmapi.series.read import SeriesReader
+from pmapi.series.store import Store, StoreConfig
+from tests.redis_servers import redis_cluster, redis_server, require_redis
+from tests.series_dump import differences, dump
+from tests.series_reference import pcp_pmseries, require_pcp_series
+from tests.test_series_load import write_mixed
+
+
+def cluster_dump(cluster) -> dict:
+    import redis
+
+    found: dict = {}
+    for port in cluster.ports:
+        found.update(dump(redis.Redis(host="127.0.0.1", port=port)))
+    return found
+
+
+@pytest.fixture
+def archive(tmp_path):
+    base = str(tmp_path / "mixed")
+    write_mixed(base)
+    return base
+
+
+def test_cluster_holds_what_one_server_holds(archive, tmp_path):
+    require_redis()
+    import redis
+
+    with redis_server(tmp_path / "one") as one:
+        with Store(StoreConfig(servers=(("127.0.0.1", one.port),))) as store:
+            ArchiveLoader(store, archive).run()
+        single = dump(redis.Redis(host="127.0.0.1", port=one.port))
+    with redis_cluster(tmp_path / "three") as cluster:
+        servers = tuple(("127.0.0.1", p) for p in cluster.ports)
+        with Store(StoreConfig(servers=servers[:1])) as store:
+            assert store.cluster
+            report = ArchiveLoader(store, archive).run()
+            assert report.errors == []
+            reader = SeriesReader(store.client)
+            assert sorted(reader.names("metric.name")) == sorted(
+                ["test.ctr", "test.inst", "alias.inst", "test.str", "test.dbl", "test.err"]
+            )
+        spread = cluster_dump(cluster)
+        assert differences(single, spread) == []
+        assert sum(1 for p in cluster.ports if dump(redis.Redis(port=p))) == 3  # (all used)
+
+
+@pytest.mark.interop
+def test_pcp_reads_our_cluster_load_and_we_read_its(archive, tmp_path):
+    require_redis()
+    require_pcp_series()
+    with redis_cluster(tmp_path / "ours") as ours, redis_cluster(tmp_path / "theirs") as theirs:
+        with Store(StoreConfig(servers=(("127.0.0.1", ours.ports[0]),))) as store:
+            ArchiveLoader(store, archive).run()
+        done = pcp_pmseries(["--load", archive], theirs.ports[0], tmp_path)
+        assert done.returncode == 0, done.stderr
+        assert differences(cluster_dump(theirs), cluster_dump(ours)) == []
+        for args in (["-a", "test.inst"], ["test.dbl[samples:3]"], ["-S"]):
+            mine = pcp_pmseries(args, ours.ports[0], tmp_path).stdout
+            pcps = pcp_pmseries(args, theirs.ports[0], tmp_path).stdout
+            if args == ["-S"]:  # (PCP maps the two source names in either order on a cluster)
+                mine, pcps = sorted(mine.splitlines()), sorted(pcps.splitlines())
+            assert mine == pcps and mine, args

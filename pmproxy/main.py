@@ -7,7 +7,7 @@ import logging
 import os
 import signal
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import trio
@@ -15,11 +15,13 @@ import trio
 from pmapi.cli.common import HELP, VERSION, Opt, Tool
 from pmapi.inifile import config_error
 from pmapi.paths import LayoutError, paths
+from pmapi.series.store import StoreConfig, StoreError
 from pmapi.service import daemon_ended, notify_ready, open_daemon_log, raise_fd_limit
 
 from .groups import DEFAULT_TIMEOUT, DEFAULT_WORK, WebGroups
 from .http import serve_connection
-from .webapi import WebAPI
+from .series import SeriesAPI
+from .webapi import Reply, Request, WebAPI
 
 NO_AVAHI = Opt("A", None, None, "disable service advertisement (none is done)")
 FOREGROUND = Opt("f", "foreground", None, "run in the foreground (pmproxy always does)")
@@ -56,6 +58,7 @@ class Settings:
     work: float
     terminate: float | None
     log: str | None = None  # -l (None: the layout's pmproxy.log)
+    series: StoreConfig = field(default_factory=StoreConfig)  # [redis], [pmseries]...
 
 
 def default_port() -> int:
@@ -86,6 +89,7 @@ def options(argv: list[str]) -> Settings:
                     TOOL.fail(f"-p requires a positive numeric argument ({part})", usage=True)
                 ports.append(int(part))
     timeout, work = DEFAULT_TIMEOUT, DEFAULT_WORK
+    series = StoreConfig()
     config_path = parsed.get("config")
     if config_path is not None:
         config = configparser.ConfigParser(interpolation=None, strict=False)
@@ -98,6 +102,10 @@ def options(argv: list[str]) -> Settings:
             TOOL.fail(config_error(config_path, exc))
         timeout = _seconds_from_ms(config, "timeout", timeout)
         work = _seconds_from_ms(config, "work", work)
+        try:
+            series = StoreConfig.from_parser(config)
+        except StoreError as exc:
+            TOOL.fail(f"{config_path}: {exc}")
     terminate = None
     if "T" in parsed:
         try:
@@ -112,6 +120,7 @@ def options(argv: list[str]) -> Settings:
         work=work,
         terminate=terminate,
         log=parsed.get("log"),
+        series=series,
     )
 
 
@@ -150,6 +159,13 @@ async def serve(settings: Settings, task_status=trio.TASK_STATUS_IGNORED) -> Non
     log = logging.getLogger("pmproxy")
     groups = WebGroups(settings.hostspec, settings.timeout, settings.work)
     api = WebAPI(groups)
+    series = SeriesAPI(settings.series)
+
+    async def route(request: Request) -> Reply:
+        if request.path.startswith("/series/"):
+            return await series.handle(request)
+        return await api.handle(request)
+
     listeners: list[trio.SocketListener] = []
     hosts = settings.interfaces or (None,)
     for port in settings.ports:
@@ -167,7 +183,7 @@ async def serve(settings: Settings, task_status=trio.TASK_STATUS_IGNORED) -> Non
             name = f"{peer[0]}:{peer[1]}" if isinstance(peer, tuple) else str(peer)
         except OSError:
             name = "?"
-        await serve_connection(stream, api.handle, name)
+        await serve_connection(stream, route, name)
 
     try:
         with trio.open_signal_receiver(signal.SIGTERM, signal.SIGINT) as signals:
@@ -186,6 +202,7 @@ async def serve(settings: Settings, task_status=trio.TASK_STATUS_IGNORED) -> Non
                 nursery.cancel_scope.cancel()
     finally:
         groups.close()
+        series.close()
 
 
 if __name__ == "__main__":

@@ -15,7 +15,8 @@ import trio
 from pmapi.cli.common import HELP, VERSION, Opt, Tool
 from pmapi.inifile import config_error
 from pmapi.paths import LayoutError, paths
-from pmapi.series.store import StoreConfig, StoreError
+from pmapi.series.discover import Discovery
+from pmapi.series.store import Store, StoreConfig, StoreError
 from pmapi.service import daemon_ended, notify_ready, open_daemon_log, raise_fd_limit
 
 from .groups import DEFAULT_TIMEOUT, DEFAULT_WORK, WebGroups
@@ -147,6 +148,51 @@ def _run(argv: list[str]) -> int:
     return 0
 
 
+#: how often discovery looks for archives and records pmloggers have written
+DISCOVER_EVERY = 1.0
+
+
+async def discover_forever(config: StoreConfig, log: logging.Logger) -> None:
+    """[discover]: load what pmloggers write under the configured directory (default
+    the archive directory), a scan a second, each in a worker thread; the key server
+    being away is logged once and the scans go on."""
+    try:
+        root = config.discover_path or str(paths().archive_dir)
+    except LayoutError as exc:
+        log.warning("pmproxy: discovery is off: %s", exc)
+        return
+    discovery: Discovery | None = None
+    down = False
+    while True:
+        try:
+            if discovery is None:
+                store = await trio.to_thread.run_sync(Store, config)
+                discovery = Discovery(root, store, log=lambda m: log.info("pmproxy: %s", m))
+                log.info("pmproxy: discovering archives under %s", root)
+            reports = await trio.to_thread.run_sync(discovery.scan)
+            for report in reports:
+                log.info("pmproxy: loaded %d records of %s", report.records, report.path)
+            down = False
+        except StoreError as exc:
+            if not down:
+                log.warning("pmproxy: discovery: %s", exc)
+            down = True
+            if discovery is not None:
+                discovery.store.close()
+                discovery.store = await _reconnect(config)
+        except Exception as exc:  # (a scan that fails must not end pmproxy)
+            log.warning("pmproxy: discovery: %s: %s", type(exc).__name__, exc)
+        await trio.sleep(DISCOVER_EVERY)
+
+
+async def _reconnect(config: StoreConfig) -> Store:
+    while True:
+        try:
+            return await trio.to_thread.run_sync(Store, config)
+        except StoreError:
+            await trio.sleep(DISCOVER_EVERY)
+
+
 def _default_log() -> str:
     try:
         return str(paths().log_dir / "pmproxy" / "pmproxy.log")
@@ -191,6 +237,8 @@ async def serve(settings: Settings, task_status=trio.TASK_STATUS_IGNORED) -> Non
                 for listener in listeners:
                     nursery.start_soon(trio.serve_listeners, accept, [listener])
                 nursery.start_soon(groups.sweep_forever)
+                if settings.series.discover:
+                    nursery.start_soon(discover_forever, settings.series, log)
                 log.info("pmproxy: listening on %s", ", ".join(where))
                 print(f"pmproxy: listening on {', '.join(where)}", file=sys.stderr, flush=True)
                 notify_ready()

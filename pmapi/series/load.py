@@ -88,6 +88,27 @@ def archive_source(archive: Archive, path: str) -> SourceIdentity:
     return SourceIdentity(source, name, host, context)
 
 
+def discovered_source(archive: Archive, path: str) -> SourceIdentity:
+    """The source pmproxy's discovery makes of an archive it follows: the context labels
+    of the archive's latest context label record, all of them, as they are written
+    (`pmseries --load` takes the identifying ones at the start); the host name when
+    there are none.  PATH is the archive's name (the .meta path without .meta)."""
+    host = archive.label.hostname
+    latest = None
+    for record in archive.labels:
+        if (
+            record.type == PM_LABEL_CONTEXT
+            and record.sets
+            and (latest is None or record.stamp >= latest.stamp)
+        ):
+            latest = record
+    if latest is None or not latest.sets[0].labels:
+        context = LabelSet.from_dict({"hostname": host}, PM_LABEL_CONTEXT)
+        return SourceIdentity(source_id(merged_json([context])), path, host, context)
+    context = latest.sets[0]
+    return SourceIdentity(source_id(context.json.decode("utf-8", "replace")), path, host, context)
+
+
 @dataclass
 class _Metric:
     """One metric's keys: its ids under each name and the instances written."""
@@ -112,6 +133,7 @@ class ArchiveLoader:
         metadata_only: bool = False,
         reconnect: Callable[[], Store] | None = None,
         resume_for: float = 0.0,
+        discovered: bool = False,
     ) -> None:
         self.store = store
         self.path = path
@@ -127,7 +149,7 @@ class ArchiveLoader:
             if not any(os.path.exists(path + end) for end in ("", ".meta", ".0", ".index")):
                 reason = os.strerror(errno.ENOENT)  # (as libpcp says it)
             raise LoadError(f'cannot open archive "{path}": {reason}') from None
-        self.identity = archive_source(self.archive, path)
+        self.identity = (discovered_source if discovered else archive_source)(self.archive, path)
         self.report = LoadReport(self.identity.name)
 
     # -- the whole load -------------------------------------------------------------------

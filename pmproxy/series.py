@@ -15,6 +15,8 @@ from urllib.parse import parse_qsl
 
 import trio
 
+from pmapi.series.load import ArchiveLoader, LoadError
+from pmapi.series.loadspec import LoadSpecError, load_spec
 from pmapi.series.query import run_query
 from pmapi.series.read import SeriesError, SeriesReader, Window
 from pmapi.series.store import Store, StoreConfig, StoreError
@@ -238,8 +240,26 @@ class SeriesAPI:
         return work
 
     def _load(self, params):
-        def work(reader: SeriesReader) -> str:
-            raise SeriesError("/series/load is not built yet: use pmseries --load")
+        text = params["expr"]
+
+        def work(reader: SeriesReader) -> None:
+            """Load the archive the expression names (PCP 6.0.3's pmproxy fails here)."""
+            try:
+                spec = load_spec(text)
+            except LoadSpecError as exc:
+                raise SeriesError(str(exc)) from None
+            with self._lock:
+                store = self._store
+            if store is None:
+                raise SeriesError("no connection to the key server")
+            try:
+                ArchiveLoader(
+                    store, spec.path, wanted=spec.metrics, start_ns=spec.start_ns,
+                    finish_ns=spec.finish_ns,
+                ).run()  # fmt: skip
+            except LoadError as exc:
+                raise SeriesError(str(exc)) from None
+            return None
 
         return work
 

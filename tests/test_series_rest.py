@@ -155,3 +155,27 @@ def test_query_during_a_load_is_consistent(tmp_path):
         finally:
             worker.join()
         assert checked
+
+
+def test_load_call_loads_an_archive(tmp_path):
+    """/series/load?expr={source.path:"..."} loads as pmseries --load does (PCP 6.0.3's
+    fails with an illegal context); a bad request is one JSON message."""
+    require_redis()
+    from tests.test_series_load import write_mixed
+
+    base = str(tmp_path / "mixed")
+    write_mixed(base)
+    with redis_server(tmp_path / "redis") as server:
+        conf = tmp_path / "ours.conf"
+        conf.write_text(f"[redis]\nservers = 127.0.0.1:{server.port}\n")
+        with our_pmproxy("localhost", tmp_path / "ours", "-c", str(conf)) as ours:
+            expr = q('{source.path: "' + base + '"}')
+            assert ours.get(f"/series/load?expr={expr}")[2] == b'{"success":true}\r\n'
+            status, body = ours.json(f"/series/query?expr={q('test.ctr[samples:1]')}")
+            assert status == 200 and body[0]["value"] == "4000"
+            no_path = q('{metric.name: "x"}')
+            status, _, text = ours.get(f"/series/load?expr={no_path}")
+            assert status == 400
+            assert text == b'{"message":"found no context to load","success":false}\r\n'
+            status, _, text = ours.get(f"/series/load?expr={q(str(tmp_path / 'nosuch'))}")
+            assert status == 400 and b"No such file or directory" in text

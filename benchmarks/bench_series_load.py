@@ -123,8 +123,111 @@ def main() -> int:
                   f"PCP's {[round(t, 2) for t in times['pcp']]}")  # fmt: skip
             if target:
                 ok &= ratio >= target
-    print("the values query over a day of one metric: not measured yet (no /series/values)")
+        query = values_query(work, args.rounds)
+        print(
+            f"/series/values over a day of one metric ({DAY_SAMPLES} samples x {DAY_INSTS} "
+            f"instances): ours {query['ours'] * 1000:.1f} ms, PCP's pmproxy "
+            f"{query['pcp'] * 1000:.1f} ms: {query['pcp'] / query['ours']:.1f}x"
+        )
     return 0 if ok else 1
+
+
+DAY_SAMPLES, DAY_INSTS = 8640, 10  # (a day at 10 s: what a stream keeps by default)
+
+
+def day_archive(work: Path) -> str:
+    """One metric, ten instances, a day at 10 s intervals, written by our writer."""
+    from pmapi.archive import ArchiveWriter
+    from pmapi.desc import Desc
+    from pmapi.ids import pmID_build, pmInDom_build
+    from pmapi.types import PMSem, PMType
+    from pmapi.units import Units
+    from pmapi.values import Result, Timestamp, ValueSet
+
+    base = str(work / "day")
+    pmid, indom, t0 = pmID_build(245, 0, 1), pmInDom_build(245, 1), 1_700_000_000
+    with ArchiveWriter(base, hostname="bench", timezone="UTC", start=Timestamp(t0)) as w:
+        w.put_desc(Desc(pmid, PMType.PM_TYPE_DOUBLE, indom, PMSem.PM_SEM_INSTANT, Units()),
+                   ["day.load"])  # fmt: skip
+        w.put_indom(Timestamp(t0), indom, list(range(DAY_INSTS)),
+                    [f"cpu{i}" for i in range(DAY_INSTS)])  # fmt: skip
+        w.put_index(Timestamp(t0))
+        for s in range(DAY_SAMPLES):
+            pairs = [(i, (s % 97) * 0.5 + i) for i in range(DAY_INSTS)]
+            w.put_result(Result(Timestamp(t0 + 10 * s), (ValueSet.of_atoms(
+                pmid, PMType.PM_TYPE_DOUBLE, pairs),)))  # fmt: skip
+    return base
+
+
+def values_query(work: Path, rounds: int) -> dict[str, float]:
+    """Median seconds of one /series/values request for the whole day, from PCP's pmproxy
+    and ours on the same key server (the answers are compared first)."""
+    import http.client
+
+    from pmapi.series.load import ArchiveLoader
+    from pmapi.series.store import Store, StoreConfig
+
+    base = day_archive(work)
+    proc, port = fresh_redis(work)
+    procs = [proc]
+    try:
+        with Store(StoreConfig(servers=(("127.0.0.1", port),))) as store:
+            ArchiveLoader(store, base).run()
+        conf = work / "proxy.conf"
+        conf.write_text(
+            "[pmproxy]\npcp.enabled = false\nhttp.enabled = true\n[redis]\nenabled = true\n"
+            f"servers = 127.0.0.1:{port}\n[pmseries]\nenabled = true\n[pmsearch]\n"
+            "enabled = false\n[discover]\nenabled = false\n"
+        )
+        theirs, ours = free_port(), free_port()
+        env = dict(os.environ, PCP_RUN_DIR=str(work), PCP_LOG_DIR=str(work), PCP_TMP_DIR=str(work))
+        procs.append(subprocess.Popen(
+            ["/usr/lib/pcp/bin/pmproxy", "-f", "-A", "-U", os.environ.get("USER", "root"),
+             "-c", str(conf), "-p", str(theirs), "-i", "127.0.0.1", "-l", str(work / "p.log")],
+            env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))  # fmt: skip
+        home = work / "home"
+        ours_env = dict(os.environ, PUREPCP_LAYOUT="user", HOME=str(home),
+                        XDG_RUNTIME_DIR=str(home / "run"), PYTHONPATH=str(ROOT))  # fmt: skip
+        procs.append(subprocess.Popen(
+            [sys.executable, "-m", "pmproxy.main", "-c", str(conf), "-p", str(ours),
+             "-i", "127.0.0.1", "-l", str(work / "o.log")],
+            env=ours_env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))  # fmt: skip
+
+        def get(port: int, path: str) -> bytes:
+            conn = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
+            try:
+                conn.request("GET", path)
+                return conn.getresponse().read()
+            finally:
+                conn.close()
+
+        def ready(port: int) -> bool:
+            try:
+                return b"success" in get(port, "/series/ping")
+            except OSError:
+                return False
+
+        deadline = time.monotonic() + 30
+        while not (ready(theirs) and ready(ours)):
+            if time.monotonic() > deadline:
+                raise SystemExit("a pmproxy did not start")
+            time.sleep(0.05)
+        sid = get(ours, "/series/query?expr=day.load").decode().strip().strip('[]"\r\n')
+        path = f"/series/values?series={sid}&start=1700000000&finish=1700086400"
+        same = get(ours, path) == get(theirs, path)
+        verdict = "yes" if same else "NO"
+        print(f"/series/values answer: ours is PCP's pmproxy's, byte for byte: {verdict}")
+        times: dict[str, list[float]] = {"ours": [], "pcp": []}
+        for _ in range(max(rounds, 3) * 3):
+            for who, p in (("ours", ours), ("pcp", theirs)):
+                start = time.perf_counter()
+                get(p, path)
+                times[who].append(time.perf_counter() - start)
+        return {who: statistics.median(t) for who, t in times.items()}
+    finally:
+        for p in procs:
+            p.kill()
+            p.wait()
 
 
 if __name__ == "__main__":

@@ -8,6 +8,7 @@ serving the rest of its API, whether or not the key server is there.
 
 from __future__ import annotations
 
+import re
 import threading
 from collections.abc import Callable, Mapping
 from typing import Any
@@ -31,8 +32,13 @@ CALLS = ("query", "descs", "instances", "labels", "metrics", "sources", "values"
 REQUIRED = {"query": ("expr",), "descs": ("series",), "load": ("expr",)}
 
 
+_PLAIN = re.compile(r"[ !#-\[\]-~]*")  # (printable ASCII but quote and backslash)
+
+
 def sds_repr(text: str) -> str:
     """sdscatrepr: TEXT quoted, with C escapes and \\xNN for anything unprintable."""
+    if _PLAIN.fullmatch(text):
+        return '"' + text + '"'
     out = ['"']
     for byte in text.encode("utf-8", "surrogateescape"):
         c = chr(byte)
@@ -266,11 +272,14 @@ class SeriesAPI:
 
 def values_json(values) -> str:
     items = []
+    heads: dict[tuple[str, str], str] = {}
     for v in values:
-        inst = f'"instance":"{v.instance}",' if v.instance != v.series else ""
-        items.append(
-            f'{{"series":"{v.series}",{inst}"timestamp":{v.timestamp},"value":{sds_repr(v.value)}}}'
-        )
+        key = (v.series, v.instance)
+        head = heads.get(key)
+        if head is None:
+            inst = f'"instance":"{v.instance}",' if v.instance != v.series else ""
+            head = heads[key] = f'{{"series":"{v.series}",{inst}"timestamp":'
+        items.append(head + v.timestamp + ',"value":' + sds_repr(v.value) + "}")
     return "[" + ",".join(items) + "]"
 
 

@@ -9,7 +9,7 @@ import fnmatch
 import re
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from . import schema
 from .ids import string_id
@@ -41,8 +41,9 @@ class SeriesInst:
     name: str
 
 
-@dataclass(frozen=True)
-class SeriesValue:
+class SeriesValue(NamedTuple):
+    """One value of one series (a tuple: a day of a metric makes a great many)."""
+
     series: str
     instance: str  # the instance's series id, or the metric's when it has none
     timestamp: str  # the stream entry id, `ms.usec` (pmproxy's JSON number)
@@ -267,8 +268,10 @@ def _select(sid: str, entries: list, window: Window, nudge: bool):
     count = 0
     step = window.delta
     goal = None
-    for n, (entry_id, fields) in enumerate(entries):
-        if not fields:
+    names: dict[bytes, str] = {}  # (each field's id as hex, worked out once)
+    new = tuple.__new__
+    for n, (entry_id, flat) in enumerate(entries):
+        if not flat:
             continue
         ns = schema.stream_ns(entry_id)
         if step:
@@ -286,12 +289,15 @@ def _select(sid: str, entries: list, window: Window, nudge: bool):
             break
         count += 1
         stamp = schema.timestamp_json(entry_id)
-        for field, value in fields.items():
-            if field == b"":
-                inst = sid
-            elif len(field) == 20:
-                inst = field.hex()
-            else:
-                continue
-            out_value = _text(value)
-            yield SeriesValue(sid, inst, stamp, ns, out_value)
+        for i in range(0, len(flat) - 1, 2):
+            field = flat[i]
+            inst = names.get(field)
+            if inst is None:
+                if len(field) == 20:
+                    inst = names[field] = field.hex()
+                elif field == b"":
+                    inst = names[field] = sid
+                else:
+                    continue
+            value = flat[i + 1].decode("utf-8", "surrogateescape")
+            yield new(SeriesValue, (sid, inst, stamp, ns, value))

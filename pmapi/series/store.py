@@ -187,6 +187,10 @@ class Store:
                 client = first
             # (SMEMBERS in the server's order, as PCP's answers list members, not a set)
             client.set_response_callback("SMEMBERS", _as_list)
+            # (stream entries as the server sends them: [id, [field, value, ...]], not a
+            # dict made per entry, which costs more than the rest of a values query)
+            client.set_response_callback("XRANGE", _as_list)
+            client.set_response_callback("XREVRANGE", _as_list)
             self._check_schema(client)
             return client
         except redis.AuthenticationError as exc:

@@ -7,10 +7,10 @@ same keys, and one stream entry per record in which a metric has values, carryin
 every instance seen so far with its latest value (as PCP writes them).
 
 The archive is read by columns (pmapi.archive.columns), a metric at a time, and
-what goes to Redis is formatted a table at a time.  Two differences in how, not what:
-one EXPIRE per stream after its entries (PCP sends one after each entry; the TTL ends
-the same), and of a stream's entries only the newest `stream.maxlen`, since XADD's
-MAXLEN would drop the older ones as soon as they were written.
+what goes to Redis is formatted a table at a time.  Differences in how, not what: of a
+stream's entries only the newest `stream.maxlen` are sent, since MAXLEN would drop the
+older ones as soon as they were written; the trim (XTRIM MAXLEN ~) and the EXPIRE are
+sent once per stream after its entries, where PCP adds both to each entry.
 """
 
 from __future__ import annotations
@@ -314,13 +314,14 @@ class ArchiveLoader:
         codes = err_codes.tolist()
         for sid in metric.sids:
             commands = self._entries(sid, ids, texts, fields, width, counts, which[keep], codes)
+            commands.append(self.store.trim(sid))
             commands.append(self.store.expire(sid))
             self._send(commands, f"metric {metric.names[0]}", ns[keep])
         self.report.values += sum(c for c in counts if c > 0)
         self.report.entries += len(keep)
 
     def _entries(self, sid, ids, texts, fields, width, counts, which, codes) -> list[Command]:
-        head = ("XADD", schema.values_key(sid), "MAXLEN", "~", str(self.store.config.maxlen))
+        head = ("XADD", schema.values_key(sid))
         if width and all(c == width for c in counts):  # (the usual table: every record whole)
             table = np.empty((len(ids), 2 * width + 1), dtype=object)
             table[:, 0] = ids

@@ -233,6 +233,11 @@ class Store:
         """PCP's XADD of one sample (PAIRS: field, value, ...)."""
         return ("XADD", schema.values_key(sid), "MAXLEN", "~", self._maxlen, entry_id, *pairs)
 
+    def trim(self, sid: bytes) -> Command:
+        """The MAXLEN of PCP's XADDs, applied once after a batch of entries (the same
+        entries stay, and each XADD is three words shorter)."""
+        return ("XTRIM", schema.values_key(sid), "MAXLEN", "~", self._maxlen)
+
     def expire(self, sid: bytes) -> Command:
         return ("EXPIRE", schema.values_key(sid), self._expire)
 

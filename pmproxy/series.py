@@ -16,6 +16,7 @@ from urllib.parse import parse_qsl
 
 import trio
 
+from pmapi.series.functions import values_of_expression
 from pmapi.series.load import ArchiveLoader, LoadError
 from pmapi.series.loadspec import LoadSpecError, load_spec
 from pmapi.series.query import run_query
@@ -230,7 +231,13 @@ class SeriesAPI:
         window = window_of(params)
 
         def work(reader: SeriesReader) -> str:
-            return values_json(reader.values(sids, window))
+            found = []
+            for sid in sids:
+                values = reader.series_values(sid, window)
+                if not values:  # (an expression's id: its query is evaluated again)
+                    values = values_of_expression(reader, sid, window) or []
+                found += values
+            return values_json(found)
 
         return work
 

@@ -74,6 +74,16 @@ OTHERS = [
     query("bad{"),
     query("nosuch.metric"),
     query("kernel.all.load") + "&client=me",
+    query("kernel.all.load[start:0, samples:2]"),
+    query("rate(kernel.all.pswitch[samples:3])"),
+    query("rate(kernel.all.pswitch)"),
+    query("sum(kernel.all.load[samples:2])"),
+    query('rescale(kernel.all.pswitch[samples:2], "count x 10^3")'),
+    query("kernel.all.load[samples:1] + kernel.all.load[samples:1]"),
+    # (queries that crash PCP 6.0.3's pmproxy, such as rate() of an instant metric over
+    # a window, are in test_series_functions.py, with the answer PCP means to give)
+    # (rate(kernel.all.pswitch)'s id: values of an expression are worked out again)
+    "/series/values?series=79cc71e91ffd9f5a6adbcb8c7ee8d01164677f71&samples=3",
 ]
 
 

@@ -60,6 +60,10 @@ class Window:
     delta: int = 0
     count: int = 0
     range: int = 0
+    #: only a sample count was asked for, so the newest COUNT are read (PCP decides it by
+    #: the window's texts: `start:0` is given, though its value is unset); None: decide by
+    #: the values
+    count_only: bool | None = None
 
 
 UNKNOWN_DESC = ("unknown", "PM_ID_NULL", "unknown", "unknown", "unknown", "unknown")
@@ -250,9 +254,11 @@ class SeriesReader:
 
     def series_values(self, sid: str, window: Window, nudge: bool = True) -> list[SeriesValue]:
         key = schema.values_key(parse_sid(sid))
-        only_count = window.count and not (
-            window.range or window.delta or window.start or window.end
-        )
+        only_count = window.count_only
+        if only_count is None:
+            only_count = bool(window.count) and not (
+                window.range or window.delta or window.start or window.end
+            )
         if only_count:
             entries = self.client.xrevrange(key, "+", "-", count=window.count)
         else:
@@ -260,6 +266,13 @@ class SeriesReader:
             end = schema.stream_id(window.end) if window.end else "+"
             entries = self.client.xrange(key, start, end)
         return list(_select(sid, entries, window, nudge))
+
+
+def flat_fields(fields: Any) -> list:
+    """A stream entry's fields as [field, value, ...], whichever shape the client gave."""
+    if isinstance(fields, dict):
+        return [x for pair in fields.items() for x in pair]
+    return list(fields)
 
 
 def _select(sid: str, entries: list, window: Window, nudge: bool):
@@ -273,6 +286,8 @@ def _select(sid: str, entries: list, window: Window, nudge: bool):
     for n, (entry_id, flat) in enumerate(entries):
         if not flat:
             continue
+        if isinstance(flat, dict):  # (a cluster's nodes parse entries their own way)
+            flat = flat_fields(flat)
         ns = schema.stream_ns(entry_id)
         if step:
             if goal is None:

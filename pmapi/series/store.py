@@ -185,12 +185,16 @@ class Store:
                         "is not in cluster mode"
                     )
                 client = first
-            # (SMEMBERS in the server's order, as PCP's answers list members, not a set)
-            client.set_response_callback("SMEMBERS", _as_list)
-            # (stream entries as the server sends them: [id, [field, value, ...]], not a
-            # dict made per entry, which costs more than the rest of a values query)
-            client.set_response_callback("XRANGE", _as_list)
-            client.set_response_callback("XREVRANGE", _as_list)
+            # SMEMBERS in the server's order, as PCP's answers list members, not a set;
+            # stream entries as the server sends them, [id, [field, value, ...]], not a
+            # dict made per entry, which costs more than the rest of a values query.
+            # (A cluster's nodes parse replies with their own clients' callbacks.)
+            targets = [client]
+            if isinstance(client, RedisCluster):
+                targets += [n.redis_connection for n in client.get_nodes() if n.redis_connection]
+            for target in targets:
+                for command in ("SMEMBERS", "XRANGE", "XREVRANGE"):
+                    target.set_response_callback(command, _as_list)
             self._check_schema(client)
             return client
         except redis.AuthenticationError as exc:

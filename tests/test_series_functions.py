@@ -17,10 +17,7 @@ from __future__ import annotations
 import contextlib
 import json
 import math
-import os
-import re
 import subprocess
-import sys
 import urllib.parse
 from collections.abc import Iterator
 from pathlib import Path
@@ -41,8 +38,7 @@ from pmapi.series.parse import parse
 from pmapi.series.query import run_query
 from pmapi.series.read import SeriesError, SeriesReader, Window
 from pmproxy.series import sds_repr, values_json, window_of
-from tests.our_pmcd import ROOT, _stop, start_daemon
-from tests.pmproxy_servers import Proxy
+from tests.pmproxy_servers import Proxy, our_pmproxy
 from tests.redis_servers import redis_server, require_redis
 from tests.series_reference import (
     QA_DIRS,
@@ -51,7 +47,6 @@ from tests.series_reference import (
     qa_archive,
     require_pcp_series,
 )
-from tests.waiting import Notifications
 
 # --- an in-memory key server ------------------------------------------------------------
 
@@ -593,31 +588,10 @@ def _farm(tmp: Path) -> list[Path]:
 def our_series_proxy(tmp: Path, redis_port: int) -> Iterator[Proxy]:
     """Our pmproxy answering /series/* from the Redis on REDIS_PORT."""
     tmp.mkdir(parents=True, exist_ok=True)
-    (tmp / "run").mkdir(exist_ok=True)
     conf = tmp / "pmproxy.conf"
     conf.write_text(f"[redis]\nservers = 127.0.0.1:{redis_port}\n")
-    env = dict(os.environ, PYTHONPATH=str(ROOT), PUREPCP_LAYOUT="user", HOME=str(tmp),
-               XDG_RUNTIME_DIR=str(tmp / "run"))  # fmt: skip
-    argv = [sys.executable, "-m", "pmproxy.main", "-f", "-p", "0", "-i", "127.0.0.1"]
-    argv += ["-c", str(conf), "-l", str(tmp / "pmproxy.log")]
-    stderr = tmp / "pmproxy.stderr"
-    notifications = Notifications()
-    try:
-        proc = start_daemon(argv, env, stderr, None, notifications)
-        try:
-
-            def describe() -> str:
-                return "our pmproxy did not start: " + stderr.read_text(errors="replace")
-
-            notifications.wait(proc, "READY", "our pmproxy", describe=describe)
-            found = re.search(r"listening on 127\.0\.0\.1:(\d+)", stderr.read_text())
-            if found is None:
-                raise RuntimeError(describe())
-            yield Proxy(f"http://127.0.0.1:{found.group(1)}", tmp, proc.pid)
-        finally:
-            _stop(proc)
-    finally:
-        notifications.close()
+    with our_pmproxy("localhost", tmp, "-c", str(conf)) as proxy:
+        yield proxy
 
 
 @pytest.fixture(scope="module")

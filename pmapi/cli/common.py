@@ -11,8 +11,9 @@ from __future__ import annotations
 
 import getopt
 import os
+import re
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, NoReturn
 
@@ -328,3 +329,84 @@ def archive_folio(path: str) -> list[str]:
             raise ValueError(f"missing path on archive folio line {number}")
         found.append(words[2] if os.path.isabs(words[2]) else os.path.join(base, words[2]))
     return found
+
+
+def pcp_getopt(
+    argv: Sequence[str], shorts: str, longs: Sequence[tuple[str, str, bool]]
+) -> Iterator[tuple[str, str | None] | str]:
+    """GNU getopt as libpcp's pmgetopt_r runs it: options and operands mixed, unique
+    prefixes of long options.  shorts is getopt's string; longs (name, letter, takes an
+    argument) in the tool's table order, which an ambiguity's message lists.
+
+    Yields (letter, argument) for each option, an operand as a plain string, and an
+    error as ("!", message) so parsing goes on after a bad option, as it does in C.
+    """
+    args = list(argv)
+    i = 0
+    while i < len(args):
+        arg = args[i]
+        i += 1
+        if arg == "--":
+            yield from args[i:]
+            return
+        if arg.startswith("--"):
+            name, eq, value = arg[2:].partition("=")
+            exact = [o for o in longs if o[0] == name]
+            found = exact or [o for o in longs if o[0].startswith(name)]
+            if not found:
+                yield ("!", f"unrecognized option '{arg}'")
+            elif len(found) > 1:
+                listed = " ".join(f"'--{o[0]}'" for o in found)
+                yield ("!", f"option '--{name}' is ambiguous; possibilities: {listed}")
+            else:
+                long, letter, takes = found[0]
+                if not takes and eq:
+                    yield ("!", f"option '--{long}' doesn't allow an argument")
+                elif takes and not eq and i >= len(args):
+                    yield ("!", f"option '--{long}' requires an argument")
+                elif takes and not eq:
+                    yield (letter, args[i])
+                    i += 1
+                else:
+                    yield (letter, value if takes else None)
+            continue
+        if not arg.startswith("-") or arg == "-":
+            yield arg
+            continue
+        k = 1
+        while k < len(arg):
+            c = arg[k]
+            k += 1
+            at = shorts.find(c)
+            if at < 0 or c == ":":
+                yield ("!", f"invalid option -- '{c}'")
+            elif shorts[at + 1 : at + 2] != ":":
+                yield (c, None)
+            elif k < len(arg):
+                yield (c, arg[k:])
+                break
+            elif i < len(args):
+                yield (c, args[i])
+                i += 1
+            else:
+                yield ("!", f"option requires an argument -- '{c}'")
+
+
+#: pmSetDebug's option names (pmdbg -l), and "all"
+DEBUG_NAMES = frozenset(
+    ("all", "pdu", "fetch", "profile", "value", "context", "indom", "pdubuf", "log", "logmeta",
+     "optfetch", "af", "appl0", "appl1", "appl2", "pmns", "libpmda", "timecontrol", "pmc",
+     "derive", "lock", "interp", "config", "pmapi", "fault", "auth", "discovery", "attr",
+     "http", "desperate", "deprecated", "exec", "labels", "series", "libweb", "alloc",
+     "services", "appl3", "appl4", "appl5", "access", "qa", "search", "query", "compress",
+     "dev0", "dev1", "dev2", "pmlc", "appl6", "appl7", "appl8", "appl9", "tls")
+)  # fmt: skip
+
+
+def debug_spec_ok(spec: str) -> bool:
+    """Whether pmSetDebug accepts SPEC (-D): numbers, "all" and option names, separated
+    by commas (libpcp stops at the end of the text, after a comma or not)."""
+    tokens = spec.split(",")
+    if tokens[-1] == "":
+        tokens.pop()
+    return all(re.fullmatch(r"[ \t]*[+-]?[0-9]+", t) or t.lower() in DEBUG_NAMES for t in tokens)

@@ -15,7 +15,6 @@ from __future__ import annotations
 import bisect
 import errno
 import os
-import re
 import sys
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
@@ -37,7 +36,7 @@ from pmapi.archive.format import (
     LabelRecord,
 )
 from pmapi.archive.reader import End, base_name
-from pmapi.cli.common import Opt, Tool, warn_damaged_end
+from pmapi.cli.common import Opt, Tool, debug_spec_ok, pcp_getopt, warn_damaged_end
 from pmapi.cli.pmval import event_flags_str, unpack_event_records
 from pmapi.desc import Desc
 from pmapi.errors import (  # type: ignore[attr-defined]
@@ -126,17 +125,6 @@ LONGS: tuple[tuple[str, str, bool], ...] = (
 )  # fmt: skip
 
 
-#: pmSetDebug's option names (pmdbg -l), and "all"
-DEBUG_NAMES = frozenset(
-    ("all", "pdu", "fetch", "profile", "value", "context", "indom", "pdubuf", "log", "logmeta",
-     "optfetch", "af", "appl0", "appl1", "appl2", "pmns", "libpmda", "timecontrol", "pmc",
-     "derive", "lock", "interp", "config", "pmapi", "fault", "auth", "discovery", "attr",
-     "http", "desperate", "deprecated", "exec", "labels", "series", "libweb", "alloc",
-     "services", "appl3", "appl4", "appl5", "access", "qa", "search", "query", "compress",
-     "dev0", "dev1", "dev2", "pmlc", "appl6", "appl7", "appl8", "appl9", "tls")
-)  # fmt: skip
-
-
 @dataclass
 class Options:
     """What the command line asked for, as pmdumplog's flags."""
@@ -163,67 +151,10 @@ class _Exit(Exception):
         self.status = status
 
 
-def _getopt(argv: Sequence[str]) -> Iterator[tuple[str, str | None] | str]:
-    """GNU getopt as libpcp's pmgetopt_r runs it: options and operands mixed.
-
-    Yields (letter, argument) for each option, an operand as a plain string, and an
-    error as ("!", message) so parsing goes on after a bad option, as it does in C.
-    """
-    args = list(argv)
-    i = 0
-    while i < len(args):
-        arg = args[i]
-        i += 1
-        if arg == "--":
-            yield from args[i:]
-            return
-        if arg.startswith("--"):
-            name, eq, value = arg[2:].partition("=")
-            exact = [o for o in LONGS if o[0] == name]
-            found = exact or [o for o in LONGS if o[0].startswith(name)]
-            if not found:
-                yield ("!", f"unrecognized option '{arg}'")
-            elif len(found) > 1:
-                listed = " ".join(f"'--{o[0]}'" for o in found)
-                yield ("!", f"option '--{name}' is ambiguous; possibilities: {listed}")
-            else:
-                long, letter, takes = found[0]
-                if not takes and eq:
-                    yield ("!", f"option '--{long}' doesn't allow an argument")
-                elif takes and not eq and i >= len(args):
-                    yield ("!", f"option '--{long}' requires an argument")
-                elif takes and not eq:
-                    yield (letter, args[i])
-                    i += 1
-                else:
-                    yield (letter, value if takes else None)
-            continue
-        if not arg.startswith("-") or arg == "-":
-            yield arg
-            continue
-        k = 1
-        while k < len(arg):
-            c = arg[k]
-            k += 1
-            at = SHORTS.find(c)
-            if at < 0 or c == ":":
-                yield ("!", f"invalid option -- '{c}'")
-            elif SHORTS[at + 1 : at + 2] != ":":
-                yield (c, None)
-            elif k < len(arg):
-                yield (c, arg[k:])
-                break
-            elif i < len(args):
-                yield (c, args[i])
-                i += 1
-            else:
-                yield ("!", f"option requires an argument -- '{c}'")
-
-
 def parse_options(argv: Sequence[str]) -> Options:
     """Read ARGV as pmGetOptions with pmdumplog's overrides; complaints collect in messages."""
     o = Options()
-    for item in _getopt(argv):
+    for item in pcp_getopt(argv, SHORTS, LONGS):
         if isinstance(item, str):
             o.operands.append(item)
             continue
@@ -255,7 +186,7 @@ def parse_options(argv: Sequence[str]) -> Options:
         elif letter == "V":
             o.exit_now = True
             o.messages.append(version_line(PROG) + "\n")
-        elif letter == "D" and not _debug_spec_ok(str(value)):
+        elif letter == "D" and not debug_spec_ok(str(value)):
             o.messages.append(f"{PROG}: unrecognized debug options specification ({value})\n")
             o.errors += 1
         # a good -D (debugging) is accepted and has no effect here
@@ -288,17 +219,6 @@ def _load_namespace(o: Options, path: str) -> None:
     o.messages.append(f'{PROG}: Cannot load namespace from "{path}": {pmErrStr(code)}\n')
     o.runtime_error = True
     o.errors += 1
-
-
-def _debug_spec_ok(spec: str) -> bool:
-    """Whether pmSetDebug accepts SPEC: numbers, "all" and option names, comma-separated."""
-    tokens = spec.split(",")
-    if tokens[-1] == "":  # libpcp stops at the end of the text, after a comma or not
-        tokens.pop()
-    for token in tokens:
-        if not (re.fullmatch(r"[ \t]*[+-]?[0-9]+", token) or token.lower() in DEBUG_NAMES):
-            return False
-    return True
 
 
 def _usage_exit(o: Options) -> _Exit:

@@ -36,7 +36,7 @@ from functools import cmp_to_key
 from typing import Any, NoReturn
 
 from pmapi import version_line
-from pmapi.cli.common import Opt, Tool
+from pmapi.cli.common import Opt, Tool, debug_spec_ok, pcp_getopt
 from pmapi.errors import pmErrStr  # type: ignore[attr-defined]
 from pmapi.series import schema
 from pmapi.series.ids import string_id
@@ -104,6 +104,8 @@ LONG_OPTIONS = (CONFIG, HOST, PORT, LOAD, QUERY, VALUES, DEBUG, ALL, DESC, FULLI
                 TIMES, WINDOW, TIMEZONE, VERSION, HELP)  # fmt: skip
 #: pmseries' short options: -e is taken and does nothing but count as an error
 SHORT_OPTIONS = "ac:dD:eFg:h:iIlLmMnqp:sStvVw:Z:?"
+#: the same as pcp_getopt takes them: (long name, letter, takes an argument)
+LONG_TABLE = tuple((o.long or "", o.short or "", bool(o.arg)) for o in LONG_OPTIONS)
 
 
 class F(IntFlag):
@@ -173,67 +175,11 @@ class Options:
         return (" " if self.spaced else ",").join(self.operands)
 
 
-def getopt(argv: Sequence[str]) -> Iterator[tuple[str, str | None] | str]:
-    """GNU getopt as pmGetOptions runs it: options and operands mixed, unique prefixes of
-    long options.  Yields (letter, argument) per option, an operand as a plain string,
-    and a complaint as ("!", message): parsing goes on after a bad option, as in C."""
-    args = list(argv)
-    i = 0
-    while i < len(args):
-        arg = args[i]
-        i += 1
-        if arg == "--":
-            yield from args[i:]
-            return
-        if arg.startswith("--"):
-            name, eq, value = arg[2:].partition("=")
-            exact = [o for o in LONG_OPTIONS if o.long == name]
-            found = exact or [o for o in LONG_OPTIONS if o.long and o.long.startswith(name)]
-            if not found:
-                yield ("!", f"unrecognized option '{arg}'")
-            elif len(found) > 1:
-                listed = " ".join(f"'--{o.long}'" for o in found)
-                yield ("!", f"option '--{name}' is ambiguous; possibilities: {listed}")
-            else:
-                opt = found[0]
-                letter = opt.short or ""
-                if not opt.arg and eq:
-                    yield ("!", f"option '--{opt.long}' doesn't allow an argument")
-                elif opt.arg and not eq and i >= len(args):
-                    yield ("!", f"option '--{opt.long}' requires an argument")
-                elif opt.arg and not eq:
-                    yield (letter, args[i])
-                    i += 1
-                else:
-                    yield (letter, value if opt.arg else None)
-            continue
-        if not arg.startswith("-") or arg == "-":
-            yield arg
-            continue
-        k = 1
-        while k < len(arg):
-            c = arg[k]
-            k += 1
-            at = SHORT_OPTIONS.find(c)
-            if at < 0 or c == ":":
-                yield ("!", f"invalid option -- '{c}'")
-            elif SHORT_OPTIONS[at + 1 : at + 2] != ":":
-                yield (c, None)
-            elif k < len(arg):
-                yield (c, arg[k:])
-                break
-            elif i < len(args):
-                yield (c, args[i])
-                i += 1
-            else:
-                yield ("!", f"option requires an argument -- '{c}'")
-
-
 def parse_options(argv: Sequence[str]) -> Options:
     """pmseries' option loop, its conflict checks and its choice of mode (query, or the
     metadata report when every argument is a series id)."""
     o = Options()
-    for item in getopt(argv):
+    for item in pcp_getopt(argv, SHORT_OPTIONS, LONG_TABLE):
         if isinstance(item, str):
             o.operands.append(item)
             continue
@@ -295,16 +241,6 @@ def choose_mode(o: Options) -> None:
 def issid(text: str) -> bool:
     """Whether TEXT is a series id as PCP recognises one: 40 lower-case hex digits."""
     return len(text) == 40 and all(c in "0123456789abcdef" for c in text)
-
-
-def debug_spec_ok(spec: str) -> bool:
-    """Whether pmSetDebug accepts SPEC: numbers and option names, comma-separated."""
-    from pmapi.cli.pmdumplog import DEBUG_NAMES
-
-    tokens = spec.split(",")
-    if tokens[-1] == "":
-        tokens.pop()
-    return all(re.fullmatch(r"[ \t]*[+-]?[0-9]+", t) or t.lower() in DEBUG_NAMES for t in tokens)
 
 
 def usage_exit(o: Options) -> NoReturn:

@@ -287,3 +287,20 @@ def test_bad_config_names_its_line(tmp_path):
     conf.write_text("garbage\n")
     done = pmseries("-c", str(conf), "--load", "X")
     assert done.stderr == f"pmseries: {conf}:1: no [section] before 'garbage'\n"
+
+
+@pytest.mark.interop
+def test_load_window_takes_the_records_pcp_takes(servers, tmp_path):
+    """A [start, finish] window on a load: the same records, and the same keys, as PCP's."""
+    require_pcp_series()
+    path = archives(tmp_path)["mixed"]
+    a, b = servers
+    spec = f'{{source.path: "{path}"}}[start: {T0 + 5}, finish: {T0 + 40}]'
+    theirs = pcp_pmseries(["--load", spec], a.port, tmp_path)
+    ours = pmseries("-c", str(tmp_path / "pcp-pmseries.conf"), "-h", "127.0.0.1", "-p",
+                    str(b.port), "--load", spec)  # fmt: skip
+    assert theirs.returncode == 0 and ours.returncode == 0, ours.stderr
+    done = f"pmseries: [Info] processed 4 archive records from {path}\n"
+    assert ours.stdout == theirs.stdout == done
+    ca, cb = clients(servers)
+    assert differences(dump(ca), dump(cb)) == []

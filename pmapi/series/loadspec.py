@@ -7,6 +7,9 @@ import os
 import re
 from dataclasses import dataclass
 
+from .parse import QuerySyntaxError, parse_window
+from .window import WindowError, resolve_window
+
 #: the qualifier names that name the archive (PCP accepts all of these)
 SOURCE_NAMES = {
     "source.path", "source.name", "context.path", "context.name",
@@ -71,29 +74,13 @@ def _split(body: str) -> list[str]:
 
 
 def _window(rest: str) -> tuple[int | None, int | None]:
+    """The records a load takes: the window's start and finish, read as a query's are
+    (seconds since the epoch, or PCP's time forms)."""
     if not rest:
         return None, None
-    if not (rest.startswith("[") and rest.endswith("]")):
-        raise LoadSpecError(f"cannot parse load window {rest!r}")
-    start = finish = None
-    for item in _split(rest[1:-1]):
-        key, sep, value = item.partition(":")
-        key, value = key.strip(), value.strip().strip('"')
-        if not sep or key not in ("start", "begin", "finish", "end"):
-            raise LoadSpecError(f"cannot load with window key {item.strip()!r}")
-        ns = _absolute_ns(value)
-        if key in ("start", "begin"):
-            start = ns
-        else:
-            finish = ns
-    return start, finish
-
-
-def _absolute_ns(value: str) -> int:
-    """A window time for a load: seconds since the epoch."""
     try:
-        return int(float(value) * 1_000_000_000)
-    except ValueError:
-        raise LoadSpecError(
-            f"cannot parse load window time {value!r}: give seconds since the epoch"
-        ) from None
+        timing = resolve_window(parse_window(rest))
+    except (QuerySyntaxError, WindowError) as exc:
+        message = getattr(exc, "message", str(exc)).strip().splitlines()[0]
+        raise LoadSpecError(f"cannot parse load window {rest!r}: {message}") from None
+    return timing.start or None, timing.end or None

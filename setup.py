@@ -41,6 +41,7 @@ setup(
         "pmapi.derived": ["defaults/*.conf"],
         # pmrep's metricsets, read when PCP's own are not installed (pmapi.cli.report.config)
         "pmapi.cli.report": ["conf/*.conf"],
+        "pmapi.series": ["entries.lua"],
     },
     exclude_package_data={"": ["README.md"]},
 )

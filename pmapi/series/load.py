@@ -38,10 +38,16 @@ from ..values import Timestamp
 from . import schema
 from .ids import merged_json, source_id, string_id
 from .metadata import MetadataReplay, MetricPlan, first_seen, labels_at
-from .store import Command, Store, StoreDown
+from .store import NO_SCRIPT, Command, Store, StoreDown
 
 NSEC = 1_000_000_000
 _CONTEXT_IDENT = 0xFFFFFFFF
+
+
+#: entries per call of entries.lua, and the widest entry it takes (Lua unpacks at most
+#: some 8000 words; a metric with more instances has its entries sent one by one)
+BATCH_ENTRIES = 1000
+SCRIPT_WIDTH = 3000
 
 
 class _Resumed(Exception):
@@ -171,6 +177,7 @@ class ArchiveLoader:
             try:
                 self._send(list(self._source_commands()), "the source's names")
                 self._send(metadata, "the metrics' metadata")
+                self._script()
                 for plan in plans:
                     self.report.metrics += 1
                     if not self.metadata_only:
@@ -249,7 +256,7 @@ class ArchiveLoader:
         ident = self.identity
         src = ident.source
         path_id, host_id = string_id(ident.name), string_id(ident.host)
-        # (the host name is mapped first: a map lists its names in the order they came)
+        # (PCP's loader maps the two names in either order, as its replies come back)
         yield ("HSET", schema.map_key("context.name"), host_id, ident.host)
         yield ("HSET", schema.map_key("context.name"), path_id, ident.name)
         yield ("SADD", schema.source_by_name_key(path_id), src)
@@ -313,12 +320,40 @@ class ArchiveLoader:
         counts = [int(active[w]) if w >= 0 else -1 for w in which[keep].tolist()]
         codes = err_codes.tolist()
         for sid in metric.sids:
-            commands = self._entries(sid, ids, texts, fields, width, counts, which[keep], codes)
+            if width <= SCRIPT_WIDTH:
+                commands = self._batches(sid, ids, texts, fields, width, counts, which[keep], codes)
+            else:
+                commands = self._entries(sid, ids, texts, fields, width, counts, which[keep], codes)
             commands.append(self.store.trim(sid))
             commands.append(self.store.expire(sid))
             self._send(commands, f"metric {metric.names[0]}", ns[keep])
         self.report.values += sum(c for c in counts if c > 0)
         self.report.entries += len(keep)
+
+    def _batches(self, sid, ids, texts, fields, width, counts, which, codes) -> list[Command]:
+        """The entries as batches for entries.lua: ids, counts and values as text."""
+        blob = b"" if fields == [b""] else b"".join(fields)
+        out = []
+        whole = width > 0 and all(c == width for c in counts)
+        at = 0  # (the next value row's place in TEXTS)
+        for lo in range(0, len(ids), BATCH_ENTRIES):
+            hi = min(lo + BATCH_ENTRIES, len(ids))
+            if whole:
+                parts = texts[lo * width : hi * width]
+                line_counts = " ".join([str(width)] * (hi - lo))
+            else:
+                parts = []
+                for i in range(lo, hi):
+                    n = counts[i]
+                    if n < 0:
+                        parts.append(str(codes[-1 - int(which[i])]))
+                        continue
+                    parts += texts[at * width : at * width + n]
+                    at += 1
+                line_counts = " ".join(map(str, counts[lo:hi]))
+            values = "\n".join(parts) + "\n" if parts else ""
+            out.append(self.store.entries(sid, blob, " ".join(ids[lo:hi]), line_counts, values))
+        return out
 
     def _entries(self, sid, ids, texts, fields, width, counts, which, codes) -> list[Command]:
         head = ("XADD", schema.values_key(sid))
@@ -343,9 +378,21 @@ class ArchiveLoader:
 
     # -- sending, and resuming after the server comes back ---------------------------------
 
+    def _script(self) -> None:
+        try:
+            self.store.load_entries_script()
+        except StoreDown as exc:
+            if not self._resume():
+                raise LoadError(self._stopped("the stream script", None, str(exc))) from None
+            raise _Resumed from None
+
     def _send(self, commands: list[Command], what: str, times: np.ndarray | None = None) -> None:
         try:
-            self.report.errors += self.store.send(commands)
+            errors = self.store.send(commands)
+            if any(NO_SCRIPT in e for e in errors):  # (a server restarted in between)
+                self._script()
+                errors = self.store.send(commands)
+            self.report.errors += errors
         except StoreDown as exc:
             if not self._resume():
                 raise LoadError(self._stopped(what, times, str(exc))) from None

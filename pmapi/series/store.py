@@ -11,8 +11,10 @@ from __future__ import annotations
 
 import configparser
 import fnmatch
+import hashlib
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+from importlib import resources
 from typing import Any
 
 import redis
@@ -30,6 +32,12 @@ from . import schema
 Command = tuple[Any, ...]
 #: commands sent before the replies to the batch before are read
 BATCH = 4096
+#: the script that adds a batch of a stream's entries in the server (each XADD as PCP
+#: sends it, without a round of packing and parsing per entry in this process)
+ENTRIES_SCRIPT = (resources.files(__package__) / "entries.lua").read_text()
+ENTRIES_SHA = hashlib.sha1(ENTRIES_SCRIPT.encode()).hexdigest()
+#: what EVALSHA says of a script the server does not hold (one restarted, or a new node)
+NO_SCRIPT = "No matching script"
 #: the error XADD gives for an entry not newer than the stream's last: PCP ignores it
 #: (reloading an archive, or discovery re-reading one, meets it)
 STALE_ENTRY = "equal or smaller than the target stream top item"
@@ -237,6 +245,19 @@ class Store:
         """PCP's XADD of one sample (PAIRS: field, value, ...)."""
         return ("XADD", schema.values_key(sid), "MAXLEN", "~", self._maxlen, entry_id, *pairs)
 
+    def load_entries_script(self) -> None:
+        """Put entries.lua in the script cache of the server (of every primary of a
+        cluster): the batches of a stream's entries call it by its digest."""
+        if self.cluster:
+            for node in self.client.get_primaries():  # type: ignore[union-attr]
+                self.client.get_redis_connection(node).script_load(ENTRIES_SCRIPT)
+        else:
+            self.client.script_load(ENTRIES_SCRIPT)
+
+    def entries(self, sid: bytes, blob: bytes, ids: str, counts: str, values: str) -> Command:
+        """A batch of one stream's entries, added by entries.lua (see there)."""
+        return ("EVALSHA", ENTRIES_SHA, 1, schema.values_key(sid), blob, ids, counts, values)
+
     def trim(self, sid: bytes) -> Command:
         """The MAXLEN of PCP's XADDs, applied once after a batch of entries (the same
         entries stay, and each XADD is three words shorter)."""
@@ -263,7 +284,7 @@ class Store:
         by_node: dict[str, list[Command]] = {}
         nodes: dict[str, ClusterNode] = {}
         for command in commands:
-            node = client.get_node_from_key(command[1])
+            node = client.get_node_from_key(_key_of(command))
             by_node.setdefault(node.name, []).append(command)
             nodes[node.name] = node
         for name, batch in by_node.items():
@@ -302,6 +323,11 @@ class Store:
             if not healthy:
                 conn.disconnect()
             pool.release(conn)
+
+
+def _key_of(command: Command) -> Any:
+    """The one key a command names (EVALSHA names it after the digest and key count)."""
+    return command[3] if command[0] == "EVALSHA" else command[1]
 
 
 def _as_list(response: Any, **options: Any) -> list:

@@ -155,3 +155,41 @@ def test_our_pmproxy_discovers_and_answers(tmp_path, redis_first):
                 assert [v["value"] for v in body] == ["200", "100"]
     finally:
         archive.close()
+
+
+def test_live_pmcd_logged_and_discovered(tmp_path):
+    """Live samples into the key server, as PCP does it: our pmlogger samples our pmcd
+    once a second into a directory pmproxy discovers, and /series/query sees the values
+    arrive."""
+    require_redis()
+    import subprocess
+    import sys
+
+    from tests.client_servers import ours_serving, tool_env
+
+    logs = tmp_path / "logs" / "local"
+    logs.mkdir(parents=True)
+    (tmp_path / "cfg").write_text("log mandatory on 1 sec {\n    kernel.all.pswitch\n}\n")
+    (tmp_path / "pmcd").mkdir()
+    with ours_serving(tmp_path / "pmcd") as pmcd, redis_server(tmp_path / "redis") as server:
+        conf = tmp_path / "pmproxy.conf"
+        conf.write_text(
+            f"[redis]\nservers = 127.0.0.1:{server.port}\n"
+            f"[discover]\nenabled = true\npath = {tmp_path / 'logs'}\n"
+        )
+        argv = [sys.executable, "-m", "pmlogger.main", "-c", str(tmp_path / "cfg"), "-t", "1"]
+        argv += ["-l", str(tmp_path / "pmlogger.log"), "-h", pmcd.host, str(logs / "today")]
+        logger = subprocess.Popen(argv, env=tool_env(), stdin=subprocess.DEVNULL)
+        try:
+            with our_pmproxy("localhost", tmp_path / "proxy", "-c", str(conf)) as proxy:
+
+                def samples() -> list:
+                    status, body = proxy.json("/series/query?expr=kernel.all.pswitch[samples:3]")
+                    return body if status == 200 else []
+
+                wait_until("three logged samples in the key server", lambda: len(samples()) == 3)
+                values = [int(v["value"]) for v in samples()]
+                assert values == sorted(values, reverse=True)  # (newest first; a counter)
+        finally:
+            logger.terminate()
+            logger.wait(timeout=30)

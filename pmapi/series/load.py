@@ -19,7 +19,7 @@ import contextlib
 import errno
 import os
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -178,10 +178,16 @@ class ArchiveLoader:
                 self._send(list(self._source_commands()), "the source's names")
                 self._send(metadata, "the metrics' metadata")
                 self._script()
-                for plan in plans:
-                    self.report.metrics += 1
-                    if not self.metadata_only:
-                        self._values_of(cols, plan, lo, hi)
+                self.report.metrics = len(plans)
+                if not self.metadata_only:
+                    # (one stream of commands: a metric's values are worked out while the
+                    # server adds the last one's)
+                    first = plans[0] if plans else None
+                    self._send(
+                        self._every_value(cols, plans, lo, hi),
+                        f"metric {first.names[0]}" if first else "values",
+                        np.array([first.first]) if first else None,
+                    )
                 break
             except _Resumed:  # (from the top: what is stored already is refused as stale)
                 self.report.metrics = self.report.values = self.report.entries = 0
@@ -216,7 +222,13 @@ class ArchiveLoader:
             error_first, inst_first,
         )  # fmt: skip
 
-    def _values_of(self, cols: Columns, plan: MetricPlan, lo: int, hi: int) -> None:
+    def _every_value(
+        self, cols: Columns, plans: Sequence[MetricPlan], lo: int, hi: int
+    ) -> Iterator[Command]:
+        for plan in plans:
+            yield from self._values_of(cols, plan, lo, hi)
+
+    def _values_of(self, cols: Columns, plan: MetricPlan, lo: int, hi: int) -> list[Command]:
         block, errors = self._window(cols, plan.pmid, lo, hi)
         metric = _Metric(plan.pmid, plan.desc, plan.names, plan.sids)
         if plan.desc.indom == PM_INDOM_NULL:
@@ -232,7 +244,7 @@ class ArchiveLoader:
             cols_kept = [c for c in ranked if int(block.insts[c]) in plan.fields]
             order = np.asarray(cols_kept, dtype=np.int64)
             fields = [plan.fields[int(block.insts[c])] for c in cols_kept]
-        self._load_values(metric, block, order, fields, errors)
+        return self._load_values(metric, block, order, fields, errors)
 
     def _pmids(self, cols: Columns) -> list[int]:
         chosen = []
@@ -280,7 +292,7 @@ class ArchiveLoader:
         order: np.ndarray,
         fields: list[bytes],
         errors: tuple[np.ndarray, np.ndarray],
-    ) -> None:
+    ) -> list[Command]:
         """One stream entry per record, every instance seen so far with its latest value;
         a record where the metric's value set is an error gets the pair -1, its code."""
         times = block.times.astype(np.int64)
@@ -309,7 +321,7 @@ class ArchiveLoader:
         if maxlen > 0 and len(keep) > maxlen:
             keep = keep[-maxlen:]
         if not len(keep):
-            return
+            return []
         value_rows = which[keep][is_value[keep]]
         texts: list[str] = []
         if width and len(value_rows):
@@ -319,6 +331,8 @@ class ArchiveLoader:
         ids = schema.stream_ids(ns[keep])
         counts = [int(active[w]) if w >= 0 else -1 for w in which[keep].tolist()]
         codes = err_codes.tolist()
+        self._at = (f"metric {metric.names[0]}", ns[keep])
+        out: list[Command] = []
         for sid in metric.sids:
             if width <= SCRIPT_WIDTH:
                 commands = self._batches(sid, ids, texts, fields, width, counts, which[keep], codes)
@@ -326,9 +340,10 @@ class ArchiveLoader:
                 commands = self._entries(sid, ids, texts, fields, width, counts, which[keep], codes)
             commands.append(self.store.trim(sid))
             commands.append(self.store.expire(sid))
-            self._send(commands, f"metric {metric.names[0]}", ns[keep])
+            out += commands
         self.report.values += sum(c for c in counts if c > 0)
         self.report.entries += len(keep)
+        return out
 
     def _batches(self, sid, ids, texts, fields, width, counts, which, codes) -> list[Command]:
         """The entries as batches for entries.lua: ids, counts and values as text."""
@@ -386,16 +401,20 @@ class ArchiveLoader:
                 raise LoadError(self._stopped("the stream script", None, str(exc))) from None
             raise _Resumed from None
 
-    def _send(self, commands: list[Command], what: str, times: np.ndarray | None = None) -> None:
+    def _send(
+        self, commands: Iterable[Command], what: str, times: np.ndarray | None = None
+    ) -> None:
+        self._at = (what, times)
         try:
             errors = self.store.send(commands)
             if any(NO_SCRIPT in e for e in errors):  # (a server restarted in between)
                 self._script()
-                errors = self.store.send(commands)
+                self.report.resumed += 1
+                raise _Resumed
             self.report.errors += errors
         except StoreDown as exc:
             if not self._resume():
-                raise LoadError(self._stopped(what, times, str(exc))) from None
+                raise LoadError(self._stopped(*self._at, str(exc))) from None
             raise _Resumed from None
 
     def _resume(self) -> bool:

@@ -30,8 +30,9 @@ from . import schema
 
 #: a command: its words, the key second
 Command = tuple[Any, ...]
-#: commands sent before the replies to the batch before are read
+#: commands (or bytes of entries) sent before the replies to the batch before are read
 BATCH = 4096
+BATCH_BYTES = 1 << 20
 #: the script that adds a batch of a stream's entries in the server (each XADD as PCP
 #: sends it, without a round of packing and parsing per entry in this process)
 ENTRIES_SCRIPT = (resources.files(__package__) / "entries.lua").read_text()
@@ -298,10 +299,11 @@ class Store:
         healthy = False
         try:
             pending = 0
+            size = 0
             batch: list[Command] = []
 
             def flush() -> None:
-                nonlocal pending
+                nonlocal pending, size
                 if _hiredis_pack is not None:
                     packed = [b"".join(map(_hiredis_pack, batch))]
                 else:
@@ -309,11 +311,14 @@ class Store:
                 conn.send_packed_command(packed, check_health=False)
                 _read(conn, pending, errors)
                 pending = len(batch)
+                size = 0
                 batch.clear()
 
             for command in commands:
                 batch.append(command)
-                if len(batch) >= BATCH:
+                if command[0] == "EVALSHA":  # (a batch of entries: big)
+                    size += sum(len(word) for word in command[4:])
+                if len(batch) >= BATCH or size >= BATCH_BYTES:
                     flush()
             if batch:
                 flush()

@@ -769,10 +769,12 @@ def test_query_engine_failures_are_one_line(empty, ours, monkeypatch):
         "-t pmcd.pmlogger.host[samples:1]",
         "-F kernel.all.load[samples:2]",
         "bad{",
+        "'rate(kernel.all.pswitch[samples:3])'",
+        "-F 'rate(kernel.all.pswitch[samples:3])'",
+        "'sum(kernel.all.load[samples:2])'",
     ],
 )
 def test_queries_with_the_real_engine_are_pcps(loaded, ours, monkeypatch, args):
-    """(the real engine, pmapi.series.query, when it is there) end to end."""
-    pytest.importorskip("pmapi.series.query", reason="the query engine is not written yet")
+    """Queries through the real engine (pmapi.series.query), end to end."""
     monkeypatch.setenv("TZ", ZONE)
     same(loaded, ours, *shlex.split(args))

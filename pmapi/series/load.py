@@ -27,17 +27,15 @@ import numpy as np
 from ..archive.columns import Columns
 from ..archive.format import ArchiveError
 from ..archive.reader import Archive
-from ..desc import Desc
 from ..errors import PMError, pmErrStr  # type: ignore[attr-defined]
 from ..ids import PM_INDOM_NULL
 from ..labels import (
     PM_LABEL_CONTEXT,
     LabelSet,
 )
-from ..values import Timestamp
 from . import schema
 from .ids import merged_json, source_id, string_id
-from .metadata import MetadataReplay, MetricPlan, first_seen, labels_at
+from .metadata import MetadataReplay, MetricPlan, first_seen, labels_at, stamp_of
 from .store import NO_SCRIPT, Command, Store, StoreDown
 
 NSEC = 1_000_000_000
@@ -113,16 +111,6 @@ def discovered_source(archive: Archive, path: str) -> SourceIdentity:
         return SourceIdentity(source_id(merged_json([context])), path, host, context)
     context = latest.sets[0]
     return SourceIdentity(source_id(context.json.decode("utf-8", "replace")), path, host, context)
-
-
-@dataclass
-class _Metric:
-    """One metric's keys: its ids under each name and the instances written."""
-
-    pmid: int
-    desc: Desc
-    names: tuple[str, ...]
-    sids: list[bytes]
 
 
 class ArchiveLoader:
@@ -230,7 +218,6 @@ class ArchiveLoader:
 
     def _values_of(self, cols: Columns, plan: MetricPlan, lo: int, hi: int) -> list[Command]:
         block, errors = self._window(cols, plan.pmid, lo, hi)
-        metric = _Metric(plan.pmid, plan.desc, plan.names, plan.sids)
         if plan.desc.indom == PM_INDOM_NULL:
             order = np.arange(len(block.insts))[:1]
             fields = [b""]
@@ -244,7 +231,7 @@ class ArchiveLoader:
             cols_kept = [c for c in ranked if int(block.insts[c]) in plan.fields]
             order = np.asarray(cols_kept, dtype=np.int64)
             fields = [plan.fields[int(block.insts[c])] for c in cols_kept]
-        return self._load_values(metric, block, order, fields, errors)
+        return self._load_values(plan, block, order, fields, errors)
 
     def _pmids(self, cols: Columns) -> list[int]:
         chosen = []
@@ -287,7 +274,7 @@ class ArchiveLoader:
 
     def _load_values(
         self,
-        metric: _Metric,
+        metric: MetricPlan,
         block,
         order: np.ndarray,
         fields: list[bytes],
@@ -446,7 +433,7 @@ class ArchiveLoader:
 
     def _volume_at(self, ns: int) -> int | None:
         """The volume holding the first record at or after NS."""
-        stamp = _stamp(ns)
+        stamp = stamp_of(ns)
         vol = None
         for entry in self.archive.index:
             if entry.stamp <= stamp:
@@ -456,33 +443,8 @@ class ArchiveLoader:
         return vol
 
 
-def mapping_args(fields: dict) -> tuple:
-    return tuple(x for pair in fields.items() for x in pair)
-
-
-def _flatten(command: Command) -> Command:
-    out: list = []
-    for word in command:
-        if isinstance(word, tuple):
-            out.extend(word)
-        else:
-            out.append(word)
-    return tuple(out)
-
-
 def _under(name: str, prefix: str) -> bool:
     return name == prefix or name.startswith(prefix + ".")
-
-
-def _inst_name(record, inst: int) -> str | None:
-    try:
-        return record.names[record.insts.index(inst)]
-    except ValueError:
-        return None
-
-
-def _stamp(ns: int) -> Timestamp:
-    return Timestamp(ns // NSEC, ns % NSEC)
 
 
 def _float(value: object) -> float:

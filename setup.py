@@ -1,47 +1,46 @@
 """Where the repository's top-level folders go when installed; pyproject.toml holds the rest.
 
-The repository keeps the design card's folders (pmda pmcd agents pmns help systemd ...).
-Installed, none claims a generic import name: the agents become the package
-``purepcp_agents``, and the data go into the package that reads them: the agents'
-namespace and help sources into ``pmda`` (Agent.source_file reads them), the systemd
-unit templates into ``pmcd`` (``pmcd --install-units`` renders them).
+The repository keeps the design card's folders (pmapi pmda series agents pmcd pmlogger
+pmproxy tools, and the data: pmns help systemd).  Installed, every one of them lives under
+the one import name ``purepcp`` (a namespace of folders, as this file maps them), so the
+project claims no generic name in site-packages.  The data go into the package that reads
+them: the agents' namespace and help sources into ``purepcp.pmda`` (Agent.source_file reads
+them), the systemd unit templates into ``purepcp.pmcd`` (``pmcd --install-units`` renders
+them).
 """
 
 from setuptools import find_packages, setup
 
-#: installed package -> the repository folder it is made from
-FOLDERS = {
-    "purepcp_agents": "agents",
-    "pmda.pmns": "pmns",
-    "pmda.help": "help",
-    "pmcd.systemd": "systemd",
+#: the code folders, each installed as purepcp.FOLDER
+CODE_FOLDERS = ("pmapi", "pmda", "series", "agents", "pmcd", "pmlogger", "pmproxy", "tools")
+#: the data folders: installed package -> the repository folder it is made from
+DATA_FOLDERS = {
+    "purepcp.pmda.pmns": "pmns",
+    "purepcp.pmda.help": "help",
+    "purepcp.pmcd.systemd": "systemd",
 }
 
-CODE = find_packages(
-    include=[
-        f"{top}{rest}"
-        for top in ("pmapi", "pmda", "pmcd", "pmlogger", "pmproxy")
-        for rest in ("", ".*")
-    ]
-)
-AGENTS = [p.replace("agents", "purepcp_agents", 1) for p in find_packages(include=["agents*"])]
+PACKAGES = [
+    f"purepcp.{name}"
+    for name in find_packages(
+        include=[f"{top}{rest}" for top in CODE_FOLDERS for rest in ("", ".*")]
+    )
+]
 
 setup(
-    packages=CODE + AGENTS + ["pmda.pmns", "pmda.help", "pmcd.systemd"],
-    package_dir=FOLDERS,
+    packages=PACKAGES + list(DATA_FOLDERS),
+    package_dir={**{f"purepcp.{top}": top for top in CODE_FOLDERS}, **DATA_FOLDERS},
     package_data={
-        "pmda.pmns": ["*"],
-        "pmda.help": ["*"],
-        "pmcd.systemd": ["*"],
-        "purepcp_agents": ["*/*.conf"],
-        "pmcd": ["pmcd.conf"],
-        "pmlogger": ["config.default"],
-        "pmda": ["templates/*", "templates/*/*"],
-        # the derived metrics read when PCP's own are not installed (pmapi.derived.registry)
-        "pmapi.derived": ["defaults/*.conf"],
-        # pmrep's metricsets, read when PCP's own are not installed (pmapi.cli.report.config)
-        "pmapi.cli.report": ["conf/*.conf"],
-        "pmapi.series": ["entries.lua"],
+        **{package: ["*"] for package in DATA_FOLDERS},
+        "purepcp.agents": ["*/*.conf"],
+        "purepcp.pmcd": ["pmcd.conf"],
+        "purepcp.pmlogger": ["config.default"],
+        "purepcp.pmda": ["templates/*", "templates/*/*"],
+        # the derived metrics read when PCP's own are not installed (purepcp.pmapi.derived.registry)
+        "purepcp.pmapi.derived": ["defaults/*.conf"],
+        # pmrep's metricsets, read when PCP's own are not installed (purepcp.tools.report.config)
+        "purepcp.tools.report": ["conf/*.conf"],
+        "purepcp.series": ["entries.lua"],
     },
     exclude_package_data={"": ["README.md"]},
 )

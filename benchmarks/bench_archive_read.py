@@ -31,7 +31,7 @@ from benchmarks.big_archive import ensure  # noqa: E402
 TARGET = 2.0
 READER = """
 import sys
-from pmapi.archive import Archive
+from purepcp.pmapi.archive import Archive
 n = 0
 with Archive(sys.argv[1]) as a:
     for rec in a.records():
@@ -50,7 +50,7 @@ def main() -> int:
         return 1
     base = ensure()
     env = dict(os.environ, PYTHONPATH=str(ROOT))
-    ours_cmd = f'"{sys.executable}" -m pmapi.cli.pmdumplog -a "{base}"'
+    ours_cmd = f'"{sys.executable}" -m purepcp.tools.pmdumplog -a "{base}"'
     theirs_cmd = f'pmdumplog -a "{base}"'
     with tempfile.TemporaryDirectory(prefix="bench-dumplog-") as tmp:
         for name, cmd in (("ours", ours_cmd), ("theirs", theirs_cmd)):

@@ -55,7 +55,7 @@ SEC = 1_000_000_000
 
 def replay(base: str, names: list[str]):
     """(fresh seconds, again seconds, the replay) of NAMES over the whole archive."""
-    from pmapi.archive.context import PM_MODE_INTERP, ArchiveContext
+    from purepcp.pmapi.archive.context import PM_MODE_INTERP, ArchiveContext
 
     started = time.perf_counter()
     with ArchiveContext(base) as ctx:

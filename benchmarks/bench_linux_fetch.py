@@ -30,12 +30,12 @@ from benchmarks.reference_pmcd import (
     reference_installed,
     running_pmcd,
 )
-from purepcp_agents.linux import Linux
-from purepcp_agents.linux.catalog import BY_NAME, REQUIRED
+from purepcp.agents.linux import Linux
+from purepcp.agents.linux.catalog import BY_NAME, REQUIRED
 
 GROUPS = Path("/var/lib/pcp/config/pmlogconf")
 PMDALINUX = f"linux\t60\tpipe\tbinary\t{PMDAS / 'linux' / 'pmdalinux'} -d 60"
-OURS = f"linux\t60\tpipe\tbinary\t{sys.executable} -m purepcp_agents.linux -d 60"
+OURS = f"linux\t60\tpipe\tbinary\t{sys.executable} -m purepcp.agents.linux -d 60"
 #: The issue's first list of linux metrics, and three more to make fifty.
 FIFTY = (*REQUIRED, "kernel.all.intr", "kernel.all.pswitch", "hinv.ninterface")
 

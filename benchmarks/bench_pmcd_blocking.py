@@ -26,9 +26,9 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from benchmarks.reference_pmcd import PMCD, running_pmcd  # noqa: E402
-from pmapi.pdu.codec import decode, encode  # noqa: E402
-from pmapi.pdu.framer import PDUFramer  # noqa: E402
-from pmapi.pdu.records import (  # noqa: E402
+from purepcp.pmapi.pdu.codec import decode, encode  # noqa: E402
+from purepcp.pmapi.pdu.framer import PDUFramer  # noqa: E402
+from purepcp.pmapi.pdu.records import (  # noqa: E402
     Cred,
     CredsPDU,
     HighResFetchPDU,
@@ -115,7 +115,7 @@ async def measure(port: int, seconds: float) -> list[float]:
 def conf_lines() -> list[str]:
     python = sys.executable
     return [
-        f"simple\t253\tpipe\tbinary\t{python} -m purepcp_agents.simple -d 253",
+        f"simple\t253\tpipe\tbinary\t{python} -m purepcp.agents.simple -d 253",
         f"slow\t251\tpipe\tbinary\t{python} {ROOT / 'benchmarks' / 'slow_agent.py'} -d 251",
     ]
 

@@ -90,10 +90,10 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from benchmarks.reference_pmcd import PMCD, PMDAS, running_pmcd  # noqa: E402
-from pmapi.pdu.codec import decode, encode  # noqa: E402
-from pmapi.pdu.constants import PDUType  # noqa: E402
-from pmapi.pdu.framer import PDUFramer  # noqa: E402
-from pmapi.pdu.records import (  # noqa: E402
+from purepcp.pmapi.pdu.codec import decode, encode  # noqa: E402
+from purepcp.pmapi.pdu.constants import PDUType  # noqa: E402
+from purepcp.pmapi.pdu.framer import PDUFramer  # noqa: E402
+from purepcp.pmapi.pdu.records import (  # noqa: E402
     PDU,
     Cred,
     CredsPDU,

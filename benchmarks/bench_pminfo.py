@@ -33,7 +33,7 @@ CONF = [
     f"linux\t60\tpipe\tbinary\t{PMDAS / 'linux' / 'pmdalinux'} -d 60",
 ]
 TARGET = 3.0
-OURS = [sys.executable, "-m", "pmapi.cli.pminfo"]
+OURS = [sys.executable, "-m", "purepcp.tools.pminfo"]
 
 
 def linux_subtrees(host: str, env: dict[str, str]) -> list[str]:

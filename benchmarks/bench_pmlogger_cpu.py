@@ -81,7 +81,7 @@ def main() -> int:
         cfg.write_text("log mandatory on every 100 msec {\n" + "\n".join(names) + "\n}\n")
         common = ["-h", host, "-c", str(cfg), "-l", str(Path(tmp, "log"))]
         ours = cpu_seconds(
-            [sys.executable, "-m", "pmlogger.main", *common, str(Path(tmp, "ours"))],
+            [sys.executable, "-m", "purepcp.pmlogger.main", *common, str(Path(tmp, "ours"))],
             args.seconds,
             str(ROOT),
         )

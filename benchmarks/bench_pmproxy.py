@@ -67,7 +67,7 @@ def proxy(ours: bool, pmcd_port: int, tmp: str) -> Iterator[int]:
     env = dict(os.environ, PYTHONPATH=str(ROOT), PMCD_PORT=str(pmcd_port), PCP_RUN_DIR=tmp)
     common = ["-f", "-p", str(port), "-i", "127.0.0.1", "-l", f"{tmp}/pmproxy.log"]
     if ours:
-        argv = [sys.executable, "-m", "pmproxy.main", *common]
+        argv = [sys.executable, "-m", "purepcp.pmproxy.main", *common]
     else:
         Path(tmp, "pmproxy.conf").write_text(REFERENCE_CONF)
         user = pwd.getpwuid(os.getuid()).pw_name

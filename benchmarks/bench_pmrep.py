@@ -30,7 +30,7 @@ from benchmarks.bench_pminfo import timed  # noqa: E402
 from benchmarks.bench_replay import quiet  # noqa: E402
 from benchmarks.big_archive import ensure  # noqa: E402
 
-OURS = [sys.executable, "-m", "pmapi.cli.pmrep", "--no-progress"]
+OURS = [sys.executable, "-m", "purepcp.tools.pmrep", "--no-progress"]
 THEIRS = ["/usr/bin/python3", "/usr/bin/pmrep"]
 
 

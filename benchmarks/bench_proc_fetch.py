@@ -39,7 +39,7 @@ NAMES = (
     "proc.io.read_bytes",
 )
 PMDAPROC = f"proc\t3\tpipe\tbinary\t{PMDAS / 'proc' / 'pmdaproc'} -d 3"
-OURS = f"proc\t3\tpipe\tbinary\t{sys.executable} -m purepcp_agents.proc -d 3"
+OURS = f"proc\t3\tpipe\tbinary\t{sys.executable} -m purepcp.agents.proc -d 3"
 
 
 def through_pmcd(conf: str, number: int) -> float:
@@ -53,9 +53,9 @@ def through_pmcd(conf: str, number: int) -> float:
 
 def in_process(number: int) -> float:
     """Median seconds per in-process Proc fetch of NAMES, as root."""
-    from pmapi.pdu.constants import Attr
-    from pmapi.pdu.records import AttrPDU, FetchPDU
-    from purepcp_agents.proc import Proc
+    from purepcp.agents.proc import Proc
+    from purepcp.pmapi.pdu.constants import Attr
+    from purepcp.pmapi.pdu.records import AttrPDU, FetchPDU
 
     agent = Proc()
     for attr in (Attr.PCP_ATTR_USERID, Attr.PCP_ATTR_GROUPID):

@@ -36,13 +36,13 @@ from benchmarks.bench_pminfo import timed  # noqa: E402
 from benchmarks.big_archive import ensure  # noqa: E402
 
 METRICS = [f"bench.m{m:02d}" for m in range(20)]
-PMVAL = [sys.executable, "-c", "import sys; from pmapi.cli.pmval import main; sys.exit(main())"]
+PMVAL = [sys.executable, "-c", "import sys; from purepcp.tools.pmval import main; sys.exit(main())"]
 
 REPLAY_ALL = r"""
 import sys
 import numpy as np
-from pmapi.archive.context import PM_MODE_INTERP, ArchiveContext
-from pmapi.types import PMSem
+from purepcp.pmapi.archive.context import PM_MODE_INTERP, ArchiveContext
+from purepcp.pmapi.types import PMSem
 
 with ArchiveContext(sys.argv[1]) as ctx:
     names = ctx.traverse("bench")

@@ -26,11 +26,11 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from benchmarks.reference_pmcd import PMDAS, reference_fetch_seconds
-from pmapi.pdu.codec import decode, encode
-from pmapi.pdu.records import HighResResultPDU, ResultPDU
-from pmapi.pdu.result_layout import LAYOUTS
-from pmapi.types import PMType
-from pmapi.values import Result, Timestamp, ValueSet
+from purepcp.pmapi.pdu.codec import decode, encode
+from purepcp.pmapi.pdu.records import HighResResultPDU, ResultPDU
+from purepcp.pmapi.pdu.result_layout import LAYOUTS
+from purepcp.pmapi.types import PMType
+from purepcp.pmapi.values import Result, Timestamp, ValueSet
 
 T = PMType
 _VALUES = {

@@ -36,7 +36,7 @@ sys.path.insert(0, str(ROOT))
 from benchmarks.big_archive import INSTANCES, METRICS, SAMPLES, ensure  # noqa: E402
 
 VALUES = METRICS * INSTANCES * SAMPLES
-OURS = [sys.executable, "-m", "pmapi.cli.pmseries"]
+OURS = [sys.executable, "-m", "purepcp.tools.pmseries"]
 THEIRS = ["/usr/bin/pmseries"]
 
 
@@ -137,12 +137,12 @@ DAY_SAMPLES, DAY_INSTS = 8640, 10  # (a day at 10 s: what a stream keeps by defa
 
 def day_archive(work: Path) -> str:
     """One metric, ten instances, a day at 10 s intervals, written by our writer."""
-    from pmapi.archive import ArchiveWriter
-    from pmapi.desc import Desc
-    from pmapi.ids import pmID_build, pmInDom_build
-    from pmapi.types import PMSem, PMType
-    from pmapi.units import Units
-    from pmapi.values import Result, Timestamp, ValueSet
+    from purepcp.pmapi.archive import ArchiveWriter
+    from purepcp.pmapi.desc import Desc
+    from purepcp.pmapi.ids import pmID_build, pmInDom_build
+    from purepcp.pmapi.types import PMSem, PMType
+    from purepcp.pmapi.units import Units
+    from purepcp.pmapi.values import Result, Timestamp, ValueSet
 
     base = str(work / "day")
     pmid, indom, t0 = pmID_build(245, 0, 1), pmInDom_build(245, 1), 1_700_000_000
@@ -164,8 +164,8 @@ def values_query(work: Path, rounds: int) -> dict[str, float]:
     and ours on the same key server (the answers are compared first)."""
     import http.client
 
-    from pmapi.series.load import ArchiveLoader
-    from pmapi.series.store import Store, StoreConfig
+    from purepcp.series.load import ArchiveLoader
+    from purepcp.series.store import Store, StoreConfig
 
     base = day_archive(work)
     proc, port = fresh_redis(work)
@@ -189,7 +189,7 @@ def values_query(work: Path, rounds: int) -> dict[str, float]:
         ours_env = dict(os.environ, PUREPCP_LAYOUT="user", HOME=str(home),
                         XDG_RUNTIME_DIR=str(home / "run"), PYTHONPATH=str(ROOT))  # fmt: skip
         procs.append(subprocess.Popen(
-            [sys.executable, "-m", "pmproxy.main", "-c", str(conf), "-p", str(ours),
+            [sys.executable, "-m", "purepcp.pmproxy.main", "-c", str(conf), "-p", str(ours),
              "-i", "127.0.0.1", "-l", str(work / "o.log")],
             env=ours_env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))  # fmt: skip
 

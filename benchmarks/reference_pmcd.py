@@ -79,7 +79,9 @@ def running_pmcd(
     env = dict(os.environ, PYTHONPATH=str(ROOT), PCP_RUN_DIR=tmp, PCP_PMDAS_DIR=tmp)
     common = ["-f", "-p", str(port), "-s", f"{tmp}/pmcd.socket", "-c", str(conf)]
     common += ["-l", f"{tmp}/pmcd.log", "-t", "10"] + (["-n", str(pmns)] if pmns else [])
-    argv = [sys.executable, "-m", "pmcd.main", *common] if ours else [str(PMCD), "-A", *common]
+    argv = (
+        [sys.executable, "-m", "purepcp.pmcd.main", *common] if ours else [str(PMCD), "-A", *common]
+    )
     proc = subprocess.Popen(
         argv, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL, start_new_session=True,

@@ -11,7 +11,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from pmda import U32, Agent, main, metric
+from purepcp.pmda import U32, Agent, main, metric
 
 PMNS = Path(__file__).with_name("slow_agent.pmns")
 

@@ -15,7 +15,7 @@ import os
 import socket
 from dataclasses import dataclass
 
-from .errors import PM_ERR_IPC, PM_ERR_TIMEOUT, PMError  # type: ignore[attr-defined]
+from .errors import PM_ERR_IPC, PM_ERR_TIMEOUT, PMError
 from .paths import paths
 from .pdu.codec import decode, encode
 from .pdu.constants import PDU_VERSION2

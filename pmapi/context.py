@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
 from .desc import Desc
-from .errors import (  # type: ignore[attr-defined]
+from .errors import (
     PM_ERR_NAME,
     PM_ERR_NOTCONN,
     PM_ERR_PMID,
@@ -53,7 +53,7 @@ if TYPE_CHECKING:
     from .derived.context import DerivedMetrics
     from .derived.registry import Registry
 else:
-    requests = _LazyModule("pmapi.requests")
+    requests = _LazyModule("purepcp.pmapi.requests")
 
 _handles = itertools.count()
 #: The label levels that belong to a metric (a derived one has none of them).

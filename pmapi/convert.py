@@ -14,7 +14,7 @@ import struct
 from fractions import Fraction
 from typing import Any
 
-from .errors import (  # type: ignore[attr-defined]
+from .errors import (
     PM_ERR_CONV,
     PM_ERR_SIGN,
     PM_ERR_TRUNC,

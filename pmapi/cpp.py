@@ -35,7 +35,7 @@ import string
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 
-from pmapi.errors import PM_ERR_PMNS, SourceError
+from purepcp.pmapi.errors import PM_ERR_PMNS, SourceError
 
 #: Files open at once, the top-level one included (pmcpp's MAXLEVEL).
 MAX_INCLUDE_LEVEL = 5

@@ -20,10 +20,10 @@ import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
-from pmapi.cpp import Reader, read_file, read_source, split_lines
-from pmapi.errors import PM_ERR_GENERIC, PM_ERR_NAME, PM_ERR_NONLEAF, PMError, SourceError
-from pmapi.ids import is_dynamic_root, pmID_build, pmIDStr, pmInDom_build, pmInDomStr
-from pmapi.pmns import PMNS
+from purepcp.pmapi.cpp import Reader, read_file, read_source, split_lines
+from purepcp.pmapi.errors import PM_ERR_GENERIC, PM_ERR_NAME, PM_ERR_NONLEAF, PMError, SourceError
+from purepcp.pmapi.ids import is_dynamic_root, pmID_build, pmIDStr, pmInDom_build, pmInDomStr
+from purepcp.pmapi.pmns import PMNS
 
 _WS = " \t\n\v\f\r"
 _KEY_END = re.compile(r"[ \t\n\v\f\r]")

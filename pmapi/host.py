@@ -18,7 +18,7 @@ from .connection import (
     os_code,
     parse_host,
 )
-from .errors import PM_ERR_IPC, PM_ERR_TIMEOUT, PMError  # type: ignore[attr-defined]
+from .errors import PM_ERR_IPC, PM_ERR_TIMEOUT, PMError
 from .pdu.codec import decode, encode
 from .pdu.framer import PDUFramer
 from .pdu.records import PDU, ErrorPDU, ProfilePDU

@@ -5,7 +5,7 @@ from __future__ import annotations
 import socket
 from typing import Any
 
-from .errors import PMError  # type: ignore[attr-defined]
+from .errors import PMError
 from .types import ValFmt
 
 

@@ -6,7 +6,7 @@ of `Label` records holding *byte* offsets into that text, sorted by name.  The
 records are exactly what travels in a PDU_LABEL, so their fields are the wire
 fields.  Parsing, merging and the flag helpers follow libpcp 6.0.3's labels.c,
 p_label.c and libpcp_pmda's callback.c, and match its output byte for byte
-(tests/test_labels_interop.py).  Where libpcp 6.0.3 is buggy this module does
+(tests/pmapi/test_labels_interop.py).  Where libpcp 6.0.3 is buggy this module does
 the evident intended thing instead: array values written with whitespace
 (offsets one byte early), maps nested two or more deep (middle names lost),
 maps inside arrays (made into labels), name comparison mixing a nested label's
@@ -26,8 +26,8 @@ from dataclasses import dataclass, field
 from enum import IntFlag
 from typing import Any
 
-from pmapi.errors import PMError
-from pmapi.ids import PM_IN_NULL, pmIDStr, pmInDomStr
+from purepcp.pmapi.errors import PMError
+from purepcp.pmapi.ids import PM_IN_NULL, pmIDStr, pmInDomStr
 
 
 class LabelFlag(IntFlag):

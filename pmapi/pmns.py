@@ -21,7 +21,7 @@ import re
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 
-from pmapi.cpp import (
+from purepcp.pmapi.cpp import (
     Reader,
     SourceLine,
     preprocess,
@@ -30,7 +30,7 @@ from pmapi.cpp import (
     read_source,
     split_lines,
 )
-from pmapi.errors import (
+from purepcp.pmapi.errors import (
     PM_ERR_NAME,
     PM_ERR_NONLEAF,
     PM_ERR_PMID,
@@ -38,7 +38,7 @@ from pmapi.errors import (
     PMError,
     SourceError,
 )
-from pmapi.ids import (
+from purepcp.pmapi.ids import (
     dynamic_root,
     is_dynamic_root,
     pmID_build,

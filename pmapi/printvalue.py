@@ -14,7 +14,7 @@ from typing import Any
 
 from .convert import pmExtractValue, wrap
 from .desc import Desc
-from .errors import PM_ERR_INST, PMError, pmErrStr  # type: ignore[attr-defined]
+from .errors import PM_ERR_INST, PMError, pmErrStr
 from .ids import PM_INDOM_NULL, pmInDomStr
 from .types import PMSem, PMType, ValFmt, pmTypeStr
 from .values import ARRAY_CODES, ValueBlock, ValueSet, block_payload

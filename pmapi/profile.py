@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
-from .errors import PM_ERR_PROFILESPEC, PMError  # type: ignore[attr-defined]
+from .errors import PM_ERR_PROFILESPEC, PMError
 from .ids import PM_INDOM_NULL
 from .pdu.constants import PM_PROFILE_EXCLUDE, PM_PROFILE_INCLUDE
 

@@ -21,7 +21,7 @@ from typing import Any
 from .convert import extract_value
 from .desc import Desc
 from .types import PMType
-from .units import PM_TIME_SEC, Units, pmUnitsStr  # type: ignore[attr-defined]
+from .units import PM_TIME_SEC, Units, pmUnitsStr
 from .values import Timestamp, ValueSet
 
 __all__ = [

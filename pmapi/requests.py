@@ -12,7 +12,7 @@ from collections.abc import Generator, Sequence
 from typing import Any, NamedTuple, TypeVar
 
 from .desc import Desc
-from .errors import (  # type: ignore[attr-defined]
+from .errors import (
     PM_ERR_INDOM,
     PM_ERR_INST,
     PM_ERR_IPC,

@@ -39,9 +39,26 @@ class ValFmt(IntEnum):
     PM_VAL_SPTR = 2  # in a pmValueBlock, statically allocated
 
 
-globals().update(PMType.__members__)
-globals().update(PMSem.__members__)
-globals().update(ValFmt.__members__)
+# the members under their PCP names, as module constants (`from ... import PM_TYPE_U32`)
+PM_TYPE_NOSUPPORT = PMType.PM_TYPE_NOSUPPORT
+PM_TYPE_32 = PMType.PM_TYPE_32
+PM_TYPE_U32 = PMType.PM_TYPE_U32
+PM_TYPE_64 = PMType.PM_TYPE_64
+PM_TYPE_U64 = PMType.PM_TYPE_U64
+PM_TYPE_FLOAT = PMType.PM_TYPE_FLOAT
+PM_TYPE_DOUBLE = PMType.PM_TYPE_DOUBLE
+PM_TYPE_STRING = PMType.PM_TYPE_STRING
+PM_TYPE_AGGREGATE = PMType.PM_TYPE_AGGREGATE
+PM_TYPE_AGGREGATE_STATIC = PMType.PM_TYPE_AGGREGATE_STATIC
+PM_TYPE_EVENT = PMType.PM_TYPE_EVENT
+PM_TYPE_HIGHRES_EVENT = PMType.PM_TYPE_HIGHRES_EVENT
+PM_TYPE_UNKNOWN = PMType.PM_TYPE_UNKNOWN
+PM_SEM_COUNTER = PMSem.PM_SEM_COUNTER
+PM_SEM_INSTANT = PMSem.PM_SEM_INSTANT
+PM_SEM_DISCRETE = PMSem.PM_SEM_DISCRETE
+PM_VAL_INSITU = ValFmt.PM_VAL_INSITU
+PM_VAL_DPTR = ValFmt.PM_VAL_DPTR
+PM_VAL_SPTR = ValFmt.PM_VAL_SPTR
 
 #: Bytes of the vtype/vlen word that starts every pmValueBlock.
 PM_VAL_HDR_SIZE = 4

@@ -36,8 +36,22 @@ class Time(IntEnum):
     PM_TIME_HOUR = 5
 
 
-globals().update(Space.__members__)
-globals().update(Time.__members__)
+# the members under their PCP names, as module constants (`from ... import PM_TYPE_U32`)
+PM_SPACE_BYTE = Space.PM_SPACE_BYTE
+PM_SPACE_KBYTE = Space.PM_SPACE_KBYTE
+PM_SPACE_MBYTE = Space.PM_SPACE_MBYTE
+PM_SPACE_GBYTE = Space.PM_SPACE_GBYTE
+PM_SPACE_TBYTE = Space.PM_SPACE_TBYTE
+PM_SPACE_PBYTE = Space.PM_SPACE_PBYTE
+PM_SPACE_EBYTE = Space.PM_SPACE_EBYTE
+PM_SPACE_ZBYTE = Space.PM_SPACE_ZBYTE
+PM_SPACE_YBYTE = Space.PM_SPACE_YBYTE
+PM_TIME_NSEC = Time.PM_TIME_NSEC
+PM_TIME_USEC = Time.PM_TIME_USEC
+PM_TIME_MSEC = Time.PM_TIME_MSEC
+PM_TIME_SEC = Time.PM_TIME_SEC
+PM_TIME_MIN = Time.PM_TIME_MIN
+PM_TIME_HOUR = Time.PM_TIME_HOUR
 
 #: pmUnits.scaleCount is a power of ten; this is 10^0.
 PM_COUNT_ONE = 0

@@ -22,7 +22,7 @@ from array import array
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any, NamedTuple
 
-from .errors import PM_ERR_CONV, PM_ERR_TYPE, PMError  # type: ignore[attr-defined]
+from .errors import PM_ERR_CONV, PM_ERR_TYPE, PMError
 from .ids import PM_IN_NULL
 from .types import PM_VAL_HDR_SIZE, PMType, ValFmt
 

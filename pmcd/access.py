@@ -50,7 +50,7 @@ from dataclasses import dataclass, field
 from enum import IntFlag
 from typing import Literal
 
-from pmapi.errors import PM_ERR_CONNLIMIT, PM_ERR_PERMISSION, pmErrStr
+from purepcp.pmapi.errors import PM_ERR_CONNLIMIT, PM_ERR_PERMISSION, pmErrStr
 
 __all__ = [
     "PMCD_OP_ALL",

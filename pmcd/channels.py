@@ -29,7 +29,7 @@ from typing import Any, Protocol
 
 import trio
 
-from pmapi.errors import (  # type: ignore[attr-defined]
+from purepcp.pmapi.errors import (
     PM_ERR_GENERIC,
     PM_ERR_IPC,
     PM_ERR_NOAGENT,
@@ -37,12 +37,12 @@ from pmapi.errors import (  # type: ignore[attr-defined]
     PM_ERR_TIMEOUT,
     PMError,
 )
-from pmapi.pdu.codec import PDUError, decode, encode
-from pmapi.pdu.constants import CVERSION, PDU_VERSION, PDUFlag
-from pmapi.pdu.framer import PDUFramer
-from pmapi.pdu.records import AttrPDU, Cred, CredsPDU, ErrorPDU
-from pmda.agent import Agent
-from pmda.clients import CREDENTIAL_FLAGS
+from purepcp.pmapi.pdu.codec import PDUError, decode, encode
+from purepcp.pmapi.pdu.constants import CVERSION, PDU_VERSION, PDUFlag
+from purepcp.pmapi.pdu.framer import PDUFramer
+from purepcp.pmapi.pdu.records import AttrPDU, Cred, CredsPDU, ErrorPDU
+from purepcp.pmda.agent import Agent
+from purepcp.pmda.clients import CREDENTIAL_FLAGS
 
 from .metadata import MetadataCache
 

@@ -33,14 +33,14 @@ What pmcd does, and so do we:
   a number too large for a C int wraps around as it does in pmcd.
 
 Our extension, for agents written in Python and loaded into pmcd's process: a
-`dso` line whose PATH is a Python module (`purepcp_agents.simple`) or an absolute
+`dso` line whose PATH is a Python module (`purepcp.agents.simple`) or an absolute
 `.py` file, with ENTRY the agent class (or `-` for the module's only one):
 
-    simple  253  dso  Simple  purepcp_agents.simple
+    simple  253  dso  Simple  purepcp.agents.simple
     mine    400  dso  Mine    /opt/agents/mine.py
 
-`AgentLine.python_spec` gives what `pmda.inproc.load_agent` takes
-(`purepcp_agents.simple:Simple`).  PCP would reject the first line (PATH not absolute);
+`AgentLine.python_spec` gives what `purepcp.pmda.inproc.load_agent` takes
+(`purepcp.agents.simple:Simple`).  PCP would reject the first line (PATH not absolute);
 other dso lines parse as in PCP and `AgentLine.load_problem` says why a C DSO
 cannot be loaded, for the daemon to report when it starts the agent.
 """
@@ -56,7 +56,7 @@ from dataclasses import dataclass
 from enum import IntEnum
 from typing import Literal
 
-from pmapi.errors import pmErrStr
+from purepcp.pmapi.errors import pmErrStr
 
 from .access import (
     PMCD_OP_ALL,
@@ -131,7 +131,7 @@ class AgentLine:
 
     @property
     def python_spec(self) -> str | None:
-        """For a Python dso line, the spec `pmda.inproc.load_agent` takes; else None."""
+        """For a Python dso line, the spec `purepcp.pmda.inproc.load_agent` takes; else None."""
         if self.kind != "dso" or self.path is None:
             return None
         is_file = self.path.startswith("/") and self.path.endswith(".py")

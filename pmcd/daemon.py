@@ -23,14 +23,14 @@ from pathlib import Path
 
 import trio
 
-from pmapi.errors import PM_ERR_TIMEOUT, PMError  # type: ignore[attr-defined]
-from pmapi.labels import PM_LABEL_CONTEXT, LabelSet
-from pmapi.pdu.codec import encode
-from pmapi.pdu.constants import CLIENT_PDU_CEILING, Attr, PMCDState
-from pmapi.pdu.records import ErrorPDU
-from pmapi.pmns import PMNS
-from pmda.agent import DATA_DIR, combined_pmns
-from pmda.inproc import AgentLoadError, agent_class, load_agent
+from purepcp.pmapi.errors import PM_ERR_TIMEOUT, PMError
+from purepcp.pmapi.labels import PM_LABEL_CONTEXT, LabelSet
+from purepcp.pmapi.pdu.codec import encode
+from purepcp.pmapi.pdu.constants import CLIENT_PDU_CEILING, Attr, PMCDState
+from purepcp.pmapi.pdu.records import ErrorPDU
+from purepcp.pmapi.pmns import PMNS
+from purepcp.pmda.agent import DATA_DIR, combined_pmns
+from purepcp.pmda.inproc import AgentLoadError, agent_class, load_agent
 
 from . import memory
 from .access import Gatekeeper, Peer
@@ -620,7 +620,7 @@ def _agent_name(item: AgentLine | tuple[AgentLine, AgentLine]) -> str:
 
 
 #: How pmcd.conf names pmcd's own agent in our form, and PCP's C library for it.
-PMCD_AGENT = "pmcd.pmcd_agent:PmcdAgent"
+PMCD_AGENT = "purepcp.pmcd.pmcd_agent:PmcdAgent"
 
 
 def _settle_memory() -> None:

@@ -14,9 +14,9 @@ import os
 import socket
 from pathlib import Path
 
-from pmapi.paths import Paths
-from pmapi.pidfile import read_pid
-from pmapi.pmns import PMNS
+from purepcp.pmapi.paths import Paths
+from purepcp.pmapi.pidfile import read_pid
+from purepcp.pmapi.pmns import PMNS
 
 from .config import PmcdConfig
 

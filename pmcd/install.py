@@ -27,13 +27,13 @@ from importlib.metadata import entry_points
 from pathlib import Path
 from typing import Literal, TextIO
 
-from pmapi.errors import PMError
-from pmapi.helptext import load_help
-from pmapi.ids import PM_ID_NULL, is_dynamic_root, pmID_cluster, pmID_domain
-from pmapi.paths import Paths
-from pmapi.pmns import PMNS
-from pmda.agent import Agent, combined_pmns
-from pmda.inproc import AgentLoadError, agent_class
+from purepcp.pmapi.errors import PMError
+from purepcp.pmapi.helptext import load_help
+from purepcp.pmapi.ids import PM_ID_NULL, is_dynamic_root, pmID_cluster, pmID_domain
+from purepcp.pmapi.paths import Paths
+from purepcp.pmapi.pmns import PMNS
+from purepcp.pmda.agent import Agent, combined_pmns
+from purepcp.pmda.inproc import AgentLoadError, agent_class
 
 from .config import parse_config
 from .files import default_namespace, pmcd_conf_path, running_pid
@@ -95,7 +95,7 @@ def conf_line(agent: AgentRef, domain: int, mode: Mode, layout: Paths) -> str:
     if mode == "inproc":
         return f"{agent.name}\t{domain}\tdso\t{agent.class_name}\t{agent.module}"
     log = layout.log_dir / "pmcd" / f"{agent.name}.log"
-    command = f"{sys.executable} -m pmda.run {agent.spec} -d {domain} -l {log}"
+    command = f"{sys.executable} -m purepcp.pmda.run {agent.spec} -d {domain} -l {log}"
     if mode == "pipe":
         return f"{agent.name}\t{domain}\tpipe\tbinary\t{command}"
     socket_path = layout.run_dir / f"pmda{agent.name}.socket"
@@ -124,7 +124,8 @@ def conf_agents(text: str) -> dict[str, int]:
 
 def conf_names_for_spec(text: str, spec: str) -> list[str]:
     """The agents of pmcd.conf TEXT installed from SPEC (module[:Class] or file.py[:Class]),
-    as `conf_line` writes them: a dso line's class and module, a daemon's `pmda.run` spec."""
+    as `conf_line` writes them: a dso line's class and module, a daemon's
+    `purepcp.pmda.run` spec."""
     where, _, class_name = spec.partition(":")
     if where.endswith(".py") or Path(where).is_file():
         where = str(Path(where).resolve())
@@ -132,8 +133,8 @@ def conf_names_for_spec(text: str, spec: str) -> list[str]:
     for _, words in _agent_lines(text):
         if len(words) >= 5 and words[2] == "dso":
             module, cls = words[4], words[3]
-        elif "pmda.run" in words[:-1]:
-            module, _, cls = words[words.index("pmda.run") + 1].partition(":")
+        elif "purepcp.pmda.run" in words[:-1]:
+            module, _, cls = words[words.index("purepcp.pmda.run") + 1].partition(":")
         else:
             continue
         if module == where and class_name in ("", cls):
@@ -423,7 +424,7 @@ class Installer:
 def probe_pmcd(socket_path: str, tops: list[str]) -> tuple[int, int, int]:
     """Count the metrics below TOPS in the pmcd at SOCKET_PATH (falling back to its TCP
     port), their values and the metrics that gave an error instead, as pmprobe -i."""
-    from pmapi.context import Context
+    from purepcp.pmapi.context import Context
 
     try:
         context = Context.host(f"local:{socket_path}")

@@ -15,11 +15,11 @@ from typing import Any
 
 import trio
 
-from pmapi.errors import PM_ERR_NOAGENT, PMError  # type: ignore[attr-defined]
-from pmapi.paths import paths
-from pmapi.pdu.records import PDU, ProfilePDU
-from pmda.agent import combined_pmns
-from pmda.inproc import AgentLoadError, load_agent
+from purepcp.pmapi.errors import PM_ERR_NOAGENT, PMError
+from purepcp.pmapi.paths import paths
+from purepcp.pmapi.pdu.records import PDU, ProfilePDU
+from purepcp.pmda.agent import combined_pmns
+from purepcp.pmda.inproc import AgentLoadError, load_agent
 
 from .channels import InProcessChannel
 from .config import AgentLine, load_config

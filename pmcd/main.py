@@ -12,11 +12,11 @@ from typing import Any
 
 import trio
 
-from pmapi.cli.common import HELP, NAMESPACE, VERSION, Opt, Tool
-from pmapi.errors import PMError
-from pmapi.paths import LayoutError, Paths, paths
-from pmapi.pidfile import remove_pidfile, write_pidfile
-from pmapi.service import (
+from purepcp.pmapi.errors import PMError
+from purepcp.pmapi.options import HELP, NAMESPACE, VERSION, Opt, Tool
+from purepcp.pmapi.paths import LayoutError, Paths, paths
+from purepcp.pmapi.pidfile import remove_pidfile, write_pidfile
+from purepcp.pmapi.service import (
     daemon_ended,
     notify_ready,
     notify_reloaded,
@@ -158,7 +158,7 @@ def _run(argv: list[str]) -> int:
         print(f"pmcd: {exc}", file=sys.stderr)
         return 1
     if args.install_units is not None:
-        from pmapi.cli.common import quiet_stdout
+        from purepcp.pmapi.options import quiet_stdout
 
         from .units import install_units
 

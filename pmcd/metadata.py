@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from pmapi.pdu.constants import PMCDState
+from purepcp.pmapi.pdu.constants import PMCDState
 
 #: Entries kept per kind at most (an agent with more metrics than this is re-asked).
 LIMIT = 1 << 16

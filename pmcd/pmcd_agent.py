@@ -64,7 +64,7 @@ from pathlib import Path
 from typing import Any
 from zoneinfo import ZoneInfo
 
-from pmapi.errors import (  # type: ignore[attr-defined]
+from purepcp.pmapi.errors import (
     PM_ERR_BADSTORE,
     PM_ERR_INST,
     PM_ERR_PERMISSION,
@@ -72,11 +72,11 @@ from pmapi.errors import (  # type: ignore[attr-defined]
     PM_ERR_SIGN,
     PMError,
 )
-from pmapi.ids import PM_IN_NULL, pmID_cluster, pmID_item
-from pmapi.pdu.constants import PDUType
-from pmapi.pdu.records import ErrorPDU, InstancePDU, InstanceReqPDU
-from pmapi.values import Result, ValueSet, string_value
-from pmda import (
+from purepcp.pmapi.ids import PM_IN_NULL, pmID_cluster, pmID_item
+from purepcp.pmapi.pdu.constants import PDUType
+from purepcp.pmapi.pdu.records import ErrorPDU, InstancePDU, InstanceReqPDU
+from purepcp.pmapi.values import Result, ValueSet, string_value
+from purepcp.pmda import (
     COUNTER,
     DISCRETE,
     DOUBLE,

@@ -17,8 +17,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from pmapi.cli.common import HELP, VERSION, Opt, Parsed, Tool
-from pmapi.paths import paths
+from purepcp.pmapi.options import HELP, VERSION, Opt, Parsed, Tool
+from purepcp.pmapi.paths import paths
 
 from .install import Installer, InstallError, available_agents, conf_agents, find_agent
 
@@ -126,7 +126,7 @@ def _number(tool: Tool, parsed: Parsed, key: str, default: float | None) -> Any:
 
 
 def _new(name: str, domain: int, where: str | None) -> int:
-    from pmda.cli.newagent import NewAgentError, create_agent
+    from purepcp.pmda.cli.newagent import NewAgentError, create_agent
 
     dest = Path(where or f"pmda-{name}")
     try:

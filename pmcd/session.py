@@ -21,8 +21,8 @@ from typing import Any
 
 import trio
 
-from pmapi.desc import Desc
-from pmapi.errors import (  # type: ignore[attr-defined]
+from purepcp.pmapi.desc import Desc
+from purepcp.pmapi.errors import (
     PM_ERR_INDOM,
     PM_ERR_IPC,
     PM_ERR_NAME,
@@ -35,18 +35,18 @@ from pmapi.errors import (  # type: ignore[attr-defined]
     PM_ERR_TOOBIG,
     PMError,
 )
-from pmapi.ids import PM_ID_NULL, is_dynamic_root, pmID_cluster, pmID_domain, pmInDom_domain
-from pmapi.labels import (
+from purepcp.pmapi.ids import PM_ID_NULL, is_dynamic_root, pmID_cluster, pmID_domain, pmInDom_domain
+from purepcp.pmapi.labels import (
     PM_LABEL_CLUSTER,
     PM_LABEL_CONTEXT,
     PM_LABEL_DOMAIN,
     PM_LABEL_INSTANCES,
     PM_LABEL_ITEM,
 )
-from pmapi.pdu.codec import PDUError, decode, encode
-from pmapi.pdu.constants import CLIENT_PDU_CEILING, PM_TEXT_PMID, Attr, PDUFlag
-from pmapi.pdu.framer import PDUFramer
-from pmapi.pdu.records import (
+from purepcp.pmapi.pdu.codec import PDUError, decode, encode
+from purepcp.pmapi.pdu.constants import CLIENT_PDU_CEILING, PM_TEXT_PMID, Attr, PDUFlag
+from purepcp.pmapi.pdu.framer import PDUFramer
+from purepcp.pmapi.pdu.records import (
     AttrPDU,
     CredsPDU,
     DescIdsPDU,
@@ -71,9 +71,9 @@ from pmapi.pdu.records import (
     TextPDU,
     TextReqPDU,
 )
-from pmapi.pdu.result_layout import ColumnValueSets
-from pmapi.pmns import PMNS
-from pmapi.values import Result, Timestamp, ValueSet
+from purepcp.pmapi.pdu.result_layout import ColumnValueSets
+from purepcp.pmapi.pmns import PMNS
+from purepcp.pmapi.values import Result, Timestamp, ValueSet
 
 from .access import PmcdOp
 from .channels import Channel, InProcessChannel, Profile

@@ -1,7 +1,7 @@
 """What pmcd knows about itself, for its own agent (domain 2) to report.
 
 `DaemonState` is plain data: the daemon updates it as clients come and go, PDUs
-pass and agents start or stop, and `pmcd.pmcd_agent.PmcdAgent` reads it to
+pass and agents start or stop, and `purepcp.pmcd.pmcd_agent.PmcdAgent` reads it to
 answer fetches of the pmcd.* metrics.  Stores into pmcd.control.* land here too:
 settings (timeout, debug, trace) are fields the daemon reads when it needs them,
 and push-button stores (sighup, dumptrace, dumpconn, a client's new container)
@@ -25,9 +25,9 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from pmapi import DISTRIBUTION, PCP_COMPAT_VERSION, __version__
-from pmapi.paths import paths
-from pmapi.pdu.constants import Attr, PDUType
+from purepcp.pmapi import DISTRIBUTION, PCP_COMPAT_VERSION, __version__
+from purepcp.pmapi.paths import paths
+from purepcp.pmapi.pdu.constants import Attr, PDUType
 
 #: pmcd.agent.type: the IPC kind (pmcd.h's AGENT_DSO, AGENT_SOCKET, AGENT_PIPE) << 1.
 AGENT_TYPE = {"dso": 0 << 1, "socket": 1 << 1, "pipe": 2 << 1}

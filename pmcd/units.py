@@ -18,8 +18,8 @@ import sys
 from pathlib import Path
 from string import Template
 
-from pmapi.paths import Paths
-from pmapi.shipped import shipped_dir
+from purepcp.pmapi.paths import Paths
+from purepcp.pmapi.shipped import shipped_dir
 
 TEMPLATES = shipped_dir(__file__, "systemd")
 #: The units written, in the order they are reported.

@@ -1,6 +1,6 @@
 """The agent framework: write a PMDA by subclassing Agent (see docs/agents.md)."""
 
-from pmapi.errors import PMError
+from purepcp.pmapi.errors import PMError
 
 from .agent import Agent
 from .clients import Client

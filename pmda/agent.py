@@ -19,8 +19,8 @@ from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any, ClassVar, NamedTuple
 
-from pmapi.desc import Desc
-from pmapi.errors import (  # type: ignore[attr-defined]
+from purepcp.pmapi.desc import Desc
+from purepcp.pmapi.errors import (
     PM_ERR_AGAIN,
     PM_ERR_INDOM,
     PM_ERR_INST,
@@ -32,9 +32,9 @@ from pmapi.errors import (  # type: ignore[attr-defined]
     PM_ERR_TYPE,
     PMError,
 )
-from pmapi.helptext import load_help
-from pmapi.ids import PM_IN_NULL, PM_INDOM_NULL, pmID_cluster, pmID_domain, pmInDom_build
-from pmapi.labels import (
+from purepcp.pmapi.helptext import load_help
+from purepcp.pmapi.ids import PM_IN_NULL, PM_INDOM_NULL, pmID_cluster, pmID_domain, pmInDom_build
+from purepcp.pmapi.labels import (
     PM_LABEL_CLUSTER,
     PM_LABEL_COMPOUND,
     PM_LABEL_DOMAIN,
@@ -45,14 +45,14 @@ from pmapi.labels import (
     LabelSet,
     domain_labels,
 )
-from pmapi.pdu.constants import (
+from purepcp.pmapi.pdu.constants import (
     PM_PROFILE_INCLUDE,
     PM_TEXT_HELP,
     PM_TEXT_INDOM,
     PM_TEXT_PMID,
     PMCDState,
 )
-from pmapi.pdu.records import (
+from purepcp.pmapi.pdu.records import (
     AttrPDU,
     CredsPDU,
     DescPDU,
@@ -72,9 +72,9 @@ from pmapi.pdu.records import (
     TextPDU,
     TextReqPDU,
 )
-from pmapi.pmns import PMNS
-from pmapi.shipped import shipped_dir
-from pmapi.values import Result, Timestamp, ValueSet
+from purepcp.pmapi.pmns import PMNS
+from purepcp.pmapi.shipped import shipped_dir
+from purepcp.pmapi.values import Result, Timestamp, ValueSet
 
 from .clients import Client, ClientTable
 from .columns import Columns, column_value_sets, columns_for

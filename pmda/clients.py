@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from pmapi.pdu.constants import Attr, PDUFlag
+from purepcp.pmapi.pdu.constants import Attr, PDUFlag
 
 #: The CREDS flags with which an agent asks pmcd for its clients' credentials (as
 #: pmdaproc's PMDA_FLAG_AUTHORIZE | PMDA_FLAG_CONTAINER); pmcd honours either.

@@ -21,13 +21,13 @@ from __future__ import annotations
 import struct
 from typing import Any
 
-from pmapi.errors import PMError  # type: ignore[attr-defined]
-from pmapi.ids import PM_IN_NULL, pmID_cluster
-from pmapi.pdu.constants import PDUType
-from pmapi.pdu.result import RESULT_PREAMBLE, encode_result
-from pmapi.pdu.result_layout import ColumnValueSets, ResultLayout, ResultWriter, shape_of
-from pmapi.types import PMType
-from pmapi.values import ARRAY_CODES, Result, Timestamp, ValueSet
+from purepcp.pmapi.errors import PMError
+from purepcp.pmapi.ids import PM_IN_NULL, pmID_cluster
+from purepcp.pmapi.pdu.constants import PDUType
+from purepcp.pmapi.pdu.result import RESULT_PREAMBLE, encode_result
+from purepcp.pmapi.pdu.result_layout import ColumnValueSets, ResultLayout, ResultWriter, shape_of
+from purepcp.pmapi.types import PMType
+from purepcp.pmapi.values import ARRAY_CODES, Result, Timestamp, ValueSet
 
 from .metrics import NOSUPPORT
 

@@ -1,7 +1,7 @@
 """Loading an agent into the calling process: PCP's DSO case, for Python agents.
 
 pmcd (a `dso` line in pmcd.conf) and dbpmda (`open dso`) name an agent by module
-or file, optionally with the class: `purepcp_agents.simple`, `purepcp_agents.simple:Simple`,
+or file, optionally with the class: `purepcp.agents.simple`, `purepcp.agents.simple:Simple`,
 `/path/to/myagent.py:Mine`.  `load_agent` imports it and returns a ready
 instance; the caller then hands it request records through `Agent.handle`, with
 no PDU bytes in between.
@@ -86,6 +86,19 @@ def _import(where: str) -> ModuleType:
     try:
         return importlib.import_module(where)
     except ImportError as exc:
-        raise AgentLoadError(f"{where}: cannot import: {exc}") from exc
+        raise AgentLoadError(f"{where}: cannot import: {exc}{_renamed(where)}") from exc
     except (Exception, SystemExit) as exc:
         raise AgentLoadError(f"{where}: {type(exc).__name__}: {exc}") from exc
+
+
+#: the import names of releases before everything moved under purepcp (pmcd.conf lines
+#: written then still name them)
+_OLD_NAMES = {"purepcp_agents": "purepcp.agents", "pmda": "purepcp.pmda", "pmcd": "purepcp.pmcd"}
+
+
+def _renamed(where: str) -> str:
+    """A hint for a module name of an older release: what it is called now."""
+    top, dot, rest = where.partition(".")
+    if top in _OLD_NAMES and importlib.util.find_spec(top) is None:
+        return f" (now {_OLD_NAMES[top]}{dot}{rest}: rewrite that line of pmcd.conf)"
+    return ""

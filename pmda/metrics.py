@@ -15,8 +15,8 @@ import inspect
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
-from pmapi.types import PMSem, PMType
-from pmapi.units import Units
+from purepcp.pmapi.types import PMSem, PMType
+from purepcp.pmapi.units import Units
 
 # Short names for the types and semantics an agent declares with.
 I32, U32, I64, U64 = PMType.PM_TYPE_32, PMType.PM_TYPE_U32, PMType.PM_TYPE_64, PMType.PM_TYPE_U64

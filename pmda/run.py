@@ -1,4 +1,5 @@
-"""Run any agent as a daemon PMDA: ``python -m pmda.run SPEC [-d DOMAIN] [-p | -i PORT | -u PATH]``.
+"""Run any agent as a daemon PMDA:
+``python -m purepcp.pmda.run SPEC [-d DOMAIN] [-p | -i PORT | -u PATH]``.
 
 SPEC names the agent as pmcd.conf's Python dso lines do (``module[:Class]`` or
 ``file.py[:Class]``); the rest is pmdaGetOpt's command line (pmda.serve).  This is
@@ -18,12 +19,12 @@ from .serve import main as serve
 def main(argv: Sequence[str] | None = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
     if not args or args[0].startswith("-"):
-        print("usage: python -m pmda.run module[:Class] [agent options]", file=sys.stderr)
+        print("usage: python -m purepcp.pmda.run module[:Class] [agent options]", file=sys.stderr)
         return 2
     try:
         cls = agent_class(args[0])
     except AgentLoadError as exc:
-        print(f"pmda.run: {exc}", file=sys.stderr)
+        print(f"purepcp.pmda.run: {exc}", file=sys.stderr)
         return 1
     return serve(cls, args[1:])
 

@@ -1,6 +1,6 @@
 """Running an agent as a daemon PMDA: pmdaGetOpt's flags, the connection to pmcd, the loop.
 
-`main(AgentClass)` is what `python -m purepcp_agents.NAME` runs.  The agent talks PDUs with
+`main(AgentClass)` is what `python -m purepcp.agents.NAME` runs.  The agent talks PDUs with
 pmcd over its standard input and output (-p, the default), or listens on a TCP
 port (-i PORT) or a unix socket (-u PATH) and serves the pmcd that connects.  As
 libpcp_pmda does, the agent speaks first: a CREDS PDU announcing protocol version
@@ -18,11 +18,11 @@ import sys
 from collections.abc import Callable, Sequence
 from typing import BinaryIO
 
-from pmapi.errors import PM_ERR_GENERIC, PMError  # type: ignore[attr-defined]
-from pmapi.pdu.codec import PDUError, decode, encode
-from pmapi.pdu.constants import PDUType
-from pmapi.pdu.framer import PDUFramer
-from pmapi.pdu.records import Cred, CredsPDU, ErrorPDU
+from purepcp.pmapi.errors import PM_ERR_GENERIC, PMError
+from purepcp.pmapi.pdu.codec import PDUError, decode, encode
+from purepcp.pmapi.pdu.constants import PDUType
+from purepcp.pmapi.pdu.framer import PDUFramer
+from purepcp.pmapi.pdu.records import Cred, CredsPDU, ErrorPDU
 
 from .agent import Agent
 from .clients import CREDENTIAL_FLAGS

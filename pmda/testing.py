@@ -25,11 +25,11 @@ from collections.abc import Mapping
 from types import TracebackType
 from typing import Any, TypeVar
 
-from pmapi.desc import Desc
-from pmapi.errors import PM_ERR_INST, PM_ERR_NOTCONN, PMError  # type: ignore[attr-defined]
-from pmapi.ids import PM_IN_NULL, PM_INDOM_NULL
-from pmapi.pdu.constants import PM_TEXT_HELP, PM_TEXT_ONELINE, PM_TEXT_PMID, Attr
-from pmapi.pdu.records import (
+from purepcp.pmapi.desc import Desc
+from purepcp.pmapi.errors import PM_ERR_INST, PM_ERR_NOTCONN, PMError
+from purepcp.pmapi.ids import PM_IN_NULL, PM_INDOM_NULL
+from purepcp.pmapi.pdu.constants import PM_TEXT_HELP, PM_TEXT_ONELINE, PM_TEXT_PMID, Attr
+from purepcp.pmapi.pdu.records import (
     AttrPDU,
     DescPDU,
     DescReqPDU,
@@ -41,7 +41,7 @@ from pmapi.pdu.records import (
     TextPDU,
     TextReqPDU,
 )
-from pmapi.values import Result, Timestamp, ValueSet
+from purepcp.pmapi.values import Result, Timestamp, ValueSet
 
 from .agent import Agent
 from .inproc import load_agent

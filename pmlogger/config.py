@@ -25,7 +25,7 @@ Deliberate differences from pmlogger 6.0.3:
   (pmlogger stops with "error was on line N");
 * a line of the form ``# N "file"`` is an ordinary comment (pmlogger's scanner takes
   it as a pmcpp line marker and renumbers the lines after it);
-* as in `pmapi.cpp`: ``%include`` names are searched for only in the directories
+* as in `purepcp.pmapi.cpp`: ``%include`` names are searched for only in the directories
   given, a last line without a newline is kept (pmcpp drops it), an unknown
   ``%word`` line in a false ``%ifdef`` branch is skipped, and ``%shell`` is refused.
 """
@@ -38,7 +38,7 @@ import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
-from pmapi.cpp import MAX_INCLUDE_LEVEL, Reader, SourceLine, read_source, split_lines
+from purepcp.pmapi.cpp import MAX_INCLUDE_LEVEL, Reader, SourceLine, read_source, split_lines
 
 #: The interval ``default`` stands for when pmlogger is given no -t (60 seconds).
 DEFAULT_INTERVAL_MS = 60_000

@@ -50,11 +50,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from pmapi.archive.format import decode_label
-from pmapi.cli.common import HELP, Opt, Tool
-from pmapi.errors import PMError
-from pmapi.paths import LayoutError, paths
-from pmapi.pidfile import read_pid
+from purepcp.pmapi.archive.format import decode_label
+from purepcp.pmapi.errors import PMError
+from purepcp.pmapi.options import HELP, Opt, Tool
+from purepcp.pmapi.paths import LayoutError, paths
+from purepcp.pmapi.pidfile import read_pid
 
 from .compress import PARTIAL, compress_file
 from .pidfile import FILENAME as PIDFILE

@@ -18,18 +18,18 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TextIO
 
-from pmapi.archive import ArchiveWriter, encode_record
-from pmapi.archive.format import (
+from purepcp.pmapi.archive import ArchiveWriter, encode_record
+from purepcp.pmapi.archive.format import (
     PM_TEXT_HELP,
     PM_TEXT_INDOM,
     PM_TEXT_ONELINE,
     PM_TEXT_PMID,
     LabelRecord,
 )
-from pmapi.desc import Desc
-from pmapi.errors import PM_ERR_NAME, PM_ERR_PMID, PMError  # type: ignore[attr-defined]
-from pmapi.ids import PM_ID_NULL, PM_IN_NULL, PM_INDOM_NULL, pmID_domain, pmIDStr
-from pmapi.labels import (
+from purepcp.pmapi.desc import Desc
+from purepcp.pmapi.errors import PM_ERR_NAME, PM_ERR_PMID, PMError
+from purepcp.pmapi.ids import PM_ID_NULL, PM_IN_NULL, PM_INDOM_NULL, pmID_domain, pmIDStr
+from purepcp.pmapi.labels import (
     PM_LABEL_CLUSTER,
     PM_LABEL_CONTEXT,
     PM_LABEL_DOMAIN,
@@ -37,8 +37,8 @@ from pmapi.labels import (
     PM_LABEL_INSTANCES,
     PM_LABEL_ITEM,
 )
-from pmapi.pdu.result_layout import ColumnValueSets, ResultLayout
-from pmapi.values import Result, Timestamp
+from purepcp.pmapi.pdu.result_layout import ColumnValueSets, ResultLayout
+from purepcp.pmapi.values import Result, Timestamp
 
 from . import logue
 from .config import LogGroup, MetricSpec

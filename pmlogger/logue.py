@@ -15,11 +15,11 @@ import socket
 from dataclasses import dataclass
 from typing import Any
 
-from pmapi.desc import Desc
-from pmapi.errors import PMError
-from pmapi.ids import PM_ID_NULL, PM_IN_NULL, PM_INDOM_NULL, pmID_build, pmInDom_build
-from pmapi.types import PMSem, PMType
-from pmapi.values import Result, Timestamp, ValueSet
+from purepcp.pmapi.desc import Desc
+from purepcp.pmapi.errors import PMError
+from purepcp.pmapi.ids import PM_ID_NULL, PM_IN_NULL, PM_INDOM_NULL, pmID_build, pmInDom_build
+from purepcp.pmapi.types import PMSem, PMType
+from purepcp.pmapi.values import Result, Timestamp, ValueSet
 
 #: pmlogger's InDom for its own metrics: one instance, the logger's PID.
 LOGGER_INDOM = pmInDom_build(2, 1)

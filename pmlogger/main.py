@@ -30,22 +30,22 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TextIO, cast
 
-from pmapi import logfile
-from pmapi.archive import ArchiveWriter
-from pmapi.archive.format import MAX_VOLUME_BYTES, PM_LOG_VERS02, PM_LOG_VERS03
-from pmapi.cli.common import HELP, HOST, NAMESPACE, SPECLOCAL, Opt, Tool
-from pmapi.errors import PMError
-from pmapi.paths import LayoutError, paths
-from pmapi.pidfile import remove_pidfile, write_pidfile
-from pmapi.service import notify_ready
-from pmapi.timewindow import (
+from purepcp.pmapi import logfile
+from purepcp.pmapi.archive import ArchiveWriter
+from purepcp.pmapi.archive.format import MAX_VOLUME_BYTES, PM_LOG_VERS02, PM_LOG_VERS03
+from purepcp.pmapi.errors import PMError
+from purepcp.pmapi.options import HELP, HOST, NAMESPACE, SPECLOCAL, Opt, Tool
+from purepcp.pmapi.paths import LayoutError, paths
+from purepcp.pmapi.pidfile import remove_pidfile, write_pidfile
+from purepcp.pmapi.service import notify_ready
+from purepcp.pmapi.timewindow import (
     TimeParseError,
     parse_interval,
     parse_time_window,
     pcp_timezone,
     pcp_zoneinfo,
 )
-from pmapi.values import Timestamp
+from purepcp.pmapi.values import Timestamp
 
 from .archname import ArchiveNameError, choose, make_parents
 from .config import ConfigError, parse_config, parse_config_file

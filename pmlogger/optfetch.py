@@ -23,7 +23,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
-from pmapi.ids import pmID_domain
+from purepcp.pmapi.ids import pmID_domain
 
 #: libpcp's default weights (optfetch.c's optcost): per PMID domain, per InDom domain, a
 #: new fetch group, the instances assumed in an InDom, each instance fetched unasked.

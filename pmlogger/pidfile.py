@@ -15,7 +15,7 @@ def is_pmlogger(pid: int) -> bool:
     """True if process PID exists and (where /proc tells) is a pmlogger, not a reused PID.
 
     A pmlogger is a process whose command names ``pmlogger`` (the installed script) or
-    runs ``-m pmlogger.main``; sending SIGUSR2 to anything else would likely kill it.
+    runs ``-m purepcp.pmlogger.main``; sending SIGUSR2 to anything else would likely kill it.
     """
     try:
         os.kill(pid, 0)
@@ -31,4 +31,4 @@ def is_pmlogger(pid: int) -> bool:
     except OSError:
         return False  # gone meanwhile
     words = [os.path.basename(a.decode(errors="replace")) for a in argv[:4]]
-    return any(w == "pmlogger" or w == "pmlogger.main" for w in words)
+    return any(w == "pmlogger" or w == "purepcp.pmlogger.main" for w in words)

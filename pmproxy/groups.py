@@ -16,7 +16,7 @@ from typing import Any, TypeVar
 
 import trio
 
-from pmapi.context import Context
+from purepcp.pmapi.context import Context
 
 from .webgroup import WebContext, WebError
 

@@ -12,12 +12,12 @@ from pathlib import Path
 
 import trio
 
-from pmapi.cli.common import HELP, VERSION, Opt, Tool
-from pmapi.inifile import config_error
-from pmapi.paths import LayoutError, paths
-from pmapi.series.discover import Discovery
-from pmapi.series.store import Store, StoreConfig, StoreError
-from pmapi.service import daemon_ended, notify_ready, open_daemon_log, raise_fd_limit
+from purepcp.pmapi.inifile import config_error
+from purepcp.pmapi.options import HELP, VERSION, Opt, Tool
+from purepcp.pmapi.paths import LayoutError, paths
+from purepcp.pmapi.service import daemon_ended, notify_ready, open_daemon_log, raise_fd_limit
+from purepcp.series.discover import Discovery
+from purepcp.series.store import Store, StoreConfig, StoreError
 
 from .groups import DEFAULT_TIMEOUT, DEFAULT_WORK, WebGroups
 from .http import serve_connection

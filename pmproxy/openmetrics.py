@@ -9,8 +9,8 @@ written; names have their dots made underscores.
 
 from __future__ import annotations
 
-from pmapi.ids import pmIDStr, pmInDomStr
-from pmapi.types import PMSem, pmSemStr
+from purepcp.pmapi.ids import pmIDStr, pmInDomStr
+from purepcp.pmapi.types import PMSem, pmSemStr
 
 from .webgroup import WebContext, type_name, units_text
 

@@ -16,13 +16,13 @@ from urllib.parse import parse_qsl
 
 import trio
 
-from pmapi.series.functions import values_of_expression
-from pmapi.series.load import ArchiveLoader, LoadError
-from pmapi.series.loadspec import LoadSpecError, load_spec
-from pmapi.series.query import run_query
-from pmapi.series.read import SeriesError, SeriesReader, Window
-from pmapi.series.store import Store, StoreConfig, StoreError
-from pmapi.timewindow import parse_interval_ns
+from purepcp.pmapi.timewindow import parse_interval_ns
+from purepcp.series.functions import values_of_expression
+from purepcp.series.load import ArchiveLoader, LoadError
+from purepcp.series.loadspec import LoadSpecError, load_spec
+from purepcp.series.query import run_query
+from purepcp.series.read import SeriesError, SeriesReader, Window
+from purepcp.series.store import Store, StoreConfig, StoreError
 
 from .webapi import JSON, Reply, Request, html_error
 

@@ -14,9 +14,9 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from pmapi.errors import PMError, pmErrStr  # type: ignore[attr-defined]
-from pmapi.ids import PM_INDOM_NULL, pmIDStr, pmInDomStr
-from pmapi.types import pmSemStr
+from purepcp.pmapi.errors import PMError, pmErrStr
+from purepcp.pmapi.ids import PM_INDOM_NULL, pmIDStr, pmInDomStr
+from purepcp.pmapi.types import pmSemStr
 
 from .groups import WebGroups
 from .openmetrics import scrape_text

@@ -19,21 +19,21 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from pmapi.derived.parse import DerivedSyntaxError
-from pmapi.derived.registry import (
+from purepcp.pmapi.derived.parse import DerivedSyntaxError
+from purepcp.pmapi.derived.registry import (
     ContextRegistry,
     DerivedError,
     add_metric_message,
     default_registry,
 )
-from pmapi.desc import Desc
-from pmapi.errors import (  # type: ignore[attr-defined]
+from purepcp.pmapi.desc import Desc
+from purepcp.pmapi.errors import (
     PM_ERR_IPC,
     PMError,
     pmErrStr,
 )
-from pmapi.hostname import context_hostname
-from pmapi.ids import (
+from purepcp.pmapi.hostname import context_hostname
+from purepcp.pmapi.ids import (
     DYNAMIC_PMID,
     PM_ID_NULL,
     PM_IN_NULL,
@@ -44,7 +44,7 @@ from pmapi.ids import (
     pmInDom_build,
     pmInDom_domain,
 )
-from pmapi.labels import (
+from purepcp.pmapi.labels import (
     PM_LABEL_CLUSTER,
     PM_LABEL_CONTEXT,
     PM_LABEL_DOMAIN,
@@ -53,10 +53,10 @@ from pmapi.labels import (
     PM_LABEL_ITEM,
     LabelSet,
 )
-from pmapi.series.ids import merged_json, metric_id, sha1_text
-from pmapi.types import PMType
-from pmapi.units import pmUnitsStr  # type: ignore[attr-defined]
-from pmapi.values import Result, Timestamp, ValueSet
+from purepcp.pmapi.types import PMType
+from purepcp.pmapi.units import pmUnitsStr
+from purepcp.pmapi.values import Result, Timestamp, ValueSet
+from purepcp.series.ids import merged_json, metric_id, sha1_text
 
 #: pmwebapi_type_str's names, by PM_TYPE
 TYPE_NAMES = (
@@ -656,7 +656,7 @@ class WebContext:
         self, metric: Metric, text: str, inames: Sequence[str] | None, insts: Sequence[str] | None
     ) -> None:
         """webgroup_store: set METRIC to TEXT (for the instances named or numbered)."""
-        from pmapi.convert import parse_typed_value
+        from purepcp.pmapi.convert import parse_typed_value
 
         desc = metric.desc
         atom = parse_typed_value(text, desc.type)  # (PM_ERR_TYPE or -ERANGE, as PCP's)

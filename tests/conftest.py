@@ -3,7 +3,7 @@
 Installing this project puts its own pminfo, pmval, pmstore and pmprobe beside
 the Python that runs the tests.  With that directory on $PATH (an activated
 virtualenv), an interop test asking for PCP's `pminfo` would run ours and compare
-ours with itself.  Our tools are always run as `python -m pmapi.cli.TOOL`, so that
+ours with itself.  Our tools are always run as `python -m purepcp.tools.TOOL`, so that
 directory is taken off $PATH for the whole session.
 """
 
@@ -58,6 +58,6 @@ atexit.register(shutil.rmtree, _layout, True)
 def _fresh_derived_metrics(monkeypatch):
     """Each test starts with the process's derived metrics not yet loaded: the tools the
     tests run in-process (pminfo -c, pmprobe --derived) load definitions into them."""
-    from pmapi.derived import registry
+    from purepcp.pmapi.derived import registry
 
     monkeypatch.setattr(registry, "_default", None)

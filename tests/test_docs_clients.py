@@ -7,7 +7,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from tests.client_servers import ours_serving, tool_env
+from tests.support.client_servers import ours_serving, tool_env
 
 DOC = Path(__file__).resolve().parents[1] / "docs" / "clients.md"
 

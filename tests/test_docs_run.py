@@ -36,8 +36,8 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import layout_text
-from tests.our_pmcd import _stop, _wait_for_port, start_daemon
-from tests.waiting import Notifications
+from tests.support.our_pmcd import _stop, _wait_for_port, start_daemon
+from tests.support.waiting import Notifications
 
 ROOT = Path(__file__).resolve().parents[1]
 MARK = "<!-- runnable -->"

@@ -1,30 +1,29 @@
-"""The layers of ../shared/GUIDE.md hold: each package imports only those below it, and
-no two modules import each other (directly or round a loop), lazily or not."""
+"""The layers of docs/architecture.md hold: each package imports only those below it, no
+two modules import each other (directly or round a loop), lazily or not, and nothing
+imports a tool.  Imports made only for type checkers (under ``if TYPE_CHECKING:``) are not
+arrows: they never run, and a Protocol is how two sides meet without one."""
 
 from __future__ import annotations
 
 import ast
+import re
+import subprocess
+import tomllib
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-#: repository folder -> the package it installs as (setup.py)
-FOLDERS = {
-    "pmapi": "pmapi",
-    "pmda": "pmda",
-    "agents": "purepcp_agents",
-    "pmcd": "pmcd",
-    "pmlogger": "pmlogger",
-    "pmproxy": "pmproxy",
-}
-#: what each package may import, bottom up
+#: what each layer (a repository folder, installed as purepcp.FOLDER) may import, bottom up
 BELOW = {
     "pmapi": set(),
     "pmda": {"pmapi"},
-    "purepcp_agents": {"pmapi", "pmda"},
+    "series": {"pmapi"},
+    "agents": {"pmapi", "pmda"},
     "pmcd": {"pmapi", "pmda"},
     "pmlogger": {"pmapi"},
-    "pmproxy": {"pmapi"},
+    "pmproxy": {"pmapi", "series"},
+    "tools": {"pmapi", "series"},
 }
+FOLDERS = {folder: f"purepcp.{folder}" for folder in BELOW}
 
 
 def modules() -> dict[str, tuple[Path, bool]]:
@@ -38,12 +37,30 @@ def modules() -> dict[str, tuple[Path, bool]]:
     return found
 
 
+def _is_type_checking(test: ast.expr) -> bool:
+    return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or (
+        isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING"
+    )
+
+
+def _run_time_nodes(tree: ast.AST):
+    """Every node of TREE but those under ``if TYPE_CHECKING:`` (its else branch runs)."""
+    todo = [tree]
+    while todo:
+        node = todo.pop()
+        yield node
+        if isinstance(node, ast.If) and _is_type_checking(node.test):
+            todo.extend(node.orelse)
+        else:
+            todo.extend(ast.iter_child_nodes(node))
+
+
 def imports(name: str, path: Path, is_init: bool, known: set[str]) -> set[str]:
-    """Every module NAME imports anywhere in its file (inside functions too): for
-    ``from P import X``, the submodule P.X when X is one (P is then only the package
+    """Every module NAME imports at run time anywhere in its file (inside functions too):
+    for ``from P import X``, the submodule P.X when X is one (P is then only the package
     the submodule is found in, already being imported), else P itself."""
     named: set[str] = set()
-    for node in ast.walk(ast.parse(path.read_text())):
+    for node in _run_time_nodes(ast.parse(path.read_text())):
         if isinstance(node, ast.Import):
             named |= {alias.name for alias in node.names}
         elif isinstance(node, ast.ImportFrom):
@@ -67,14 +84,42 @@ def graph() -> dict[str, set[str]]:
     }
 
 
+def layer(module: str) -> str:
+    return module.split(".")[1]
+
+
 def test_each_package_imports_only_the_layers_below_it():
     wrong = sorted(
         f"{name} imports {dep}"
         for name, deps in graph().items()
         for dep in deps
-        if (top := dep.split(".")[0]) != name.split(".")[0] and top not in BELOW[name.split(".")[0]]
+        if (below := layer(dep)) != layer(name) and below not in BELOW[layer(name)]
     )
     assert wrong == []
+
+
+def test_no_command_imports_another():
+    """A command's module (a console script's) is imported by nothing: what two commands
+    share lives in a module of its own, or lower down."""
+    scripts = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["scripts"]
+    commands = {target.split(":")[0] for target in scripts.values()}
+    wrong = sorted(
+        f"{name} imports {dep}"
+        for name, deps in graph().items()
+        for dep in deps & commands
+        if not dep.startswith(name + ".")  # a command's own package (dbpmda's parts)
+    )
+    assert wrong == []
+
+
+def test_the_client_library_is_a_quarter_of_the_code_or_less():
+    """pmapi/ is libpcp's counterpart, not the house: tools and series live above it."""
+
+    def lines(folder: str) -> int:
+        return sum(len(p.read_text().splitlines()) for p in (ROOT / folder).rglob("*.py"))
+
+    total = sum(lines(folder) for folder in BELOW)
+    assert lines("pmapi") / total < 0.3
 
 
 def test_no_import_cycles():
@@ -104,3 +149,26 @@ def test_no_import_cycles():
         if v not in order:
             visit(v)
     assert cycles == []
+
+
+def test_everything_imports_the_layers_under_purepcp():
+    """Run from the repository, `import pmapi` would find the folder and load a second copy
+    of the library beside purepcp.pmapi; installed, it fails.  No code, test, benchmark,
+    embedded script or document imports a layer by its folder name."""
+    folders = "|".join(BELOW)
+    bare = re.compile(
+        rf"^\s*(?:import\s+(?:[\w.]+\s*,\s*)*(?:{folders})\b"
+        rf"|from\s+(?:{folders})(?:\.\w+)*\s+import\b)",
+        re.M,
+    )
+    tracked = subprocess.run(
+        ["git", "ls-files", "*.py", "*.md", "*.tmpl"], cwd=ROOT, capture_output=True, text=True
+    ).stdout.split()
+    wrong = [
+        f"{name}:{text[: m.start()].count(chr(10)) + 1}"
+        for name in tracked
+        if (ROOT / name).is_file()
+        for text in [(ROOT / name).read_text(errors="replace")]
+        for m in bare.finditer(text)
+    ]
+    assert wrong == []

@@ -5,11 +5,11 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from pmcd.access import Gatekeeper, Peer
-from pmcd.config import parse_config
+from purepcp.pmcd.access import Gatekeeper, Peer
+from purepcp.pmcd.config import parse_config
 
 DOC = Path(__file__).resolve().parents[1] / "docs" / "operations.md"
-AGENT = "pmcd 2 dso PmcdAgent pmcd.pmcd_agent\n"
+AGENT = "pmcd 2 dso PmcdAgent purepcp.pmcd.pmcd_agent\n"
 
 
 def recipes() -> list[str]:

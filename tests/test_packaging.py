@@ -2,10 +2,11 @@
 
 Built from a clean copy of the repository's tracked files, as pip builds it, then
 installed into a private directory and run from there (no tree on the path): the
-import packages are pmapi, pmda, pmcd, pmlogger and purepcp_agents (no generic
+one import name is `purepcp` (every layer below it: no generic `pmapi`, `pmda`,
 `agents`, `help` or `pmns` that would clash with other distributions), the agents'
-namespace and help files are package data of pmda, the unit templates of pmcd, and a
-local context (-L) finds pmcd's agents through the installed entry point.
+namespace and help files are package data of purepcp.pmda, the unit templates of
+purepcp.pmcd, a local context (-L) finds pmcd's agents through the installed entry point,
+and `pmda install` finds every shipped agent through its own.
 """
 
 from __future__ import annotations
@@ -20,16 +21,18 @@ from pathlib import Path
 
 import pytest
 
-from tests.test_pmda_new import can_build_wheels_offline
+from tests.pmda.test_pmda_new import can_build_wheels_offline
 
 ROOT = Path(__file__).resolve().parents[1]
-TOP_LEVEL = {"pmapi", "pmda", "pmcd", "pmlogger", "pmproxy", "purepcp_agents"}
+TOP_LEVEL = {"purepcp"}
+#: the layers under it, one a repository folder (setup.py)
+LAYERS = {"pmapi", "pmda", "series", "agents", "pmcd", "pmlogger", "pmproxy", "tools"}
 
 INSTALLED_CHECK = """
 import json, sys
-from pmapi.context import Context
-from pmcd.units import TEMPLATES
-from purepcp_agents.simple import Simple
+from purepcp.pmapi.context import Context
+from purepcp.pmcd.units import TEMPLATES
+from purepcp.agents.simple import Simple
 with Context.local() as ctx:
     names = ctx.traverse("simple")
 print(json.dumps({
@@ -72,14 +75,23 @@ def test_the_distribution_is_purepcp_and_claims_only_our_import_names(wheel):
     with zipfile.ZipFile(wheel) as whl:
         tops = {name.split("/")[0] for name in whl.namelist()}
         names = set(whl.namelist())
+        entry_points = next(
+            whl.read(n).decode() for n in names if n.endswith(".dist-info/entry_points.txt")
+        )
     assert {t for t in tops if not t.endswith(".dist-info")} == TOP_LEVEL
+    assert {n.split("/")[1] for n in names if n.startswith("purepcp/") and n.count("/") > 1} == (
+        LAYERS
+    )
     for data in ("pmns", "help"):
-        for agent in ("pmcd", "trivial", "simple", "linux"):
-            assert f"pmda/{data}/{agent}" in names
-    assert "pmcd/systemd/pmcd.service" in names
-    assert "pmcd/systemd/pmproxy.service" in names
-    assert "pmcd/pmcd.conf" in names
-    assert not any(n.startswith(("agents/", "help/", "pmns/", "systemd/")) for n in names)
+        for agent in ("pmcd", "trivial", "simple", "linux", "proc"):
+            assert f"purepcp/pmda/{data}/{agent}" in names
+    assert "purepcp/pmcd/systemd/pmcd.service" in names
+    assert "purepcp/pmcd/systemd/pmproxy.service" in names
+    assert "purepcp/pmcd/pmcd.conf" in names
+    assert "purepcp/series/entries.lua" in names
+    assert "purepcp/tools/report/conf/vmstat.conf" in names
+    for agent in ("trivial", "simple", "linux", "proc"):
+        assert f"{agent} = purepcp.agents.{agent}:" in entry_points
 
 
 def test_installed_copy_runs_on_its_own_data(wheel, tmp_path):
@@ -96,7 +108,7 @@ def test_installed_copy_runs_on_its_own_data(wheel, tmp_path):
     )  # fmt: skip
     assert done.returncode == 0, done.stdout + done.stderr
     found = json.loads(done.stdout)
-    assert Path(found["pmns"]) == site / "pmda" / "pmns" / "simple"
-    assert Path(found["help"]) == site / "pmda" / "help" / "simple"
-    assert Path(found["units"]) == site / "pmcd" / "systemd"
+    assert Path(found["pmns"]) == site / "purepcp" / "pmda" / "pmns" / "simple"
+    assert Path(found["help"]) == site / "purepcp" / "pmda" / "help" / "simple"
+    assert Path(found["units"]) == site / "purepcp" / "pmcd" / "systemd"
     assert "simple.color" in found["names"]

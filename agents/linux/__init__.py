@@ -31,7 +31,7 @@ from operator import itemgetter
 from types import ModuleType
 from typing import Any
 
-from pmda import InDom, Metric, refresh
+from purepcp.pmda import InDom, Metric, refresh
 
 from . import blockdev, catalog, meminfo, procfs, system, vmstat
 from .base import LinuxBase

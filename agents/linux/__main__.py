@@ -1,8 +1,8 @@
-"""Run the linux agent as a daemon PMDA: `python -m purepcp_agents.linux [-d DOMAIN] ...`."""
+"""Run the linux agent as a daemon PMDA: `python -m purepcp.agents.linux [-d DOMAIN] ...`."""
 
 import sys
 
-from pmda import main
+from purepcp.pmda import main
 
 from . import Linux
 

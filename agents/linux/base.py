@@ -1,6 +1,6 @@
 """What every family of the linux agent shares: the /proc reader, per-fetch caching, CPUs.
 
-The agent is one class (`purepcp_agents.linux.Linux`) made of one mixin per
+The agent is one class (`purepcp.agents.linux.Linux`) made of one mixin per
 family of metrics (agents/linux/*.py), each a subclass of `LinuxBase` with its
 instance domains and its `refresh(cluster)` methods.  Several families may
 refresh one cluster: the framework merges their values.  A refresh computes only
@@ -15,8 +15,8 @@ from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any, ClassVar
 
-from pmapi.values import Result
-from pmda import Agent, InDom
+from purepcp.pmapi.values import Result
+from purepcp.pmda import Agent, InDom
 
 from . import cputime, procfs
 from .cputime import Ticks

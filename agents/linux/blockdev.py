@@ -24,7 +24,7 @@ import subprocess
 from collections.abc import Callable
 from typing import Any
 
-from pmda import InDom, refresh
+from purepcp.pmda import InDom, refresh
 
 from . import procfs
 from .base import LinuxBase

@@ -15,7 +15,7 @@ units and one-line help were read from a private reference pmcd running PCP
 6.0.3's linux agent (pmLookupDescs / pmLookupText), and the computations from
 its source (src/pmdas/linux/pmda.c, proc_stat.c, proc_meminfo.c,
 proc_partitions.c, proc_net_dev.c, filesys.c, proc_vmstat.c at tag 6.0.3) compared with
-psutil 7.2's _pslinux.py.  tests/test_linux_catalog.py checks every record
+psutil 7.2's _pslinux.py.  tests/agents/test_linux_catalog.py checks every record
 against `pminfo -m -d -t` of a reference pmcd (marker `interop`).
 
 Types are those of a 2.6.5+ kernel: pmdalinux narrows a few /proc/stat counters

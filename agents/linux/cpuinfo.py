@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from itertools import chain
 from typing import Any
 
-from pmda import InDom, refresh
+from purepcp.pmda import InDom, refresh
 
 from . import system
 from .base import LinuxBase

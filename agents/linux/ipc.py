@@ -28,7 +28,7 @@ import pwd
 from collections.abc import Callable
 from typing import Any
 
-from pmda import InDom, refresh
+from purepcp.pmda import InDom, refresh
 
 from .base import LinuxBase
 from .instids import InstanceIds

@@ -14,8 +14,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from pmapi.types import PMSem
-from pmapi.units import Space, Units
+from purepcp.pmapi.types import PMSem
+from purepcp.pmapi.units import Space, Units
 
 #: The cluster of /proc/meminfo metrics in pmdalinux.
 CLUSTER = 1

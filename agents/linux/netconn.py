@@ -27,7 +27,7 @@ import struct
 from array import array
 from typing import Any
 
-from pmda import InDom, refresh
+from purepcp.pmda import InDom, refresh
 
 from .base import LinuxBase
 from .instids import InstanceIds

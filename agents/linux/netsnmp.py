@@ -35,9 +35,9 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from pmapi.types import PMSem
-from pmapi.units import Units
-from pmda import InDom, refresh
+from purepcp.pmapi.types import PMSem
+from purepcp.pmapi.units import Units
+from purepcp.pmda import InDom, refresh
 
 from .base import LinuxBase
 from .cnumbers import strtoul

@@ -31,8 +31,8 @@ import logging
 import re
 from typing import Any
 
-from pmapi.paths import LayoutError, paths
-from pmda import refresh
+from purepcp.pmapi.paths import LayoutError, paths
+from purepcp.pmda import refresh
 
 from .base import LinuxBase
 from .records import BYTE, COUNT, COUNTER, I32, INSTANT, U64, MetricInfo

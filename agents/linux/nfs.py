@@ -27,7 +27,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from pmda import InDom, refresh
+from purepcp.pmda import InDom, refresh
 
 from . import cnumbers
 from .base import LinuxBase

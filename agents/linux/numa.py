@@ -34,8 +34,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from pmapi.paths import LayoutError, paths
-from pmda import InDom, refresh
+from purepcp.pmapi.paths import LayoutError, paths
+from purepcp.pmda import InDom, refresh
 
 from . import cputime, procfs, system
 from .base import LinuxBase, Ticks

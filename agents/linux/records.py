@@ -13,10 +13,10 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from pmapi.desc import Desc
-from pmapi.ids import PM_INDOM_NULL, pmID_build, pmInDom_build
-from pmapi.types import PMSem, PMType
-from pmapi.units import Space, Time, Units
+from purepcp.pmapi.desc import Desc
+from purepcp.pmapi.ids import PM_INDOM_NULL, pmID_build, pmInDom_build
+from purepcp.pmapi.types import PMSem, PMType
+from purepcp.pmapi.units import Space, Time, Units
 
 #: The linux agent's domain number.
 DOMAIN = 60

@@ -24,7 +24,7 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-from pmda import refresh
+from purepcp.pmda import refresh
 
 from .base import LinuxBase
 from .records import COUNT, COUNTER, U64, MetricInfo

@@ -21,9 +21,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from pmapi import PCP_COMPAT_VERSION
-from pmapi.errors import PM_ERR_APPVERSION, PMError  # type: ignore[attr-defined]
-from pmda import InDom, refresh
+from purepcp.pmapi import PCP_COMPAT_VERSION
+from purepcp.pmapi.errors import PM_ERR_APPVERSION, PMError
+from purepcp.pmda import InDom, refresh
 
 from . import procfs
 from .base import LinuxBase

@@ -34,8 +34,8 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-from pmapi.types import PMSem
-from pmapi.units import Units
+from purepcp.pmapi.types import PMSem
+from purepcp.pmapi.units import Units
 
 #: The vmstat cluster's number in pmdalinux (CLUSTER_VMSTAT).
 CLUSTER = 28

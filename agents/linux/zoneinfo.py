@@ -30,7 +30,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from pmda import InDom, refresh
+from purepcp.pmda import InDom, refresh
 
 from .base import LinuxBase
 from .instids import InstanceIds

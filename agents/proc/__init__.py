@@ -22,7 +22,7 @@ from typing import Any
 
 import psutil
 
-from pmapi.errors import (  # type: ignore[attr-defined]
+from purepcp.pmapi.errors import (
     PM_ERR_APPVERSION,
     PM_ERR_BADSTORE,
     PM_ERR_NOCONTEXT,
@@ -30,9 +30,9 @@ from pmapi.errors import (  # type: ignore[attr-defined]
     PM_ERR_PERMISSION,
     PMError,
 )
-from pmapi.pdu.records import ErrorPDU, FetchPDU, InstanceReqPDU, ResultPDU
-from pmapi.values import Result
-from pmda import STRING, U32, Agent, InDom, Metric, metric, refresh
+from purepcp.pmapi.pdu.records import ErrorPDU, FetchPDU, InstanceReqPDU, ResultPDU
+from purepcp.pmapi.values import Result
+from purepcp.pmda import STRING, U32, Agent, InDom, Metric, metric, refresh
 
 from . import fields
 from .catalog import DOMAIN, HOT_CLUSTERS, HOT_METRICS, HOTPROCS, METRICS, PROCS

@@ -1,8 +1,8 @@
-"""Run the proc agent as a daemon PMDA: `python -m purepcp_agents.proc [-d DOMAIN] ...`."""
+"""Run the proc agent as a daemon PMDA: `python -m purepcp.agents.proc [-d DOMAIN] ...`."""
 
 import sys
 
-from pmda import main
+from purepcp.pmda import main
 
 from . import Proc
 

@@ -2,7 +2,7 @@
 
 Names, PMIDs (domain 3, cluster, item), types, instance domains, semantics and
 units were read from a reference pmcd running pmdaproc (`pminfo -m -d proc`), and
-tests/test_proc_agent.py checks them against it again (marker `interop`).  The
+tests/agents/test_proc_agent.py checks them against it again (marker `interop`).  The
 cluster says which file of /proc/PID a metric comes from (clusters.h of pmdaproc):
 8 stat, 9 statm, 10 control, 11 cgroup, 12 attr/current, 13 the run queue,
 24 status, 31 schedstat, 32 io, 33 smaps_rollup, 51 fd, 62 oom_score, 69 exe,
@@ -11,8 +11,8 @@ cluster says which file of /proc/PID a metric comes from (clusters.h of pmdaproc
 
 from __future__ import annotations
 
-from pmapi.types import PMSem, PMType
-from pmapi.units import Space, Time, Units
+from purepcp.pmapi.types import PMSem, PMType
+from purepcp.pmapi.units import Space, Time, Units
 
 #: The agent's domain, and the serial of its one instance domain (pmdaproc's PROC_INDOM).
 DOMAIN = 3

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from pmda import pmnsfile
+from purepcp.pmda import pmnsfile
 
 from .catalog import HOT_METRICS, METRICS
 

@@ -4,8 +4,8 @@ import os
 import time
 from pathlib import Path
 
-from pmapi.errors import PM_ERR_CONV, PM_ERR_SIGN
-from pmda import COUNTER, DOUBLE, I32, U32, Agent, InDom, PMError, metric, refresh
+from purepcp.pmapi.errors import PM_ERR_CONV, PM_ERR_SIGN
+from purepcp.pmda import COUNTER, DOUBLE, I32, U32, Agent, InDom, PMError, metric, refresh
 
 
 def conf_path() -> Path:

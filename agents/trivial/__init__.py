@@ -2,7 +2,7 @@
 
 import time
 
-from pmda import U32, Agent, metric
+from purepcp.pmda import U32, Agent, metric
 
 
 class Trivial(Agent):

@@ -1,6 +1,6 @@
 import sys
 
-from pmda import main
+from purepcp.pmda import main
 
 from . import Trivial
 

@@ -6,7 +6,7 @@ as 32-bit words and framed in one pass; the records of a layout (pmlogger writes
 are found by one masked compare with a template record that the reader decoded, and a
 metric's values are then one gather over them.  Records that fit no template, or whose
 layout is not one to trust, are decoded by the reader, so every series is exactly the
-record-by-record one (tests/test_columns.py holds that plain reading and checks it).
+record-by-record one (tests/pmapi/test_columns.py holds that plain reading and checks it).
 
 Values are read for a window of time at a time (`block`, `window`): the records in it
 and, per instance, the observation just before and just after it, all any value in
@@ -27,7 +27,7 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import PM_ERR_LOGREC, PMError  # type: ignore[attr-defined]
+from ..errors import PM_ERR_LOGREC, PMError
 from ..types import PMType, ValFmt
 from .format import LABEL_BYTES, PM_LOG_VERS03, ArchiveError
 from .interp import NSEC, NUMERIC_DTYPES, Block, Series

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..context import Fetched, _Operations
 from ..desc import Desc
-from ..errors import (  # type: ignore[attr-defined]
+from ..errors import (
     PM_ERR_EOL,
     PM_ERR_INDOM_LOG,
     PM_ERR_INST_LOG,

@@ -32,7 +32,7 @@ from construct import (
 )
 
 from ..desc import Desc
-from ..errors import (  # type: ignore[attr-defined]
+from ..errors import (
     PM_ERR_LABEL,
     PM_ERR_LOGREC,
     PM_ERR_NODATA,

@@ -35,7 +35,7 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import PM_ERR_TYPE  # type: ignore[attr-defined]
+from ..errors import PM_ERR_TYPE
 from ..types import PMSem, PMType
 
 NSEC = 1_000_000_000

@@ -34,7 +34,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 from ..desc import Desc
-from ..errors import (  # type: ignore[attr-defined]
+from ..errors import (
     PM_ERR_LOGCHANGEINDOM,
     PM_ERR_LOGCHANGESEM,
     PM_ERR_LOGCHANGETYPE,

@@ -25,7 +25,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
 from ..desc import Desc
-from ..errors import (  # type: ignore[attr-defined]
+from ..errors import (
     PM_ERR_LABEL,
     PM_ERR_LOGCHANGEINDOM,
     PM_ERR_LOGCHANGESEM,

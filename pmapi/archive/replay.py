@@ -28,7 +28,7 @@ from typing import Protocol
 import numpy as np
 
 from ..desc import Desc
-from ..errors import (  # type: ignore[attr-defined]
+from ..errors import (
     PM_ERR_EOL,
     PM_ERR_LOGREC,
     PM_ERR_PMID_LOG,

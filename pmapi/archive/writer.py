@@ -23,7 +23,7 @@ import struct
 from collections.abc import Sequence
 
 from ..desc import Desc
-from ..errors import PM_ERR_LOGREC, PMError  # type: ignore[attr-defined]
+from ..errors import PM_ERR_LOGREC, PMError
 from ..pdu.result import HIGHRES_PREAMBLE, RESULT_PREAMBLE, encode_value_sets
 from ..pdu.result_layout import ColumnValueSets
 from ..values import Result, Timestamp

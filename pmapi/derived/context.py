@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TextIO
 
 from ..desc import Desc
-from ..errors import PM_ERR_BADDERIVE, PM_ERR_TEXT, PMError  # type: ignore[attr-defined]
+from ..errors import PM_ERR_BADDERIVE, PM_ERR_TEXT, PMError
 from ..ids import PM_ID_NULL, PM_INDOM_NULL
 from ..types import PMSem
 from ..units import Units

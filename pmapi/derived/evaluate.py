@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 
 from ..convert import pmConvScale
-from ..errors import PMError  # type: ignore[attr-defined]
+from ..errors import PMError
 from ..ids import PM_IN_NULL, PM_INDOM_NULL
 from ..types import PMType
 from ..units import Units

@@ -18,7 +18,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from pmapi.derived.ast import (
+from purepcp.pmapi.derived.ast import (
     SEMANTICS_NAMES,
     TYPE_NAMES,
     Anon,

@@ -19,11 +19,11 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import TextIO
 
-from pmapi.derived.ast import Node
-from pmapi.derived.parse import DerivedSyntaxError, parse
-from pmapi.errors import PMErr, pmErrStr
-from pmapi.ids import DYNAMIC_PMID, pmID_build
-from pmapi.types import PMType
+from purepcp.pmapi.derived.ast import Node
+from purepcp.pmapi.derived.parse import DerivedSyntaxError, parse
+from purepcp.pmapi.errors import PMErr, pmErrStr
+from purepcp.pmapi.ids import DYNAMIC_PMID, pmID_build
+from purepcp.pmapi.types import PMType
 
 __all__ = [
     "SHIPPED_DIR",
@@ -495,7 +495,7 @@ def pcp_global_dir() -> str:
     ($PCP_CONF, else /etc/pcp.conf).  "" when neither names it (no PCP installed)."""
     var_dir = os.environ.get("PCP_VAR_DIR")
     if var_dir is None:
-        from pmapi.paths import LayoutError, read_layout
+        from purepcp.pmapi.paths import LayoutError, read_layout
 
         try:
             var_dir = read_layout(os.environ.get("PCP_CONF") or "/etc/pcp.conf").get("PCP_VAR_DIR")
@@ -538,7 +538,7 @@ def default_registry() -> Registry:
 
 def _units_problem(text: str) -> str | None:
     """What pmParseUnitsStr cannot read in TEXT (None when it reads it)."""
-    from pmapi.units import parse_units_str
+    from purepcp.pmapi.units import parse_units_str
 
     if text.strip().lower() in ("", "none"):  # (pmParseUnitsStr has no word for no units)
         return "unrecognized or duplicate base unit"

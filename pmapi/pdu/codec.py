@@ -19,7 +19,7 @@ from typing import Any
 from construct import ConstructError, Container, FocusedSeq, Terminated, TerminatedError
 
 from ..desc import Desc
-from ..errors import PM_ERR_IPC, PM_ERR_TOOBIG, PMError  # type: ignore[attr-defined]
+from ..errors import PM_ERR_IPC, PM_ERR_TOOBIG, PMError
 from ..labels import Label, LabelSet
 from ..units import Units
 from . import layouts as L
@@ -75,7 +75,7 @@ class PDUError(PMError):
 
 _INT = struct.Struct(">i")
 #: Fixed-size bodies of the metadata requests, read and written with struct (construct's
-#: layouts in layouts.py say the same; tests/test_pdu_codec.py holds them equal).
+#: layouts in layouts.py say the same; tests/pmapi/test_pdu_codec.py holds them equal).
 _PMID = struct.Struct(">I")
 _DESC = struct.Struct(">IiIiI")  # pmid, type, indom, sem, units
 _IDENT_TYPE = struct.Struct(">Ii")  # TEXT_REQ and LABEL_REQ: ident, type

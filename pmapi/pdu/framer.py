@@ -13,7 +13,7 @@ from __future__ import annotations
 import struct
 from collections.abc import Iterator
 
-from ..errors import PM_ERR_IPC, PM_ERR_TOOBIG  # type: ignore[attr-defined]
+from ..errors import PM_ERR_IPC, PM_ERR_TOOBIG
 from .codec import PDUError, decode
 from .constants import HEADER_SIZE, MAX_PDU_SIZE
 from .records import PDU

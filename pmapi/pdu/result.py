@@ -23,7 +23,7 @@ from array import array
 from functools import lru_cache
 from typing import Any
 
-from ..errors import PM_ERR_IPC, PMError  # type: ignore[attr-defined]
+from ..errors import PM_ERR_IPC, PMError
 from ..types import PM_VAL_HDR_SIZE, PM_VAL_VLEN_MAX, PMType, ValFmt
 from ..values import (
     ARRAY_CODES,

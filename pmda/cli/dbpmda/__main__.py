@@ -1,4 +1,4 @@
-"""`python -m pmda.cli.dbpmda`: the dbpmda command."""
+"""`python -m purepcp.pmda.cli.dbpmda`: the dbpmda command."""
 
 import sys
 

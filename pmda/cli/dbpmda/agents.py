@@ -22,8 +22,8 @@ import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from pmapi.desc import Desc
-from pmapi.errors import (  # type: ignore[attr-defined]
+from purepcp.pmapi.desc import Desc
+from purepcp.pmapi.errors import (
     PM_ERR_GENERIC,
     PM_ERR_IPC,
     PM_ERR_NOTCONN,
@@ -32,16 +32,16 @@ from pmapi.errors import (  # type: ignore[attr-defined]
     PMError,
     pmErrStr,
 )
-from pmapi.ids import PM_IN_NULL, pmIDStr, pmInDomStr
-from pmapi.pdu.codec import PDUError, decode, encode
-from pmapi.pdu.constants import (
+from purepcp.pmapi.ids import PM_IN_NULL, pmIDStr, pmInDomStr
+from purepcp.pmapi.pdu.codec import PDUError, decode, encode
+from purepcp.pmapi.pdu.constants import (
     CVERSION,
     PM_TEXT_HELP,
     PM_TEXT_ONELINE,
     PDUType,
 )
-from pmapi.pdu.framer import PDUFramer
-from pmapi.pdu.records import (
+from purepcp.pmapi.pdu.framer import PDUFramer
+from purepcp.pmapi.pdu.records import (
     AttrPDU,
     Cred,
     CredsPDU,
@@ -61,7 +61,7 @@ from pmapi.pdu.records import (
     TextPDU,
     TextReqPDU,
 )
-from pmapi.values import Result, ValueSet
+from purepcp.pmapi.values import Result, ValueSet
 
 from .fmt import (
     cluster_text,

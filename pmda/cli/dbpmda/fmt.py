@@ -13,12 +13,12 @@ import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from pmapi.desc import Desc
-from pmapi.errors import pmErrStr
-from pmapi.ids import PM_IN_NULL, PM_INDOM_NULL, pmIDStr
-from pmapi.labels import LabelSet
-from pmapi.types import PMType, ValFmt
-from pmapi.values import ARRAY_CODES, Result, ValueBlock, ValueSet, block_payload
+from purepcp.pmapi.desc import Desc
+from purepcp.pmapi.errors import pmErrStr
+from purepcp.pmapi.ids import PM_IN_NULL, PM_INDOM_NULL, pmIDStr
+from purepcp.pmapi.labels import LabelSet
+from purepcp.pmapi.types import PMType, ValFmt
+from purepcp.pmapi.values import ARRAY_CODES, Result, ValueBlock, ValueSet, block_payload
 
 from .lex import c_int
 

@@ -13,8 +13,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from pmapi.errors import PMError, pmErrStr
-from pmapi.ids import pmIDStr
+from purepcp.pmapi.errors import PMError, pmErrStr
+from purepcp.pmapi.ids import pmIDStr
 
 from .lex import Lexer, Source, Token, c_int
 

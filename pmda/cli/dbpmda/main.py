@@ -11,7 +11,7 @@ An agent is opened as a pipe agent (`open pipe PATH ARGS...`), reached on a
 socket it listens on (`open socket unix PATH`, `open socket inet PORT`,
 `open socket ipv6 PORT`) or, our extension for Python agents, loaded into
 this process (`open dso SPEC [CLASS] [DOMAIN]`, SPEC being a module such as
-`purepcp_agents.simple` or a file `path/agent.py`; PCP's form loads a C library).
+`purepcp.agents.simple` or a file `path/agent.py`; PCP's form loads a C library).
 `help` lists the commands.  Differences from PCP's dbpmda are listed in
 docs/agents.md ("Debugging an agent with dbpmda").
 """
@@ -30,13 +30,13 @@ import sys
 import time
 from typing import IO, Any
 
-from pmapi.cli.common import getopt_message
-from pmapi.errors import PM_ERR_PMNS, PMError, SourceError, pmErrStr
-from pmapi.ids import is_dynamic_root, pmIDStr, pmInDomStr
-from pmapi.paths import LayoutError, paths
-from pmapi.pdu.constants import PM_TEXT_PMID
-from pmapi.pmns import PMNS
-from pmda.inproc import AgentLoadError, load_agent
+from purepcp.pmapi.errors import PM_ERR_PMNS, PMError, SourceError, pmErrStr
+from purepcp.pmapi.ids import is_dynamic_root, pmIDStr, pmInDomStr
+from purepcp.pmapi.options import getopt_message
+from purepcp.pmapi.paths import LayoutError, paths
+from purepcp.pmapi.pdu.constants import PM_TEXT_PMID
+from purepcp.pmapi.pmns import PMNS
+from purepcp.pmda.inproc import AgentLoadError, load_agent
 
 from .agents import DaemonAgent, DeadChannel, Driver, InProcAgent, spawn
 from .fmt import help_text

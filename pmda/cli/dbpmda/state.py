@@ -15,11 +15,11 @@ import re
 import struct
 from dataclasses import dataclass, field
 
-from pmapi.errors import PM_ERR_CONV, PM_ERR_PROFILESPEC, PMError  # type: ignore[attr-defined]
-from pmapi.ids import PM_INDOM_NULL, pmInDomStr
-from pmapi.pdu.constants import PM_PROFILE_EXCLUDE, PM_PROFILE_INCLUDE
-from pmapi.pdu.records import InDomProfile, ProfilePDU
-from pmapi.types import PMType
+from purepcp.pmapi.errors import PM_ERR_CONV, PM_ERR_PROFILESPEC, PMError
+from purepcp.pmapi.ids import PM_INDOM_NULL, pmInDomStr
+from purepcp.pmapi.pdu.constants import PM_PROFILE_EXCLUDE, PM_PROFILE_INCLUDE
+from purepcp.pmapi.pdu.records import InDomProfile, ProfilePDU
+from purepcp.pmapi.types import PMType
 
 from .fmt import DEBUG_BITS, DEBUG_OPTIONS
 from .lex import c_int
@@ -244,17 +244,17 @@ def parse_store_value(text: str, type_: int) -> int | float | str:
     elif type_ == T.PM_TYPE_STRING:
         return text
     else:
-        from pmapi.types import pmTypeStr
+        from purepcp.pmapi.types import pmTypeStr
 
         raise StoreValueError(
             -12397, f"Error: dbpmda does not support storing into {pmTypeStr(type_)} metrics"
         )
     if status < 0:
-        from pmapi.errors import pmErrStr
+        from purepcp.pmapi.errors import pmErrStr
 
         raise StoreValueError(status, f"Error: Decoding value: {pmErrStr(status)}")
     if rest:
-        from pmapi.types import pmTypeStr
+        from purepcp.pmapi.types import pmTypeStr
 
         raise StoreValueError(
             -12351,

@@ -1,0 +1,355 @@
+"""The connection to the key server: one Redis (or Valkey) or a cluster of them.
+
+redis-py does the protocol (with hiredis when installed) and, for a cluster, the
+routing of each key to its node.  Every command pmseries issues names one key, as
+PCP's do, so nothing here needs keys to share a slot.  Writes go out in pipelined
+batches: the next batch is sent before the replies to the last are read, so the
+server works while this process prepares more.
+"""
+
+from __future__ import annotations
+
+import configparser
+import fnmatch
+import hashlib
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from importlib import resources
+from typing import Any
+
+import redis
+from redis.cluster import ClusterNode, RedisCluster
+
+try:  # hiredis's packer, when installed: redis-py's wrapper round it costs more than it
+    from hiredis import pack_command as _hiredis_pack
+except ImportError:  # pragma: no cover - redis-py packs alone
+    _hiredis_pack = None
+
+from purepcp.pmapi.inifile import config_error
+
+from . import schema
+
+#: a command: its words, the key second
+Command = tuple[Any, ...]
+#: commands (or bytes of entries) sent before the replies to the batch before are read
+BATCH = 4096
+BATCH_BYTES = 1 << 20
+#: the script that adds a batch of a stream's entries in the server (each XADD as PCP
+#: sends it, without a round of packing and parsing per entry in this process)
+ENTRIES_SCRIPT = (resources.files(__package__) / "entries.lua").read_text()
+ENTRIES_SHA = hashlib.sha1(ENTRIES_SCRIPT.encode()).hexdigest()
+#: what EVALSHA says of a script the server does not hold (one restarted, or a new node)
+NO_SCRIPT = "No matching script"
+#: the error XADD gives for an entry not newer than the stream's last: PCP ignores it
+#: (reloading an archive, or discovery re-reading one, meets it)
+STALE_ENTRY = "equal or smaller than the target stream top item"
+
+
+class StoreError(Exception):
+    """The key server cannot be used: MESSAGE says why, in one line."""
+
+
+class StoreDown(StoreError):
+    """The connection to the key server broke (it stopped or restarted)."""
+
+
+@dataclass(frozen=True)
+class StoreConfig:
+    """[redis], [pmseries] and [discover] of pmseries.conf / pmproxy.conf."""
+
+    servers: tuple[tuple[str, int], ...] = (("localhost", 6379),)
+    username: str | None = None
+    password: str | None = None
+    maxlen: int = schema.DEFAULT_MAXLEN
+    expire: int = schema.DEFAULT_EXPIRE
+    cursor_count: int = schema.DEFAULT_CURSOR_COUNT
+    exclude_metrics: tuple[str, ...] = ()
+    exclude_indoms: tuple[int, ...] = ()
+    discover: bool = False
+    discover_path: str | None = None
+    timeout: float = 10.0
+    extra: dict[str, str] = field(default_factory=dict, compare=False)
+
+    @classmethod
+    def from_parser(cls, config: configparser.ConfigParser) -> StoreConfig:
+        """Read the sections PCP reads; a bad number names its section and key."""
+
+        def text(section: str, key: str, fallback: str | None = None) -> str | None:
+            return config.get(section, key, fallback=fallback)
+
+        def number(section: str, key: str, default: int) -> int:
+            value = text(section, key)
+            if value is None or not value.strip():
+                return default
+            try:
+                return int(value)
+            except ValueError:
+                raise StoreError(f"[{section}] {key} = {value}: not a number") from None
+
+        servers_text = text("redis", "servers") or text("pmseries", "servers")
+        servers = parse_servers(servers_text) if servers_text else cls.servers
+        return cls(
+            servers=servers,
+            username=text("redis", "username") or text("pmseries", "auth.username"),
+            password=text("redis", "password") or text("pmseries", "auth.password"),
+            maxlen=number("pmseries", "stream.maxlen", schema.DEFAULT_MAXLEN),
+            expire=number("pmseries", "stream.expire", schema.DEFAULT_EXPIRE),
+            cursor_count=number("pmseries", "cursor.count", schema.DEFAULT_CURSOR_COUNT),
+            exclude_metrics=_list(text("discover", "exclude.metrics")),
+            exclude_indoms=tuple(_indom(t) for t in _list(text("discover", "exclude.indoms"))),
+            discover=_true(text("discover", "enabled")),
+            discover_path=text("discover", "path"),
+        )
+
+    @classmethod
+    def from_files(cls, paths: Sequence[str]) -> StoreConfig:
+        """Merge the files that exist, later ones winning; a file that cannot be read as
+        INI is a StoreError naming its line."""
+        config = configparser.ConfigParser(interpolation=None, strict=False)
+        for path in paths:
+            try:
+                with open(path) as f:
+                    config.read_file(f)
+            except FileNotFoundError:
+                continue
+            except OSError as exc:
+                raise StoreError(f"cannot read {path}: {exc.strerror}") from None
+            except configparser.Error as exc:
+                raise StoreError(config_error(path, exc)) from None
+        return cls.from_parser(config)
+
+    def excluded(self, names: Iterable[str]) -> bool:
+        """Whether any of a metric's NAMES matches [discover] exclude.metrics."""
+        return any(fnmatch.fnmatchcase(n, p) for n in names for p in self.exclude_metrics)
+
+
+def parse_servers(text: str) -> tuple[tuple[str, int], ...]:
+    """`host:port[,host:port...]` (a missing port is 6379)."""
+    servers = []
+    for item in _list(text):
+        host, sep, port = item.rpartition(":")
+        if not sep:
+            host, port = item, "6379"
+        try:
+            servers.append((host or "localhost", int(port)))
+        except ValueError:
+            raise StoreError(f"bad Redis server {item!r}: the port is not a number") from None
+    return tuple(servers)
+
+
+def _list(text: str | None) -> tuple[str, ...]:
+    return tuple(part.strip() for part in (text or "").split(",") if part.strip())
+
+
+def _true(text: str | None) -> bool:
+    return (text or "").strip().lower() in ("1", "true", "yes", "on")
+
+
+def _indom(text: str) -> int:
+    domain, _, serial = text.partition(".")
+    try:
+        return (int(domain) << 22) | int(serial)
+    except ValueError:
+        raise StoreError(f"[discover] exclude.indoms: {text!r} is not domain.serial") from None
+
+
+class Store:
+    """A connected key server, its schema version checked (and set on a new one)."""
+
+    def __init__(self, config: StoreConfig) -> None:
+        self.config = config
+        self.cluster = False
+        self.client: redis.Redis | RedisCluster = self._connect()
+        self._maxlen = str(config.maxlen)
+        self._expire = str(config.expire)
+
+    @property
+    def where(self) -> str:
+        return ",".join(f"{h}:{p}" for h, p in self.config.servers)
+
+    def _connect(self) -> redis.Redis | RedisCluster:
+        host, port = self.config.servers[0]
+        auth = {"username": self.config.username, "password": self.config.password}
+        timeouts = {
+            "socket_timeout": self.config.timeout,
+            "socket_connect_timeout": self.config.timeout,
+        }
+        try:
+            first = redis.Redis(host=host, port=port, **auth, **timeouts)
+            info = first.info("server")
+            major = int(str(info.get("redis_version", "0")).split(".")[0])
+            if major < 5:
+                raise StoreError(f"unsupported redis server (got v{major}, expected v5 or above)")
+            clustered = bool(first.info("cluster").get("cluster_enabled"))
+            if clustered:
+                first.close()
+                nodes = [ClusterNode(h, p) for h, p in self.config.servers]
+                client: redis.Redis | RedisCluster = RedisCluster(
+                    startup_nodes=nodes, **auth, **timeouts
+                )
+                self.cluster = True
+            else:
+                if len(self.config.servers) > 1:
+                    raise StoreError(
+                        f"{self.where}: several servers configured, but {host}:{port} "
+                        "is not in cluster mode"
+                    )
+                client = first
+            # SMEMBERS in the server's order, as PCP's answers list members, not a set;
+            # stream entries as the server sends them, [id, [field, value, ...]], not a
+            # dict made per entry, which costs more than the rest of a values query.
+            # (A cluster's nodes parse replies with their own clients' callbacks.)
+            targets = [client]
+            if isinstance(client, RedisCluster):
+                targets += [n.redis_connection for n in client.get_nodes() if n.redis_connection]
+            for target in targets:
+                for command in ("SMEMBERS", "XRANGE", "XREVRANGE"):
+                    target.set_response_callback(command, _as_list)
+            self._check_schema(client)
+            return client
+        except redis.AuthenticationError as exc:
+            raise StoreError(f"{self.where}: {exc}") from None
+        except (redis.ConnectionError, redis.TimeoutError) as exc:
+            raise StoreDown(
+                f"cannot connect to Redis at {self.where}: {_first_line(exc)}"
+            ) from None
+        except redis.RedisError as exc:
+            raise StoreError(f"Redis at {self.where}: {_first_line(exc)}") from None
+
+    @staticmethod
+    def _check_schema(client: redis.Redis | RedisCluster) -> None:
+        version = client.get(schema.VERSION_KEY)
+        if version is None:
+            client.set(schema.VERSION_KEY, str(schema.SCHEMA_VERSION))
+            return
+        try:
+            number = int(version)
+        except ValueError:
+            number = -1
+        if number not in (0, schema.SCHEMA_VERSION):
+            raise StoreError(
+                f"unsupported series schema (got v{version.decode(errors='replace')}, "
+                f"expected v{schema.SCHEMA_VERSION})"
+            )
+
+    def close(self) -> None:
+        self.client.close()
+
+    def __enter__(self) -> Store:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # -- writing ------------------------------------------------------------------------
+
+    def xadd(self, sid: bytes, entry_id: str, pairs: Sequence[Any]) -> Command:
+        """PCP's XADD of one sample (PAIRS: field, value, ...)."""
+        return ("XADD", schema.values_key(sid), "MAXLEN", "~", self._maxlen, entry_id, *pairs)
+
+    def load_entries_script(self) -> None:
+        """Put entries.lua in the script cache of the server (of every primary of a
+        cluster): the batches of a stream's entries call it by its digest."""
+        if self.cluster:
+            for node in self.client.get_primaries():  # type: ignore[union-attr]
+                self.client.get_redis_connection(node).script_load(ENTRIES_SCRIPT)
+        else:
+            self.client.script_load(ENTRIES_SCRIPT)
+
+    def entries(self, sid: bytes, blob: bytes, ids: str, counts: str, values: str) -> Command:
+        """A batch of one stream's entries, added by entries.lua (see there)."""
+        return ("EVALSHA", ENTRIES_SHA, 1, schema.values_key(sid), blob, ids, counts, values)
+
+    def trim(self, sid: bytes) -> Command:
+        """The MAXLEN of PCP's XADDs, applied once after a batch of entries (the same
+        entries stay, and each XADD is three words shorter)."""
+        return ("XTRIM", schema.values_key(sid), "MAXLEN", "~", self._maxlen)
+
+    def expire(self, sid: bytes) -> Command:
+        return ("EXPIRE", schema.values_key(sid), self._expire)
+
+    def send(self, commands: Iterable[Command]) -> list[str]:
+        """Send COMMANDS (pipelined, in order per key) and return the errors they met,
+        bar XADD's stale-entry error; StoreDown if the connection breaks."""
+        errors: list[str] = []
+        try:
+            if self.cluster:
+                self._send_cluster(commands, errors)
+            else:
+                self._send_to(self.client, commands, errors)  # type: ignore[arg-type]
+        except (redis.ConnectionError, redis.TimeoutError) as exc:
+            raise StoreDown(f"lost Redis at {self.where}: {_first_line(exc)}") from None
+        return errors
+
+    def _send_cluster(self, commands: Iterable[Command], errors: list[str]) -> None:
+        client: RedisCluster = self.client  # type: ignore[assignment]
+        by_node: dict[str, list[Command]] = {}
+        nodes: dict[str, ClusterNode] = {}
+        for command in commands:
+            node = client.get_node_from_key(_key_of(command))
+            by_node.setdefault(node.name, []).append(command)
+            nodes[node.name] = node
+        for name, batch in by_node.items():
+            node_client = client.get_redis_connection(nodes[name])
+            self._send_to(node_client, batch, errors)
+
+    @staticmethod
+    def _send_to(client: redis.Redis, commands: Iterable[Command], errors: list[str]) -> None:
+        pool = client.connection_pool
+        conn = pool.get_connection()
+        healthy = False
+        try:
+            pending = 0
+            size = 0
+            batch: list[Command] = []
+
+            def flush() -> None:
+                nonlocal pending, size
+                if _hiredis_pack is not None:
+                    packed = [b"".join(map(_hiredis_pack, batch))]
+                else:
+                    packed = conn.pack_commands(batch)
+                conn.send_packed_command(packed, check_health=False)
+                _read(conn, pending, errors)
+                pending = len(batch)
+                size = 0
+                batch.clear()
+
+            for command in commands:
+                batch.append(command)
+                if command[0] == "EVALSHA":  # (a batch of entries: big)
+                    size += sum(len(word) for word in command[4:])
+                if len(batch) >= BATCH or size >= BATCH_BYTES:
+                    flush()
+            if batch:
+                flush()
+            _read(conn, pending, errors)
+            healthy = True
+        finally:
+            if not healthy:
+                conn.disconnect()
+            pool.release(conn)
+
+
+def _key_of(command: Command) -> Any:
+    """The one key a command names (EVALSHA names it after the digest and key count)."""
+    return command[3] if command[0] == "EVALSHA" else command[1]
+
+
+def _as_list(response: Any, **options: Any) -> list:
+    return list(response) if response is not None else []
+
+
+def _read(conn: Any, count: int, errors: list[str]) -> None:
+    for _ in range(count):
+        try:
+            conn.read_response()
+        except redis.ResponseError as exc:
+            text = str(exc)
+            if STALE_ENTRY not in text:
+                errors.append(text)
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip()
+    return text.splitlines()[0] if text else type(exc).__name__

@@ -1,0 +1,110 @@
+"""The pmcd command's bad inputs: each a clear one-line message and a non-zero status."""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+
+def pmcd(*args: str, tmp) -> subprocess.CompletedProcess[str]:
+    env = dict(os.environ, PYTHONPATH=ROOT, PCP_RUN_DIR=str(tmp))
+    argv = [sys.executable, "-m", "purepcp.pmcd.main", *args]
+    return subprocess.run(argv, capture_output=True, text=True, env=env, timeout=60)
+
+
+def test_a_bad_config_names_file_and_line(tmp_path):
+    conf = tmp_path / "pmcd.conf"
+    conf.write_text("simple x dso\nfoo 3 pipe\n")
+    for flags in ((), ("-v",)):
+        result = pmcd(*flags, "-c", str(conf), tmp=tmp_path)
+        assert result.returncode == 1
+        assert result.stderr.splitlines() == [
+            f'{conf}: pmcd config[line 1]: Error: expected domain number for "simple" agent',
+            f"{conf}: pmcd config[line 2]: Error: pipe PDU type expected (`binary')",
+        ]
+
+
+def test_a_good_config_checks_clean(tmp_path):
+    conf = tmp_path / "pmcd.conf"
+    conf.write_text("simple 253 dso Simple purepcp.agents.simple\n")
+    result = pmcd("-v", "-c", str(conf), tmp=tmp_path)
+    assert (result.returncode, result.stderr) == (0, "")
+
+
+def test_missing_files_and_a_busy_port_are_one_line_each(tmp_path):
+    missing = pmcd("-c", str(tmp_path / "nope.conf"), tmp=tmp_path)
+    assert missing.returncode == 1
+    assert (
+        missing.stderr == f"pmcd: cannot read {tmp_path / 'nope.conf'}: No such file or directory\n"
+    )
+    (tmp_path / "bad.pmns").write_text("garbage {\n")
+    conf = tmp_path / "pmcd.conf"
+    conf.write_text("simple 253 dso Simple purepcp.agents.simple\n")
+    bad_pmns = pmcd("-f", "-c", str(conf), "-n", str(tmp_path / "bad.pmns"), tmp=tmp_path)
+    assert bad_pmns.returncode == 1 and len(bad_pmns.stderr.splitlines()) == 1
+    assert bad_pmns.stderr.startswith("pmcd: cannot load the namespace: ")
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        port = busy.getsockname()[1]
+        taken = pmcd("-f", "-c", str(conf), "-p", str(port), "-i", "127.0.0.1", "-s", "",
+                     tmp=tmp_path)  # fmt: skip
+    assert taken.returncode == 1
+    assert taken.stderr == f"pmcd: cannot listen: 127.0.0.1:{port}: Address already in use\n"
+
+
+def test_timeouts_and_limits_out_of_range_are_refused_as_pcp_refuses_them(tmp_path):
+    """Before: -t -1 was taken as 'no timeout' and -q 0 as 'give up at once'; -L 5 would
+    refuse every PDU."""
+    for flags, message in (
+        (("-t", "-1"), "pmcd: -t requires a positive numeric argument\n"),
+        (("-q", "0"), "pmcd: -q requires a positive numeric argument\n"),
+        (("-L", "5"), "pmcd: -L 5: too small for a PDU\n"),
+    ):
+        result = pmcd(*flags, "-v", tmp=tmp_path)
+        assert result.returncode == 1, flags
+        assert result.stderr.startswith(message), flags
+        # as PCP's pmcd: a bad -t or -q is followed by the usage, a small -L is not
+        assert ("\nUsage: pmcd [options]" in result.stderr) == (flags[0] != "-L"), flags
+
+
+def test_command_line_follows_pcps_layout_and_our_version_words(tmp_path):
+    """Before: argparse's 'usage: pmcd [-h] ...' and 'pmcd (purepcp) 0.1.0, compatible with'."""
+    from purepcp.pmapi import version_line
+
+    usage = pmcd("-?", tmp=tmp_path)
+    assert usage.stderr.startswith("Usage: pmcd [options]")
+    assert "\nConfiguration options:\n  -c PATH, --config=PATH\n" in usage.stderr
+    version = pmcd("-V", tmp=tmp_path)
+    assert (version.returncode, version.stderr) == (0, version_line("pmcd") + "\n")
+    bad = pmcd("-Z", tmp=tmp_path)
+    assert bad.returncode == 1
+    assert bad.stderr.startswith("pmcd: invalid option -- 'Z'\nUsage: pmcd")
+    extra = pmcd("-v", "stray", tmp=tmp_path)
+    assert extra.stderr.startswith("pmcd: unexpected argument: stray\n")
+
+
+def test_pmda_has_pcps_usage_layout_and_our_version_line():
+    """Before: argparse's 'usage: pmda [-h] COMMAND ...' and no version option at all."""
+    from purepcp.pmapi import version_line
+
+    def pmda(*args: str) -> subprocess.CompletedProcess:
+        argv = [sys.executable, "-m", "purepcp.pmcd.pmda_tool", *args]
+        return subprocess.run(argv, capture_output=True, text=True, timeout=60)
+
+    for flag in ("-V", "--version"):
+        assert (pmda(flag).returncode, pmda(flag).stderr) == (0, version_line("pmda") + "\n")
+    bare = pmda()
+    assert bare.returncode == 1
+    assert bare.stderr.startswith("Usage: pmda install|remove|new|list [options] ...\n")
+    assert "\nUsage: pmda install [options] NAME" in bare.stderr
+    assert "usage:" not in bare.stderr
+    bad = pmda("install", "--bogus", "x")
+    assert bad.stderr.startswith("pmda: unrecognized option '--bogus'\nUsage: pmda install")
+    assert pmda("frobnicate").stderr.startswith("pmda: unknown command 'frobnicate'\nUsage:")
+    number = pmda("new", "--domain", "many", "demo")
+    assert number.stderr.startswith("pmda: --domain many: not a number\n")

@@ -1,0 +1,446 @@
+"""Our pmlogger: archives from our pmcd and PCP's, judged by our reader and PCP's tools."""
+
+from __future__ import annotations
+
+import os
+import random
+import re
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from purepcp.pmapi.archive import Archive
+from purepcp.pmapi.ids import pmID_build
+from tests.support.client_servers import ours_serving, reference_serving, tool_env
+from tests.support.our_pmcd import our_pmcd
+from tests.support.reference_pmcd import require_reference
+from tests.support.waiting import complete_records, wait_until
+
+CONFIG = """# two groups at different intervals share one archive
+log mandatory on every 100 msec { simple kernel.all.load }
+log mandatory on every 300 msec { hinv.ncpu kernel.all.cpu.user no.such.metric }
+log mandatory on once { hinv.physmem }
+log mandatory off { kernel.all.nprocs }
+"""
+
+
+def _pmlogger(tmp: Path, host: str, *args: str) -> subprocess.Popen:
+    (tmp / "cfg").write_text(CONFIG)
+    argv = [sys.executable, "-m", "purepcp.pmlogger.main", "-h", host, "-c", str(tmp / "cfg")]
+    argv += ["-l", str(tmp / "log"), *args]
+    return subprocess.Popen(argv, cwd=tmp, env=tool_env(), start_new_session=True)
+
+
+def _finish(proc: subprocess.Popen, timeout: float = 60) -> int:
+    try:
+        return proc.wait(timeout)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+
+
+def _records(base: str) -> list:
+    with Archive(base) as a:
+        assert a.problems == []
+        return list(a.records())
+
+
+def _check_logged(base: str, samples: int) -> None:
+    """What any of our archives must be: whole, every group present, the failing metric absent,
+    and the samples between a prologue and an epilogue naming the logger and the archive."""
+    recs = _records(base)
+    assert len(recs) == samples + 2
+    for logue in (recs[0], recs[-1]):
+        sets = {vs.pmid: vs for vs in logue.result.vsets}
+        assert sets[ARCHIVE_PMID].values == (os.path.abspath(base),)
+        assert tuple(sets[ARCHIVE_PMID].insts) == (logue_pid(base),)
+    with Archive(base) as a:
+        names = {n for names in a.names.values() for n in names}
+        assert {"simple.numfetch", "kernel.all.load", "hinv.ncpu", "hinv.physmem"} <= names
+        assert "kernel.all.nprocs" not in names and "no.such.metric" not in names
+        physmem = a.pmns.lookup("hinv.physmem")
+        once = [r for r in recs if any(vs.pmid == physmem for vs in r.result.vsets)]
+        assert len(once) == 1  # "once" means once
+        load = a.pmns.lookup("kernel.all.load")
+        assert a.indom_at(a.descs[load].indom).names == ("1 minute", "5 minute", "15 minute")
+
+
+def logue_pid(base: str) -> int:
+    with Archive(base) as a:
+        return a.label.pid
+
+
+ARCHIVE_PMID = pmID_build(2, 3, 2)  # pmcd.pmlogger.archive
+
+
+def test_logging_from_our_pmcd(tmp_path):
+    with ours_serving(tmp_path) as pmcd:
+        status = _finish(_pmlogger(tmp_path, pmcd.host, "-s", "12", "arch"))
+    assert status == 0
+    _check_logged(str(tmp_path / "arch"), 12)
+    assert "no.such.metric" in (tmp_path / "log").read_text()  # warned, not fatal
+
+
+def test_an_instance_list_restricts_what_is_logged(tmp_path):
+    (tmp_path / "few").write_text(
+        'log mandatory on every 100 msec { kernel.all.load [ "1 minute" 15 ] simple.color }\n'
+    )
+    with ours_serving(tmp_path) as pmcd:
+        proc = _pmlogger(tmp_path, pmcd.host, "-c", str(tmp_path / "few"), "-s", "3", "arch")
+        assert _finish(proc) == 0
+    with Archive(str(tmp_path / "arch")) as a:
+        load, color = a.pmns.lookup("kernel.all.load"), a.pmns.lookup("simple.color")
+        for rec in list(a.records())[1:-1]:  # (between the prologue and the epilogue)
+            sets = {vs.pmid: tuple(vs.insts) for vs in rec.result.vsets}
+            assert sets == {load: (1, 15), color: (0, 1, 2)}
+
+
+def test_signals_switch_volumes_and_end_cleanly(tmp_path):
+    with ours_serving(tmp_path) as pmcd:
+        proc = _pmlogger(tmp_path, pmcd.host, "arch")
+        try:  # (a sample after the prologue: the signal handlers are set before it)
+            wait_until(
+                "a sample in volume 0", lambda: complete_records(tmp_path / "arch.0") >= 2, proc
+            )
+            proc.send_signal(signal.SIGHUP)
+            wait_until(
+                "a sample in volume 1", lambda: complete_records(tmp_path / "arch.1") >= 1, proc
+            )
+        finally:
+            proc.send_signal(signal.SIGTERM)
+        assert _finish(proc) == 0
+    with Archive(str(tmp_path / "arch")) as a:
+        assert set(a.volume_paths) == {0, 1}
+        assert {e.vol for e in a.index} == {0, 1}
+        recs = list(a.records())
+    assert {r.vol for r in recs} == {0, 1} and not any(r.is_mark for r in recs)
+
+
+def test_a_mark_when_pmcd_goes_away_and_logging_resumes(tmp_path):
+    (tmp_path / "one").write_text("log mandatory on every 100 msec { simple.numfetch }\n")
+    conf = "simple 253 dso Simple agents.simple\n"
+    for d in (tmp_path / "p1", tmp_path / "p2"):
+        (d / "simple").mkdir(parents=True)
+        (d / "simple" / "simple.conf").write_text("sec\n")
+    base = str(tmp_path / "arch")
+    proc = None
+    try:
+        with our_pmcd(conf, tmp_path / "p1") as pmcd:
+            port = pmcd.host.rsplit(":", 1)[1]
+            proc = _pmlogger(tmp_path, pmcd.host, "-c", str(tmp_path / "one"), "arch")
+            wait_until("two samples", lambda: complete_records(Path(base + ".0")) >= 3, proc)
+        with our_pmcd(conf, tmp_path / "p2", "-p", port):  # (pmlogger retries every second)
+            try:
+                wait_until("a <mark>, then a sample", lambda: _resumed(base), proc)
+            finally:
+                proc.send_signal(signal.SIGTERM)  # (while pmcd is there: no second gap)
+            assert _finish(proc) == 0
+    finally:
+        if proc is not None and proc.poll() is None:  # (a failure above: no stray logger)
+            proc.kill()
+            proc.wait()
+    recs = _records(base)
+    marks = [i for i, r in enumerate(recs) if r.is_mark]
+    assert len(marks) == 1 and 2 < marks[0] < len(recs) - 2, "one <mark>, across the gap"
+    assert recs[marks[0] + 1].stamp > recs[marks[0]].stamp > recs[marks[0] - 1].stamp
+
+
+def _resumed(base: str) -> bool:
+    """Whether the archive BASE, being written, holds a <mark> with a sample after it."""
+    try:
+        with Archive(base) as a:
+            kinds = [r.is_mark for r in a.records()]
+    except Exception:  # (not readable yet: a record is being written)
+        return False
+    return True in kinds and False in kinds[kinds.index(True) + 1 :]
+
+
+def test_an_existing_archive_is_never_overwritten(tmp_path):
+    with ours_serving(tmp_path) as pmcd:
+        assert _finish(_pmlogger(tmp_path, pmcd.host, "-s", "2", "arch")) == 0
+        before = Path(tmp_path / "arch.0").read_bytes()
+        again = subprocess.run(
+            [sys.executable, "-m", "purepcp.pmlogger.main", "-h", pmcd.host, "-c", "cfg", "-s", "2",
+             "-l", "log2", "arch"],
+            cwd=tmp_path, capture_output=True, text=True, timeout=60, env=tool_env(),
+        )  # fmt: skip
+    assert again.returncode == 1
+    assert again.stderr == 'pmlogger: "arch.index" already exists, not over-written\n'
+    assert Path(tmp_path / "arch.0").read_bytes() == before
+
+
+def test_bad_configuration_is_one_line(tmp_path):
+    (tmp_path / "cfg").write_text("log mandatory sometimes foo\n")
+    run = subprocess.run(
+        [sys.executable, "-m", "purepcp.pmlogger.main", "-c", "cfg", "arch"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert run.returncode == 1
+    assert run.stderr.count("\n") == 1 and "Specification error" in run.stderr
+    assert "Traceback" not in run.stderr and not (tmp_path / "arch.0").exists()
+
+
+# -- judged by PCP ------------------------------------------------------------------------------
+
+
+def _pcp_accepts(base: str, samples: int | None = None) -> None:
+    check = subprocess.run(["pmlogcheck", base], capture_output=True, text=True, timeout=60)
+    assert (check.returncode, check.stdout, check.stderr) == (0, "", "")
+    dump = subprocess.run(
+        ["pmdumplog", "-a", base], capture_output=True, text=True, timeout=60, env=tool_env()
+    )
+    assert dump.returncode == 0, dump.stderr
+    stamps = [ln for ln in dump.stdout.splitlines() if ln[:2].isdigit() and " metric" in ln]
+    assert len(stamps) == len(_records(base))
+    replay = subprocess.run(
+        ["pmval", "-a", base, "-t", "0.1", "kernel.all.load"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env=tool_env(),
+    )
+    assert replay.returncode == 0 and "1 minute" in replay.stdout, replay.stderr
+    assert any(ln[:2].isdigit() and "." in ln.split()[-1] for ln in replay.stdout.splitlines())
+
+
+@pytest.mark.interop
+def test_our_archive_from_our_pmcd_passes_pcp(tmp_path):
+    require_reference("pmlogcheck", "pmdumplog", "pmval")
+    with ours_serving(tmp_path) as pmcd:
+        assert _finish(_pmlogger(tmp_path, pmcd.host, "-s", "10", "arch")) == 0
+    _pcp_accepts(str(tmp_path / "arch"))
+
+
+@pytest.mark.interop
+def test_our_archive_from_pcps_pmcd_passes_pcp(tmp_path):
+    require_reference("pmlogcheck", "pmdumplog", "pmval")
+    with reference_serving(tmp_path) as pmcd:
+        assert _finish(_pmlogger(tmp_path, pmcd.host, "-s", "10", "arch")) == 0
+    _check_logged(str(tmp_path / "arch"), 10)
+    _pcp_accepts(str(tmp_path / "arch"))
+
+
+@pytest.mark.interop
+def test_sigkill_at_random_moments_leaves_valid_archives(tmp_path):
+    require_reference("pmlogcheck")
+    rng = random.Random(6)
+    with ours_serving(tmp_path) as pmcd:
+        for i in range(20):
+            d = tmp_path / f"k{i}"
+            d.mkdir()
+            proc = _pmlogger(d, pmcd.host, "arch")
+            time.sleep(0.6 + rng.random() * 1.2)
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+            base = str(d / "arch")
+            if not Path(base + ".0").exists():
+                continue  # killed before its first sample: nothing to judge
+            check = subprocess.run(["pmlogcheck", base], capture_output=True, text=True)
+            assert check.returncode == 0, (i, check.stdout, check.stderr)
+            assert _records(base), i
+
+
+_TIME = re.compile(r"\d\d:\d\d:\d\d\.\d{6}")
+
+
+def _structure(base: Path, flag: str, pid: int) -> str:
+    """PCP's pmdumplog FLAG report of BASE with times, the logger's PID and the path masked."""
+    out = subprocess.run(
+        ["pmdumplog", flag, str(base)], capture_output=True, text=True, timeout=60, env=tool_env()
+    )
+    assert out.returncode == 0, out.stderr
+    text = _TIME.sub("HH:MM:SS", out.stdout).replace(str(base.parent), "DIR")
+    text = re.sub(rf"\b{pid}\b", "PID", text)
+    return re.sub(r"(commencing|ending) .*", r"\1 WHEN", text)
+
+
+@pytest.mark.interop
+def test_same_archive_layout_as_pcps_pmlogger(tmp_path):
+    """Both loggers on one pmcd, one config: the same metadata, in the same places, the same
+    index, prologue and epilogue: PCP's pmdumplog tells the two apart only by times and PIDs."""
+    require_reference("pmlogger", "pmdumplog")
+    config = tmp_path / "cfg"
+    config.write_text(
+        "log mandatory on every 1 sec {\n"
+        "  kernel.all.load hinv.ncpu mem.util.free kernel.all.cpu.user\n"
+        "  network.interface.in.bytes\n}\n"
+    )
+    (tmp_path / "ours").mkdir()
+    (tmp_path / "pcps").mkdir()
+    with reference_serving(tmp_path) as pmcd:
+        common = ["-h", pmcd.host, "-c", str(config), "-s", "3", "-l", "log", "arch"]
+        ours = subprocess.Popen(
+            [sys.executable, "-m", "purepcp.pmlogger.main", *common],
+            cwd=tmp_path / "ours",
+            env=tool_env(),
+        )
+        pcps = subprocess.Popen(["pmlogger", *common], cwd=tmp_path / "pcps", env=tool_env())
+        assert (_finish(ours), _finish(pcps)) == (0, 0)
+    bases = [tmp_path / "ours" / "arch", tmp_path / "pcps" / "arch"]
+    pids = [logue_pid(str(b)) for b in bases]
+    for flag in ("-l", "-d", "-e", "-h", "-i", "-t"):
+        mine, theirs = (_structure(b, flag, pid) for b, pid in zip(bases, pids, strict=True))
+        assert mine == theirs, flag
+    # the records: the same metrics in the same order, the values aside
+    # (pmcd.pmlogger.port among them: PCP's is its pmlc port, ours 0 as we have none)
+    values = re.compile(r"value .*")
+    mine, theirs = (
+        values.sub("value V", _structure(b, "-m", pid)) for b, pid in zip(bases, pids, strict=True)
+    )
+    assert mine == theirs
+
+
+# -- flags ----------------------------------------------------------------------------------
+
+
+def _run_pmlogger(tmp: Path, *args: str, env: dict | None = None) -> subprocess.CompletedProcess:
+    argv = [sys.executable, "-m", "purepcp.pmlogger.main", *args]
+    return subprocess.run(
+        argv, cwd=tmp, capture_output=True, text=True, timeout=60, env=env or tool_env()
+    )
+
+
+def test_check_flag_parses_resolves_and_writes_nothing(tmp_path):
+    (tmp_path / "cfg").write_text(CONFIG)
+    with ours_serving(tmp_path) as pmcd:
+        run = _run_pmlogger(tmp_path, "-C", "-h", pmcd.host, "-c", "cfg", "arch")
+    assert run.returncode == 0, run.stderr
+    assert "no.such.metric" in run.stderr  # the warning, on stderr as there is no log
+    assert not list(tmp_path.glob("arch*")) and not (tmp_path / "pmlogger.log").exists()
+
+
+def test_labelhost_size_limit_report_and_the_log(tmp_path):
+    (tmp_path / "cfg").write_text(
+        "log mandatory on every 100 msec { kernel.all.load hinv.ncpu }\n"
+        "log mandatory on once { hinv.physmem }\n"
+    )
+    with ours_serving(tmp_path) as pmcd:
+        args = ["-h", pmcd.host, "-c", "cfg", "-H", "elsewhere", "-r", "-s", "2k", "-l", "log"]
+        run = _run_pmlogger(tmp_path, *args, "arch")
+    assert run.returncode == 0, run.stderr
+    with Archive(str(tmp_path / "arch")) as a:
+        assert a.label.hostname == "elsewhere"
+        data = sum(Path(p).stat().st_size for p in a.volume_paths.values())
+        recs = list(a.records())
+    # stopped at the first record that took the volume past 2 KB (the epilogue follows)
+    assert 2048 <= data - recs[-1].size < 2048 + recs[-2].size
+    log = (tmp_path / "log").read_text().splitlines()
+    assert log[0].startswith("Log for pmlogger on ") and log[1] == ""
+    stamp = r"\[\w{3} \w{3} [ \d]\d \d\d:\d\d:\d\d\]"
+    assert re.fullmatch(stamp + r" pmlogger\(\d+\) Info: Start", log[2])
+    assert 'Starting logger for host "elsewhere" via "' in "\n".join(log)
+    assert "Metric hinv.physmem logged once: " in "\n".join(log)
+    group = re.compile(
+        r"Group \[2 metrics\] \{\n\tkernel\.all\.load\n\thinv\.ncpu\n\} logged every 0\.100 sec: "
+        r"(\d+) bytes or [\d.]+ Mbytes/day"
+    )
+    assert group.search("\n".join(log))
+    assert log[-3].endswith("Info: pmlogger: Byte limit reached, exiting")
+    assert log[-2] == "" and log[-1].startswith("Log finished ")
+
+
+def test_notify_tells_the_service_manager(tmp_path):
+    import socket
+
+    (tmp_path / "cfg").write_text("log mandatory on every 100 msec { hinv.ncpu }\n")
+    path = str(tmp_path / "notify")
+    with socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM) as sock:
+        sock.bind(path)
+        sock.settimeout(30)
+        with ours_serving(tmp_path) as pmcd:
+            env = dict(tool_env(), NOTIFY_SOCKET=path)
+            args = ["-N", "-h", pmcd.host, "-c", "cfg", "-s", "2", "a"]
+            run = _run_pmlogger(tmp_path, *args, env=env)
+        assert run.returncode == 0, run.stderr
+        message = sock.recv(1024).decode()
+    assert message.startswith("READY=1\n") and "MAINPID=" in message
+
+
+# -- the order of the metadata: PCP's tasks and fetch groups ---------------------------
+
+#: Clauses at two intervals and "once" (PCP makes a task of each interval and starts the
+#: "once" task first), and one task whose metrics PCP's optfetch splits into two fetch
+#: groups (instance lists on kernel.percpu's InDom beside a metric wanting all of it).
+TASKS_CONFIG = """\
+log mandatory on every 400 msec { hinv.ncpu }
+log mandatory on every 200 msec {
+    kernel.all.load simple.color
+    kernel.percpu.cpu.idle ["cpu0"] kernel.percpu.cpu.sys ["cpu0"]
+    kernel.percpu.cpu.nice ["cpu0"] kernel.percpu.cpu.user
+}
+log mandatory on once { hinv.physmem }
+log mandatory on every 400 msec { simple.numfetch }
+"""
+
+_META_LINE = re.compile(r"__pmLogLoadMeta: (?:record len=\d+, type=(\S+)|PMID: (\S+))")
+
+
+def _metadata_order(base: Path) -> list[str]:
+    """The metadata records of BASE in file order, as PCP's pmdumplog reads them."""
+    out = subprocess.run(
+        ["pmdumplog", "-Dlogmeta", "-d", str(base)],
+        capture_output=True, text=True, timeout=60, env=tool_env(),
+    )  # fmt: skip
+    assert out.returncode == 0, out.stderr
+    found = []
+    for line in out.stderr.splitlines() + out.stdout.splitlines():
+        m = _META_LINE.match(line)
+        if m and m.group(1):
+            found.append(m.group(1))
+        elif m:
+            found[-1] += f" {m.group(2)}"
+        elif line.startswith(("addindom(", "addlabel(", "addtext(")):
+            found[-1] += " " + re.sub(r"\d\d:\d\d:\d\d\.\d+", "T", line.split(", ", 1)[1])
+    return found
+
+
+def _pid_masked(lines: list[str], pid: int) -> list[str]:
+    return [re.sub(rf"\b{pid}\b", "PID", line) for line in lines]
+
+
+@pytest.mark.interop
+def test_metadata_in_pcps_order_across_tasks_and_fetch_groups(tmp_path):
+    """Both loggers on one pmcd, one configuration of several tasks: descriptors, instance
+    domains, labels and help texts come in the same order (ours used to describe all the
+    metrics of a start-up fetch highest PMID first, and the prologue's InDom after all
+    five of its metrics), so `pmdumplog -d` and the metadata's layout agree."""
+    require_reference("pmlogger", "pmdumplog")
+    config = tmp_path / "cfg"
+    config.write_text(TASKS_CONFIG)
+    (tmp_path / "ours").mkdir()
+    (tmp_path / "pcps").mkdir()
+    with reference_serving(tmp_path) as pmcd:
+        common = ["-h", pmcd.host, "-c", str(config), "-s", "8", "-l", "log", "arch"]
+        # one after the other: fetching together, PCP's pmlogger was seen to leave
+        # simple.numfetch out of its record (and its metadata) now and then
+        ours = subprocess.Popen(
+            [sys.executable, "-m", "purepcp.pmlogger.main", *common],
+            cwd=tmp_path / "ours",
+            env=tool_env(),
+        )
+        assert _finish(ours) == 0
+        pcps = subprocess.Popen(["pmlogger", *common], cwd=tmp_path / "pcps", env=tool_env())
+        assert _finish(pcps) == 0
+    bases = [tmp_path / "ours" / "arch", tmp_path / "pcps" / "arch"]
+    pids = [logue_pid(str(b)) for b in bases]
+    mine, theirs = (_pid_masked(_metadata_order(b), p) for b, p in zip(bases, pids, strict=True))
+    # the facts this test stands on, PCP's order: the prologue's metrics, the InDom after
+    # the first of them; the once task; the 400 msec task (one group); the 200 msec task's
+    # two groups, the newer (kernel.percpu.cpu.user alone) first
+    assert [m.split(" ")[1].rstrip(",") for m in theirs if m.startswith(("DESC", "INDOM"))] == [
+        "2.3.3", "2.1", "2.3.0", "2.3.2", "2.0.23", "2.0.24",
+        "60.1.9",
+        "253.0.0", "60.0.32",
+        "60.0.0", "60.0", "253.0.1", "253.0", "60.2.0", "60.2", "60.0.3", "60.0.2", "60.0.1",
+    ]  # fmt: skip
+    assert mine == theirs
+    mine, theirs = (_structure(b, "-d", pid) for b, pid in zip(bases, pids, strict=True))
+    assert mine == theirs

@@ -1,0 +1,150 @@
+"""pminfo: ours prints what PCP 6's pminfo prints, against our pmcd and the reference one."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+
+import pytest
+
+from purepcp.pmapi.options import HOST, SPECLOCAL, Opt, Tool
+from tests.support.client_servers import (
+    ours_serving,
+    reference_serving,
+    run_ours,
+    run_theirs,
+)
+from tests.support.reference_pmcd import free_port, require_reference
+
+# metrics whose values stay put between two runs
+DISCRETE = [
+    "hinv.ncpu",
+    "hinv.ndisk",
+    "kernel.uname.release",
+    "kernel.uname.sysname",
+    "pmcd.version",
+    "pmcd.numagents",
+    "pmcd.agent.type",
+    "pmcd.agent.status",
+    "pmcd.control.timeout",
+    "simple.numfetch",  # in the list only to be asked for: its value is masked below
+]
+
+
+@pytest.fixture(scope="module", params=["our pmcd", "reference pmcd"])
+def host(request, tmp_path_factory) -> Iterator[str]:
+    require_reference("pminfo")
+    tmp = tmp_path_factory.mktemp("pminfo")
+    serving = ours_serving if request.param == "our pmcd" else reference_serving
+    with serving(tmp) as running:
+        yield running.host
+
+
+def _masked(text: str) -> str:
+    """simple.numfetch counts every fetch: its value cannot agree between two runs."""
+    return re.sub(r"(simple\.numfetch\n    value )\d+", r"\1N", text)
+
+
+def same(args: list[str]) -> tuple[str, str]:
+    ours, theirs = run_ours("pminfo", *args), run_theirs("pminfo", *args)
+    assert (_masked(ours.stdout), ours.stderr, ours.returncode) == (
+        _masked(theirs.stdout),
+        theirs.stderr,
+        theirs.returncode,
+    )
+    return ours.stdout, ours.stderr
+
+
+@pytest.mark.interop
+@pytest.mark.parametrize("flags", ["-dtT", "-m", "-M", "-dI", "-t"])
+def test_metadata_of_pmcd_kernel_simple(host, flags):
+    out, _ = same(["-h", host, flags, "pmcd", "kernel", "simple"])
+    assert "kernel.all.load" in out and "simple.color" in out
+
+
+@pytest.mark.interop
+def test_values_of_discrete_metrics(host):
+    out, _ = same(["-h", host, "-f", *DISCRETE])
+    assert "    value" in out
+
+
+@pytest.mark.interop
+def test_every_name_and_verify(host):
+    """Every name, PCP's two anonymous derived event metrics included."""
+    ours, theirs = run_ours("pminfo", "-h", host), run_theirs("pminfo", "-h", host)
+    assert ours.stdout.splitlines() == theirs.stdout.splitlines()
+    assert "pmcd.pid" in ours.stdout.splitlines()
+    same(["-h", host, "-v", "pmcd", "simple", "hinv"])
+
+
+@pytest.mark.interop
+def test_labels_and_series(host):
+    same(["-h", host, "-l", "simple", "hinv.ncpu", "kernel.all.load"])
+    same(["-h", host, "-s", "simple.color", "hinv.ncpu"])
+
+
+@pytest.mark.interop
+def test_pmids_indoms_and_errors(host):
+    _, err = same(["-h", host, "-m", "253.0.1", "60.0.32", "253.0", "1.2.3", "no.such", "simple"])
+    assert "Error: no.such: Unknown metric name" in err
+    same(["-h", host, "-dt", "-I", "253.0", "60.2"])
+
+
+@pytest.mark.interop
+def test_small_batches(host):
+    same(["-h", host, "-b", "3", "-f", *DISCRETE])
+    ours, theirs = run_ours("pminfo", "-b", "x", "pmcd"), run_theirs("pminfo", "-b", "x", "pmcd")
+    assert ours.returncode == theirs.returncode == 1
+    assert ours.stderr.splitlines()[:2] == theirs.stderr.splitlines()[:2]
+
+
+@pytest.mark.interop
+def test_dead_host_and_bad_options():
+    require_reference("pminfo")
+    port = free_port()
+    _, err = same(["-h", f"localhost:{port}", "pmcd"])
+    assert err == f'pminfo: Cannot connect to PMCD on host "localhost:{port}": Connection refused\n'
+    ours, theirs = run_ours("pminfo", "-Q"), run_theirs("pminfo", "-Q")
+    assert ours.returncode == theirs.returncode == 1
+    assert ours.stderr.splitlines()[:2] == theirs.stderr.splitlines()[:2]
+
+
+def test_local_context_answers_as_our_pmcd(tmp_path):
+    """-L loads pmcd.conf's agents in-process; the answers match those through pmcd."""
+    args = ["-dtTf", "simple.color", "simple.numfetch", "hinv.ncpu"]
+    local = run_ours("pminfo", "-L", *args)
+    assert local.returncode == 0, local.stderr
+    with ours_serving(tmp_path) as ours:
+        remote = run_ours("pminfo", "-h", ours.host, *args)
+    assert local.stdout == remote.stdout
+    dropped = run_ours("pminfo", "-L", "-K", "del,253", "simple")
+    assert dropped.returncode == 1
+    assert dropped.stderr == "Error: simple: Unknown metric name\n"
+
+
+def test_local_context_refuses_a_bad_spec():
+    bad = run_ours("pminfo", "-L", "-K", "frob,1", "simple")
+    assert bad.returncode == 1
+    assert bad.stderr.startswith("pminfo: Cannot make standalone connection on localhost:")
+    assert "Traceback" not in bad.stderr
+
+
+def test_names_only_from_a_namespace_file_need_no_pmcd(tmp_path):
+    pmns = tmp_path / "pmns"
+    pmns.write_text("root {\n    a\n}\na {\n    b 1:2:3\n    c 1:2:4\n}\n")
+    out = run_ours("pminfo", "-n", str(pmns), "-m")
+    assert out.stdout == (  # (and PCP's anonymous derived metrics, as its pminfo lists them)
+        "a.b PMID: 1.2.3\na.c PMID: 1.2.4\nevent.flags PMID: 511.0.1\nevent.missed PMID: 511.0.2\n"
+    )
+    assert out.returncode == 0
+
+
+def test_usage_layout_follows_pcp():
+    """Option text shorter than 24 columns shares the line; longer text pushes help down."""
+    assert HOST.usage_line() == "  -h HOST, --host=HOST  metrics source is the pmcd on HOST"
+    assert SPECLOCAL.usage_line().split("\n")[0] == "  -K SPEC, --spec-local=SPEC"
+    assert SPECLOCAL.usage_line().split("\n")[1].startswith(" " * 24 + "add")
+    tool = Tool("x", "[options]", [("General options", [HOST, Opt("q", None, None, "quiet")])])
+    assert re.fullmatch(
+        r"Usage: x \[options\]\n\nGeneral options:\n.*\n  -q {20}quiet\n", tool.usage()
+    )

@@ -1,22 +1,25 @@
 """The linux agent's metric catalog: what PCP 6's own linux agent exports, as data.
 
-Our `linux` agent (domain 60, built on psutil) must look exactly like PCP's
-pmdalinux to every PCP tool and config: same names, PMIDs, types, semantics,
-units, instance domains and instance names.  This module holds that metadata and
-nothing else: the instance domains the catalog uses (with how the real agent
-names and numbers their instances), and one frozen `MetricInfo` per metric with
-PCP's cluster and item, descriptor fields, one-line help text, and a `source`
-note saying how to compute the value from psutil (or from /proc where psutil
-lacks it), unit conversion included.  docs/linux-agent-notes.md has the longer
-story (psutil's gaps, instance naming rules).
+Our `linux` agent (domain 60) must look exactly like PCP's pmdalinux to every PCP
+tool and config: same names, PMIDs, types, semantics, units, instance domains and
+instance names.  This module holds that metadata and nothing else: the instance
+domains of the core metrics (with how the real agent names and numbers their
+instances), and one frozen `MetricInfo` per metric.  The core metrics are the rows
+of `_TABLE` below, each with pmdalinux's cluster and item, its descriptor fields
+and a short note on where the agent takes the value from; then come the rest of
+mem.util.* and mem.vmstat.* from the tables of meminfo.py and vmstat.py, and every
+family module's own table (`FAMILIES`).  The agent computes the values itself, from the
+same /proc and sysfs files, statfs calls and interface ioctls as pmdalinux
+(agents/linux/__init__.py, procfs.py, netif.py and the family modules); our help
+text is in help/linux, and docs/linux-agent-notes.md has the longer story
+(instance naming rules, the pmdalinux quirks we keep).
 
-How it was made and checked: names, PMIDs, types, indoms, semantics, packed
-units and one-line help were read from a private reference pmcd running PCP
-6.0.3's linux agent (pmLookupDescs / pmLookupText), and the computations from
-its source (src/pmdas/linux/pmda.c, proc_stat.c, proc_meminfo.c,
-proc_partitions.c, proc_net_dev.c, filesys.c, proc_vmstat.c at tag 6.0.3) compared with
-psutil 7.2's _pslinux.py.  tests/agents/test_linux_catalog.py checks every record
-against `pminfo -m -d -t` of a reference pmcd (marker `interop`).
+How it was made and checked: names, PMIDs, types, indoms, semantics and packed
+units were read from a private reference pmcd running PCP 6.0.3's linux agent
+(pmLookupDescs), and the computations from its source (src/pmdas/linux/pmda.c,
+proc_stat.c, proc_meminfo.c, proc_partitions.c, proc_net_dev.c, filesys.c,
+proc_vmstat.c at tag 6.0.3).  tests/agents/test_linux_catalog.py checks every
+record against `pminfo -m -d -t` of a reference pmcd (marker `interop`).
 
 Types are those of a 2.6.5+ kernel: pmdalinux narrows a few /proc/stat counters
 to 32 bits on older kernels, which we do not support.  Counters PCP exports as
@@ -63,6 +66,8 @@ from .records import (
     U64,
     InDomInfo,
     MetricInfo,
+    Row,
+    records_of,
 )
 from .records import DOMAIN as DOMAIN
 
@@ -72,6 +77,8 @@ DISK_INDOM = 1
 LOADAVG_INDOM = 2
 NET_DEV_INDOM = 3
 FILESYS_INDOM = 5
+# ... and the table's short names for them.
+CPU, DISK, LOAD, NET, FILESYS = CPU_INDOM, DISK_INDOM, LOADAVG_INDOM, NET_DEV_INDOM, FILESYS_INDOM
 
 
 #: The instance domains catalog metrics use, by serial.
@@ -144,1871 +151,188 @@ REQUIRED: tuple[str, ...] = (
 )
 
 
-# In `source`: "x // 1024" is integer division; "round(x * 1000)" turns psutil's float
-# seconds (ticks / CLK_TCK) back into PCP's integer msec (ticks * 1000 / hz) without the
-# off-by-one that int() gives on float error; /proc/meminfo fields are kB, missing
-# fields mean no value.
-
-#: Every metric in the catalog, grouped by family.
-METRICS: tuple[MetricInfo, ...] = (
-    # --- CPU time, all CPUs: /proc/stat "cpu" line, ticks * 1000 / hz
-    MetricInfo(
-        "kernel.all.cpu.user",
-        cluster=0,
-        item=20,
-        type=U64,
-        indom=None,
-        sem=COUNTER,
-        units=MSEC,
-        source="psutil.cpu_times().user (includes guest), sec -> msec: round(x * 1000)",
-    ),
-    MetricInfo(
-        "kernel.all.cpu.nice",
-        cluster=0,
-        item=21,
-        type=U64,
-        indom=None,
-        sem=COUNTER,
-        units=MSEC,
-        source="psutil.cpu_times().nice (includes guest_nice), sec -> msec: round(x * 1000)",
-    ),
-    MetricInfo(
-        "kernel.all.cpu.sys",
-        cluster=0,
-        item=22,
-        type=U64,
-        indom=None,
-        sem=COUNTER,
-        units=MSEC,
-        source="psutil.cpu_times().system, sec -> msec: round(x * 1000)",
-    ),
-    MetricInfo(
-        "kernel.all.cpu.idle",
-        cluster=0,
-        item=23,
-        type=U64,
-        indom=None,
-        sem=COUNTER,
-        units=MSEC,
-        source="psutil.cpu_times().idle (excludes iowait), sec -> msec: round(x * 1000)",
-    ),
-    MetricInfo(
-        "kernel.all.cpu.intr",
-        cluster=0,
-        item=34,
-        type=U64,
-        indom=None,
-        sem=COUNTER,
-        units=MSEC,
-        source="t = psutil.cpu_times(); (t.irq + t.softirq), sec -> msec: round(x * 1000)",
-    ),
-    MetricInfo(
-        "kernel.all.cpu.wait.total",
-        cluster=0,
-        item=35,
-        type=U64,
-        indom=None,
-        sem=COUNTER,
-        units=MSEC,
-        source=(
-            "psutil.cpu_times().iowait (PCP holds the previous value when iowait steps back by < "
-            "100 ticks), sec -> msec: round(x * 1000)"
-        ),
-    ),
-    MetricInfo(
-        "kernel.all.cpu.steal",
-        cluster=0,
-        item=55,
-        type=U64,
-        indom=None,
-        sem=COUNTER,
-        units=MSEC,
-        source="psutil.cpu_times().steal, sec -> msec: round(x * 1000)",
-    ),
-    MetricInfo(
-        "kernel.all.cpu.irq.soft",
-        cluster=0,
-        item=53,
-        type=U64,
-        indom=None,
-        sem=COUNTER,
-        units=MSEC,
-        source="psutil.cpu_times().softirq, sec -> msec: round(x * 1000)",
-    ),
-    MetricInfo(
-        "kernel.all.cpu.irq.hard",
-        cluster=0,
-        item=54,
-        type=U64,
-        indom=None,
-        sem=COUNTER,
-        units=MSEC,
-        source="psutil.cpu_times().irq, sec -> msec: round(x * 1000)",
-    ),
-    MetricInfo(
-        "kernel.all.cpu.guest",
-        cluster=0,
-        item=60,
-        type=U64,
-        indom=None,
-        sem=COUNTER,
-        units=MSEC,
-        source="psutil.cpu_times().guest, sec -> msec: round(x * 1000)",
-    ),
-    MetricInfo(
-        "kernel.all.cpu.guest_nice",
-        cluster=0,
-        item=81,
-        type=U64,
-        indom=None,
-        sem=COUNTER,
-        units=MSEC,
-        source="psutil.cpu_times().guest_nice, sec -> msec: round(x * 1000)",
-    ),
-    MetricInfo(
-        "kernel.all.cpu.vuser",
-        cluster=0,
-        item=78,
-        type=U64,
-        indom=None,
-        sem=COUNTER,
-        units=MSEC,
-        source="t = psutil.cpu_times(); (t.user - t.guest), sec -> msec: round(x * 1000)",
-    ),
-    MetricInfo(
-        "kernel.all.cpu.vnice",
-        cluster=0,
-        item=82,
-        type=U64,
-        indom=None,
-        sem=COUNTER,
-        units=MSEC,
-        source="t = psutil.cpu_times(); (t.nice - t.guest_nice), sec -> msec: round(x * 1000)",
-    ),
-    # --- CPU time per CPU: /proc/stat "cpuN" lines
-    MetricInfo(
-        "kernel.percpu.cpu.user",
-        cluster=0,
-        item=0,
-        type=U64,
-        indom=CPU_INDOM,
-        sem=COUNTER,
-        units=MSEC,
-        source=(
-            "psutil.cpu_times(percpu=True)[i].user (includes guest), sec -> msec: round(x * 1000);"
-            " i-th entry = i-th cpuN line of /proc/stat"
-        ),
-    ),
-    MetricInfo(
-        "kernel.percpu.cpu.nice",
-        cluster=0,
-        item=1,
-        type=U64,
-        indom=CPU_INDOM,
-        sem=COUNTER,
-        units=MSEC,
-        source=(
-            "psutil.cpu_times(percpu=True)[i].nice (includes guest_nice), sec -> msec: round(x * "
-            "1000); i-th entry = i-th cpuN line of /proc/stat"
-        ),
-    ),
-    MetricInfo(
-        "kernel.percpu.cpu.sys",
-        cluster=0,
-        item=2,
-        type=U64,
-        indom=CPU_INDOM,
-        sem=COUNTER,
-        units=MSEC,
-        source=(
-            "psutil.cpu_times(percpu=True)[i].system, sec -> msec: round(x * 1000); i-th entry = "
-            "i-th cpuN line of /proc/stat"
-        ),
-    ),
-    MetricInfo(
-        "kernel.percpu.cpu.idle",
-        cluster=0,
-        item=3,
-        type=U64,
-        indom=CPU_INDOM,
-        sem=COUNTER,
-        units=MSEC,
-        source=(
-            "psutil.cpu_times(percpu=True)[i].idle (excludes iowait), sec -> msec: round(x * "
-            "1000); i-th entry = i-th cpuN line of /proc/stat"
-        ),
-    ),
-    MetricInfo(
-        "kernel.percpu.cpu.intr",
-        cluster=0,
-        item=31,
-        type=U64,
-        indom=CPU_INDOM,
-        sem=COUNTER,
-        units=MSEC,
-        source=(
-            "t = psutil.cpu_times(percpu=True)[i]; (t.irq + t.softirq), sec -> msec: round(x * "
-            "1000); i-th entry = i-th cpuN line of /proc/stat"
-        ),
-    ),
-    MetricInfo(
-        "kernel.percpu.cpu.wait.total",
-        cluster=0,
-        item=30,
-        type=U64,
-        indom=CPU_INDOM,
-        sem=COUNTER,
-        units=MSEC,
-        source=(
-            "psutil.cpu_times(percpu=True)[i].iowait (PCP holds the previous value when iowait "
-            "steps back by < 100 ticks), sec -> msec: round(x * 1000); i-th entry = i-th cpuN line"
-            " of /proc/stat"
-        ),
-    ),
-    MetricInfo(
-        "kernel.percpu.cpu.steal",
-        cluster=0,
-        item=58,
-        type=U64,
-        indom=CPU_INDOM,
-        sem=COUNTER,
-        units=MSEC,
-        source=(
-            "psutil.cpu_times(percpu=True)[i].steal, sec -> msec: round(x * 1000); i-th entry = "
-            "i-th cpuN line of /proc/stat"
-        ),
-    ),
-    MetricInfo(
-        "kernel.percpu.cpu.irq.soft",
-        cluster=0,
-        item=56,
-        type=U64,
-        indom=CPU_INDOM,
-        sem=COUNTER,
-        units=MSEC,
-        source=(
-            "psutil.cpu_times(percpu=True)[i].softirq, sec -> msec: round(x * 1000); i-th entry = "
-            "i-th cpuN line of /proc/stat"
-        ),
-    ),
-    MetricInfo(
-        "kernel.percpu.cpu.irq.hard",
-        cluster=0,
-        item=57,
-        type=U64,
-        indom=CPU_INDOM,
-        sem=COUNTER,
-        units=MSEC,
-        source=(
-            "psutil.cpu_times(percpu=True)[i].irq, sec -> msec: round(x * 1000); i-th entry = i-th"
-            " cpuN line of /proc/stat"
-        ),
-    ),
-    MetricInfo(
-        "kernel.percpu.cpu.guest",
-        cluster=0,
-        item=61,
-        type=U64,
-        indom=CPU_INDOM,
-        sem=COUNTER,
-        units=MSEC,
-        source=(
-            "psutil.cpu_times(percpu=True)[i].guest, sec -> msec: round(x * 1000); i-th entry = "
-            "i-th cpuN line of /proc/stat"
-        ),
-    ),
-    MetricInfo(
-        "kernel.percpu.cpu.guest_nice",
-        cluster=0,
-        item=83,
-        type=U64,
-        indom=CPU_INDOM,
-        sem=COUNTER,
-        units=MSEC,
-        source=(
-            "psutil.cpu_times(percpu=True)[i].guest_nice, sec -> msec: round(x * 1000); i-th entry"
-            " = i-th cpuN line of /proc/stat"
-        ),
-    ),
-    MetricInfo(
-        "kernel.percpu.cpu.vuser",
-        cluster=0,
-        item=76,
-        type=U64,
-        indom=CPU_INDOM,
-        sem=COUNTER,
-        units=MSEC,
-        source=(
-            "t = psutil.cpu_times(percpu=True)[i]; (t.user - t.guest), sec -> msec: round(x * "
-            "1000); i-th entry = i-th cpuN line of /proc/stat"
-        ),
-    ),
-    MetricInfo(
-        "kernel.percpu.cpu.vnice",
-        cluster=0,
-        item=84,
-        type=U64,
-        indom=CPU_INDOM,
-        sem=COUNTER,
-        units=MSEC,
-        source=(
-            "t = psutil.cpu_times(percpu=True)[i]; (t.nice - t.guest_nice), sec -> msec: round(x *"
-            " 1000); i-th entry = i-th cpuN line of /proc/stat"
-        ),
-    ),
+#: The core metrics: (name, cluster, item, type, indom, semantics, units, source), where
+#: source says where the agent takes the value from (agents/linux/__init__.py computes it).
+_TABLE: tuple[Row, ...] = (
+    # --- CPU time, all CPUs: /proc/stat's "cpu" line, ticks * 1000 / hz (cputime.py)
+    ("kernel.all.cpu.user", 0, 20, U64, None, COUNTER, MSEC, "user (guest included)"),
+    ("kernel.all.cpu.nice", 0, 21, U64, None, COUNTER, MSEC, "nice (guest_nice included)"),
+    ("kernel.all.cpu.sys", 0, 22, U64, None, COUNTER, MSEC, "system"),
+    ("kernel.all.cpu.idle", 0, 23, U64, None, COUNTER, MSEC, "idle"),
+    ("kernel.all.cpu.intr", 0, 34, U64, None, COUNTER, MSEC, "irq + softirq"),
+    ("kernel.all.cpu.wait.total", 0, 35, U64, None, COUNTER, MSEC, "iowait, WaitHold"),
+    ("kernel.all.cpu.steal", 0, 55, U64, None, COUNTER, MSEC, "steal"),
+    ("kernel.all.cpu.irq.soft", 0, 53, U64, None, COUNTER, MSEC, "softirq"),
+    ("kernel.all.cpu.irq.hard", 0, 54, U64, None, COUNTER, MSEC, "irq"),
+    ("kernel.all.cpu.guest", 0, 60, U64, None, COUNTER, MSEC, "guest"),
+    ("kernel.all.cpu.guest_nice", 0, 81, U64, None, COUNTER, MSEC, "guest_nice"),
+    ("kernel.all.cpu.vuser", 0, 78, U64, None, COUNTER, MSEC, "user - guest"),
+    ("kernel.all.cpu.vnice", 0, 82, U64, None, COUNTER, MSEC, "nice - guest_nice"),
+    # --- CPU time per CPU: /proc/stat's "cpuN" lines, the same columns
+    ("kernel.percpu.cpu.user", 0, 0, U64, CPU, COUNTER, MSEC, "user (guest included)"),
+    ("kernel.percpu.cpu.nice", 0, 1, U64, CPU, COUNTER, MSEC, "nice (guest_nice included)"),
+    ("kernel.percpu.cpu.sys", 0, 2, U64, CPU, COUNTER, MSEC, "system"),
+    ("kernel.percpu.cpu.idle", 0, 3, U64, CPU, COUNTER, MSEC, "idle"),
+    ("kernel.percpu.cpu.intr", 0, 31, U64, CPU, COUNTER, MSEC, "irq + softirq"),
+    ("kernel.percpu.cpu.wait.total", 0, 30, U64, CPU, COUNTER, MSEC, "iowait, WaitHold"),
+    ("kernel.percpu.cpu.steal", 0, 58, U64, CPU, COUNTER, MSEC, "steal"),
+    ("kernel.percpu.cpu.irq.soft", 0, 56, U64, CPU, COUNTER, MSEC, "softirq"),
+    ("kernel.percpu.cpu.irq.hard", 0, 57, U64, CPU, COUNTER, MSEC, "irq"),
+    ("kernel.percpu.cpu.guest", 0, 61, U64, CPU, COUNTER, MSEC, "guest"),
+    ("kernel.percpu.cpu.guest_nice", 0, 83, U64, CPU, COUNTER, MSEC, "guest_nice"),
+    ("kernel.percpu.cpu.vuser", 0, 76, U64, CPU, COUNTER, MSEC, "user - guest"),
+    ("kernel.percpu.cpu.vnice", 0, 84, U64, CPU, COUNTER, MSEC, "nice - guest_nice"),
     # --- load, uptime, process counts, /proc/stat counters
-    MetricInfo(
-        "kernel.all.load",
-        cluster=2,
-        item=0,
-        type=FLOAT,
-        indom=LOADAVG_INDOM,
-        sem=INSTANT,
-        units=NONE,
-        source=(
-            "/proc/loadavg fields 1-3 as float32, inst 1/5/15; psutil.getloadavg() (os.getloadavg)"
-            " is close but not the same number"
-        ),
-    ),
-    MetricInfo(
-        "kernel.all.uptime",
-        cluster=26,
-        item=0,
-        type=DOUBLE,
-        indom=None,
-        sem=INSTANT,
-        units=SEC,
-        source=(
-            "/proc/uptime field 1 (sec, double); time.time() - psutil.boot_time() only "
-            "approximates it"
-        ),
-    ),
-    MetricInfo(
-        "kernel.all.idletime",
-        cluster=26,
-        item=1,
-        type=DOUBLE,
-        indom=None,
-        sem=INSTANT,
-        units=SEC,
-        source="/proc/uptime field 2 (sec, double, summed over CPUs); not in psutil",
-    ),
-    MetricInfo(
-        "kernel.all.nprocs",
-        cluster=2,
-        item=3,
-        type=U32,
-        indom=None,
-        sem=INSTANT,
-        units=NONE,
-        source=(
-            "/proc/loadavg field 4, N of 'R/N' (all tasks, threads included); not "
-            "len(psutil.pids())"
-        ),
-    ),
-    MetricInfo(
-        "kernel.all.runnable",
-        cluster=2,
-        item=2,
-        type=U32,
-        indom=None,
-        sem=INSTANT,
-        units=NONE,
-        source="/proc/loadavg field 4, R of 'R/N'; not in psutil",
-    ),
-    MetricInfo(
-        "kernel.all.running",
-        cluster=0,
-        item=15,
-        type=U64,
-        indom=None,
-        sem=INSTANT,
-        units=NONE,
-        source="/proc/stat procs_running; not in psutil",
-    ),
-    MetricInfo(
-        "kernel.all.blocked",
-        cluster=0,
-        item=16,
-        type=U64,
-        indom=None,
-        sem=INSTANT,
-        units=NONE,
-        source="/proc/stat procs_blocked; not in psutil",
-    ),
-    MetricInfo(
-        "kernel.all.pswitch",
-        cluster=0,
-        item=13,
-        type=U64,
-        indom=None,
-        sem=COUNTER,
-        units=COUNT,
-        source="psutil.cpu_stats().ctx_switches (/proc/stat ctxt)",
-    ),
-    MetricInfo(
-        "kernel.all.intr",
-        cluster=0,
-        item=12,
-        type=U64,
-        indom=None,
-        sem=COUNTER,
-        units=COUNT,
-        source="psutil.cpu_stats().interrupts (first number of /proc/stat intr)",
-    ),
-    MetricInfo(
-        "kernel.all.sysfork",
-        cluster=0,
-        item=14,
-        type=U64,
-        indom=None,
-        sem=COUNTER,
-        units=COUNT,
-        source="/proc/stat processes; not in psutil",
-    ),
-    MetricInfo(
-        "kernel.all.hz",
-        cluster=0,
-        item=48,
-        type=U32,
-        indom=None,
-        sem=DISCRETE,
-        units=COUNT_PER_SEC,
-        source="os.sysconf('SC_CLK_TCK')",
-    ),
-    MetricInfo(
-        "kernel.all.boottime",
-        cluster=0,
-        item=17,
-        type=I64,
-        indom=None,
-        sem=DISCRETE,
-        units=SEC,
-        source="int(psutil.boot_time()) (/proc/stat btime)",
-    ),
-    MetricInfo(
-        "kernel.all.lastpid",
-        cluster=2,
-        item=1,
-        type=U32,
-        indom=None,
-        sem=INSTANT,
-        units=NONE,
-        source="/proc/loadavg field 5; not in psutil",
-    ),
+    ("kernel.all.load", 2, 0, FLOAT, LOAD, INSTANT, NONE, "/proc/loadavg fields 1-3"),
+    ("kernel.all.uptime", 26, 0, DOUBLE, None, INSTANT, SEC, "/proc/uptime field 1"),
+    ("kernel.all.idletime", 26, 1, DOUBLE, None, INSTANT, SEC, "/proc/uptime field 2"),
+    ("kernel.all.nprocs", 2, 3, U32, None, INSTANT, NONE, "/proc/loadavg N of R/N"),
+    ("kernel.all.runnable", 2, 2, U32, None, INSTANT, NONE, "/proc/loadavg R of R/N"),
+    ("kernel.all.running", 0, 15, U64, None, INSTANT, NONE, "/proc/stat procs_running"),
+    ("kernel.all.blocked", 0, 16, U64, None, INSTANT, NONE, "/proc/stat procs_blocked"),
+    ("kernel.all.pswitch", 0, 13, U64, None, COUNTER, COUNT, "/proc/stat ctxt"),
+    ("kernel.all.intr", 0, 12, U64, None, COUNTER, COUNT, "/proc/stat intr"),
+    ("kernel.all.sysfork", 0, 14, U64, None, COUNTER, COUNT, "/proc/stat processes"),
+    ("kernel.all.hz", 0, 48, U32, None, DISCRETE, COUNT_PER_SEC, "$LINUX_HERTZ, else SC_CLK_TCK"),
+    ("kernel.all.boottime", 0, 17, I64, None, DISCRETE, SEC, "/proc/stat btime"),
+    ("kernel.all.lastpid", 2, 1, U32, None, INSTANT, NONE, "/proc/loadavg field 5"),
     # --- hardware inventory
-    MetricInfo(
-        "hinv.ncpu",
-        cluster=0,
-        item=32,
-        type=U32,
-        indom=None,
-        sem=DISCRETE,
-        units=NONE,
-        source="len(psutil.cpu_times(percpu=True)): online CPUs, the active cpu instances",
-    ),
-    MetricInfo(
-        "hinv.physmem",
-        cluster=1,
-        item=9,
-        type=U32,
-        indom=None,
-        sem=DISCRETE,
-        units=MBYTE,
-        source="psutil.virtual_memory().total >> 20 (MemTotal kB >> 10, truncated)",
-    ),
-    MetricInfo(
-        "hinv.pagesize",
-        cluster=1,
-        item=11,
-        type=U32,
-        indom=None,
-        sem=DISCRETE,
-        units=BYTE,
-        source="os.sysconf('SC_PAGE_SIZE')",
-    ),
-    MetricInfo(
-        "hinv.ndisk",
-        cluster=0,
-        item=33,
-        type=U32,
-        indom=None,
-        sem=DISCRETE,
-        units=NONE,
-        source="number of disk.dev instances (whole disks only, see the disk indom)",
-    ),
-    MetricInfo(
-        "hinv.ninterface",
-        cluster=3,
-        item=27,
-        type=U32,
-        indom=None,
-        sem=DISCRETE,
-        units=NONE,
-        source=(
-            "len(psutil.net_io_counters(pernic=True)): every /proc/net/dev line, up or down, "
-            "whatever the help text says"
-        ),
-    ),
-    MetricInfo(
-        "hinv.nfilesys",
-        cluster=5,
-        item=0,
-        type=U32,
-        indom=None,
-        sem=DISCRETE,
-        units=COUNT,
-        source="number of filesys instances",
-    ),
-    # --- memory: /proc/meminfo, kB as the kernel gives them
-    MetricInfo(
-        "mem.physmem",
-        cluster=1,
-        item=0,
-        type=U64,
-        indom=None,
-        sem=DISCRETE,
-        units=KBYTE,
-        source="psutil.virtual_memory().total // 1024 (MemTotal)",
-    ),
-    MetricInfo(
-        "mem.freemem",
-        cluster=1,
-        item=10,
-        type=U64,
-        indom=None,
-        sem=INSTANT,
-        units=KBYTE,
-        source="psutil.virtual_memory().free // 1024 (MemFree)",
-    ),
-    MetricInfo(
-        "mem.util.used",
-        cluster=1,
-        item=1,
-        type=U64,
-        indom=None,
-        sem=INSTANT,
-        units=KBYTE,
-        source=(
-            "(vm.total - vm.free) // 1024 (MemTotal - MemFree); not psutil's vm.used (total - "
-            "available)"
-        ),
-    ),
-    MetricInfo(
-        "mem.util.free",
-        cluster=1,
-        item=2,
-        type=U64,
-        indom=None,
-        sem=INSTANT,
-        units=KBYTE,
-        source="psutil.virtual_memory().free // 1024 (MemFree)",
-    ),
-    MetricInfo(
-        "mem.util.shared",
-        cluster=1,
-        item=3,
-        type=U64,
-        indom=None,
-        sem=INSTANT,
-        units=KBYTE,
-        source=(
-            "/proc/meminfo MemShared (2.4 kernels): no value on current kernels; psutil's "
-            "vm.shared is Shmem, i.e. mem.util.shmem"
-        ),
-    ),
-    MetricInfo(
-        "mem.util.bufmem",
-        cluster=1,
-        item=4,
-        type=U64,
-        indom=None,
-        sem=INSTANT,
-        units=KBYTE,
-        source="psutil.virtual_memory().buffers // 1024 (Buffers)",
-    ),
-    MetricInfo(
-        "mem.util.cached",
-        cluster=1,
-        item=5,
-        type=U64,
-        indom=None,
-        sem=INSTANT,
-        units=KBYTE,
-        source="/proc/meminfo Cached (kB); not psutil's vm.cached, which adds SReclaimable",
-    ),
-    MetricInfo(
-        "mem.util.other",
-        cluster=1,
-        item=12,
-        type=U64,
-        indom=None,
-        sem=INSTANT,
-        units=KBYTE,
-        source="/proc/meminfo max(0, MemTotal - MemFree - Cached - Buffers) (kB)",
-    ),
-    MetricInfo(
-        "mem.util.swapCached",
-        cluster=1,
-        item=13,
-        type=U64,
-        indom=None,
-        sem=INSTANT,
-        units=KBYTE,
-        source="/proc/meminfo SwapCached (kB)",
-    ),
-    MetricInfo(
-        "mem.util.active",
-        cluster=1,
-        item=14,
-        type=U64,
-        indom=None,
-        sem=INSTANT,
-        units=KBYTE,
-        source="psutil.virtual_memory().active // 1024 (Active)",
-    ),
-    MetricInfo(
-        "mem.util.inactive",
-        cluster=1,
-        item=15,
-        type=U64,
-        indom=None,
-        sem=INSTANT,
-        units=KBYTE,
-        source="psutil.virtual_memory().inactive // 1024 (Inactive)",
-    ),
-    MetricInfo(
-        "mem.util.swapTotal",
-        cluster=1,
-        item=20,
-        type=U64,
-        indom=None,
-        sem=INSTANT,
-        units=KBYTE,
-        source="psutil.swap_memory().total // 1024 (SwapTotal)",
-    ),
-    MetricInfo(
-        "mem.util.swapFree",
-        cluster=1,
-        item=21,
-        type=U64,
-        indom=None,
-        sem=INSTANT,
-        units=KBYTE,
-        source="psutil.swap_memory().free // 1024 (SwapFree)",
-    ),
-    MetricInfo(
-        "mem.util.dirty",
-        cluster=1,
-        item=22,
-        type=U64,
-        indom=None,
-        sem=INSTANT,
-        units=KBYTE,
-        source="/proc/meminfo Dirty (kB)",
-    ),
-    MetricInfo(
-        "mem.util.writeback",
-        cluster=1,
-        item=23,
-        type=U64,
-        indom=None,
-        sem=INSTANT,
-        units=KBYTE,
-        source="/proc/meminfo Writeback (kB)",
-    ),
-    MetricInfo(
-        "mem.util.mapped",
-        cluster=1,
-        item=24,
-        type=U64,
-        indom=None,
-        sem=INSTANT,
-        units=KBYTE,
-        source="/proc/meminfo Mapped (kB)",
-    ),
-    MetricInfo(
-        "mem.util.slab",
-        cluster=1,
-        item=25,
-        type=U64,
-        indom=None,
-        sem=INSTANT,
-        units=KBYTE,
-        source="psutil.virtual_memory().slab // 1024 (Slab)",
-    ),
-    MetricInfo(
-        "mem.util.committed_AS",
-        cluster=1,
-        item=26,
-        type=U64,
-        indom=None,
-        sem=INSTANT,
-        units=KBYTE,
-        source="/proc/meminfo Committed_AS (kB)",
-    ),
-    MetricInfo(
-        "mem.util.pageTables",
-        cluster=1,
-        item=27,
-        type=U64,
-        indom=None,
-        sem=INSTANT,
-        units=KBYTE,
-        source="/proc/meminfo PageTables (kB)",
-    ),
-    MetricInfo(
-        "mem.util.cache_clean",
-        cluster=1,
-        item=29,
-        type=U64,
-        indom=None,
-        sem=INSTANT,
-        units=KBYTE,
-        source="/proc/meminfo max(0, Cached - Dirty - Writeback) (kB)",
-    ),
-    MetricInfo(
-        "mem.util.anonpages",
-        cluster=1,
-        item=30,
-        type=U64,
-        indom=None,
-        sem=INSTANT,
-        units=KBYTE,
-        source="/proc/meminfo AnonPages (kB)",
-    ),
-    MetricInfo(
-        "mem.util.commitLimit",
-        cluster=1,
-        item=31,
-        type=U64,
-        indom=None,
-        sem=INSTANT,
-        units=KBYTE,
-        source="/proc/meminfo CommitLimit (kB)",
-    ),
-    MetricInfo(
-        "mem.util.slabReclaimable",
-        cluster=1,
-        item=34,
-        type=U64,
-        indom=None,
-        sem=INSTANT,
-        units=KBYTE,
-        source="/proc/meminfo SReclaimable (kB)",
-    ),
-    MetricInfo(
-        "mem.util.slabUnreclaimable",
-        cluster=1,
-        item=35,
-        type=U64,
-        indom=None,
-        sem=INSTANT,
-        units=KBYTE,
-        source="/proc/meminfo SUnreclaim (kB)",
-    ),
-    MetricInfo(
-        "mem.util.active_anon",
-        cluster=1,
-        item=36,
-        type=U64,
-        indom=None,
-        sem=INSTANT,
-        units=KBYTE,
-        source="/proc/meminfo Active(anon) (kB)",
-    ),
-    MetricInfo(
-        "mem.util.inactive_anon",
-        cluster=1,
-        item=37,
-        type=U64,
-        indom=None,
-        sem=INSTANT,
-        units=KBYTE,
-        source="/proc/meminfo Inactive(anon) (kB)",
-    ),
-    MetricInfo(
-        "mem.util.active_file",
-        cluster=1,
-        item=38,
-        type=U64,
-        indom=None,
-        sem=INSTANT,
-        units=KBYTE,
-        source="/proc/meminfo Active(file) (kB)",
-    ),
-    MetricInfo(
-        "mem.util.inactive_file",
-        cluster=1,
-        item=39,
-        type=U64,
-        indom=None,
-        sem=INSTANT,
-        units=KBYTE,
-        source="/proc/meminfo Inactive(file) (kB)",
-    ),
-    MetricInfo(
-        "mem.util.unevictable",
-        cluster=1,
-        item=40,
-        type=U64,
-        indom=None,
-        sem=INSTANT,
-        units=KBYTE,
-        source="/proc/meminfo Unevictable (kB)",
-    ),
-    MetricInfo(
-        "mem.util.mlocked",
-        cluster=1,
-        item=41,
-        type=U64,
-        indom=None,
-        sem=INSTANT,
-        units=KBYTE,
-        source="/proc/meminfo Mlocked (kB)",
-    ),
-    MetricInfo(
-        "mem.util.shmem",
-        cluster=1,
-        item=42,
-        type=U64,
-        indom=None,
-        sem=INSTANT,
-        units=KBYTE,
-        source="psutil.virtual_memory().shared // 1024 (Shmem)",
-    ),
-    MetricInfo(
-        "mem.util.kernelStack",
-        cluster=1,
-        item=43,
-        type=U64,
-        indom=None,
-        sem=INSTANT,
-        units=KBYTE,
-        source="/proc/meminfo KernelStack (kB)",
-    ),
-    MetricInfo(
-        "mem.util.hugepagesTotal",
-        cluster=1,
-        item=44,
-        type=U64,
-        indom=None,
-        sem=INSTANT,
-        units=COUNT,
-        source="/proc/meminfo HugePages_Total (a page count, not kB)",
-    ),
-    MetricInfo(
-        "mem.util.hugepagesFree",
-        cluster=1,
-        item=45,
-        type=U64,
-        indom=None,
-        sem=INSTANT,
-        units=COUNT,
-        source="/proc/meminfo HugePages_Free (a page count, not kB)",
-    ),
-    MetricInfo(
-        "mem.util.available",
-        cluster=1,
-        item=58,
-        type=U64,
-        indom=None,
-        sem=INSTANT,
-        units=KBYTE,
-        source=(
-            "psutil.virtual_memory().available // 1024 (MemAvailable; both estimate it alike on "
-            "kernels without it)"
-        ),
-    ),
-    # --- swap: bytes (not Kbyte) and /proc/vmstat page counts
-    MetricInfo(
-        "swap.length",
-        cluster=1,
-        item=6,
-        type=U64,
-        indom=None,
-        sem=INSTANT,
-        units=BYTE,
-        source="psutil.swap_memory().total, bytes (SwapTotal kB * 1024)",
-    ),
-    MetricInfo(
-        "swap.used",
-        cluster=1,
-        item=7,
-        type=U64,
-        indom=None,
-        sem=INSTANT,
-        units=BYTE,
-        source="psutil.swap_memory().used, bytes ((SwapTotal - SwapFree) kB * 1024)",
-    ),
-    MetricInfo(
-        "swap.free",
-        cluster=1,
-        item=8,
-        type=U64,
-        indom=None,
-        sem=INSTANT,
-        units=BYTE,
-        source="psutil.swap_memory().free, bytes (SwapFree kB * 1024)",
-    ),
-    MetricInfo(
-        "swap.pagesin",
-        cluster=0,
-        item=8,
-        type=U32,
-        indom=None,
-        sem=COUNTER,
-        units=COUNT,
-        source="/proc/vmstat pswpin, wrapped to 32 bits (= psutil.swap_memory().sin // 4096)",
-    ),
-    MetricInfo(
-        "swap.pagesout",
-        cluster=0,
-        item=9,
-        type=U32,
-        indom=None,
-        sem=COUNTER,
-        units=COUNT,
-        source="/proc/vmstat pswpout, wrapped to 32 bits (= psutil.swap_memory().sout // 4096)",
-    ),
-    # --- per disk: /proc/diskstats
-    MetricInfo(
-        "disk.dev.read",
-        cluster=0,
-        item=4,
-        type=U64,
-        indom=DISK_INDOM,
-        sem=COUNTER,
-        units=COUNT,
-        source="d = psutil.disk_io_counters(perdisk=True)[name]; d.read_count",
-    ),
-    MetricInfo(
-        "disk.dev.write",
-        cluster=0,
-        item=5,
-        type=U64,
-        indom=DISK_INDOM,
-        sem=COUNTER,
-        units=COUNT,
-        source="d = psutil.disk_io_counters(perdisk=True)[name]; d.write_count",
-    ),
-    MetricInfo(
-        "disk.dev.total",
-        cluster=0,
-        item=28,
-        type=U64,
-        indom=DISK_INDOM,
-        sem=COUNTER,
-        units=COUNT,
-        source="d = psutil.disk_io_counters(perdisk=True)[name]; d.read_count + d.write_count",
-    ),
-    MetricInfo(
-        "disk.dev.blkread",
-        cluster=0,
-        item=6,
-        type=U64,
-        indom=DISK_INDOM,
-        sem=COUNTER,
-        units=COUNT,
-        source=(
-            "d = psutil.disk_io_counters(perdisk=True)[name]; d.read_bytes // 512; 512-byte sectors"
-        ),
-    ),
-    MetricInfo(
-        "disk.dev.blkwrite",
-        cluster=0,
-        item=7,
-        type=U64,
-        indom=DISK_INDOM,
-        sem=COUNTER,
-        units=COUNT,
-        source=(
-            "d = psutil.disk_io_counters(perdisk=True)[name]; d.write_bytes // 512; 512-byte "
-            "sectors"
-        ),
-    ),
-    MetricInfo(
-        "disk.dev.blktotal",
-        cluster=0,
-        item=36,
-        type=U64,
-        indom=DISK_INDOM,
-        sem=COUNTER,
-        units=COUNT,
-        source=(
-            "d = psutil.disk_io_counters(perdisk=True)[name]; (d.read_bytes + d.write_bytes) // "
-            "512; 512-byte sectors"
-        ),
-    ),
-    MetricInfo(
-        "disk.dev.read_bytes",
-        cluster=0,
-        item=38,
-        type=U64,
-        indom=DISK_INDOM,
-        sem=COUNTER,
-        units=KBYTE,
-        source=(
-            "d = psutil.disk_io_counters(perdisk=True)[name]; d.read_bytes // 1024; bytes -> Kbyte"
-            " (sectors // 2)"
-        ),
-    ),
-    MetricInfo(
-        "disk.dev.write_bytes",
-        cluster=0,
-        item=39,
-        type=U64,
-        indom=DISK_INDOM,
-        sem=COUNTER,
-        units=KBYTE,
-        source=(
-            "d = psutil.disk_io_counters(perdisk=True)[name]; d.write_bytes // 1024; bytes -> "
-            "Kbyte (sectors // 2)"
-        ),
-    ),
-    MetricInfo(
-        "disk.dev.total_bytes",
-        cluster=0,
-        item=40,
-        type=U64,
-        indom=DISK_INDOM,
-        sem=COUNTER,
-        units=KBYTE,
-        source=(
-            "d = psutil.disk_io_counters(perdisk=True)[name]; (d.read_bytes + d.write_bytes) // "
-            "1024; bytes -> Kbyte"
-        ),
-    ),
-    MetricInfo(
-        "disk.dev.read_merge",
-        cluster=0,
-        item=49,
-        type=U64,
-        indom=DISK_INDOM,
-        sem=COUNTER,
-        units=COUNT,
-        source="d = psutil.disk_io_counters(perdisk=True)[name]; d.read_merged_count",
-    ),
-    MetricInfo(
-        "disk.dev.write_merge",
-        cluster=0,
-        item=50,
-        type=U64,
-        indom=DISK_INDOM,
-        sem=COUNTER,
-        units=COUNT,
-        source="d = psutil.disk_io_counters(perdisk=True)[name]; d.write_merged_count",
-    ),
-    MetricInfo(
-        "disk.dev.avactive",
-        cluster=0,
-        item=46,
-        type=U32,
-        indom=DISK_INDOM,
-        sem=COUNTER,
-        units=MSEC,
-        source=(
-            "d = psutil.disk_io_counters(perdisk=True)[name]; d.busy_time; msec (io_ticks), "
-            "wrapped to 32 bits"
-        ),
-    ),
-    MetricInfo(
-        "disk.dev.aveq",
-        cluster=0,
-        item=47,
-        type=U32,
-        indom=DISK_INDOM,
-        sem=COUNTER,
-        units=MSEC,
-        source=(
-            "/proc/diskstats field 11 after the name (weighted msec doing I/O); not in psutil, "
-            "wrapped to 32 bits"
-        ),
-    ),
-    MetricInfo(
-        "disk.dev.read_rawactive",
-        cluster=0,
-        item=72,
-        type=U32,
-        indom=DISK_INDOM,
-        sem=COUNTER,
-        units=MSEC,
-        source=(
-            "d = psutil.disk_io_counters(perdisk=True)[name]; d.read_time; msec, wrapped to 32 bits"
-        ),
-    ),
-    MetricInfo(
-        "disk.dev.write_rawactive",
-        cluster=0,
-        item=73,
-        type=U32,
-        indom=DISK_INDOM,
-        sem=COUNTER,
-        units=MSEC,
-        source=(
-            "d = psutil.disk_io_counters(perdisk=True)[name]; d.write_time; msec, wrapped to 32 "
-            "bits"
-        ),
-    ),
-    MetricInfo(
-        "disk.dev.total_rawactive",
-        cluster=0,
-        item=79,
-        type=U32,
-        indom=DISK_INDOM,
-        sem=COUNTER,
-        units=MSEC,
-        source=(
-            "d = psutil.disk_io_counters(perdisk=True)[name]; d.read_time + d.write_time; msec, "
-            "wrapped to 32 bits"
-        ),
-    ),
-    MetricInfo(
-        "disk.dev.inflight",
-        cluster=0,
-        item=95,
-        type=U32,
-        indom=DISK_INDOM,
-        sem=INSTANT,
-        units=NONE,
-        source="/proc/diskstats field 9 after the name (I/Os in progress); not in psutil",
-    ),
+    ("hinv.ncpu", 0, 32, U32, None, DISCRETE, NONE, "cpuN lines of /proc/stat"),
+    ("hinv.physmem", 1, 9, U32, None, DISCRETE, MBYTE, "/proc/meminfo MemTotal >> 10"),
+    ("hinv.pagesize", 1, 11, U32, None, DISCRETE, BYTE, "SC_PAGE_SIZE"),
+    ("hinv.ndisk", 0, 33, U32, None, DISCRETE, NONE, "disk instances"),
+    ("hinv.ninterface", 3, 27, U32, None, DISCRETE, NONE, "/proc/net/dev lines"),
+    ("hinv.nfilesys", 5, 0, U32, None, DISCRETE, COUNT, "filesys instances"),
+    # --- memory: /proc/meminfo, kB as the kernel gives them (other and cache_clean at least 0)
+    ("mem.physmem", 1, 0, U64, None, DISCRETE, KBYTE, "MemTotal"),
+    ("mem.freemem", 1, 10, U64, None, INSTANT, KBYTE, "MemFree"),
+    ("mem.util.used", 1, 1, U64, None, INSTANT, KBYTE, "MemTotal - MemFree"),
+    ("mem.util.free", 1, 2, U64, None, INSTANT, KBYTE, "MemFree"),
+    ("mem.util.shared", 1, 3, U64, None, INSTANT, KBYTE, "MemShared (2.4 kernels)"),
+    ("mem.util.bufmem", 1, 4, U64, None, INSTANT, KBYTE, "Buffers"),
+    ("mem.util.cached", 1, 5, U64, None, INSTANT, KBYTE, "Cached"),
+    ("mem.util.other", 1, 12, U64, None, INSTANT, KBYTE, "MemTotal - MemFree - Cached - Buffers"),
+    ("mem.util.swapCached", 1, 13, U64, None, INSTANT, KBYTE, "SwapCached"),
+    ("mem.util.active", 1, 14, U64, None, INSTANT, KBYTE, "Active"),
+    ("mem.util.inactive", 1, 15, U64, None, INSTANT, KBYTE, "Inactive"),
+    ("mem.util.swapTotal", 1, 20, U64, None, INSTANT, KBYTE, "SwapTotal"),
+    ("mem.util.swapFree", 1, 21, U64, None, INSTANT, KBYTE, "SwapFree"),
+    ("mem.util.dirty", 1, 22, U64, None, INSTANT, KBYTE, "Dirty"),
+    ("mem.util.writeback", 1, 23, U64, None, INSTANT, KBYTE, "Writeback"),
+    ("mem.util.mapped", 1, 24, U64, None, INSTANT, KBYTE, "Mapped"),
+    ("mem.util.slab", 1, 25, U64, None, INSTANT, KBYTE, "Slab"),
+    ("mem.util.committed_AS", 1, 26, U64, None, INSTANT, KBYTE, "Committed_AS"),
+    ("mem.util.pageTables", 1, 27, U64, None, INSTANT, KBYTE, "PageTables"),
+    ("mem.util.cache_clean", 1, 29, U64, None, INSTANT, KBYTE, "Cached - Dirty - Writeback"),
+    ("mem.util.anonpages", 1, 30, U64, None, INSTANT, KBYTE, "AnonPages"),
+    ("mem.util.commitLimit", 1, 31, U64, None, INSTANT, KBYTE, "CommitLimit"),
+    ("mem.util.slabReclaimable", 1, 34, U64, None, INSTANT, KBYTE, "SReclaimable"),
+    ("mem.util.slabUnreclaimable", 1, 35, U64, None, INSTANT, KBYTE, "SUnreclaim"),
+    ("mem.util.active_anon", 1, 36, U64, None, INSTANT, KBYTE, "Active(anon)"),
+    ("mem.util.inactive_anon", 1, 37, U64, None, INSTANT, KBYTE, "Inactive(anon)"),
+    ("mem.util.active_file", 1, 38, U64, None, INSTANT, KBYTE, "Active(file)"),
+    ("mem.util.inactive_file", 1, 39, U64, None, INSTANT, KBYTE, "Inactive(file)"),
+    ("mem.util.unevictable", 1, 40, U64, None, INSTANT, KBYTE, "Unevictable"),
+    ("mem.util.mlocked", 1, 41, U64, None, INSTANT, KBYTE, "Mlocked"),
+    ("mem.util.shmem", 1, 42, U64, None, INSTANT, KBYTE, "Shmem"),
+    ("mem.util.kernelStack", 1, 43, U64, None, INSTANT, KBYTE, "KernelStack"),
+    ("mem.util.hugepagesTotal", 1, 44, U64, None, INSTANT, COUNT, "HugePages_Total (pages)"),
+    ("mem.util.hugepagesFree", 1, 45, U64, None, INSTANT, COUNT, "HugePages_Free (pages)"),
+    ("mem.util.available", 1, 58, U64, None, INSTANT, KBYTE, "MemAvailable, else estimated"),
+    # --- swap: bytes (not Kbyte) from /proc/meminfo, and /proc/vmstat page counts
+    ("swap.length", 1, 6, U64, None, INSTANT, BYTE, "SwapTotal << 10"),
+    ("swap.used", 1, 7, U64, None, INSTANT, BYTE, "(SwapTotal - SwapFree) << 10"),
+    ("swap.free", 1, 8, U64, None, INSTANT, BYTE, "SwapFree << 10"),
+    ("swap.pagesin", 0, 8, U32, None, COUNTER, COUNT, "/proc/vmstat pswpin"),
+    ("swap.pagesout", 0, 9, U32, None, COUNTER, COUNT, "/proc/vmstat pswpout"),
+    # --- per disk: /proc/diskstats (blockdev.COUNTS), sectors of 512 bytes
+    ("disk.dev.read", 0, 4, U64, DISK, COUNTER, COUNT, "reads completed"),
+    ("disk.dev.write", 0, 5, U64, DISK, COUNTER, COUNT, "writes completed"),
+    ("disk.dev.total", 0, 28, U64, DISK, COUNTER, COUNT, "reads + writes"),
+    ("disk.dev.blkread", 0, 6, U64, DISK, COUNTER, COUNT, "sectors read"),
+    ("disk.dev.blkwrite", 0, 7, U64, DISK, COUNTER, COUNT, "sectors written"),
+    ("disk.dev.blktotal", 0, 36, U64, DISK, COUNTER, COUNT, "sectors read + written"),
+    ("disk.dev.read_bytes", 0, 38, U64, DISK, COUNTER, KBYTE, "sectors read / 2"),
+    ("disk.dev.write_bytes", 0, 39, U64, DISK, COUNTER, KBYTE, "sectors written / 2"),
+    ("disk.dev.total_bytes", 0, 40, U64, DISK, COUNTER, KBYTE, "(read + written) / 2"),
+    ("disk.dev.read_merge", 0, 49, U64, DISK, COUNTER, COUNT, "reads merged"),
+    ("disk.dev.write_merge", 0, 50, U64, DISK, COUNTER, COUNT, "writes merged"),
+    ("disk.dev.avactive", 0, 46, U32, DISK, COUNTER, MSEC, "ms doing I/O"),
+    ("disk.dev.aveq", 0, 47, U32, DISK, COUNTER, MSEC, "weighted ms doing I/O"),
+    ("disk.dev.read_rawactive", 0, 72, U32, DISK, COUNTER, MSEC, "ms reading"),
+    ("disk.dev.write_rawactive", 0, 73, U32, DISK, COUNTER, MSEC, "ms writing"),
+    ("disk.dev.total_rawactive", 0, 79, U32, DISK, COUNTER, MSEC, "ms reading + writing"),
+    ("disk.dev.inflight", 0, 95, U32, DISK, INSTANT, NONE, "I/Os in progress"),
     # --- all disks: sums over the disk instances
-    MetricInfo(
-        "disk.all.read",
-        cluster=0,
-        item=24,
-        type=U64,
-        indom=None,
-        sem=COUNTER,
-        units=COUNT,
-        source="sum of disk.dev.read over the disk instances",
-    ),
-    MetricInfo(
-        "disk.all.write",
-        cluster=0,
-        item=25,
-        type=U64,
-        indom=None,
-        sem=COUNTER,
-        units=COUNT,
-        source="sum of disk.dev.write over the disk instances",
-    ),
-    MetricInfo(
-        "disk.all.total",
-        cluster=0,
-        item=29,
-        type=U64,
-        indom=None,
-        sem=COUNTER,
-        units=COUNT,
-        source="sum of disk.dev.total over the disk instances",
-    ),
-    MetricInfo(
-        "disk.all.blkread",
-        cluster=0,
-        item=26,
-        type=U64,
-        indom=None,
-        sem=COUNTER,
-        units=COUNT,
-        source="sum of disk.dev.blkread over the disk instances",
-    ),
-    MetricInfo(
-        "disk.all.blkwrite",
-        cluster=0,
-        item=27,
-        type=U64,
-        indom=None,
-        sem=COUNTER,
-        units=COUNT,
-        source="sum of disk.dev.blkwrite over the disk instances",
-    ),
-    MetricInfo(
-        "disk.all.blktotal",
-        cluster=0,
-        item=37,
-        type=U64,
-        indom=None,
-        sem=COUNTER,
-        units=COUNT,
-        source="sum of disk.dev.blktotal over the disk instances",
-    ),
-    MetricInfo(
-        "disk.all.read_bytes",
-        cluster=0,
-        item=41,
-        type=U64,
-        indom=None,
-        sem=COUNTER,
-        units=KBYTE,
-        source="sum of disk.dev.read_bytes over the disk instances",
-    ),
-    MetricInfo(
-        "disk.all.write_bytes",
-        cluster=0,
-        item=42,
-        type=U64,
-        indom=None,
-        sem=COUNTER,
-        units=KBYTE,
-        source="sum of disk.dev.write_bytes over the disk instances",
-    ),
-    MetricInfo(
-        "disk.all.total_bytes",
-        cluster=0,
-        item=43,
-        type=U64,
-        indom=None,
-        sem=COUNTER,
-        units=KBYTE,
-        source="sum of disk.dev.total_bytes over the disk instances",
-    ),
-    MetricInfo(
-        "disk.all.read_merge",
-        cluster=0,
-        item=51,
-        type=U64,
-        indom=None,
-        sem=COUNTER,
-        units=COUNT,
-        source="sum of disk.dev.read_merge over the disk instances",
-    ),
-    MetricInfo(
-        "disk.all.write_merge",
-        cluster=0,
-        item=52,
-        type=U64,
-        indom=None,
-        sem=COUNTER,
-        units=COUNT,
-        source="sum of disk.dev.write_merge over the disk instances",
-    ),
-    MetricInfo(
-        "disk.all.avactive",
-        cluster=0,
-        item=44,
-        type=U64,
-        indom=None,
-        sem=COUNTER,
-        units=MSEC,
-        source="sum of disk.dev.avactive over the disk instances, 64-bit",
-    ),
-    MetricInfo(
-        "disk.all.aveq",
-        cluster=0,
-        item=45,
-        type=U64,
-        indom=None,
-        sem=COUNTER,
-        units=MSEC,
-        source=(
-            "sum of disk.dev.aveq over the disk instances, 64-bit (/proc/diskstats; not in psutil)"
-        ),
-    ),
-    MetricInfo(
-        "disk.all.read_rawactive",
-        cluster=0,
-        item=74,
-        type=U64,
-        indom=None,
-        sem=COUNTER,
-        units=MSEC,
-        source="sum of disk.dev.read_rawactive over the disk instances, 64-bit",
-    ),
-    MetricInfo(
-        "disk.all.write_rawactive",
-        cluster=0,
-        item=75,
-        type=U64,
-        indom=None,
-        sem=COUNTER,
-        units=MSEC,
-        source="sum of disk.dev.write_rawactive over the disk instances, 64-bit",
-    ),
-    MetricInfo(
-        "disk.all.total_rawactive",
-        cluster=0,
-        item=80,
-        type=U64,
-        indom=None,
-        sem=COUNTER,
-        units=MSEC,
-        source="sum of disk.dev.total_rawactive over the disk instances, 64-bit",
-    ),
-    MetricInfo(
-        "disk.all.inflight",
-        cluster=0,
-        item=104,
-        type=U64,
-        indom=None,
-        sem=INSTANT,
-        units=NONE,
-        source="sum of disk.dev.inflight over the disk instances (/proc/diskstats; not in psutil)",
-    ),
-    # --- network interfaces: /proc/net/dev and sysfs/ethtool
-    MetricInfo(
-        "network.interface.in.bytes",
-        cluster=3,
-        item=0,
-        type=U64,
-        indom=NET_DEV_INDOM,
-        sem=COUNTER,
-        units=BYTE,
-        source="n = psutil.net_io_counters(pernic=True)[nic]; n.bytes_recv",
-    ),
-    MetricInfo(
-        "network.interface.in.packets",
-        cluster=3,
-        item=1,
-        type=U64,
-        indom=NET_DEV_INDOM,
-        sem=COUNTER,
-        units=COUNT,
-        source="n = psutil.net_io_counters(pernic=True)[nic]; n.packets_recv",
-    ),
-    MetricInfo(
-        "network.interface.in.errors",
-        cluster=3,
-        item=2,
-        type=U64,
-        indom=NET_DEV_INDOM,
-        sem=COUNTER,
-        units=COUNT,
-        source="n = psutil.net_io_counters(pernic=True)[nic]; n.errin",
-    ),
-    MetricInfo(
-        "network.interface.in.drops",
-        cluster=3,
-        item=3,
-        type=U64,
-        indom=NET_DEV_INDOM,
-        sem=COUNTER,
-        units=COUNT,
-        source="n = psutil.net_io_counters(pernic=True)[nic]; n.dropin",
-    ),
-    MetricInfo(
-        "network.interface.in.fifo",
-        cluster=3,
-        item=4,
-        type=U64,
-        indom=NET_DEV_INDOM,
-        sem=COUNTER,
-        units=COUNT,
-        source="/proc/net/dev receive fifo (column 5); psutil reads but drops it",
-    ),
-    MetricInfo(
-        "network.interface.in.frame",
-        cluster=3,
-        item=5,
-        type=U64,
-        indom=NET_DEV_INDOM,
-        sem=COUNTER,
-        units=COUNT,
-        source="/proc/net/dev receive frame (column 6); psutil reads but drops it",
-    ),
-    MetricInfo(
-        "network.interface.in.compressed",
-        cluster=3,
-        item=6,
-        type=U64,
-        indom=NET_DEV_INDOM,
-        sem=COUNTER,
-        units=COUNT,
-        source="/proc/net/dev receive compressed (column 7); psutil reads but drops it",
-    ),
-    MetricInfo(
-        "network.interface.in.mcasts",
-        cluster=3,
-        item=7,
-        type=U64,
-        indom=NET_DEV_INDOM,
-        sem=COUNTER,
-        units=COUNT,
-        source="/proc/net/dev receive multicast (column 8); psutil reads but drops it",
-    ),
-    MetricInfo(
-        "network.interface.out.bytes",
-        cluster=3,
-        item=8,
-        type=U64,
-        indom=NET_DEV_INDOM,
-        sem=COUNTER,
-        units=BYTE,
-        source="n = psutil.net_io_counters(pernic=True)[nic]; n.bytes_sent",
-    ),
-    MetricInfo(
-        "network.interface.out.packets",
-        cluster=3,
-        item=9,
-        type=U64,
-        indom=NET_DEV_INDOM,
-        sem=COUNTER,
-        units=COUNT,
-        source="n = psutil.net_io_counters(pernic=True)[nic]; n.packets_sent",
-    ),
-    MetricInfo(
-        "network.interface.out.errors",
-        cluster=3,
-        item=10,
-        type=U64,
-        indom=NET_DEV_INDOM,
-        sem=COUNTER,
-        units=COUNT,
-        source="n = psutil.net_io_counters(pernic=True)[nic]; n.errout",
-    ),
-    MetricInfo(
-        "network.interface.out.drops",
-        cluster=3,
-        item=11,
-        type=U64,
-        indom=NET_DEV_INDOM,
-        sem=COUNTER,
-        units=COUNT,
-        source="n = psutil.net_io_counters(pernic=True)[nic]; n.dropout",
-    ),
-    MetricInfo(
-        "network.interface.out.fifo",
-        cluster=3,
-        item=12,
-        type=U64,
-        indom=NET_DEV_INDOM,
-        sem=COUNTER,
-        units=COUNT,
-        source="/proc/net/dev transmit fifo (column 13); psutil reads but drops it",
-    ),
-    MetricInfo(
-        "network.interface.out.carrier",
-        cluster=3,
-        item=14,
-        type=U64,
-        indom=NET_DEV_INDOM,
-        sem=COUNTER,
-        units=COUNT,
-        source="/proc/net/dev transmit carrier (column 15); psutil reads but drops it",
-    ),
-    MetricInfo(
-        "network.interface.out.compressed",
-        cluster=3,
-        item=15,
-        type=U64,
-        indom=NET_DEV_INDOM,
-        sem=COUNTER,
-        units=COUNT,
-        source="/proc/net/dev transmit compressed (column 16); psutil reads but drops it",
-    ),
-    MetricInfo(
-        "network.interface.collisions",
-        cluster=3,
-        item=13,
-        type=U64,
-        indom=NET_DEV_INDOM,
-        sem=COUNTER,
-        units=COUNT,
-        source="/proc/net/dev transmit colls (column 14); psutil reads but drops it",
-    ),
-    MetricInfo(
-        "network.interface.total.bytes",
-        cluster=3,
-        item=16,
-        type=U64,
-        indom=NET_DEV_INDOM,
-        sem=COUNTER,
-        units=BYTE,
-        source="n = psutil.net_io_counters(pernic=True)[nic]; n.bytes_recv + n.bytes_sent",
-    ),
-    MetricInfo(
-        "network.interface.total.packets",
-        cluster=3,
-        item=17,
-        type=U64,
-        indom=NET_DEV_INDOM,
-        sem=COUNTER,
-        units=COUNT,
-        source="n = psutil.net_io_counters(pernic=True)[nic]; n.packets_recv + n.packets_sent",
-    ),
-    MetricInfo(
-        "network.interface.total.errors",
-        cluster=3,
-        item=18,
-        type=U64,
-        indom=NET_DEV_INDOM,
-        sem=COUNTER,
-        units=COUNT,
-        source="n = psutil.net_io_counters(pernic=True)[nic]; n.errin + n.errout",
-    ),
-    MetricInfo(
-        "network.interface.total.drops",
-        cluster=3,
-        item=19,
-        type=U64,
-        indom=NET_DEV_INDOM,
-        sem=COUNTER,
-        units=COUNT,
-        source="n = psutil.net_io_counters(pernic=True)[nic]; n.dropin + n.dropout",
-    ),
-    MetricInfo(
-        "network.interface.total.mcasts",
-        cluster=3,
-        item=20,
-        type=U64,
-        indom=NET_DEV_INDOM,
-        sem=COUNTER,
-        units=COUNT,
-        source=(
-            "same as network.interface.in.mcasts (/proc/net/dev receive multicast; there is no "
-            "transmit count)"
-        ),
-    ),
-    MetricInfo(
-        "network.interface.mtu",
-        cluster=3,
-        item=21,
-        type=U32,
-        indom=NET_DEV_INDOM,
-        sem=INSTANT,
-        units=BYTE,
-        source="psutil.net_if_stats()[nic].mtu; no value when 0",
-    ),
-    MetricInfo(
-        "network.interface.speed",
-        cluster=3,
-        item=22,
-        type=FLOAT,
-        indom=NET_DEV_INDOM,
-        sem=DISCRETE,
-        units=MBYTE_PER_SEC,
-        source=(
-            "psutil.net_if_stats()[nic].speed (Mbit/s) * 1e6 / 8 / 2**20 as float32; no value when"
-            " 0 (PCP shows an unknown speed, sysfs -1, as 5.12e+08)"
-        ),
-    ),
-    MetricInfo(
-        "network.interface.baudrate",
-        cluster=3,
-        item=23,
-        type=U64,
-        indom=NET_DEV_INDOM,
-        sem=DISCRETE,
-        units=BYTE_PER_SEC,
-        source=(
-            "psutil.net_if_stats()[nic].speed (Mbit/s) * 1000000 // 8, byte/s; no value when 0 "
-            "(PCP: 536870911875000 for an unknown speed)"
-        ),
-    ),
-    MetricInfo(
-        "network.interface.duplex",
-        cluster=3,
-        item=24,
-        type=U32,
-        indom=NET_DEV_INDOM,
-        sem=DISCRETE,
-        units=NONE,
-        source=(
-            "psutil.net_if_stats()[nic].duplex (NIC_DUPLEX_HALF 1, FULL 2: PCP's numbers); no "
-            "value when 0 (unknown)"
-        ),
-    ),
-    MetricInfo(
-        "network.interface.up",
-        cluster=3,
-        item=25,
-        type=U32,
-        indom=NET_DEV_INDOM,
-        sem=INSTANT,
-        units=NONE,
-        source="'up' in psutil.net_if_stats()[nic].flags.split(',') (IFF_UP)",
-    ),
-    MetricInfo(
-        "network.interface.running",
-        cluster=3,
-        item=26,
-        type=U32,
-        indom=NET_DEV_INDOM,
-        sem=INSTANT,
-        units=NONE,
-        source="psutil.net_if_stats()[nic].isup, which is IFF_RUNNING ('running' flag)",
-    ),
-    # --- mounted filesystems: statfs() of each mount point
-    MetricInfo(
-        "filesys.capacity",
-        cluster=5,
-        item=1,
-        type=U64,
-        indom=FILESYS_INDOM,
-        sem=DISCRETE,
-        units=KBYTE,
-        source="s = os.statvfs(mount point); s.f_blocks * s.f_bsize // 1024",
-    ),
-    MetricInfo(
-        "filesys.used",
-        cluster=5,
-        item=2,
-        type=U64,
-        indom=FILESYS_INDOM,
-        sem=INSTANT,
-        units=KBYTE,
-        source=(
-            "s = os.statvfs(mount point); (s.f_blocks - s.f_bfree) * s.f_bsize // 1024 (= "
-            "psutil.disk_usage(mnt).used // 1024)"
-        ),
-    ),
-    MetricInfo(
-        "filesys.free",
-        cluster=5,
-        item=3,
-        type=U64,
-        indom=FILESYS_INDOM,
-        sem=INSTANT,
-        units=KBYTE,
-        source=(
-            "s = os.statvfs(mount point); s.f_bfree * s.f_bsize // 1024 (root's free space; not "
-            "psutil.disk_usage().free, which is filesys.avail)"
-        ),
-    ),
-    MetricInfo(
-        "filesys.avail",
-        cluster=5,
-        item=10,
-        type=U64,
-        indom=FILESYS_INDOM,
-        sem=INSTANT,
-        units=KBYTE,
-        source=(
-            "s = os.statvfs(mount point); s.f_bavail * s.f_bsize // 1024 (= "
-            "psutil.disk_usage(mnt).free // 1024)"
-        ),
-    ),
-    MetricInfo(
-        "filesys.maxfiles",
-        cluster=5,
-        item=4,
-        type=U32,
-        indom=FILESYS_INDOM,
-        sem=DISCRETE,
-        units=NONE,
-        source="s = os.statvfs(mount point); s.f_files, wrapped to 32 bits",
-    ),
-    MetricInfo(
-        "filesys.usedfiles",
-        cluster=5,
-        item=5,
-        type=U32,
-        indom=FILESYS_INDOM,
-        sem=INSTANT,
-        units=NONE,
-        source="s = os.statvfs(mount point); s.f_files - s.f_ffree, wrapped to 32 bits",
-    ),
-    MetricInfo(
-        "filesys.freefiles",
-        cluster=5,
-        item=6,
-        type=U32,
-        indom=FILESYS_INDOM,
-        sem=INSTANT,
-        units=NONE,
-        source="s = os.statvfs(mount point); s.f_ffree, wrapped to 32 bits",
-    ),
-    MetricInfo(
-        "filesys.mountdir",
-        cluster=5,
-        item=7,
-        type=STRING,
-        indom=FILESYS_INDOM,
-        sem=DISCRETE,
-        units=NONE,
-        source=(
-            "the mount point (field 2 of /proc/self/mounts; "
-            "psutil.disk_partitions(all=True)[i].mountpoint)"
-        ),
-    ),
-    MetricInfo(
-        "filesys.full",
-        cluster=5,
-        item=8,
-        type=DOUBLE,
-        indom=FILESYS_INDOM,
-        sem=INSTANT,
-        units=NONE,
-        source=(
-            "s = os.statvfs(mount point); used = s.f_blocks - s.f_bfree; 100.0 * used / (used + "
-            "s.f_bavail) (psutil.disk_usage().percent, unrounded)"
-        ),
-    ),
-    MetricInfo(
-        "filesys.blocksize",
-        cluster=5,
-        item=9,
-        type=U32,
-        indom=FILESYS_INDOM,
-        sem=INSTANT,
-        units=BYTE,
-        source="s = os.statvfs(mount point); s.f_bsize",
-    ),
-    MetricInfo(
-        "filesys.readonly",
-        cluster=5,
-        item=11,
-        type=U32,
-        indom=FILESYS_INDOM,
-        sem=INSTANT,
-        units=NONE,
-        source=(
-            "1 if 'ro' is one of the comma-separated mount options, else 0 "
-            "(psutil.disk_partitions(all=True)[i].opts)"
-        ),
-    ),
+    ("disk.all.read", 0, 24, U64, None, COUNTER, COUNT, "sum of disk.dev"),
+    ("disk.all.write", 0, 25, U64, None, COUNTER, COUNT, "sum of disk.dev"),
+    ("disk.all.total", 0, 29, U64, None, COUNTER, COUNT, "sum of disk.dev"),
+    ("disk.all.blkread", 0, 26, U64, None, COUNTER, COUNT, "sum of disk.dev"),
+    ("disk.all.blkwrite", 0, 27, U64, None, COUNTER, COUNT, "sum of disk.dev"),
+    ("disk.all.blktotal", 0, 37, U64, None, COUNTER, COUNT, "sum of disk.dev"),
+    ("disk.all.read_bytes", 0, 41, U64, None, COUNTER, KBYTE, "sum of disk.dev"),
+    ("disk.all.write_bytes", 0, 42, U64, None, COUNTER, KBYTE, "sum of disk.dev"),
+    ("disk.all.total_bytes", 0, 43, U64, None, COUNTER, KBYTE, "sum of disk.dev"),
+    ("disk.all.read_merge", 0, 51, U64, None, COUNTER, COUNT, "sum of disk.dev"),
+    ("disk.all.write_merge", 0, 52, U64, None, COUNTER, COUNT, "sum of disk.dev"),
+    ("disk.all.avactive", 0, 44, U64, None, COUNTER, MSEC, "sum of disk.dev"),
+    ("disk.all.aveq", 0, 45, U64, None, COUNTER, MSEC, "sum of disk.dev"),
+    ("disk.all.read_rawactive", 0, 74, U64, None, COUNTER, MSEC, "sum of disk.dev"),
+    ("disk.all.write_rawactive", 0, 75, U64, None, COUNTER, MSEC, "sum of disk.dev"),
+    ("disk.all.total_rawactive", 0, 80, U64, None, COUNTER, MSEC, "sum of disk.dev"),
+    ("disk.all.inflight", 0, 104, U64, None, INSTANT, NONE, "sum of disk.dev"),
+    # --- network interfaces: /proc/net/dev columns, and interface ioctls (netif.py)
+    ("network.interface.in.bytes", 3, 0, U64, NET, COUNTER, BYTE, "rx bytes"),
+    ("network.interface.in.packets", 3, 1, U64, NET, COUNTER, COUNT, "rx packets"),
+    ("network.interface.in.errors", 3, 2, U64, NET, COUNTER, COUNT, "rx errs"),
+    ("network.interface.in.drops", 3, 3, U64, NET, COUNTER, COUNT, "rx drop"),
+    ("network.interface.in.fifo", 3, 4, U64, NET, COUNTER, COUNT, "rx fifo"),
+    ("network.interface.in.frame", 3, 5, U64, NET, COUNTER, COUNT, "rx frame"),
+    ("network.interface.in.compressed", 3, 6, U64, NET, COUNTER, COUNT, "rx compressed"),
+    ("network.interface.in.mcasts", 3, 7, U64, NET, COUNTER, COUNT, "rx multicast"),
+    ("network.interface.out.bytes", 3, 8, U64, NET, COUNTER, BYTE, "tx bytes"),
+    ("network.interface.out.packets", 3, 9, U64, NET, COUNTER, COUNT, "tx packets"),
+    ("network.interface.out.errors", 3, 10, U64, NET, COUNTER, COUNT, "tx errs"),
+    ("network.interface.out.drops", 3, 11, U64, NET, COUNTER, COUNT, "tx drop"),
+    ("network.interface.out.fifo", 3, 12, U64, NET, COUNTER, COUNT, "tx fifo"),
+    ("network.interface.out.carrier", 3, 14, U64, NET, COUNTER, COUNT, "tx carrier"),
+    ("network.interface.out.compressed", 3, 15, U64, NET, COUNTER, COUNT, "tx compressed"),
+    ("network.interface.collisions", 3, 13, U64, NET, COUNTER, COUNT, "tx colls"),
+    ("network.interface.total.bytes", 3, 16, U64, NET, COUNTER, BYTE, "rx + tx bytes"),
+    ("network.interface.total.packets", 3, 17, U64, NET, COUNTER, COUNT, "rx + tx packets"),
+    ("network.interface.total.errors", 3, 18, U64, NET, COUNTER, COUNT, "rx + tx errs"),
+    ("network.interface.total.drops", 3, 19, U64, NET, COUNTER, COUNT, "rx + tx drop"),
+    ("network.interface.total.mcasts", 3, 20, U64, NET, COUNTER, COUNT, "rx multicast"),
+    ("network.interface.mtu", 3, 21, U32, NET, INSTANT, BYTE, "SIOCGIFMTU, if not 0"),
+    ("network.interface.speed", 3, 22, FLOAT, NET, DISCRETE, MBYTE_PER_SEC, "speed_mbyte(Mbit/s)"),
+    ("network.interface.baudrate", 3, 23, U64, NET, DISCRETE, BYTE_PER_SEC, "link Mbit/s * 125000"),
+    ("network.interface.duplex", 3, 24, U32, NET, DISCRETE, NONE, "link duplex, if known"),
+    ("network.interface.up", 3, 25, U32, NET, INSTANT, NONE, "IFF_UP"),
+    ("network.interface.running", 3, 26, U32, NET, INSTANT, NONE, "IFF_RUNNING"),
+    # --- mounted filesystems (/proc/self/mounts): statfs of each mount point
+    ("filesys.capacity", 5, 1, U64, FILESYS, DISCRETE, KBYTE, "blocks * bsize / 1024"),
+    ("filesys.used", 5, 2, U64, FILESYS, INSTANT, KBYTE, "(blocks - bfree) * bsize / 1024"),
+    ("filesys.free", 5, 3, U64, FILESYS, INSTANT, KBYTE, "bfree * bsize / 1024"),
+    ("filesys.avail", 5, 10, U64, FILESYS, INSTANT, KBYTE, "bavail * bsize / 1024"),
+    ("filesys.maxfiles", 5, 4, U32, FILESYS, DISCRETE, NONE, "files"),
+    ("filesys.usedfiles", 5, 5, U32, FILESYS, INSTANT, NONE, "files - ffree"),
+    ("filesys.freefiles", 5, 6, U32, FILESYS, INSTANT, NONE, "ffree"),
+    ("filesys.mountdir", 5, 7, STRING, FILESYS, DISCRETE, NONE, "the mount point"),
+    ("filesys.full", 5, 8, DOUBLE, FILESYS, INSTANT, NONE, "100 * used / (used + bavail)"),
+    ("filesys.blocksize", 5, 9, U32, FILESYS, INSTANT, BYTE, "bsize"),
+    ("filesys.readonly", 5, 11, U32, FILESYS, INSTANT, NONE, "'ro' mount option"),
+    # --- what `pcp uptime` and `pcp mpstat` need besides CPU time (system.py)
+    ("kernel.uname.release", 12, 0, STRING, None, DISCRETE, NONE, "uname(2)"),
+    ("kernel.uname.version", 12, 1, STRING, None, DISCRETE, NONE, "uname(2)"),
+    ("kernel.uname.sysname", 12, 2, STRING, None, DISCRETE, NONE, "uname(2)"),
+    ("kernel.uname.machine", 12, 3, STRING, None, DISCRETE, NONE, "uname(2)"),
+    ("kernel.uname.nodename", 12, 4, STRING, None, DISCRETE, NONE, "uname(2)"),
+    ("kernel.uname.distro", 12, 7, STRING, None, DISCRETE, NONE, "/etc release file, read once"),
+    ("kernel.all.nusers", 25, 0, U32, None, INSTANT, NONE, "utmp USER_PROCESS"),
+    ("hinv.map.cpu_num", 18, 6, U32, CPU, DISCRETE, NONE, "N of cpuN"),
+    ("hinv.cpu.online", 55, 0, U32, CPU, INSTANT, NONE, "sysfs cpuN/online, else 1"),
+    ("kernel.percpu.intr", 4, 4, U64, CPU, COUNTER, COUNT, "/proc/interrupts column sum"),
 )
-
-
-#: What `pcp uptime` and `pcp mpstat` need besides CPU time (agents/linux/system.py).
-SYSTEM_METRICS: tuple[MetricInfo, ...] = (
-    MetricInfo(
-        "kernel.uname.release",
-        cluster=12,
-        item=0,
-        type=STRING,
-        indom=None,
-        sem=DISCRETE,
-        units=NONE,
-        source="os.uname().release (uname(2)), read at every fetch",
-    ),
-    MetricInfo(
-        "kernel.uname.version",
-        cluster=12,
-        item=1,
-        type=STRING,
-        indom=None,
-        sem=DISCRETE,
-        units=NONE,
-        source="os.uname().version (uname(2)), read at every fetch",
-    ),
-    MetricInfo(
-        "kernel.uname.sysname",
-        cluster=12,
-        item=2,
-        type=STRING,
-        indom=None,
-        sem=DISCRETE,
-        units=NONE,
-        source="os.uname().sysname (uname(2)), read at every fetch",
-    ),
-    MetricInfo(
-        "kernel.uname.machine",
-        cluster=12,
-        item=3,
-        type=STRING,
-        indom=None,
-        sem=DISCRETE,
-        units=NONE,
-        source="os.uname().machine (uname(2)), read at every fetch",
-    ),
-    MetricInfo(
-        "kernel.uname.nodename",
-        cluster=12,
-        item=4,
-        type=STRING,
-        indom=None,
-        sem=DISCRETE,
-        units=NONE,
-        source="os.uname().nodename (uname(2)), read at every fetch",
-    ),
-    MetricInfo(
-        "kernel.uname.distro",
-        cluster=12,
-        item=7,
-        type=STRING,
-        indom=None,
-        sem=DISCRETE,
-        units=NONE,
-        source=(
-            "first line of the first of $LINUX_STATSPATH/etc/{debian_version, oracle-release, "
-            "fedora-release, redhat-release, slackware-version, SuSE-release, lsb-release} that "
-            "opens ('Debian ' before debian_version's, 'DISTRIB_ID=' dropped from lsb-release's); "
-            "'?' if none or empty; read once"
-        ),
-    ),
-    MetricInfo(
-        "kernel.all.nusers",
-        cluster=25,
-        item=0,
-        type=U32,
-        indom=None,
-        sem=INSTANT,
-        units=NONE,
-        source="USER_PROCESS records with a non-empty ut_user in /var/run/utmp (0 if none)",
-    ),
-    MetricInfo(
-        "hinv.map.cpu_num",
-        cluster=18,
-        item=6,
-        type=U32,
-        indom=CPU_INDOM,
-        sem=DISCRETE,
-        units=NONE,
-        source="the CPU number N of instance cpuN (its instance id)",
-    ),
-    MetricInfo(
-        "hinv.cpu.online",
-        cluster=55,
-        item=0,
-        type=U32,
-        indom=CPU_INDOM,
-        sem=INSTANT,
-        units=NONE,
-        source=(
-            "$LINUX_STATSPATH/sys/devices/system/cpu/cpuN/online read with %u; 1 when the file "
-            "is missing (cpu0 often has none) or holds no number"
-        ),
-    ),
-    MetricInfo(
-        "kernel.percpu.intr",
-        cluster=4,
-        item=4,
-        type=U64,
-        indom=CPU_INDOM,
-        sem=COUNTER,
-        units=COUNT,
-        source=(
-            "sum of the CPU's column of /proc/interrupts over every row but ERR/MIS, columns "
-            "mapped to CPUs as pmdalinux maps them (system.percpu_intr); CPUs below "
-            "SC_NPROCESSORS_CONF only"
-        ),
-    ),
-)
-
-METRICS += SYSTEM_METRICS
-
-
-def _meminfo_record(row: tuple, source: str) -> MetricInfo:
-    """One mem.util.* record from a row of meminfo.FIELDS or meminfo.HUGEPAGE_BYTES."""
-    suffix, item, _field, units = row
-    return MetricInfo(
-        meminfo.PREFIX + suffix,
-        cluster=meminfo.CLUSTER,
-        item=item,
-        type=U64,
-        indom=None,
-        sem=meminfo.SEM,
-        units=units,
-        source=source,
-    )
-
-
-#: The rest of mem.util.*, one record per row of meminfo.FIELDS and meminfo.HUGEPAGE_BYTES.
-MEMINFO_METRICS: tuple[MetricInfo, ...] = tuple(
-    _meminfo_record(row, f"/proc/meminfo field '{row[2]}'; no value when the kernel lacks it")
-    for row in meminfo.FIELDS
-) + tuple(
-    _meminfo_record(
-        row,
-        f"/proc/meminfo '{row[2]}' * ('Hugepagesize' kB << 10), modulo 2**64; no value "
-        f"without '{row[2]}' (a missing Hugepagesize counts as -1, as in pmdalinux)",
-    )
-    for row in meminfo.HUGEPAGE_BYTES
-)
-
-METRICS += MEMINFO_METRICS
 
 
 def _vmstat_source(field: str) -> str:
@@ -2027,23 +351,6 @@ def _vmstat_source(field: str) -> str:
     return note
 
 
-#: mem.vmstat.*, one record per row of vmstat.FIELDS.
-VMSTAT_METRICS: tuple[MetricInfo, ...] = tuple(
-    MetricInfo(
-        vmstat.PREFIX + field,
-        cluster=vmstat.CLUSTER,
-        item=item,
-        type=U64,
-        indom=None,
-        sem=sem,
-        units=units,
-        source=_vmstat_source(field),
-    )
-    for field, item, (sem, units) in vmstat.FIELDS
-)
-
-METRICS += VMSTAT_METRICS
-
 #: The family modules whose tables follow the records above, in catalog order.
 FAMILIES = (
     cpuinfo,
@@ -2058,7 +365,29 @@ FAMILIES = (
     vfs,
     nfs,
 )
-METRICS += tuple(m for family in FAMILIES for m in family.METRICS)
+
+#: Every metric in the catalog: the table above, the rest of mem.util.* (one record per
+#: row of meminfo.FIELDS and meminfo.HUGEPAGE_BYTES), mem.vmstat.* (one per row of
+#: vmstat.FIELDS), then each family's metrics.
+METRICS: tuple[MetricInfo, ...] = (
+    *records_of(_TABLE),
+    *records_of(
+        (meminfo.PREFIX + suffix, meminfo.CLUSTER, item, U64, None, meminfo.SEM, units,
+         f"/proc/meminfo field '{field}'; no value when the kernel lacks it")
+        for suffix, item, field, units in meminfo.FIELDS
+    ),
+    *records_of(
+        (meminfo.PREFIX + suffix, meminfo.CLUSTER, item, U64, None, meminfo.SEM, units,
+         f"/proc/meminfo '{field}' * ('Hugepagesize' kB << 10), modulo 2**64; no value "
+         f"without '{field}' (a missing Hugepagesize counts as -1, as in pmdalinux)")
+        for suffix, item, field, units in meminfo.HUGEPAGE_BYTES
+    ),
+    *records_of(
+        (vmstat.PREFIX + field, vmstat.CLUSTER, item, U64, None, sem, units, _vmstat_source(field))
+        for field, item, (sem, units) in vmstat.FIELDS
+    ),
+    *(m for family in FAMILIES for m in family.METRICS),
+)  # fmt: skip
 
 #: pmdalinux's labels of single metrics (PM_LABEL_ITEM): CPU time and per-node CPU time.
 _CPU_DEVICE = {"device_type": "cpu"}

@@ -1,6 +1,6 @@
 """Answering a pmseries query: the series its vectors select (vectors.py) and, with a
 time window, their values; functions and arithmetic (rate, sum, rescale, ...) computed
-by functions.py from the values read.  As libpcp_web's query.c answers."""
+by the functions package from the values read.  As libpcp_web's query.c answers."""
 
 from __future__ import annotations
 

@@ -26,16 +26,13 @@ import pytest
 
 from purepcp.pmproxy.series import sds_repr, values_json, window_of
 from purepcp.series import schema
-from purepcp.series.functions import (
-    c_strtod,
-    c_strtof,
-    fmt_e,
-    fmt_f6,
-    run_function,
-    values_of_expression,
-)
+from purepcp.series.cnumbers import c_strtod, c_strtof, fmt_e, fmt_f6
+from purepcp.series.functions import run_function, values_of_expression
+from purepcp.series.functions.calculate import FUNCTIONS
+from purepcp.series.functions.loops import Grid
+from purepcp.series.functions.valuesets import Desc, Series, Value
 from purepcp.series.ids import string_id
-from purepcp.series.parse import parse
+from purepcp.series.parse import Func, parse
 from purepcp.series.query import run_query
 from purepcp.series.read import SeriesError, SeriesReader, Window
 from tests.support.pmproxy_servers import Proxy, our_pmproxy
@@ -221,6 +218,25 @@ def test_e_format_is_printfs(x, text):
 def test_rate_format_is_six_decimals():
     assert fmt_f6(155.0957923) == "155.095792"
     assert fmt_f6(math.copysign(math.nan, -1.0)) == "-nan"
+
+
+# --- the evaluation's parts ---------------------------------------------------------------
+
+
+def test_every_function_has_its_calculation():
+    assert set(FUNCTIONS) == set(Func)
+
+
+def test_the_loops_pass_over_a_sample_with_another_number_of_instances():
+    """query.c's per-instance and per-sample loops read only the samples that hold as
+    many instances as the first."""
+    values = [["1", "2"], ["3"], ["4", "5"]]
+    samples = [[Value("1.0", 0, "i", data) for data in sample] for sample in values]
+    grid = Grid.of(Series("s", None, Desc("", "", "", b"", "double", ""), 3, samples))
+    assert grid is not None
+    assert [(j, v.data) for j, v in grid.column(1)] == [(0, "2"), (2, "5")]
+    assert list(grid.row(1)) == []
+    assert [(k, v.data) for k, v in grid.row(2, 1)] == [(1, "5")]
 
 
 # --- functions, against PCP's QA outputs ------------------------------------------------

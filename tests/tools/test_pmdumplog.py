@@ -35,7 +35,10 @@ from purepcp.pmapi.labels import (
 from purepcp.pmapi.types import PMSem, PMType
 from purepcp.pmapi.units import Units
 from purepcp.pmapi.values import Result, Timestamp, ValueSet
-from purepcp.tools.pmdumplog import CHash, _InDom, _merge, _undelta, main, raw_dump
+from purepcp.tools.pmdumplog import main
+from purepcp.tools.pmdumplog.hashorder import CHash
+from purepcp.tools.pmdumplog.metadata import LogInDom, merge_delta, undelta
+from purepcp.tools.pmdumplog.raw import raw_dump
 from tests.support.reference_pmcd import require_reference
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -361,15 +364,15 @@ def test_templated_records_read_as_the_careful_path_writes_them(
 ):
     """Records of a layout seen before are written through its template: the text is the
     record-by-record text, renamed instances, NaNs and "%" in names included."""
-    from purepcp.tools import pmdumplog
+    from purepcp.tools.pmdumplog.values import RecordText
 
     base = str(tmp_path / "rep")
     write_repeating(base, version)
     fast = dump(capsys, *flags, base)
     made = []
-    careful = pmdumplog.Dumper._template
+    careful = RecordText.template
     monkeypatch.setattr(
-        pmdumplog.Dumper, "_template", lambda self, r: made.append(careful(self, r)) or False
+        RecordText, "template", lambda self, r: made.append(careful(self, r)) or False
     )
     slow = dump(capsys, *flags, base)
     assert fast == slow
@@ -524,12 +527,12 @@ def test_v3_delta_records(capsys, ours3):
 
 
 def test_deltas_merge_in_sorted_order():
-    full = _InDom(T0, False, [1, 2, 3], ["one", "two", "three"])
-    delta = _InDom(_at(1), True, [0, 1, 3, 5], ["zero", None, None, "five"])
-    later = _InDom(_at(2), True, [4], ["four"])
-    assert _merge(full, delta) == ([0, 2, 5], ["zero", "two", "five"])
+    full = LogInDom(T0, False, [1, 2, 3], ["one", "two", "three"])
+    delta = LogInDom(_at(1), True, [0, 1, 3, 5], ["zero", None, None, "five"])
+    later = LogInDom(_at(2), True, [4], ["four"])
+    assert merge_delta(full, delta) == ([0, 2, 5], ["zero", "two", "five"])
     chain = [later, delta, full]  # newest first, as libpcp keeps them
-    _undelta(chain)
+    undelta(chain)
     assert [(c.delta, c.insts) for c in chain] == [
         (False, [0, 2, 4, 5]),
         (False, [0, 2, 5]),

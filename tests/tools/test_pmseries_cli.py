@@ -8,8 +8,9 @@ in time windows (-w, -t, -Z), and the option and window errors.  The others need
 usage and option errors, a refused connection, ids nobody stored, windows refused.
 
 Queries are evaluated by purepcp.series.query (written separately): the tests of the query
-mode's printing replace `purepcp.tools.pmseries.run_query` with a fake that answers from a
-table (`fake_queries`), so they test what pmseries prints for an answer, not the answer.
+mode's printing replace `purepcp.tools.pmseries.modes.run_query` with a fake that answers
+from a table (`fake_queries`), so they test what pmseries prints for an answer, not the
+answer.
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ from purepcp.pmapi import version_line
 from purepcp.series import schema
 from purepcp.series.read import SeriesError, SeriesReader, SeriesValue, Window
 from purepcp.tools import pmseries
+from purepcp.tools.pmseries import globs, modes, windows
 from tests.support.redis_servers import HOST, free_port, redis_server, require_redis
 from tests.support.series_reference import (
     PMSERIES,
@@ -446,7 +448,7 @@ def fake_queries(monkeypatch, table: dict[str, Callable[[SeriesReader], Answer]]
         make = table.get(text)
         return make(reader) if make is not None else Answer([])
 
-    monkeypatch.setattr(pmseries, "run_query", run_query)
+    monkeypatch.setattr(modes, "run_query", run_query)
     return asked
 
 
@@ -657,14 +659,14 @@ def test_windows_refused_as_pcp_words_it(empty, ours, window, message, why):
 def test_window_fields():
     """The window as the reader is given it: no key is the newest value; a zero start,
     end or interval still reads forwards from the oldest."""
-    assert pmseries.parse_window('[tz:"UTC"]') == Window(count=1)
-    assert pmseries.parse_window("[samples:3]") == Window(count=3)
-    assert pmseries.parse_window("[samples:0]") == Window(count=0)
-    assert pmseries.parse_window("[start:0,samples:2]") == Window(start=1, count=2)
-    assert pmseries.parse_window('[start:10,finish:"20",delta:"1.5s"]') == Window(
+    assert windows.parse_window('[tz:"UTC"]') == Window(count=1)
+    assert windows.parse_window("[samples:3]") == Window(count=3)
+    assert windows.parse_window("[samples:0]") == Window(count=0)
+    assert windows.parse_window("[start:0,samples:2]") == Window(start=1, count=2)
+    assert windows.parse_window('[start:10,finish:"20",delta:"1.5s"]') == Window(
         start=10 * 10**9, end=20 * 10**9, delta=1_500_000_000
     )
-    assert pmseries.parse_window("[5m]", now_ns=10**12) == Window(
+    assert windows.parse_window("[5m]", now_ns=10**12) == Window(
         start=10**12 - 300 * 10**9, range=300 * 10**9, count=0
     )
 
@@ -689,7 +691,7 @@ def test_glob_is_fnmatch(pattern):
         pytest.skip("no fnmatch(3) in this C library")
     names = ["kernel.all.load", "1 minute", "1*", "15 minute", "sda1", "sda", "[x]", "]a",
              "a[b", "[", "hinv.ncpu", "a b", "x.y", "cpu0", "k.e.r"]  # fmt: skip
-    regex = pmseries.glob_regex(pattern)
+    regex = globs.glob_regex(pattern)
     for name in names:
         assert bool(regex.fullmatch(name)) == fnmatch(pattern, name), (pattern, name)
 
@@ -760,7 +762,7 @@ def test_query_engine_failures_are_one_line(empty, ours, monkeypatch):
     def broken(reader, text):
         raise RuntimeError("boom")
 
-    monkeypatch.setattr(pmseries, "run_query", broken)
+    monkeypatch.setattr(modes, "run_query", broken)
     assert ours(*empty.args(), "x") == Run(1, "", "pmseries: [Error] RuntimeError: boom\n")
 
 

@@ -110,7 +110,8 @@ class Connection:
     def __init__(self, spec: HostSpec) -> None:
         self.spec = spec
         self.request_timeout = _env_float("PMCD_REQUEST_TIMEOUT", REQUEST_TIMEOUT)
-        self._framer = PDUFramer()
+        #: the bytes received and not yet taken as PDUs (an async reader feeds it too)
+        self.framer = PDUFramer()
         self.sock = self._open(spec)
         self.features = 0  # the PDU_FLAG_* bits pmcd announced
         self.sock.settimeout(self.request_timeout)  # each reply must come within it
@@ -158,7 +159,7 @@ class Connection:
 
     def receive(self) -> PDU:
         """The next PDU from pmcd; PMError for a timeout, a closed channel or bad bytes."""
-        framer = self._framer
+        framer = self.framer
         while True:
             frame = framer.next_frame()
             if frame is not None:

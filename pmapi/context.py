@@ -32,28 +32,11 @@ from .pmns import PMNS
 from .profile import Profile
 from .values import Result, Timestamp
 
-
-class _LazyModule:
-    """A module imported on first use, then put in this module's globals in place of
-    the stand-in: an archive context never loads the PDU layer it does not use."""
-
-    def __init__(self, name: str) -> None:
-        self._name = name
-
-    def __getattr__(self, attr: str) -> Any:
-        import importlib
-
-        module = importlib.import_module(self._name)
-        globals()[self._name.rsplit(".", 1)[1]] = module
-        return getattr(module, attr)
-
-
+# (pmapi.requests, the protocol's exchanges, is imported where an exchange is made: an
+# archive context never makes one, and never loads the PDU layer it would bring in)
 if TYPE_CHECKING:
-    from . import requests
     from .derived.context import DerivedMetrics
     from .derived.registry import Registry
-else:
-    requests = _LazyModule("purepcp.pmapi.requests")
 
 _handles = itertools.count()
 #: The label levels that belong to a metric (a derived one has none of them).
@@ -108,8 +91,10 @@ class Fetched:
         raise KeyError(pmid)
 
 
-class _Operations:
-    """The PMAPI calls, each one exchange run by the subclass's ``_run``."""
+class BaseContext:
+    """The PMAPI calls every kind of context answers (host, local, archive), each one
+    exchange run by the subclass's ``_run``; a subclass may answer the ``_real_*`` ones
+    itself (an archive context reads its metadata)."""
 
     source: Any
     pmns: PMNS | None
@@ -177,6 +162,8 @@ class _Operations:
     def _names_op(self, names: Sequence[str]) -> Generator:
         if self.pmns is not None:
             return _answered(self._local_lookup, names)
+        from . import requests
+
         return requests.lookup_names(names, self.handle)
 
     def name_all(self, pmid: int) -> list[str]:
@@ -186,6 +173,8 @@ class _Operations:
             return [dm.name(pmid)]  # type: ignore[list-item]
         if self.pmns is not None:
             return self._run(_answered(self._local_names, pmid))
+        from . import requests
+
         return self._run(requests.name_all(pmid, self.handle))
 
     def children(self, name: str) -> list[tuple[str, bool]]:
@@ -206,6 +195,8 @@ class _Operations:
     def _real_children(self, name: str) -> list[tuple[str, bool]]:
         if self.pmns is not None:
             return self._run(_answered(self._local_children, name))
+        from . import requests
+
         return self._run(requests.children(name, self.handle))
 
     def traverse(self, name: str) -> list[str]:
@@ -249,6 +240,8 @@ class _Operations:
     def _real_traverse(self, name: str) -> list[str]:
         if self.pmns is not None:
             return self._run(_answered(self.pmns.traverse, name))
+        from . import requests
+
         return self._run(requests.traverse(name, self.handle))
 
     def _local_lookup(self, names: Sequence[str]) -> list[int]:
@@ -284,6 +277,8 @@ class _Operations:
         return self._run(self._desc_op(pmid))
 
     def _desc_op(self, pmid: int) -> Generator:
+        from . import requests
+
         desc = yield from requests.lookup_desc(pmid, self.handle)
         self._descs[pmid] = desc
         return desc
@@ -310,6 +305,8 @@ class _Operations:
         return self._run(self._descs_op(pmids))
 
     def _descs_op(self, pmids: Sequence[int]) -> Generator:
+        from . import requests
+
         batched = bool(self.source.features & PDU_FLAG_DESCS)
         descs = yield from requests.lookup_descs(pmids, self.handle, batched)
         self._descs.update(zip(pmids, descs, strict=True))
@@ -317,14 +314,20 @@ class _Operations:
 
     def instances(self, indom: int) -> list[tuple[int, str]]:
         """pmGetInDom: (instance id, name) pairs of INDOM."""
+        from . import requests
+
         return self._run(requests.instances(indom, self.handle))
 
     def instance_name(self, indom: int, inst: int) -> str:
         """pmNameInDom."""
+        from . import requests
+
         return self._run(requests.instance_name(indom, inst, self.handle))
 
     def instance_id(self, indom: int, name: str) -> int:
         """pmLookupInDom."""
+        from . import requests
+
         return self._run(requests.instance_id(indom, name, self.handle))
 
     def text(
@@ -340,6 +343,8 @@ class _Operations:
         return self._real_text(ident, help, indom, direct)
 
     def _real_text(self, ident: int, help: bool, indom: bool, direct: bool) -> str:
+        from . import requests
+
         return self._run(requests.text(ident, help, indom, self.handle, direct))
 
     def labels(self, ident: int, kind: int) -> tuple[LabelSet, ...]:
@@ -350,6 +355,8 @@ class _Operations:
         return self._real_labels(ident, kind)
 
     def _real_labels(self, ident: int, kind: int) -> tuple[LabelSet, ...]:
+        from . import requests
+
         return self._run(requests.labels(ident, kind, self.handle))
 
     # -- values --------------------------------------------------------------------------
@@ -372,6 +379,8 @@ class _Operations:
         return Fetched(Result(Timestamp.now(), ()), {})
 
     def _fetch_op(self, pmids: Sequence[int]) -> Generator:
+        from . import requests
+
         key = tuple(pmids)
         descs = self._fetch_descs.get(key)
         if descs is None:  # (a new list of metrics: describe the ones not yet described)
@@ -399,6 +408,8 @@ class _Operations:
 
     def store(self, result: Result) -> None:
         """pmStore: set the values in RESULT (its timestamp is ignored)."""
+        from . import requests
+
         return self._run(requests.store(result, self.handle))
 
     # -- derived metrics -----------------------------------------------------------------
@@ -510,6 +521,8 @@ def _answered(call: Callable[..., Any], *args: Any) -> Generator:
 
 async def _driven(op: Generator, exchange: Callable[[Any], Any]) -> Any:
     """OP's answer, each PDU it yields sent with the awaitable EXCHANGE."""
+    from . import requests
+
     try:
         request = next(op)
         while True:
@@ -544,7 +557,7 @@ def local_source_class() -> Any:
     raise PMError(PM_ERR_NOTCONN, "no local context: nothing installed runs agents in-process")
 
 
-class Context(_Operations):
+class Context(BaseContext):
     """A synchronous PMAPI context: ``with Context.host("localhost") as ctx: ...``."""
 
     @classmethod
@@ -562,6 +575,8 @@ class Context(_Operations):
         return cls(local_source_class().start(list(changes), config), pmns)
 
     def _run(self, op: Generator) -> Any:
+        from . import requests
+
         source = self.source
         if self.source is not None and self.source.kind == "host":
             source.ensure()
@@ -599,7 +614,7 @@ class Context(_Operations):
         self.close()
 
 
-class AsyncContext(_Operations):
+class AsyncContext(BaseContext):
     """A PMAPI context for trio code: every call is awaited.
 
     ``async with await AsyncContext.host("localhost") as ctx: await ctx.fetch(...)``

@@ -113,7 +113,7 @@ class HostSource:
     async def _receive_async(connection: Connection, fd: int) -> PDU:
         import trio
 
-        framer = connection._framer
+        framer = connection.framer
         while True:
             frame = framer.next_frame()
             if frame is not None:

@@ -85,6 +85,8 @@ __all__ = [
 ]
 
 MAXDOMID = 510  # 511 is DYNAMIC_PMID
+#: How pmcd.conf names pmcd's own agent in our form (a dso line's MODULE:CLASS).
+PMCD_AGENT = "purepcp.pmcd.pmcd_agent:PmcdAgent"
 LINEBUF_SIZE = 200  # pmcd's line buffer starts at, and grows by, this many bytes
 
 AgentKind = Literal["dso", "pipe", "socket"]
@@ -138,6 +140,16 @@ class AgentLine:
         if not (is_file or _is_module(self.path)):
             return None
         return self.path if self.entry in (None, "-") else f"{self.path}:{self.entry}"
+
+    @property
+    def is_pmcd_agent(self) -> bool:
+        """Whether this is pmcd's own agent: ours, or PCP's pmda_pmcd.so (domain 2), which
+        ours stands in for.  pmcd answers it from its own state; a local context skips it."""
+        if self.kind != "dso":
+            return False
+        if self.domain == 2 and (self.path or "").endswith("pmda_pmcd.so"):
+            return True
+        return self.python_spec == PMCD_AGENT
 
     @property
     def load_problem(self) -> str | None:

@@ -41,7 +41,7 @@ from .channels import (
     connect_socket_agent,
     start_pipe_agent,
 )
-from .config import AgentChanges, AgentLine, PmcdConfig, compare_agents
+from .config import PMCD_AGENT, AgentChanges, AgentLine, PmcdConfig, compare_agents
 from .pmcd_agent import PmcdAgent
 from .session import Session
 from .stats import (
@@ -140,7 +140,7 @@ class Daemon:
     async def start_agent(self, line: AgentLine) -> Channel:
         """Start (or connect to) the agent of LINE and shake hands with it."""
         if line.kind == "dso":
-            if _is_pcp_pmcd_dso(line) or line.python_spec == PMCD_AGENT:
+            if line.is_pmcd_agent:
                 own = PmcdAgent(line.domain, state=self.state)  # reads pmcd's state: no thread
                 return InProcessChannel(line.name, line.domain, own, inline=True)
             if line.python_spec is None:
@@ -619,10 +619,6 @@ def _agent_name(item: AgentLine | tuple[AgentLine, AgentLine]) -> str:
     return item[0].name if isinstance(item, tuple) else item.name
 
 
-#: How pmcd.conf names pmcd's own agent in our form, and PCP's C library for it.
-PMCD_AGENT = "purepcp.pmcd.pmcd_agent:PmcdAgent"
-
-
 def _settle_memory() -> None:
     """Exempt what pmcd holds for good (namespace, agents) from the garbage collector.
 
@@ -633,11 +629,6 @@ def _settle_memory() -> None:
     gc.unfreeze()
     gc.collect()
     gc.freeze()
-
-
-def _is_pcp_pmcd_dso(line: AgentLine) -> bool:
-    """A PCP pmcd.conf's line for the pmcd agent (pmda_pmcd.so): ours stands in for it."""
-    return line.domain == 2 and (line.path or "").endswith("pmda_pmcd.so")
 
 
 def _read(path: str) -> str:

@@ -23,7 +23,7 @@ from purepcp.pmda.inproc import AgentLoadError, load_agent
 
 from .channels import InProcessChannel
 from .config import AgentLine, load_config
-from .daemon import PMCD_AGENT, _is_pcp_pmcd_dso, host_context_labels
+from .daemon import host_context_labels
 from .files import pmcd_conf_path
 from .session import Session
 
@@ -67,7 +67,7 @@ def _configured(config: str | None) -> list[tuple[str, int, str]]:
 
 def _local_candidate(line: AgentLine) -> bool:
     """A dso line for a Python agent other than pmcd's own."""
-    if line.kind != "dso" or _is_pcp_pmcd_dso(line) or line.python_spec == PMCD_AGENT:
+    if line.kind != "dso" or line.is_pmcd_agent:
         return False
     return line.python_spec is not None
 

@@ -78,7 +78,7 @@ from purepcp.pmapi.values import Result, Timestamp, ValueSet
 
 from .clients import Client, ClientTable
 from .columns import Columns, column_value_sets, columns_for
-from .metrics import NOSUPPORT, InDom, Metric, instance_map
+from .metrics import NOSUPPORT, InDom, Metric, instance_map, refresh_of
 
 #: Where the shipped agents' namespace and help sources live: DATA_DIR/pmns/NAME and
 #: DATA_DIR/help/NAME (package data of pmda installed; the repository's pmns/ and help/)
@@ -137,7 +137,7 @@ class Agent:
         )
         cls._indoms = tuple(v for v in found.values() if isinstance(v, InDom))
         cls._refreshers = tuple(
-            (*v._pmda_refresh, v) for v in found.values() if hasattr(v, "_pmda_refresh")
+            (*marked, v) for v in found.values() if (marked := refresh_of(v)) is not None
         )
 
     def __init__(
@@ -331,10 +331,6 @@ class Agent:
         """INDOM's instances the current fetch's instance profile asks for (worked out
         once per fetch, and again whenever INDOM's instances change): the processes an
         agent reads in a refresh, say, when a client asks for only a few."""
-        return self._profiled(indom)
-
-    def _profiled(self, indom: InDom) -> list[int]:
-        """INDOM's instances that pmcd's profile asks for, worked out once per fetch."""
         insts = self._fetch_insts.get(indom)
         if insts is None:
             indom_id = self.indom_id(indom)
@@ -398,21 +394,27 @@ class Agent:
             self._run_refresh(cluster, method, merge=merge)
         self._fetch_insts = {}
         columns = plan.columns
-        vsets = (
-            self._value_sets(plan) if columns is None else column_value_sets(self, plan, columns)
-        )
+        vsets = self.value_sets(plan) if columns is None else column_value_sets(self, plan, columns)
         changes = self._changes
         if changes:
             self._changes = PMCDState.PMCD_NO_CHANGE
         return Result(Timestamp(int(changes), 0), vsets)
 
-    def _value_sets(
+    # -- how a fetch's value sets are built (pmda.columns builds them by columns) ------
+
+    @property
+    def cluster_values(self) -> Mapping[int, Mapping[str, Any] | PMError | None]:
+        """What each cluster's refresh method last returned: {metric name: values}, or
+        the PMError it raised."""
+        return self._cluster_values
+
+    def value_sets(
         self, plan: FetchPlan, made: Mapping[int, ValueSet] | None = None
     ) -> tuple[ValueSet, ...]:
-        """The fetch's value sets, after its refreshes: the commonest case (one value of
-        a metric without instances, from its cluster's refresh) inline, the rest by
-        _fetch_one (or from MADE, sets already built this fetch, by index)."""
-        cluster_values, fetch_one = self._cluster_values, self._fetch_one
+        """The fetch's value sets, after its refreshes, the careful way: the commonest case
+        (one value of a metric without instances, from its cluster's refresh) inline, the
+        rest by fetch_one (or from MADE, sets already built this fetch, by index)."""
+        cluster_values, fetch_one = self._cluster_values, self.fetch_one
         of_single, empty = ValueSet.of_single, ValueSet.empty
         vsets: list[ValueSet] = []
         append = vsets.append
@@ -426,7 +428,7 @@ class Agent:
                     value = supplied.get(name)
                     if m.indom is not None:  # type: ignore[union-attr]
                         if type(value) is dict:  # {inst: value}, as refreshes give them
-                            append(self._stuff(pmid, m, self._from_mapping(m, value)))
+                            append(self.value_set(pmid, m, self.instance_values(m, value)))
                             continue
                     elif value is None:
                         append(empty(pmid))
@@ -441,7 +443,9 @@ class Agent:
             append(fetch_one(pmid, m))
         return tuple(vsets)
 
-    def _fetch_one(self, pmid: int, m: Metric | None) -> ValueSet:
+    def fetch_one(self, pmid: int, m: Metric | None) -> ValueSet:
+        """The value set of one metric M (None: PMID is unknown) in this fetch, from its
+        cluster's refresh or its own fetch method; a failure is the set's error."""
         if m is None:
             return ValueSet.of_error(pmid, PM_ERR_PMID)
         if m.indom is None and m.fetcher is not None and m.type != NOSUPPORT:
@@ -453,7 +457,7 @@ class Agent:
                 value = m.fetcher(self)
             except PMError as exc:
                 return ValueSet.of_error(pmid, exc.code)
-            return self._stuff(pmid, m, [] if value is None else [(PM_IN_NULL, value)])
+            return self.value_set(pmid, m, [] if value is None else [(PM_IN_NULL, value)])
         if m.type == NOSUPPORT:
             return ValueSet.of_atoms(pmid, m.type, ())
         status = 0
@@ -472,12 +476,12 @@ class Agent:
                 if value is not None:
                     pairs.append((PM_IN_NULL, value))
             else:
-                insts = self._profiled(m.indom)
+                insts = self.profiled(m.indom)
                 if m.fetcher is None:
                     mapping = (supplied or {}).get(m.name) or {}
                     if isinstance(mapping, PMError):
                         return ValueSet.of_error(pmid, mapping.code)
-                    pairs = self._from_mapping(m, mapping, insts)
+                    pairs = self.instance_values(m, mapping, insts)
                 elif m.per_instance:
                     for inst in insts:
                         try:
@@ -488,14 +492,14 @@ class Agent:
                         if value is not None:
                             pairs.append((inst, value))
                 else:
-                    pairs = self._from_mapping(m, m.fetcher(self), insts)
+                    pairs = self.instance_values(m, m.fetcher(self), insts)
         except PMError as exc:
             status = exc.code
         if not pairs and status < 0:
             return ValueSet.of_error(pmid, status)
-        return self._stuff(pmid, m, pairs)
+        return self.value_set(pmid, m, pairs)
 
-    def _stuff(self, pmid: int, m: Metric, pairs: list[tuple[int, Any]]) -> ValueSet:
+    def value_set(self, pmid: int, m: Metric, pairs: list[tuple[int, Any]]) -> ValueSet:
         """The value set of PAIRS; PM_ERR_TYPE (and a log line) if a value will not fit."""
         try:
             return ValueSet.of_atoms(pmid, m.type, pairs)
@@ -503,13 +507,13 @@ class Agent:
             self.log.error("%s: %s: %s", self.name, m.name, exc)
             return ValueSet.of_error(pmid, PM_ERR_TYPE)
 
-    def _from_mapping(
+    def instance_values(
         self, m: Metric, values: Mapping, insts: list[int] | None = None
     ) -> list[tuple[int, Any]]:
         """(inst, value) pairs from a {inst or name: value} mapping, for INSTS (by default
         the instances the profile asks for)."""
         if insts is None:
-            insts = self._profiled(m.indom)  # type: ignore[arg-type]
+            insts = self.profiled(m.indom)  # type: ignore[arg-type]
         get = values.get
         pairs = [(inst, value) for inst in insts if (value := get(inst)) is not None]
         if len(pairs) < len(insts) and len(values) > len(pairs):  # some keyed by name?

@@ -19,7 +19,7 @@ careful path would give.
 from __future__ import annotations
 
 import struct
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from purepcp.pmapi.errors import PMError
 from purepcp.pmapi.ids import PM_IN_NULL, pmID_cluster
@@ -29,10 +29,10 @@ from purepcp.pmapi.pdu.result_layout import ColumnValueSets, ResultLayout, Resul
 from purepcp.pmapi.types import PMType
 from purepcp.pmapi.values import ARRAY_CODES, Result, Timestamp, ValueSet
 
-from .metrics import NOSUPPORT
+from .metrics import NOSUPPORT, Metric
 
-# (the agent and its FetchPlan are typed Any here: pmda.agent imports this module)
-Agent = FetchPlan = Any
+if TYPE_CHECKING:  # (pmda.agent imports this module)
+    from .agent import Agent, FetchPlan
 
 #: How each metric's values go in a result.
 UNSIGNED, SIGNED, BLOCK, STRING = range(4)
@@ -62,7 +62,7 @@ class Columns:
         self.writer: Any = None  # a ResultWriter, or _UNFIT
 
 
-def columns_for(wanted: tuple[Any, ...]) -> Columns | None:
+def columns_for(wanted: tuple[Metric | None, ...]) -> Columns | None:
     """The column state for a list of metrics (None for unknown ones), or None if one of
     them has a type whose values do not go by columns (aggregates, events)."""
     kinds = []
@@ -77,8 +77,8 @@ def columns_for(wanted: tuple[Any, ...]) -> Columns | None:
 def column_value_sets(agent: Agent, plan: FetchPlan, columns: Columns) -> Any:
     """The fetch's value sets, after its refreshes: a ColumnValueSets over the packed
     PDU when the layout is the adopted one, else the careful path's tuple."""
-    cluster_values = agent._cluster_values
-    profiled, fetch_one = agent._profiled, agent._fetch_one
+    cluster_values = agent.cluster_values
+    profiled, fetch_one = agent.profiled, agent.fetch_one
     numvals: list[int] = []
     insts_of: list[list[int]] = []
     sizes: list[int] = []
@@ -113,7 +113,7 @@ def column_value_sets(agent: Agent, plan: FetchPlan, columns: Columns) -> Any:
                     insts = profiled(m.indom)
                     got = list(map(value.get, insts))
                     if None in got:  # instances without a value, or keyed by name
-                        pairs = agent._from_mapping(m, value, insts)
+                        pairs = agent.instance_values(m, value, insts)
                         insts = [inst for inst, _ in pairs]
                         got = [v for _, v in pairs]
                     numvals.append(len(got))
@@ -149,7 +149,11 @@ def column_value_sets(agent: Agent, plan: FetchPlan, columns: Columns) -> Any:
                 continue
         vs = made.get(index)
         if type(vs) is not ValueSet:  # (a value got above of no type it could be)
-            vs = fetch_one(pmid, m) if vs is None else agent._stuff(pmid, m, [(PM_IN_NULL, value)])
+            vs = (
+                fetch_one(pmid, m)
+                if vs is None
+                else agent.value_set(pmid, m, [(PM_IN_NULL, value)])
+            )
         made[index] = vs
         n = vs.numval
         numvals.append(n)
@@ -199,8 +203,8 @@ def _careful(agent: Agent, plan: FetchPlan, made: dict[int, Any]) -> tuple[Value
         if type(got) is _Got:
             pmid, _, _, _, m = plan.quick[index]
             pairs = [] if got.value is None else [(PM_IN_NULL, got.value)]
-            made[index] = agent._stuff(pmid, m, pairs)
-    return agent._value_sets(plan, made)
+            made[index] = agent.value_set(pmid, m, pairs)
+    return agent.value_sets(plan, made)
 
 
 class _Unfit:

@@ -151,3 +151,8 @@ def refresh(cluster: int, *, every: float | None = None) -> Callable[[Callable],
         return method
 
     return mark
+
+
+def refresh_of(method: object) -> tuple[int, float | None] | None:
+    """The (cluster, every) that @refresh marked METHOD with; None if it is not a refresh."""
+    return getattr(method, "_pmda_refresh", None)

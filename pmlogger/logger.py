@@ -16,7 +16,7 @@ import sys
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, TextIO
 
 from purepcp.pmapi.archive import ArchiveWriter, encode_record
 from purepcp.pmapi.archive.format import (
@@ -43,6 +43,9 @@ from purepcp.pmapi.values import Result, Timestamp
 from . import logue
 from .config import LogGroup, MetricSpec
 from .optfetch import Request, describe_order
+
+if TYPE_CHECKING:
+    from purepcp.pmapi.context import Context
 
 NSEC = 1_000_000_000
 #: An index entry at least this often (records), so a reader's seek reads few records.
@@ -102,7 +105,7 @@ class Logger:
 
     def __init__(
         self,
-        ctx: Any,
+        ctx: Context,
         groups: Sequence[LogGroup],
         default_interval_ms: int,
         make_writer: Callable[[Timestamp, logue.SourceFacts], ArchiveWriter],

@@ -13,13 +13,16 @@ from __future__ import annotations
 import os
 import socket
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING
 
 from purepcp.pmapi.desc import Desc
 from purepcp.pmapi.errors import PMError
 from purepcp.pmapi.ids import PM_ID_NULL, PM_IN_NULL, PM_INDOM_NULL, pmID_build, pmInDom_build
 from purepcp.pmapi.types import PMSem, PMType
 from purepcp.pmapi.values import Result, Timestamp, ValueSet
+
+if TYPE_CHECKING:
+    from purepcp.pmapi.context import Context
 
 #: pmlogger's InDom for its own metrics: one instance, the logger's PID.
 LOGGER_INDOM = pmInDom_build(2, 1)
@@ -67,7 +70,7 @@ class SourceFacts:
 _FACTS = ("pmcd.hostname", "pmcd.timezone", "pmcd.zoneinfo")
 
 
-def source_facts(ctx: Any) -> SourceFacts:
+def source_facts(ctx: Context) -> SourceFacts:
     """pmcd's time, hostname and timezone from one fetch, as pmlogger labels an archive."""
     try:
         pmids = ctx.lookup_names(list(_FACTS))
@@ -87,7 +90,7 @@ def source_facts(ctx: Any) -> SourceFacts:
     return SourceFacts(fetched.timestamp, *found)
 
 
-def pmcd_identity(ctx: Any) -> tuple[Timestamp | None, int, int]:
+def pmcd_identity(ctx: Context) -> tuple[Timestamp | None, int, int]:
     """(pmcd's time, pmcd.pid, pmcd.seqnum) from one fetch; (None, 0, 0) if pmcd cannot say."""
     try:
         fetched = ctx.fetch([PMCD_PID, PMCD_SEQNUM])

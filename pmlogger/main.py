@@ -27,14 +27,15 @@ import socket
 import sys
 import time
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
-from typing import TextIO, cast
+from typing import TYPE_CHECKING, TextIO, cast
 
 from purepcp.pmapi import logfile
 from purepcp.pmapi.archive import ArchiveWriter
 from purepcp.pmapi.archive.format import MAX_VOLUME_BYTES, PM_LOG_VERS02, PM_LOG_VERS03
 from purepcp.pmapi.errors import PMError
-from purepcp.pmapi.options import HELP, HOST, NAMESPACE, SPECLOCAL, Opt, Tool
+from purepcp.pmapi.options import HELP, HOST, NAMESPACE, SPECLOCAL, Opt, Parsed, Tool
 from purepcp.pmapi.paths import LayoutError, paths
 from purepcp.pmapi.pidfile import remove_pidfile, write_pidfile
 from purepcp.pmapi.service import notify_ready
@@ -48,10 +49,13 @@ from purepcp.pmapi.timewindow import (
 from purepcp.pmapi.values import Timestamp
 
 from .archname import ArchiveNameError, choose, make_parents
-from .config import ConfigError, parse_config, parse_config_file
+from .config import ConfigError, LoggerConfig, parse_config, parse_config_file
 from .logger import Logger
 from .logue import SourceFacts, fqdn, source_facts
 from .pidfile import FILENAME as PIDFILE
+
+if TYPE_CHECKING:
+    from purepcp.pmapi.context import Context
 
 CONFIG = Opt("c", "config", "FILE", "file to load the logging configuration from")
 CHECK = Opt("C", "check", None, "parse the configuration and exit")
@@ -102,11 +106,66 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _run(argv: list[str]) -> int:
+    """Set up (options, log, configuration, metrics source, logger), then log until the
+    end: the exit status."""
     parsed = TOOL.parse(argv)
+    settings = _settings(parsed)
+    log = sys.stderr if settings.check_only else _open_log(parsed.get("log"))
+    if not settings.check_only:
+        logfile.header(log, "pmlogger")
+        logfile.notify(log, "pmlogger", "Info", "Start")
+    config = _load_config(parsed.get("config"), settings.interval_ms)
+    for warning in config.warnings:
+        log.write(warning + "\n")
+
+    ctx = TOOL.context(parsed)  # -h HOST, -o (the key local-PMDA, as -L), else local:
+    archives = _Archives(settings, _source_hostname(ctx))
+    # (the configuration's names are looked up here, as PCP's pmlogger does while parsing)
+    logger = Logger(
+        ctx, config.groups, settings.interval_ms, archives.writer, log, report=settings.report
+    )
+    if not settings.check_only:
+        log.write("Config parsed\n")
+    if not logger.groups:
+        ctx.close()
+        TOOL.fail("no metrics to log: the configuration has nothing mandatory on")
+    if settings.check_only:  # -C: the configuration parsed, every group resolved by pmcd
+        ctx.close()
+        return 0
+    facts = source_facts(ctx)
+    via = parsed.get("host") or ("local context" if ctx.kind != "host" else "local:")
+    log.write(f"Starting {'primary ' if settings.primary else ''}logger for host ")
+    log.write(f'"{archives.label_host(facts)}" via "{via}"\n')
+    log.flush()
+    return _Run(settings, log, ctx, logger, archives).run(facts)
+
+
+@dataclass(frozen=True)
+class _Settings:
+    """The command line's choices, checked: what to log, where, and for how long."""
+
+    template: str  # ARCHIVE, strftime meta-characters and all
+    check_only: bool  # -C
+    version: int  # -V
+    interval_ms: int  # -t
+    samples: int | None  # -s N
+    max_bytes: int | None  # -s SIZE
+    run_seconds: float | None  # -s TIME
+    finish: str | None  # -T
+    volume_limit: int  # -v SIZE (bytes)
+    volume_records: int | None  # -v N
+    primary: bool  # -P
+    run_dir: Path | None  # -P: where the PID file goes
+    label_host: str | None  # -H
+    notify: bool  # -N
+    report: bool  # -r
+
+
+def _settings(parsed: Parsed) -> _Settings:
+    """The options, checked one by one: the first bad one ends the run."""
     check_only = "check" in parsed
     if len(parsed.operands) != 1 and not (check_only and not parsed.operands):
         TOOL.fail("exactly one archive name is required", usage=True)
-    template = parsed.operands[0] if parsed.operands else ""
     version = {"2": PM_LOG_VERS02, "3": PM_LOG_VERS03}.get(str(parsed.get("version") or "2"))
     if version is None:
         TOOL.fail(f"-V {parsed.get('version')}: version must be 2 or 3")
@@ -120,183 +179,249 @@ def _run(argv: list[str]) -> int:
             samples, max_bytes, run_seconds = _size(str(parsed.get("size")))
         except (TimeParseError, ValueError):
             TOOL.fail(f"-s {parsed.get('size')}: not a number of records, a size or a time")
-    volume_limit = MAX_VOLUME_BYTES
-    volume_records = None
+    volume_limit, volume_records = MAX_VOLUME_BYTES, None
     if "volsize" in parsed:
         try:
-            records, nbytes, _seconds = _size(str(parsed.get("volsize")))
+            volume_records, nbytes, _seconds = _size(str(parsed.get("volsize")))
         except (TimeParseError, ValueError):
             TOOL.fail(f"-v {parsed.get('volsize')}: not a volume size")
         if nbytes is not None:
             volume_limit = nbytes
-        volume_records = records
     finish = str(parsed.get("finish")) if "finish" in parsed else None
     try:
         _deadline(run_seconds, finish)  # (-T is checked now; it is worked out per archive)
     except TimeParseError as exc:
         TOOL.fail(exc.errmsg)
     primary = "primary" in parsed
-    run_dir = None
-    if primary:
-        if "host" in parsed and not _is_local(str(parsed.get("host"))):
-            TOOL.fail(
-                "-P and -h are mutually exclusive; use -P only when running pmlogger "
-                "on the same (local) host as the PMCD to which it connects"
-            )
-        try:
-            run_dir = paths().run_dir
-        except LayoutError as exc:
-            TOOL.fail(str(exc))
+    label_host = parsed.get("labelhost")
+    return _Settings(
+        template=parsed.operands[0] if parsed.operands else "",
+        check_only=check_only,
+        version=version,
+        interval_ms=interval_ms,
+        samples=samples,
+        max_bytes=max_bytes,
+        run_seconds=run_seconds,
+        finish=finish,
+        volume_limit=volume_limit,
+        volume_records=volume_records,
+        primary=primary,
+        run_dir=_primary_run_dir(parsed) if primary else None,
+        label_host=None if label_host is None else str(label_host),
+        notify="notify" in parsed,
+        report="report" in parsed,
+    )
 
-    log = sys.stderr if check_only else _open_log(parsed.get("log"))
-    if not check_only:
-        logfile.header(log, "pmlogger")
-        logfile.notify(log, "pmlogger", "Info", "Start")
+
+def _primary_run_dir(parsed: Parsed) -> Path:
+    """-P: the directory of the PID file; -P with another host's pmcd is refused."""
+    if "host" in parsed and not _is_local(str(parsed.get("host"))):
+        TOOL.fail(
+            "-P and -h are mutually exclusive; use -P only when running pmlogger "
+            "on the same (local) host as the PMCD to which it connects"
+        )
     try:
-        config_path = parsed.get("config")
-        if config_path is None or config_path == "-":
-            text = sys.stdin.read()
-            config = parse_config(text, "stdin", default_interval_ms=interval_ms)
-        else:
-            config = parse_config_file(str(config_path), default_interval_ms=interval_ms)
+        return paths().run_dir
+    except LayoutError as exc:
+        TOOL.fail(str(exc))
+
+
+def _load_config(path: object, interval_ms: int) -> LoggerConfig:
+    """-c FILE (stdin for "-" or none), parsed; a bad or unreadable one ends the run."""
+    try:
+        if path is None or path == "-":
+            return parse_config(sys.stdin.read(), "stdin", default_interval_ms=interval_ms)
+        return parse_config_file(str(path), default_interval_ms=interval_ms)
     except ConfigError as exc:
         TOOL.fail(str(exc))
     except OSError as exc:
         reason = os.strerror(exc.errno) if exc.errno else str(exc)
-        TOOL.fail(f'Cannot open config file "{parsed.get("config")}": {reason}')
-    for warning in config.warnings:
-        log.write(warning + "\n")
+        TOOL.fail(f'Cannot open config file "{path}": {reason}')
 
-    ctx = TOOL.context(parsed)  # -h HOST, -o (the key local-PMDA, as -L), else local:
+
+def _source_hostname(ctx: Context) -> str:
+    """The metrics source's host name, for the archive label: this host's for a local one."""
     hostname = ctx.hostname if ctx.kind == "host" else socket.gethostname()
     if hostname in ("localhost", "local:", "") or hostname.startswith("/"):
         hostname = socket.gethostname()
-    label_host = parsed.get("labelhost")
-    base = ""  # the archive being written: TEMPLATE as expanded for it
+    return hostname
 
-    def make_writer(stamp: Timestamp, facts: SourceFacts) -> ArchiveWriter:
+
+class _Archives:
+    """The archives of one run: each one's name (the template expanded when it is made)
+    and its writer, labelled with the source's host and zone."""
+
+    def __init__(self, settings: _Settings, hostname: str) -> None:
+        self.settings = settings
+        self.hostname = hostname
+        self.base = ""  # the archive being written: the template as expanded for it
+
+    def label_host(self, facts: SourceFacts) -> str:
+        """The label's host: -H, else what pmcd says, else the source's name."""
+        return self.settings.label_host or facts.hostname or self.hostname
+
+    def next_name(self) -> str:
+        """A name for the next archive, not taken yet (its directories made)."""
+        self.base = choose(self.settings.template)
+        make_parents(self.base)
+        return self.base
+
+    def writer(self, stamp: Timestamp, facts: SourceFacts) -> ArchiveWriter:
+        """The writer of the archive named last, its label from FACTS (Logger calls this)."""
         timezone, zoneinfo = facts.timezone, facts.zoneinfo
         if timezone is None:  # (pmcd could not say: this machine's zone)
             timezone, zoneinfo = pcp_timezone(), pcp_zoneinfo()
         return ArchiveWriter(
-            base,
-            hostname=str(label_host or facts.hostname or hostname),
+            self.base,
+            hostname=self.label_host(facts),
             timezone=timezone,
             zoneinfo=zoneinfo or "",
             start=stamp,
-            version=version,
-            volume_limit=volume_limit,
+            version=self.settings.version,
+            volume_limit=self.settings.volume_limit,
         )
 
-    # (the configuration's names are looked up here, as PCP's pmlogger does while parsing)
-    logger = Logger(ctx, config.groups, interval_ms, make_writer, log, report="report" in parsed)
-    if not check_only:
-        log.write("Config parsed\n")
-    if not logger.groups:
-        ctx.close()
-        TOOL.fail("no metrics to log: the configuration has nothing mandatory on")
-    if check_only:  # -C: the configuration parsed and every group resolved against pmcd
-        ctx.close()
-        return 0
-    facts = source_facts(ctx)
-    via = parsed.get("host") or ("local context" if ctx.kind != "host" else "local:")
-    log.write(f"Starting {'primary ' if primary else ''}logger for host ")
-    log.write(f'"{label_host or facts.hostname or hostname}" via "{via}"\n')
-    log.flush()
-    flags: dict[str, object] = {"stop": 0, "volume": False, "switch": False}
-    switched_at = [0]  # the record count at the last volume switch
 
-    def on_stop(signum: int, _frame: object) -> None:
-        flags["stop"] = signum
+@dataclass
+class _Signals:
+    """What the signals have asked of the logging loop: the handlers only set these, and
+    the loop looks at them between samples."""
 
-    def on_hup(signum: int, _frame: object) -> None:
-        flags["volume"] = True
+    stop: int = 0  # SIGTERM, SIGINT: the signal's number; logging ends
+    new_volume: bool = False  # SIGHUP
+    new_archive: bool = False  # SIGUSR2
 
-    def on_usr2(signum: int, _frame: object) -> None:
-        flags["switch"] = True
+    def install(self) -> None:
+        signal.signal(signal.SIGTERM, self._on_stop)
+        signal.signal(signal.SIGINT, self._on_stop)
+        signal.signal(signal.SIGHUP, self._on_hup)
+        signal.signal(signal.SIGUSR2, self._on_usr2)
 
-    signal.signal(signal.SIGTERM, on_stop)
-    signal.signal(signal.SIGINT, on_stop)
-    signal.signal(signal.SIGHUP, on_hup)
-    signal.signal(signal.SIGUSR2, on_usr2)
+    def _on_stop(self, signum: int, _frame: object) -> None:
+        self.stop = signum
 
-    def idle() -> None:
-        writer = logger.writer
+    def _on_hup(self, _signum: int, _frame: object) -> None:
+        self.new_volume = True
+
+    def _on_usr2(self, _signum: int, _frame: object) -> None:
+        self.new_archive = True
+
+
+class _Run:
+    """One run of logging, once set up: archive after archive until a limit or a signal
+    ends it, a new volume on SIGHUP or -v, and the end (status, log lines, PID file)."""
+
+    def __init__(
+        self, settings: _Settings, log: TextIO, ctx: Context, logger: Logger, archives: _Archives
+    ) -> None:
+        self.settings = settings
+        self.log = log
+        self.ctx = ctx
+        self.logger = logger
+        self.archives = archives
+        self.signals = _Signals()
+        self.switched_at = 0  # the record count at the last volume switch
+        self.pidfile: Path | None = None
+
+    def run(self, facts: SourceFacts) -> int:
+        """Log until the end; the exit status (1: an archive could not be written)."""
+        self.signals.install()
+        reason: str | None = None
+        status = 0
+        try:
+            reason = self._log_archives(facts)
+        except (PMError, ArchiveNameError) as exc:  # (a full disk, a file size limit, EIO ...)
+            status = self._fail(exc)  # (and, as in PCP, nothing more is written to the archive)
+        finally:
+            status = self._shut_down(status)
+        if status == 0:
+            if self.signals.stop:
+                reason = f"Caught signal {self.signals.stop}"
+            message = f"pmlogger: {reason or 'End of run time'}, exiting"
+            logfile.notify(self.log, "pmlogger", "Info", message)
+        logfile.footer(self.log)
+        return status
+
+    def _log_archives(self, facts: SourceFacts) -> str | None:
+        """Archive after archive (SIGUSR2 ends one and begins the next, with the limits
+        from then): why logging ended (None: a signal)."""
+        self._begin(facts)
+        self._announce()
+        while True:
+            s = self.settings
+            reason = self.logger.run(
+                s.samples,
+                _deadline(s.run_seconds, s.finish),
+                stop=lambda: bool(self.signals.stop or self.signals.new_archive),
+                on_idle=self._between_samples,
+                max_bytes=s.max_bytes,
+            )
+            if reason is not None or not self.signals.new_archive or self.signals.stop:
+                return reason  # (a limit reached, or SIGTERM: no new archive)
+            self._end_archive()
+            if self.signals.stop:  # (SIGTERM while the archive was closing)
+                return None
+            self._begin(source_facts(self.ctx))
+
+    def _begin(self, facts: SourceFacts) -> None:
+        base = self.archives.next_name()
+        self.log.write(f"Archive basename: {base}\n")
+        self.log.flush()
+        self.logger.begin(base, fqdn(), facts)
+
+    def _announce(self) -> None:
+        """Once the first archive has begun: -P's PID file and -N's notice (PCP's
+        re-exec'd pmlogger keeps the PID file and tells no one)."""
+        if self.settings.run_dir is not None:
+            self.pidfile = _write_pidfile(self.settings.run_dir, self.log)
+        if self.settings.notify:
+            notify_ready()
+
+    def _end_archive(self) -> None:
+        """SIGUSR2: this archive ends, and the logger forgets it for the next one."""
+        self.signals.new_archive = False
+        self.logger.close()
+        self.logger.reset()
+        self.switched_at = 0
+        message = "pmlogger: Caught signal 12, starting a new archive"
+        logfile.notify(self.log, "pmlogger", "Info", message)
+
+    def _between_samples(self) -> None:
+        """A new volume on SIGHUP, or when -v's count of records is in this one."""
+        writer = self.logger.writer
         if writer is None:
             return
-        due = volume_records is not None and logger.records - switched_at[0] >= volume_records
-        if flags["volume"] or due:
-            flags["volume"] = False
-            switched_at[0] = logger.records
-            stamp = logger.last_stamp or Timestamp.now()
+        limit = self.settings.volume_records
+        due = limit is not None and self.logger.records - self.switched_at >= limit
+        if self.signals.new_volume or due:
+            self.signals.new_volume = False
+            self.switched_at = self.logger.records
+            stamp = self.logger.last_stamp or Timestamp.now()
             vol = writer.new_volume(stamp)
-            log.write(f"New log volume {vol}, via {'SIGHUP' if not due else 'volume size'}\n")
-            log.flush()
+            self.log.write(f"New log volume {vol}, via {'SIGHUP' if not due else 'volume size'}\n")
+            self.log.flush()
 
-    reason: str | None = None
-    status = 0
-    pidfile = None
-    first = True
+    def _shut_down(self, status: int) -> int:
+        """The archive's epilogue, the source closed, the PID file gone: the status."""
+        try:
+            self.logger.close()  # (the epilogue, unless a write failed already)
+        except PMError as exc:
+            if status == 0:
+                status = self._fail(exc)
+        self.ctx.close()
+        if self.pidfile is not None:
+            remove_pidfile(self.pidfile)
+        return status
 
-    def fail(exc: PMError | ArchiveNameError) -> int:
+    def _fail(self, exc: PMError | ArchiveNameError) -> int:
         """The archive could not be created or written: one line, in the log and on stderr."""
         detail = (exc.detail or exc.message) if isinstance(exc, PMError) else str(exc)
         message = f"pmlogger: {detail}\n"
-        if log is not sys.stderr:  # (first: the log may be on the disk that is full)
+        if self.log is not sys.stderr:  # (first: the log may be on the disk that is full)
             sys.stderr.write(message)
-        log.write(message)
-        log.flush()
+        self.log.write(message)
+        self.log.flush()
         return 1
-
-    try:
-        while True:  # each archive: a name from the template, and the limits from now
-            base = choose(template)
-            make_parents(base)
-            log.write(f"Archive basename: {base}\n")
-            log.flush()
-            logger.begin(base, fqdn(), facts)
-            if first:  # (once: PCP's re-exec'd pmlogger keeps the PID file, tells no one)
-                first = False
-                if run_dir is not None:
-                    pidfile = _write_pidfile(run_dir, log)
-                if "notify" in parsed:
-                    notify_ready()
-            reason = logger.run(
-                samples,
-                _deadline(run_seconds, finish),
-                stop=lambda: bool(flags["stop"] or flags["switch"]),
-                on_idle=idle,
-                max_bytes=max_bytes,
-            )
-            if reason is not None or not flags["switch"] or flags["stop"]:
-                break  # (a limit reached, or SIGTERM: no new archive)
-            flags["switch"] = False  # SIGUSR2: this archive ends, the next one begins
-            logger.close()
-            logger.reset()
-            switched_at[0] = 0
-            logfile.notify(
-                log, "pmlogger", "Info", "pmlogger: Caught signal 12, starting a new archive"
-            )
-            if flags["stop"]:  # (SIGTERM while the archive was closing)
-                break
-            facts = source_facts(ctx)
-    except (PMError, ArchiveNameError) as exc:  # (a full disk, a file size limit, EIO ...)
-        status = fail(exc)  # (and, as in PCP, nothing more is written to the archive)
-    finally:
-        try:
-            logger.close()  # (the epilogue, unless a write failed already)
-        except PMError as exc:
-            if status == 0:
-                status = fail(exc)
-        ctx.close()
-        if pidfile is not None:
-            remove_pidfile(pidfile)
-    if status == 0:
-        if flags["stop"]:
-            reason = f"Caught signal {flags['stop']}"
-        logfile.notify(log, "pmlogger", "Info", f"pmlogger: {reason or 'End of run time'}, exiting")
-    logfile.footer(log)
-    return status
 
 
 def _deadline(run_seconds: float | None, finish: str | None) -> float | None:

@@ -45,9 +45,8 @@ if TYPE_CHECKING:
 
 
 def __getattr__(name: str) -> Any:
+    """NAME from the module that holds it, imported on first use (PEP 562)."""
     module = _WHERE.get(name)
     if module is None:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
-    globals()[name] = value
-    return value
+    return getattr(importlib.import_module(f"{__name__}.{module}"), name)

@@ -235,7 +235,7 @@ class Columns:
     def _frame_error(self, vol: int, data: Any, at: int) -> ArchiveError:
         """The reader's error for the bad frame at AT in VOL (its words, so they agree)."""
         try:
-            self.archive._frame_at(vol, data, at)
+            self.archive.frame_length(vol, data, at)
         except ArchiveError as exc:
             return _detached(exc)
         path = self.archive.volume_paths[vol]

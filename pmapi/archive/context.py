@@ -20,7 +20,7 @@ from array import array
 from collections.abc import Callable, Generator, Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
-from ..context import Fetched, _Operations
+from ..context import BaseContext, Fetched
 from ..desc import Desc
 from ..errors import (
     PM_ERR_EOL,
@@ -42,7 +42,7 @@ from .multi import ArchiveSet, find_end, open_one, open_source
 from .reader import Archive, LogRecord
 
 if TYPE_CHECKING:  # (replay.py needs NumPy: loaded on the first interpolated fetch)
-    from .replay import Observations, Replay, Span
+    from .replay import Observations, Replay, Sequel, Span
 
 PM_MODE_LIVE = 0
 PM_MODE_INTERP = 1
@@ -73,7 +73,7 @@ class ArchiveSource:
 open_archive = open_one
 
 
-class ArchiveContext(_Operations):
+class ArchiveContext(BaseContext):
     """A synchronous PMAPI context over an archive: ``with ArchiveContext(path) as ctx:``."""
 
     def __init__(self, name: str, pmns: PMNS | None = None) -> None:
@@ -93,7 +93,7 @@ class ArchiveContext(_Operations):
         self._span: Span | None = None
         self._columns: dict[int, Any] = {}  # a set's archives' Columns, once built
         self._ahead: _ReadAhead | None = None
-        self._sequel: Any = None  # what the last interpolated fetch left (replay.Sequel)
+        self._sequel: Sequel | None = None  # what the last interpolated fetch left
 
     # -- the context's time -------------------------------------------------------------
 
@@ -399,11 +399,11 @@ class ArchiveContext(_Operations):
 class _ReadAhead:
     """Interpolated fetches computed ahead: fetch k of KEY's run from ORIGIN is row k."""
 
-    def __init__(self, key: tuple, origin: int, replay: Replay, sequel: Any) -> None:
+    def __init__(self, key: tuple, origin: int, replay: Replay, sequel: Sequel) -> None:
         self.key = key
         self.origin = origin
         self.replay = replay
-        self.sequel = sequel  # (what the run's last fetch left: replay.Sequel)
+        self.sequel = sequel  # (what the run's last fetch left)
 
     def stop(self) -> int:
         """The time of the fetch after this run's last."""

@@ -468,8 +468,9 @@ class Archive:
             o = stop
         return bytes(buf) if changed else None
 
-    def _frame_at(self, vol: int, data: bytes | mmap.mmap, at: int) -> int:
-        """The length of the record at AT in VOL, checked against its trailer."""
+    def frame_length(self, vol: int, data: bytes | mmap.mmap, at: int) -> int:
+        """The length of the record at AT in VOL (its bytes DATA), checked against its
+        trailer; ArchiveError, in the words every reader of the archive uses, if bad."""
         end = len(data)
         path = self.volume_paths[vol]
         length = FRAME.unpack_from(data, at)[0]
@@ -510,7 +511,7 @@ class Archive:
             at = offset if (offset is not None and v == vol) else self._label_bytes
             end = len(data)
             while end - at >= 4:  # (fewer bytes than a length: libpcp's end of the volume)
-                length = self._frame_at(v, data, at)
+                length = self.frame_length(v, data, at)
                 yield self.decode_record(v, at, data[at : at + length])
                 at += length
 

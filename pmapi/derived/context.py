@@ -28,6 +28,7 @@ from . import ast
 from .bound import Bound
 
 if TYPE_CHECKING:
+    from .bind import Binder
     from .registry import Definition, Registry
 
 
@@ -59,7 +60,7 @@ class DerivedMetrics:
         # (a derived metric named as a real one is hidden by it, as in libpcp)
         self.hidden = {d.pmid for d in self.definitions if d.name in self._real}
         self._real_descs: dict[int, Desc | None] | None = None
-        self._binder: Any = None
+        self._binder: Binder | None = None
 
     # -- binding (each metric when first needed, as libpcp's errors come then) --------------
 

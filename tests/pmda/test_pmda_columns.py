@@ -118,7 +118,7 @@ def careful(agent: Agent, pmids=PMIDS) -> tuple:
     calls = agent.calls
     agent.calls -= 1
     try:
-        return agent._value_sets(plan)
+        return agent.value_sets(plan)
     finally:
         agent.calls = calls
 

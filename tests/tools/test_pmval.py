@@ -1,4 +1,4 @@
-"""pmval (tools/pmval.py): parsing, layout and sampling against a scripted context,
+"""pmval (tools/pmval/): parsing, layout and sampling against a scripted context,
 then beside PCP 6's own pmval, against the reference pmcd and against ours (interop).
 
 The scripted context answers the calls pmval makes (names, descriptors, instances,
@@ -18,6 +18,7 @@ import struct
 import subprocess
 import sys
 import tempfile
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -26,12 +27,15 @@ import pytest
 from purepcp.pmapi.context import Fetched
 from purepcp.pmapi.desc import Desc
 from purepcp.pmapi.errors import PM_ERR_AGAIN, PM_ERR_NAME, PM_ERR_NONLEAF, PMError  # type: ignore
+from purepcp.pmapi.events import event_flags_str, unpack_event_records
 from purepcp.pmapi.ids import PM_IN_NULL, PM_INDOM_NULL, pmID_build, pmInDom_build
+from purepcp.pmapi.metricspec import SpecError, parse_metric_spec
 from purepcp.pmapi.profile import Profile
 from purepcp.pmapi.types import PMSem, PMType
 from purepcp.pmapi.units import Units
 from purepcp.pmapi.values import Result, Timestamp, ValueSet
 from purepcp.tools import pmval
+from purepcp.tools.pmval.options import TOOL, _strtol, split_instances
 from tests.support.our_pmcd import OurPMCD, our_pmcd
 from tests.support.reference_pmcd import RunningPMCD, reference_pmcd, require_reference
 
@@ -130,11 +134,11 @@ class FakeContext:
 @pytest.fixture
 def fake(monkeypatch):
     """run(script, *argv) -> (status, stdout, stderr, context) with the scripted context."""
-    monkeypatch.setattr(pmval.time, "sleep", lambda seconds: None)
+    monkeypatch.setattr(time, "sleep", lambda seconds: None)
 
     def run(script: Script, *argv: str, operand: str | None = None):
         ctx = FakeContext(script)
-        monkeypatch.setattr(pmval.TOOL, "context", lambda parsed: ctx)
+        monkeypatch.setattr(TOOL, "context", lambda parsed: ctx)
         status = pmval.main([*argv, script.name if operand is None else operand])
         return status, ctx
 
@@ -348,16 +352,16 @@ def test_unpack_event_records():
          (11, 0, 1 << 31, 3),
          (12, 0, 0, [(PARAM_PMID, PMType.PM_TYPE_U32, struct.pack(">I", 7))])]
     )  # fmt: skip
-    first, missed, third = pmval.unpack_event_records(payload, False)
+    first, missed, third = unpack_event_records(payload, False)
     assert first.stamp == (10, 2_000_000) and first.flags == 1
     assert [p.kind for p in first.params] == ["flags", "param"]
     assert first.params[1].value.vbuf == b"hello"
     assert [(p.kind, p.value) for p in missed.params] == [("flags", 1 << 31), ("missed", 3)]
     assert [(p.kind, p.value) for p in third.params] == [("param", 7)]
-    assert pmval.event_flags_str(0x1A) == "start,id,parent"
-    assert pmval.event_flags_str(1 << 31) == "missed"
+    assert event_flags_str(0x1A) == "start,id,parent"
+    assert event_flags_str(1 << 31) == "missed"
     with pytest.raises(PMError):
-        pmval.unpack_event_records(payload[:20], False)
+        unpack_event_records(payload[:20], False)
 
 
 def test_event_metric_report(fake, capsys, monkeypatch):
@@ -394,7 +398,7 @@ def test_event_metric_report(fake, capsys, monkeypatch):
     ],
 )
 def test_metric_specs(spec, expected):
-    got = pmval.parse_metric_spec(spec)
+    got = parse_metric_spec(spec)
     assert (got.metric, got.source, got.kind, got.insts) == expected
 
 
@@ -410,15 +414,15 @@ def test_metric_specs(spec, expected):
     ],
 )
 def test_metric_spec_errors(spec, message):
-    with pytest.raises(pmval.SpecError) as caught:
-        pmval.parse_metric_spec(spec)
+    with pytest.raises(SpecError) as caught:
+        parse_metric_spec(spec)
     assert caught.value.errmsg == message
 
 
 def test_instance_lists():
-    assert pmval.split_instances("a,b c\t'd e' \"f\"") == ["a", "b", "c", "d e", "f"]
-    assert pmval._strtol("12") == (12, True) and pmval._strtol("1x") == (1, False)
-    assert pmval._strtol("-3") == (-3, True) and pmval._strtol("") == (0, True)
+    assert split_instances("a,b c\t'd e' \"f\"") == ["a", "b", "c", "d e", "f"]
+    assert _strtol("12") == (12, True) and _strtol("1x") == (1, False)
+    assert _strtol("-3") == (-3, True) and _strtol("") == (0, True)
 
 
 @pytest.mark.parametrize(

@@ -1,0 +1,272 @@
+"""pmval's command line: its options (the shared ones and its own) read into Options.
+
+Options are read in the order given, as libpcp's pmGetOptions and pmval's own loop
+read them: each has an action in ACTIONS, and complaints collect in Options.errors,
+so every one is reported before the usage.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from purepcp.pmapi.options import (
+    ALIGN,
+    ARCHIVE,
+    DERIVED,
+    FINISH,
+    HELP,
+    HOST,
+    HOSTZONE,
+    INTERVAL,
+    LOCALPMDA,
+    NAMESPACE,
+    ORIGIN,
+    SAMPLES,
+    SPECLOCAL,
+    START,
+    TIMEZONE,
+    VERSION,
+    Opt,
+    Tool,
+    load_derived,
+)
+
+from .fatal import PROG
+
+# options pmval has that the shared set does not (or has with another letter)
+GUIMODE = Opt("g", "guimode", None, "start under a new time control (not available)")
+GUIPORT = Opt("p", "guiport", "N", "use the time control on port N (not available)")
+CONTAINER = Opt(None, "container", "NAME", "query the container NAME (not available)")
+DELAY = Opt("d", "delay", None, "pause between samples when replaying an archive")
+PRECISION = Opt("f", "precision", "N", "fixed-point values with N digits after the point")
+INSTANCES = Opt("i", "instances", "INST", "report only these instances (comma-separated)")
+RAW = Opt("r", "raw", None, "report counters as they are, not as rates")
+NOINTERP = Opt("U", "nointerp", "FILE", "replay archive FILE record by record, no interval")
+VERBOSE = Opt("v", "verbose", None, "say more (event metrics with no values)")
+WIDTH = Opt("w", "width", "N", "make each column N characters wide")
+FILTER = Opt("x", "filter", "VALUE", "store VALUE into the metric before fetching it")
+STAMP = Opt("X", "timestamp", None, "timestamps with the date and microseconds (-XX: ns)")
+
+GENERAL = (ALIGN, ARCHIVE, GUIMODE, HOST, NAMESPACE, ORIGIN, GUIPORT, START, SAMPLES, FINISH,
+           INTERVAL, TIMEZONE, HOSTZONE, VERSION, HELP, SPECLOCAL, LOCALPMDA, CONTAINER,
+           DERIVED)  # fmt: skip
+REPORTING = (DELAY, PRECISION, INSTANCES, RAW, NOINTERP, VERBOSE, WIDTH, FILTER, STAMP)
+TOOL = Tool(
+    PROG, "[options] metricname", [("General options", GENERAL), ("Reporting options", REPORTING)]
+)
+
+
+@dataclass
+class Options:
+    """What the command line asked for (and, in ERRORS, what was wrong with it)."""
+
+    hosts: list[str] = field(default_factory=list)
+    archives: list[str] = field(default_factory=list)
+    local: bool = False
+    specs: list[str] = field(default_factory=list)  # -K
+    namespace: str | None = None
+    start: str | None = None
+    finish: str | None = None
+    align: str | None = None
+    origin: str | None = None
+    interval_ns: int = 0
+    samples: int | None = None  # -s N; None for as many as the source has
+    timezone: str | None = None
+    hostzone: bool = False
+    delay: bool = False
+    fixed: int = -1  # -f N; -1 for pmval's own float layout
+    insts: list[str] | None = None  # -i names, None for every instance
+    raw: bool = False
+    nointerp: bool = False
+    verbose: bool = False
+    cols: int = 0  # -w N; 0 for the type's own width
+    filter: str | None = None
+    xflag: int = 0
+    unsupported: list[str] = field(default_factory=list)
+    errors: list[str] = field(default_factory=list)
+
+    def complain(self, message: str) -> None:
+        self.errors.append(f"{PROG}: {message}\n")
+
+
+#: what an option does to the Options read so far, given its argument ("" if it takes none)
+Action = Callable[[Options, str], None]
+
+
+def read_options(pairs: list[tuple[Opt, str]]) -> Options:
+    """The options (Tool.parse's pairs) read in order; complaints in the result's errors."""
+    o = Options()
+    for opt, value in pairs:
+        action = ACTIONS.get(opt)
+        if action is not None:
+            action(o, value)
+    return o
+
+
+def _host(o: Options, host: str) -> None:
+    if o.hosts:
+        o.complain(f"too many hosts requested: {host}")
+    elif o.archives:
+        o.complain("only one host or archive allowed")
+    else:
+        o.hosts.append(host)
+
+
+def _archive(o: Options, name: str) -> None:
+    if o.hosts:
+        o.complain("only one host or archive allowed")
+    else:
+        o.archives.append(name)
+
+
+def _nointerp(o: Options, name: str) -> None:
+    _archive(o, name)
+    o.nointerp = True
+
+
+def _interval(o: Options, text: str) -> None:
+    from purepcp.pmapi.timewindow import TimeParseError, parse_interval_ns
+
+    try:
+        o.interval_ns = parse_interval_ns(text)
+    except TimeParseError as exc:
+        o.complain(f"-t argument not in pmParseHighResInterval(3) format:\n{exc.errmsg}")
+
+
+def _timezone(o: Options, zone: str) -> None:
+    if o.hostzone:
+        o.complain("at most one of -Z and -z allowed")
+    else:
+        o.timezone = zone
+
+
+def _hostzone(o: Options, _: str) -> None:
+    if o.timezone is not None:
+        o.complain("at most one of -Z and -z allowed")
+    else:
+        o.hostzone = True
+
+
+def _instances(o: Options, text: str) -> None:
+    o.insts = (o.insts or []) + split_instances(text)
+
+
+def _derived(o: Options, path: str) -> None:
+    problem = load_derived(path)
+    if problem:
+        o.complain(f"pmLoadDerivedConfig failed: {problem}")
+
+
+def _spec(o: Options, spec: str) -> None:
+    o.specs.append(spec)
+
+
+def _more_x(o: Options, _: str) -> None:
+    o.xflag += 1
+
+
+def _unsupported(opt: Opt) -> Action:
+    """An option purepcp has no counterpart for: named, and the run refused, later."""
+
+    def action(o: Options, _: str) -> None:
+        o.unsupported.append(f"--{opt.long}")
+
+    return action
+
+
+def _flag(name: str) -> Action:
+    """An option that turns on the field NAME."""
+
+    def action(o: Options, _: str) -> None:
+        setattr(o, name, True)
+
+    return action
+
+
+def _text(name: str) -> Action:
+    """An option whose argument is kept, as given, in the field NAME."""
+
+    def action(o: Options, value: str) -> None:
+        setattr(o, name, value)
+
+    return action
+
+
+def _count(name: str, least: int, complaint: str) -> Action:
+    """An option whose argument is a C int, at least LEAST, kept in the field NAME."""
+
+    def action(o: Options, value: str) -> None:
+        count, ok = _strtol(value)
+        setattr(o, name, count)
+        if not ok or count < least:
+            o.complain(complaint)
+
+    return action
+
+
+def _strtol(text: str) -> tuple[int, bool]:
+    """strtol(TEXT, &end, 10) as a C int, and whether all of TEXT was read."""
+    body = text.lstrip(" \t\n\v\f\r")
+    sign = body[:1] if body[:1] in "+-" else ""
+    digits = body[len(sign) :]
+    count = len(digits) - len(digits.lstrip("0123456789"))
+    if count == 0:
+        return 0, not text
+    n = int(sign + digits[:count])
+    n = max(-(1 << 63), min((1 << 63) - 1, n))  # long, then the cast to int wraps
+    n = (n + (1 << 31)) % (1 << 32) - (1 << 31)
+    return n, count == len(digits)
+
+
+def split_instances(text: str) -> list[str]:
+    """An -i argument's instance names: separated by commas or blanks, quotes kept together."""
+    names, i, n = [], 0, len(text)
+    while True:
+        while i < n and text[i] in ", \t\n":
+            i += 1
+        if i >= n:
+            return names
+        if text[i] in "\"'":
+            quote = text[i]
+            end = text.find(quote, i + 1)
+            end = n if end < 0 else end
+            names.append(text[i + 1 : end])
+            i = end + 2  # getinstance also swallows the character after the quote
+        else:
+            start = i
+            while i < n and text[i] not in ", \t\n":
+                i += 1
+            names.append(text[start:i])
+            i += 1
+
+
+#: what each option does, in the order the command line gives them
+ACTIONS: dict[Opt, Action] = {
+    HOST: _host,
+    ARCHIVE: _archive,
+    NOINTERP: _nointerp,
+    LOCALPMDA: _flag("local"),
+    SPECLOCAL: _spec,
+    NAMESPACE: _text("namespace"),
+    START: _text("start"),
+    FINISH: _text("finish"),
+    ALIGN: _text("align"),
+    ORIGIN: _text("origin"),
+    INTERVAL: _interval,
+    SAMPLES: _count("samples", 0, "-s requires a positive numeric argument"),
+    TIMEZONE: _timezone,
+    HOSTZONE: _hostzone,
+    DELAY: _flag("delay"),
+    PRECISION: _count("fixed", 0, "-f requires +ve numeric argument"),
+    INSTANCES: _instances,
+    RAW: _flag("raw"),
+    VERBOSE: _flag("verbose"),
+    WIDTH: _count("cols", 1, "-w requires +ve numeric argument"),
+    FILTER: _text("filter"),
+    STAMP: _more_x,
+    DERIVED: _derived,
+    GUIMODE: _unsupported(GUIMODE),
+    GUIPORT: _unsupported(GUIPORT),
+    CONTAINER: _unsupported(CONTAINER),
+}

@@ -34,6 +34,7 @@ from purepcp.pmda.inproc import AgentLoadError, agent_class, load_agent
 
 from . import memory
 from .access import Gatekeeper, Peer
+from .agent_changes import AgentChanges, compare_agents
 from .channels import (
     Channel,
     InProcessChannel,
@@ -41,7 +42,7 @@ from .channels import (
     connect_socket_agent,
     start_pipe_agent,
 )
-from .config import PMCD_AGENT, AgentChanges, AgentLine, PmcdConfig, compare_agents
+from .config import PMCD_AGENT, AgentLine, PmcdConfig
 from .pmcd_agent import PmcdAgent
 from .session import Session
 from .stats import (

@@ -44,26 +44,21 @@ name even for a client looking into a container (PCP asks pmdaroot for the
 container's) (PCP rereads the pmie directory
 only when its time changes); the pmie statistics layout is Linux's; and
 PCP's per-PDU CPU time divides by zero before any PDU came in.
+
+What the metrics read of the host is `host_facts`; of PCP's other processes
+(pmloggers, pmies, pmproxy), `pcp_processes`.
 """
 
 from __future__ import annotations
 
-import errno
-import hashlib
-import math
 import os
-import re
 import socket
-import struct
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
-from datetime import UTC, datetime
 from functools import partial
-from pathlib import Path
 from typing import Any
-from zoneinfo import ZoneInfo
 
+from purepcp.pmapi.cnumbers import int32, strtol, uint32
 from purepcp.pmapi.errors import (
     PM_ERR_BADSTORE,
     PM_ERR_INST,
@@ -92,6 +87,8 @@ from purepcp.pmda import (
     refresh,
 )
 
+from .host_facts import heap_bounds, host_timezone, host_zoneinfo
+from .pcp_processes import LoggerPort, find_pmies, find_pmloggers, running_services
 from .stats import (
     FEATURES,
     NUM_REGISTERS,
@@ -100,249 +97,6 @@ from .stats import (
     TR_MASK_PDU,
     DaemonState,
 )
-
-# -- facts about the host, read as libpcp reads them ---------------------------------------
-
-LOCALTIME = "/etc/localtime"
-ZONESHARED = "/usr/share/zoneinfo"
-PM_TZ_MAXLEN = 40
-
-
-_zone_cache: dict[tuple[int, int, int], Any] = {}
-
-
-def _local_zone() -> Any:
-    """/etc/localtime's zone, parsed again only when the file changes (UTC if unreadable)."""
-    try:
-        st = os.stat(LOCALTIME)
-        key = (st.st_ino, st.st_size, st.st_mtime_ns)
-        zone = _zone_cache.get(key)
-        if zone is None:
-            with open(LOCALTIME, "rb") as f:
-                zone = ZoneInfo.from_file(f)
-            _zone_cache.clear()
-            _zone_cache[key] = zone
-        return zone
-    except (OSError, ValueError):
-        return UTC
-
-
-_tz_cache: dict[tuple[Any, int], str] = {}
-
-
-def host_timezone(when: float | None = None) -> str:
-    """pmcd.timezone: the system zone as a $TZ value ("UTC", "AEDT-11", "IST-5:30").
-
-    Like pmcd, the zone is /etc/localtime's, whatever pmcd's own $TZ says.  The
-    answer is worked out once a second at most (it changes only when the zone's
-    offset or abbreviation does).
-    """
-    zone = _local_zone()
-    second = int(time.time() if when is None else when)
-    key = (zone, second)
-    found = _tz_cache.get(key)
-    if found is None:
-        found = _tz_cache[key] = _tz_value(zone, second)
-        if len(_tz_cache) > 1:
-            _tz_cache.clear()
-            _tz_cache[key] = found
-    return found
-
-
-def _tz_value(zone: Any, when: int) -> str:
-    """The $TZ form of ZONE at time WHEN."""
-    moment = datetime.fromtimestamp(when, zone)
-    name = moment.tzname() or "UTC"
-    offset = -int(moment.utcoffset().total_seconds())  # type: ignore[union-attr]
-    if offset == 0:
-        return name[:PM_TZ_MAXLEN]
-    hours = int(offset / 3600)
-    minutes = abs(int(math.fmod(offset, 3600) / 60))
-    if minutes == 0:
-        return f"{name[: PM_TZ_MAXLEN - 3]}{hours:+d}"
-    return f"{name[: PM_TZ_MAXLEN - 6]}{hours:+d}:{minutes:02d}"
-
-
-def host_zoneinfo() -> str:
-    """pmcd.zoneinfo: ":Area/City" from /etc/localtime's link (or contents); "" if unknown."""
-    try:
-        target = os.readlink(LOCALTIME)
-    except FileNotFoundError:
-        return ""
-    except OSError:  # not a link: find the zone file with the same contents
-        target = _zone_file_like(LOCALTIME) or ""
-        if not target:
-            return ""
-    found = target.find("/zoneinfo/")
-    if found >= 0:
-        target = target[found + len("/zoneinfo/") :]
-    return ":" + target
-
-
-def _zone_file_like(path: str) -> str | None:
-    """The shortest path below ZONESHARED with the same contents as PATH, if any."""
-    try:
-        data = Path(path).read_bytes()
-    except OSError:
-        return None
-    if not data:
-        return None
-    digest = hashlib.sha256(data).digest()
-    best: str | None = None
-    for top, dirs, files in os.walk(ZONESHARED):
-        dirs[:] = sorted(d for d in dirs if not d.startswith("."))
-        for name in sorted(files):
-            candidate = os.path.join(top, name)
-            if name.startswith(".") or (best is not None and len(candidate) >= len(best)):
-                continue
-            try:
-                if os.path.getsize(candidate) != len(data):
-                    continue
-                if hashlib.sha256(Path(candidate).read_bytes()).digest() == digest:
-                    best = candidate
-            except OSError:
-                continue
-    return best
-
-
-def heap_bounds() -> tuple[int, int] | None:
-    """(start, end) of this process's brk heap, (0, 0) if it has none, None if unknown."""
-    try:
-        with open("/proc/self/maps") as f:
-            for line in f:
-                if line.rstrip().endswith("[heap]"):
-                    start, end = line.split(None, 1)[0].split("-")
-                    return int(start, 16), int(end, 16)
-    except OSError:
-        return None
-    return 0, 0
-
-
-def process_exists(pid: int) -> bool:
-    """Whether process PID exists (libpcp's __pmProcessExists)."""
-    if pid <= 0:
-        return False
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    except (OverflowError, OSError):
-        return False
-    return True
-
-
-_LEADING_INT = re.compile(r"\s*[+-]?\d+")
-
-
-def service_pid(run_dir: str, name: str) -> int:
-    """The pid in RUN_DIR/NAME.pid if that process runs, else 0."""
-    try:
-        words = Path(run_dir, f"{name}.pid").read_text(errors="replace").split()
-    except OSError:
-        return 0
-    found = _LEADING_INT.match(words[0][:63]) if words else None
-    pid = int(found.group()) if found else 0
-    return pid if process_exists(pid) else 0
-
-
-def running_services(run_dir: str) -> str:
-    """pmcd.services: pmcd, and pmproxy when its pid file names a live process."""
-    return "pmcd pmproxy" if service_pid(run_dir, "pmproxy") else "pmcd"
-
-
-@dataclass(frozen=True)
-class LoggerPort:
-    """One running pmlogger's port file in $PCP_TMP_DIR/pmlogger (pid 0: "primary")."""
-
-    pid: int
-    name: str
-    port: int
-    pmcd_host: str | None
-    archive: str | None
-
-
-def find_pmloggers(tmp_dir: str) -> list[LoggerPort]:
-    """The running pmloggers' port files, in name order, as __pmLogFindLocalPorts reads them."""
-    directory = Path(tmp_dir, "pmlogger")
-    try:
-        names = sorted(os.listdir(directory))
-    except FileNotFoundError:
-        return []
-    except OSError as exc:
-        raise PMError(-(exc.errno or errno.EIO)) from None
-    found = []
-    for name in names:
-        digits = name.isascii() and name.isdigit()
-        if not (digits and int(name) > 1 and process_exists(int(name))) and name != "primary":
-            continue
-        try:
-            with open(directory / name, errors="replace") as f:
-                first, host, archive = f.readline(), f.readline(), f.readline()
-        except OSError:
-            continue
-        number = _LEADING_INT.match(first)
-        rest = first[number.end() :] if number else first
-        if not first or not rest.startswith("\n"):
-            continue
-        port = int(number.group()) & 0xFFFFFFFF if number else 0
-        found.append(
-            LoggerPort(
-                int(name) if digits else 0,
-                name,
-                port,
-                host.split("\n", 1)[0] if host else None,
-                archive.split("\n", 1)[0] if archive else None,
-            )
-        )
-    return found
-
-
-#: pmie's statistics file (pmiestats_t, src/pmie/src/stats.h) with Linux's
-#: MAXPATHLEN (4096) and MAXHOSTNAMELEN (64).
-PMIE_STATS = struct.Struct("@4097s4097s65sf7I")
-PMIE_FIELDS = (
-    "configfile",
-    "logfile",
-    "pmcd_host",
-    "eval.expected",
-    "numrules",
-    "actions",
-    "eval.true",
-    "eval.false",
-    "eval.unknown",
-    "eval.actual",
-)
-
-
-def find_pmies(tmp_dir: str, run_dir: str) -> dict[int, tuple[str, dict[str, Any]]]:
-    """{inst: (name, {metric leaf: value})} for each running pmie, and "primary" (inst 0)."""
-    directory = Path(tmp_dir, "pmie")
-    try:
-        names = sorted(os.listdir(directory), key=lambda n: (len(n), n))
-    except OSError:
-        return {}
-    found: dict[int, tuple[str, dict[str, Any]]] = {}
-    for name in names:
-        if not (name.isascii() and name.isdigit()) or not process_exists(int(name)):
-            continue
-        try:
-            data = (directory / name).read_bytes()
-        except OSError:
-            continue
-        if len(data) != PMIE_STATS.size:
-            continue
-        fields = PMIE_STATS.unpack(data)
-        if fields[-1] != 1:  # the layout's version
-            continue
-        texts = [string_value(raw.split(b"\0", 1)[0] + b"\0") for raw in fields[:3]]
-        found[int(name)] = (name, dict(zip(PMIE_FIELDS, (*texts, *fields[3:-1]), strict=True)))
-    primary = service_pid(run_dir, "pmie")
-    if primary in found:
-        found[0] = ("primary", found[primary][1])
-    return found
-
 
 # -- the agent -----------------------------------------------------------------------------
 
@@ -366,8 +120,8 @@ _PDU_VALUE_NAMES = {
 
 
 def _pdu_values(direction: str, counts: list[int]) -> dict[str, int]:
-    values = {name: counts[s] & 0xFFFFFFFF for name, s in _PDU_VALUE_NAMES[direction]}
-    values[f"pmcd.pdu_{direction}.total"] = sum(counts) & 0xFFFFFFFF
+    values = {name: uint32(counts[s]) for name, s in _PDU_VALUE_NAMES[direction]}
+    values[f"pmcd.pdu_{direction}.total"] = uint32(sum(counts))
     return values
 
 
@@ -417,11 +171,14 @@ class PmcdAgent(Agent):
         return super().handle(pdu)
 
     def _register_by_name(self, pdu: InstanceReqPDU) -> Any:
-        """A register's id from its name, read as a number ("07" is 7), as pmdapmcd does."""
-        number = _LEADING_INT.fullmatch(pdu.name or "")
-        if number is None or not 0 <= int(number.group()) < NUM_REGISTERS:
+        """A register's id from its name, read as a number ("07" is 7), as pmdapmcd does:
+        (int)strtol of all of the name."""
+        name = pdu.name or ""
+        number = strtol(name)
+        inst = int32(int(number.value))
+        if number.end != len(name) or not 0 <= inst < NUM_REGISTERS:
             return ErrorPDU(PM_ERR_INST)
-        return InstancePDU(pdu.indom, (int(number.group()),), ("",))
+        return InstancePDU(pdu.indom, (inst,), ("",))
 
     # -- instance domains ---------------------------------------------------------------
 
@@ -471,7 +228,7 @@ class PmcdAgent(Agent):
 
     @metric("pmcd.control.timeout", U32, DISCRETE)
     def timeout(self) -> int:
-        return round(self.state.timeout) & 0xFFFFFFFF  # the daemon's -t may be fractional
+        return uint32(round(self.state.timeout))  # the daemon's -t may be fractional
 
     @metric("pmcd.timezone", STRING, DISCRETE)
     def timezone(self) -> str:
@@ -556,7 +313,7 @@ class PmcdAgent(Agent):
 
     @metric("pmcd.sighups", U32, COUNTER, "count")
     def sighups(self) -> int:
-        return self.state.sighups & 0xFFFFFFFF
+        return uint32(self.state.sighups)
 
     @metric("pmcd.pid", U64, DISCRETE)
     def pid(self) -> int:
@@ -564,7 +321,7 @@ class PmcdAgent(Agent):
 
     @metric("pmcd.seqnum", U32, DISCRETE)
     def seqnum(self) -> int:
-        return self.state.seqnum & 0xFFFFFFFF
+        return uint32(self.state.seqnum)
 
     @metric("pmcd.labels", STRING)
     def context_labels(self) -> str | None:
@@ -744,7 +501,7 @@ class PmcdAgent(Agent):
             self.state.timeout = value
 
     def _store_register(self, vs: ValueSet) -> None:
-        for inst, value in zip(_signed(vs.insts), _lvals(vs), strict=True):
+        for inst, value in zip(map(int32, vs.insts), _lvals(vs), strict=True):
             if not 0 <= inst < NUM_REGISTERS:
                 raise _GoOn(PM_ERR_INST)
             self.state.registers[inst] = value
@@ -808,11 +565,6 @@ class _GoOn(PMError):
     """A store error pmdapmcd remembers while it goes on with the next metric."""
 
 
-def _signed(words: Any) -> list[int]:
-    """32-bit words as C ints."""
-    return [w - (1 << 32) if w & 0x80000000 else w for w in words]
-
-
 def _lvals(vs: ValueSet) -> list[int]:
     """The values as pmdapmcd reads them (value.lval); in-PDU 32-bit words only."""
     if vs.numval <= 0:
@@ -845,4 +597,4 @@ _STORES: dict[tuple[int, int], Callable[[PmcdAgent, ValueSet], None]] = {
     (6, 2): PmcdAgent._store_container,
 }
 
-__all__ = ["PmcdAgent", "find_pmies", "find_pmloggers", "host_timezone", "host_zoneinfo"]
+__all__ = ["PmcdAgent"]

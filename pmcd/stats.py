@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from purepcp.pmapi import DISTRIBUTION, PCP_COMPAT_VERSION, __version__
+from purepcp.pmapi.cnumbers import uint32
 from purepcp.pmapi.paths import paths
 from purepcp.pmapi.pdu.constants import Attr, PDUType
 
@@ -168,7 +169,7 @@ class DaemonState:
     ) -> ClientRecord:
         """Record a new client in SLOT; it gets the next sequence number."""
         with self._lock:
-            seq, self._next_seq = self._next_seq, (self._next_seq + 1) & 0xFFFFFFFF
+            seq, self._next_seq = self._next_seq, uint32(self._next_seq + 1)
         record = ClientRecord(slot, seq, time.time() if start is None else start, address)
         self.clients[slot] = record
         return record

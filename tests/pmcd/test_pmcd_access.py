@@ -23,18 +23,17 @@ from purepcp.pmcd.access import (
     PMCD_OP_FETCH,
     PMCD_OP_NONE,
     PMCD_OP_STORE,
-    AccessBuilder,
     AccessControl,
     Decision,
     Gatekeeper,
-    GroupAccount,
     HostEntry,
-    Lookups,
     Peer,
     PmcdOp,
-    UserAccount,
 )
+from purepcp.pmcd.access_builder import AccessBuilder
+from purepcp.pmcd.access_log import dump_lists
 from purepcp.pmcd.config import parse_config
+from purepcp.pmcd.lookups import GroupAccount, Lookups, UserAccount
 from tests.support.reference_pmcd import reference_pmcd, require_reference
 from tests.support.waiting import wait_until
 
@@ -487,7 +486,7 @@ def test_account_statements() -> None:
 def test_dump_has_pcps_layout() -> None:
     control = access('allow "192.168.*" : fetch, maximum 4 connections;\nallow user alice : all;\n')
     names = {"user_name": {1000: "alice"}.get, "group_name": {1000: "alice", 50: "staff"}.get}
-    assert control.dump(**names) == (
+    assert dump_lists(control, **names) == (
         "\n"
         "Host access list:\n"
         "00 01 Cur/MaxCons host-spec                               host-mask"
@@ -537,7 +536,7 @@ def test_lists_match_reference_pmcd_log(rules: str) -> None:
         log = pmcd.log()
     logged = re.search(r"\n(Host access list.*?\n)\n", log, re.S)
     assert logged, f"pmcd logged no access lists:\n{log}"
-    assert ours.access.dump().strip("\n") + "\n" == logged.group(1)
+    assert dump_lists(ours.access).strip("\n") + "\n" == logged.group(1)
 
 
 def _outcomes(pmcd, host: str) -> tuple[bool, bool]:

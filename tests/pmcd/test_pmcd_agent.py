@@ -45,8 +45,10 @@ from purepcp.pmapi.pdu.records import (
 )
 from purepcp.pmapi.types import PMType
 from purepcp.pmapi.values import Result, Timestamp, ValueSet
-from purepcp.pmcd import pmcd_agent
-from purepcp.pmcd.pmcd_agent import PMIE_STATS, PmcdAgent, host_timezone, host_zoneinfo
+from purepcp.pmcd import host_facts, pmcd_agent
+from purepcp.pmcd.host_facts import host_timezone, host_zoneinfo
+from purepcp.pmcd.pcp_processes import PMIE_STATS
+from purepcp.pmcd.pmcd_agent import PmcdAgent
 from purepcp.pmcd.stats import (
     AGENT_TYPE,
     REASON_EXIT,
@@ -186,6 +188,12 @@ def test_registers_are_found_by_number_as_pcp_reads_the_name(agent):
     assert agent.handle(InstanceReqPDU(indom, PM_IN_NULL, "16")) == ErrorPDU(PM_ERR_INST)
     assert agent.handle(InstanceReqPDU(indom, PM_IN_NULL, "x")) == ErrorPDU(PM_ERR_INST)
     assert agent.handle(InstanceReqPDU(indom, 3, None)).names == ("3",)
+    # all of the name, read by (int)strtol: blanks and a sign first, an int's wrap (PCP's
+    # pmdapmcd stores to register 9 for "4294967305"), and "" is 0
+    assert agent.handle(InstanceReqPDU(indom, PM_IN_NULL, " +8")).insts == (8,)
+    assert agent.handle(InstanceReqPDU(indom, PM_IN_NULL, "4294967305")).insts == (9,)
+    assert agent.handle(InstanceReqPDU(indom, PM_IN_NULL, "")).insts == (0,)
+    assert agent.handle(InstanceReqPDU(indom, PM_IN_NULL, "7 ")) == ErrorPDU(PM_ERR_INST)
 
 
 def test_agent_table_instances_in_table_order_values_in_domain_order(agent):
@@ -365,6 +373,8 @@ def test_pmloggers_from_their_port_files(agent, state, dead_pid):
     assert fetch(agent, "pmcd.pmlogger.port") == [{}]
     (ports / str(me)).write_text("4334\n")  # no host or archive lines
     assert fetch(agent, "pmcd.pmlogger.archive") == [{me: "", 0: ""}]
+    (ports / str(me)).write_text("99999999999999999999\n")  # (int)strtol: LONG_MAX's -1
+    assert fetch(agent, "pmcd.pmlogger.port") == [{me: 0xFFFFFFFF, 0: 0xFFFFFFFF}]
 
 
 def test_pmies_from_their_statistics_files(agent, state, dead_pid):
@@ -416,6 +426,8 @@ def test_services_lists_a_running_pmproxy(agent, state, dead_pid):
     assert one(agent, "pmcd.services") == "pmcd"
     Path(state.run_dir, "pmproxy.pid").write_text(f"{os.getpid()}\n")
     assert one(agent, "pmcd.services") == "pmcd pmproxy"
+    Path(state.run_dir, "pmproxy.pid").write_text(f"{os.getpid() + (1 << 32)}\n")
+    assert one(agent, "pmcd.services") == "pmcd pmproxy"  # atoi keeps an int's 32 bits
 
 
 @pytest.mark.skipif(
@@ -423,14 +435,14 @@ def test_services_lists_a_running_pmproxy(agent, state, dead_pid):
     reason="the system time zone database (tzdata package) is not installed",
 )
 def test_timezone_as_pcp_squashes_it(monkeypatch, tmp_path):
-    monkeypatch.setattr(pmcd_agent, "LOCALTIME", str(ZONES / "Australia" / "Melbourne"))
+    monkeypatch.setattr(host_facts, "LOCALTIME", str(ZONES / "Australia" / "Melbourne"))
     assert host_timezone(time.mktime((2026, 1, 15, 12, 0, 0, 0, 0, 0))) == "AEDT-11"
     assert host_timezone(time.mktime((2026, 7, 15, 12, 0, 0, 0, 0, 0))) == "AEST-10"
-    monkeypatch.setattr(pmcd_agent, "LOCALTIME", str(ZONES / "Asia" / "Kolkata"))
+    monkeypatch.setattr(host_facts, "LOCALTIME", str(ZONES / "Asia" / "Kolkata"))
     assert host_timezone() == "IST-5:30"
-    monkeypatch.setattr(pmcd_agent, "LOCALTIME", str(ZONES / "America" / "St_Johns"))
+    monkeypatch.setattr(host_facts, "LOCALTIME", str(ZONES / "America" / "St_Johns"))
     assert host_timezone(time.mktime((2026, 1, 15, 12, 0, 0, 0, 0, 0))) == "NST+3:30"
-    monkeypatch.setattr(pmcd_agent, "LOCALTIME", str(tmp_path / "missing"))
+    monkeypatch.setattr(host_facts, "LOCALTIME", str(tmp_path / "missing"))
     assert host_timezone() == "UTC"
 
 
@@ -441,14 +453,14 @@ def test_timezone_as_pcp_squashes_it(monkeypatch, tmp_path):
 def test_zoneinfo_from_the_link_or_the_contents(monkeypatch, tmp_path):
     link = tmp_path / "localtime"
     os.symlink(ZONES / "Europe" / "Paris", link)
-    monkeypatch.setattr(pmcd_agent, "LOCALTIME", str(link))
+    monkeypatch.setattr(host_facts, "LOCALTIME", str(link))
     assert host_zoneinfo() == ":Europe/Paris"
     copy = tmp_path / "copy"
     shutil.copyfile(ZONES / "Europe" / "Paris", copy)
-    monkeypatch.setattr(pmcd_agent, "LOCALTIME", str(copy))
+    monkeypatch.setattr(host_facts, "LOCALTIME", str(copy))
     found = host_zoneinfo()
     assert found.startswith(":") and (ZONES / found[1:]).read_bytes() == copy.read_bytes()
-    monkeypatch.setattr(pmcd_agent, "LOCALTIME", str(tmp_path / "missing"))
+    monkeypatch.setattr(host_facts, "LOCALTIME", str(tmp_path / "missing"))
     assert host_zoneinfo() == ""
 
 

@@ -20,18 +20,17 @@ from purepcp.pmcd.access import (
     PMCD_OP_NONE,
     PMCD_OP_STORE,
     AccessRule,
-    GroupAccount,
-    Lookups,
 )
+from purepcp.pmcd.agent_changes import agents_differ, compare_agents
 from purepcp.pmcd.config import (
     MAXDOMID,
     AgentLine,
     AgentType,
-    agents_differ,
-    compare_agents,
     load_config,
     parse_config,
 )
+from purepcp.pmcd.lookups import GroupAccount, Lookups
+from tests.support.examples import examples
 from tests.support.reference_pmcd import PMCD, require_reference
 
 # a resolver that knows only this host (named "vm") and a service table with one entry
@@ -531,7 +530,7 @@ _WORD = st.text(
 ).filter(lambda w: w.lower() != "notready")
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(st.lists(_WORD, min_size=1, max_size=6))
 def test_quoted_arguments_come_back_exactly(words: list[str]) -> None:
     line = "a 1 pipe binary " + " ".join(f'"{w}"' for w in words) + "\n"
@@ -539,7 +538,7 @@ def test_quoted_arguments_come_back_exactly(words: list[str]) -> None:
     assert config.ok and config.agents[0].argv == tuple(words)
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(st.binary(max_size=400), st.binary(max_size=100) | st.none())
 def test_any_bytes_parse_without_raising(conf: bytes, access: bytes | None) -> None:
     config = parse_config(conf, access_text=access, lookups=LOOKUPS)

@@ -17,40 +17,18 @@ from __future__ import annotations
 import math
 import re
 import struct
-from collections.abc import Callable
-from fractions import Fraction
-from typing import NamedTuple
+from collections.abc import Callable, Iterable
+from typing import TYPE_CHECKING, NamedTuple
+
+if TYPE_CHECKING:  # (fractions is imported where an exact value is needed: rarely)
+    from fractions import Fraction
 
 __all__ = [
-    "DBL_MIN",
-    "FLT_MAX",
-    "FLT_MIN",
-    "Scan",
-    "atof",
-    "atoi",
-    "atol",
-    "c_floor",
-    "c_log",
-    "c_round",
-    "c_sqrt",
-    "cdiv",
-    "cmod",
-    "cstring",
-    "fdiv",
-    "float32",
-    "float32_of_int",
-    "int32",
-    "int64",
-    "scan_int",
-    "strtod",
-    "strtof",
-    "strtol",
-    "strtoul",
-    "to_int",
-    "uint32",
-    "uint64",
-    "wrap",
-]
+    "DBL_MIN", "FLT_MAX", "FLT_MIN", "NEG_NAN", "Scan", "atof", "atoi", "atol", "c_floor", "c_log",
+    "c_round", "c_sqrt", "cdiv", "cmod", "cstring", "fdiv", "float32", "float32_of_int", "int32",
+    "int64", "long_double", "scan_int", "strtod", "strtof", "strtol", "strtoul", "to_int", "uint32",
+    "uint64", "wrap",
+]  # fmt: skip
 
 FLT_MAX = struct.unpack("<f", b"\xff\xff\x7f\x7f")[0]
 FLT_MIN = 2.0**-126
@@ -135,14 +113,30 @@ def to_int(x: float, bits: int, signed: bool) -> int:
     if bits == 64 and not signed:
         if math.isnan(x):
             return 1 << 63  # the indefinite value on the small-value path
-        if x >= 2.0**63:
-            return (int(x - 2.0**63) ^ (1 << 63)) & _UINT64_MAX
+        if x >= 2.0**63:  # less 2**63, converted, the top bit set again: 0 past 2**64
+            return int(x - 2.0**63) | 1 << 63 if x < 2.0**64 else 0
         return wrap(int(x) if x >= -(2.0**63) else _INT64_MIN, 64, False)
     if bits == 32 and signed:  # a 32-bit cvttsd2si: 0x80000000 when it cannot
         return -(1 << 31) if math.isnan(x) or not -(2.0**31) <= x < 2.0**31 else int(x)
     # int64 and uint32 (and narrower) casts go through a 64-bit cvttsd2si
     i = _INT64_MIN if math.isnan(x) or not -(2.0**63) <= x < 2.0**63 else int(x)
     return wrap(i, bits, signed)
+
+
+def long_double(x: Fraction) -> Fraction:
+    """X (exact) rounded to gcc's long double on x86-64, the x87 format: a 64-bit
+    significand, ties to even (the exponent's range is not modelled)."""
+    from fractions import Fraction
+
+    if x == 0:
+        return x
+    shift = 64 - (abs(x.numerator).bit_length() - x.denominator.bit_length())
+    scaled = x * Fraction(2) ** shift
+    while abs(scaled) >= 1 << 64:  # the estimate can be one bit off either way
+        shift, scaled = shift - 1, scaled / 2
+    while abs(scaled) < 1 << 63:
+        shift, scaled = shift + 1, scaled * 2
+    return Fraction(round(scaled)) / Fraction(2) ** shift
 
 
 def fdiv(a: float, b: float) -> float:
@@ -209,8 +203,21 @@ class Scan(NamedTuple):
     erange: bool = False
 
 
+class _Patterns(dict[type, re.Pattern]):
+    """A pattern compiled for str and for bytes, each when first asked for (importing this
+    module compiles nothing: every command imports it, few read numbers with it)."""
+
+    def __init__(self, source: str) -> None:
+        super().__init__()
+        self.source = source
+
+    def __missing__(self, kind: type) -> re.Pattern:
+        pattern = self[kind] = re.compile(self.source.encode() if kind is bytes else self.source)
+        return pattern
+
+
 _SPACE = " \t\n\v\f\r"
-_SIGN = {str: re.compile(r"[ \t\n\v\f\r]*([+-]?)"), bytes: re.compile(rb"[ \t\n\v\f\r]*([+-]?)")}
+_SIGN = _Patterns(r"[ \t\n\v\f\r]*([+-]?)")
 _DIGITS = "0123456789abcdefghijklmnopqrstuvwxyz"
 #: base -> the pattern of its digits, for str and for bytes
 _RUNS: dict[type, dict[int, re.Pattern]] = {str: {}, bytes: {}}
@@ -292,7 +299,7 @@ _REAL_SOURCE = (
     r"|(?P<inf>[iI][nN][fF](?:[iI][nN][iI][tT][yY])?)"
     r"|(?P<nan>[nN][aA][nN])(?:\((?P<payload>[0-9A-Za-z_]*)\))?)"
 )
-_REAL = {str: re.compile(_REAL_SOURCE), bytes: re.compile(_REAL_SOURCE.encode())}
+_REAL = _Patterns(_REAL_SOURCE)
 _LOG2_5 = math.log2(5)
 
 
@@ -315,6 +322,8 @@ class _Real(NamedTuple):
         return self.mantissa.bit_length() + self.exp2 + self.exp5 * _LOG2_5
 
     def exact(self) -> Fraction:
+        from fractions import Fraction
+
         return Fraction(self.mantissa) * Fraction(2) ** self.exp2 * Fraction(5) ** self.exp5
 
 
@@ -364,7 +373,7 @@ def _rounded(
     value = nearest(real)
     if math.isinf(value):
         return value, True
-    return value, value < least and Fraction(value) != real.exact()
+    return value, value < least and real.exact() != value  # (a Fraction compares exactly)
 
 
 def _nearest_double(real: _Real) -> float:
@@ -425,11 +434,13 @@ def _float32_of_decimal(literal: str) -> float | None:
     return None if d - f == other - d else f
 
 
-_FLT_ROUND_LIMIT = Fraction(FLT_MAX) + Fraction(2) ** 103  # half a gap above FLT_MAX
+_FLT_ROUND_LIMIT = FLT_MAX + 2.0**103  # half a gap above FLT_MAX (exact in a double)
 
 
 def _nearest_float32(value: Fraction) -> float:
     """VALUE (>= 0) correctly rounded to single precision, ties to even."""
+    from fractions import Fraction
+
     if value >= _FLT_ROUND_LIMIT:
         return math.inf
     guess = float32(float(value))
@@ -449,3 +460,64 @@ def _nearest_float32(value: Fraction) -> float:
 def atof(text: str | bytes) -> float:
     """atof: strtod(TEXT, NULL), 0.0 when there is no number."""
     return float(strtod(text).value)
+
+
+# -- the agents' readers of kernel text: the usual plain digits short, sscanf runs ----------
+
+__all__ += ["scan_hex", "scan_ints", "strtoul_value"]
+
+
+def strtoul_value(text: str | bytes) -> int:
+    """strtoul(TEXT, NULL, 10)'s value alone, 0 when there is no number.  Plain decimal
+    digits below 2**64 (what the kernel writes, nearly always) take a short way."""
+    if len(text) < 20 and text.isdigit() and text.isascii():
+        return int(text)
+    return int(strtoul(text).value)
+
+
+def scan_hex(text: str | bytes, bits: int = 32) -> int | None:
+    """sscanf's %x (and %lx, %hx ...): strtoul in base 16 (blanks, a sign and 0x allowed),
+    stored in an unsigned integer of BITS bits; None when there are no digits.  A word of
+    at most 16 hex digits (what the kernel writes) takes a short way."""
+    if len(text) <= 16 and text.isalnum() and text.isascii():
+        try:
+            return int(text, 16) & ((1 << bits) - 1)  # (int() takes a 0x too, as C does)
+        except ValueError:  # not hex after all
+            pass
+    scan = strtoul(text, 16)
+    return None if scan.end == 0 else wrap(int(scan.value), bits, False)
+
+
+def scan_ints(text: str | bytes, count: int, bits: int = 64, signed: bool = False) -> list[int]:
+    """sscanf's COUNT conversions of one kind in a row ("%lu %lu ...", "%d %d ..."): each
+    value as scan_int stores it, up to the first conversion that fails (then fewer)."""
+    read = strtol if signed else strtoul
+    found: list[int] = []
+    at = 0
+    while len(found) < count:
+        scan = read(text, 10, at)
+        if scan.end == at:
+            break
+        found.append(wrap(int(scan.value), bits, signed))
+        at = scan.end
+    return found
+
+
+# -- doubles as C code holds and adds them ------------------------------------------------
+
+__all__ += ["c_sum", "float_of_double"]
+
+
+def float_of_double(d: float) -> float:
+    """The float member of a (little-endian) C union whose double member holds D: the
+    double's low four bytes read as a float, as code reading the wrong member gets."""
+    return struct.unpack("<f", struct.pack("<d", d)[:4])[0]
+
+
+def c_sum(values: Iterable[float]) -> float:
+    """A C loop's ``total += x`` from 0.0, left to right, each step rounded (Python's sum()
+    of floats compensates from 3.12 on, and so differs)."""
+    total = 0.0
+    for x in values:
+        total += x
+    return total

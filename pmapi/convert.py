@@ -8,12 +8,22 @@ float, and out-of-range float-to-integer casts give what x86-64 gives.
 from __future__ import annotations
 
 import errno
-import math
-import re
 import struct
-from fractions import Fraction
 from typing import Any
 
+from .cnumbers import (
+    FLT_MAX,
+    FLT_MIN,
+    Scan,
+    cdiv,
+    float32,
+    float32_of_int,
+    strtod,
+    strtol,
+    strtoul,
+    to_int,
+    wrap,
+)
 from .errors import (
     PM_ERR_CONV,
     PM_ERR_SIGN,
@@ -26,77 +36,13 @@ from .types import PMType, ValFmt, pmTypeStr
 from .units import Units
 from .values import ARRAY_CODES, ValueBlock
 
-__all__ = [
-    "StoreValueError",
-    "extract_value",
-    "f32",
-    "f32_of_int",
-    "parse_typed_value",
-    "pmConvScale",
-    "pmExtractValue",
-    "wrap",
-]
+__all__ = ["StoreValueError", "extract_value", "parse_typed_value", "pmConvScale", "pmExtractValue"]
 
 _I32, _U32, _I64, _U64 = (int(PMType.PM_TYPE_32), int(PMType.PM_TYPE_U32),
                           int(PMType.PM_TYPE_64), int(PMType.PM_TYPE_U64))  # fmt: skip
 _FLT, _DBL, _STR = int(PMType.PM_TYPE_FLOAT), int(PMType.PM_TYPE_DOUBLE), int(PMType.PM_TYPE_STRING)
 _AGG = int(PMType.PM_TYPE_AGGREGATE)
 _INT64_MIN = -(1 << 63)
-FLT_MAX = struct.unpack("<f", b"\xff\xff\x7f\x7f")[0]
-FLT_MIN = 2.0**-126
-DBL_MIN = 2.0**-1022
-
-
-# --- C arithmetic -------------------------------------------------------------------
-
-
-def wrap(n: int, bits: int, signed: bool) -> int:
-    """N cast to a C integer of BITS bits (two's complement wrap-around)."""
-    n &= (1 << bits) - 1
-    if signed and n >> (bits - 1):
-        n -= 1 << bits
-    return n
-
-
-def _cdiv(a: int, b: int) -> int:
-    """C's integer division: the quotient truncated toward zero."""
-    q = abs(a) // abs(b)
-    return q if (a < 0) == (b < 0) else -q
-
-
-def f32(x: float) -> float:
-    """X rounded to IEEE single precision, as a C (float) cast does."""
-    try:
-        return struct.unpack("<f", struct.pack("<f", x))[0]
-    except OverflowError:
-        return math.copysign(math.inf, x)
-
-
-def f32_of_int(n: int) -> float:
-    """The integer N converted straight to float (one rounding, ties to even)."""
-    if abs(n) < 1 << 53:
-        return f32(float(n))
-    shift = abs(n).bit_length() - 24
-    mag, rest = divmod(abs(n), 1 << shift)
-    half = 1 << (shift - 1)
-    if rest > half or (rest == half and mag & 1):
-        mag += 1
-    return f32(math.copysign(float(mag << shift), n))
-
-
-def _to_int(x: float, bits: int, signed: bool) -> int:
-    """A float cast to a C integer as x86-64 does it, NaN and overflow included."""
-    if bits == 64 and not signed:
-        if math.isnan(x):
-            return 1 << 63  # cvttsd2si's "integer indefinite" on the small-value path
-        if x >= 2.0**63:
-            return (int(x - 2.0**63) ^ (1 << 63)) & ((1 << 64) - 1)
-        return wrap(int(x) if x >= -(2.0**63) else _INT64_MIN, 64, False)
-    if bits == 32 and signed:  # a 32-bit cvtts?2si: 0x80000000 when it cannot
-        return -(1 << 31) if math.isnan(x) or not -(2.0**31) <= x < 2.0**31 else int(x)
-    # int64 and uint32 casts go through a 64-bit cvtts?2si
-    i = _INT64_MIN if math.isnan(x) or not -(2.0**63) <= x < 2.0**63 else int(x)
-    return wrap(i, bits, signed)
 
 
 # --- pmConvScale ----------------------------------------------------------------------
@@ -151,18 +97,18 @@ def pmConvScale(type_: int, value: Any, iunit: Units, ounit: Units) -> Any:
         div, mult = _scale(dim_count, d, m, div, mult)
     if div == 0 or (div == -1 and mult == _INT64_MIN):  # int64 overflow: libpcp would trap
         raise PMError(PM_ERR_CONV, f"scale factor overflow from [{iunit}] to [{ounit}]")
-    if mult - _cdiv(mult, div) * div == 0:
-        mult, div = _cdiv(mult, div), 1
-    half = _cdiv(div, 2)
+    if mult - cdiv(mult, div) * div == 0:
+        mult, div = cdiv(mult, div), 1
+    half = cdiv(div, 2)
     if type_ in (_I32, _U32, _I64):
         total = wrap(wrap(value * mult, 64, True) + half, 64, True)
-        out = _cdiv(total, div)
+        out = cdiv(total, div)
         return wrap(out, 32, type_ == _I32) if type_ != _I64 else wrap(out, 64, True)
     if type_ == _U64:
         u = (1 << 64) - 1
         return ((value * (mult & u) + (half & u)) & u) // (div & u)
     if type_ == _FLT:
-        return f32(value * f32(f32_of_int(mult) / f32_of_int(div)))
+        return float32(value * float32(float32_of_int(mult) / float32_of_int(div)))
     if type_ == _DBL:
         return value * (float(mult) / float(div))
     raise PMError(PM_ERR_CONV, f"cannot rescale a value of type {pmTypeStr(type_)}")
@@ -176,12 +122,12 @@ _INT_LIMITS = {_I32: (32, True), _U32: (32, False), _I64: (64, True), _U64: (64,
 def _from_float(x: float, otype: int, single: bool) -> Any:
     """A float or double converted to OTYPE with pmExtractValue's range checks."""
     if otype == _FLT:
-        return f32(x)
+        return float32(x)
     if otype == _DBL:
         return x
     if otype not in _INT_LIMITS:
         raise PMError(PM_ERR_CONV)
-    rnd = f32 if single else float
+    rnd = float32 if single else float
     if otype == _I32:
         if rnd(abs(x)) >= rnd(0x7FFFFFFF):
             raise PMError(PM_ERR_TRUNC)
@@ -198,13 +144,13 @@ def _from_float(x: float, otype: int, single: bool) -> Any:
             raise PMError(PM_ERR_TRUNC)
         if x < 0:
             raise PMError(PM_ERR_SIGN)
-    return _to_int(x, *_INT_LIMITS[otype])
+    return to_int(x, *_INT_LIMITS[otype])
 
 
 def _from_int(n: int, itype: int, otype: int) -> Any:
     """An integer of ITYPE converted to OTYPE with pmExtractValue's range checks."""
     if otype == _FLT:
-        return f32_of_int(n)
+        return float32_of_int(n)
     if otype == _DBL:
         return float(n)
     if otype not in _INT_LIMITS:
@@ -279,14 +225,6 @@ def pmExtractValue(valfmt: int, value: int | ValueBlock, itype: int, otype: int)
 # --- pmstore's parse of a value -------------------------------------------------------
 
 _WS = " \t\n\v\f\r"
-_DEC_INT = re.compile(r"[ \t\n\v\f\r]*([+-]?)([0-9]+)")
-_HEX_INT = re.compile(r"[ \t\n\v\f\r]*([+-]?)(?:0[xX])?([0-9a-fA-F]+)")
-_C_FLOAT = re.compile(
-    r"[ \t\n\v\f\r]*[+-]?(?:"
-    r"(?P<dec>(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?)"
-    r"|(?P<hex>0[xX](?:[0-9a-fA-F]+\.?[0-9a-fA-F]*|\.[0-9a-fA-F]+)(?:[pP][+-]?[0-9]+)?)"
-    r"|(?P<inf>(?i:inf(?:inity)?))|(?P<nan>(?i:nan(?:\([0-9A-Za-z_]*\))?)))"
-)
 
 
 class StoreValueError(PMError):
@@ -319,66 +257,11 @@ def _is_hex(text: str) -> bool:
     return body[:2].lower() == "0x" and all(c in "0123456789abcdefABCDEF" for c in body[2:])
 
 
-def _strtoint(text: str, base: int, bits: int, signed: bool) -> tuple[int, bool]:
-    """(value, overflowed) as strtol/strtoul (64-bit long) read TEXT entirely."""
-    match = (_HEX_INT if base == 16 else _DEC_INT).fullmatch(text)
-    if match is None:
+def _whole(scan: Scan, text: str) -> Scan:
+    """SCAN when strto* read all of TEXT (pmstore refuses anything after the number)."""
+    if scan.end != len(text):
         raise ValueError(text)
-    mag = int(match.group(2), base)
-    neg = match.group(1) == "-"
-    if signed:
-        n = -mag if neg else mag
-        if not -(1 << (bits - 1)) <= n < 1 << (bits - 1):
-            return (-(1 << 63) if neg else (1 << 63) - 1), True
-        return n, False
-    if mag >= 1 << 64:
-        return (1 << 64) - 1, True
-    return (-mag if neg else mag) & ((1 << 64) - 1), False
-
-
-def _nan_with_payload(word: str) -> float:
-    """glibc's NaN for "nan(chars)": chars read as strtoull base 0 fill the low 51 bits."""
-    chars = word[4:-1] if word.endswith(")") else ""
-    base = 16 if chars[:2].lower() == "0x" else 8 if chars.startswith("0") else 10
-    try:
-        payload = int(chars[2:] if base == 16 else chars, base) if chars else 0
-    except ValueError:
-        payload = 0
-    bits = 0x7FF8000000000000 | payload & ((1 << 51) - 1)
-    return struct.unpack("<d", struct.pack("<Q", bits))[0]
-
-
-def _strtod(text: str) -> tuple[float, bool]:
-    """(value, ERANGE) as glibc's strtod reads TEXT entirely (ERANGE: overflow, or a
-    result below DBL_MIN that is not exact)."""
-    match = _C_FLOAT.fullmatch(text)
-    if match is None:
-        raise ValueError(text)
-    sign = -1.0 if text.lstrip(_WS).startswith("-") else 1.0
-    if match["nan"]:
-        return math.copysign(_nan_with_payload(match["nan"]), sign), False
-    if match["inf"]:
-        return sign * math.inf, False
-    number = match["dec"] or match["hex"]
-    try:
-        d = float.fromhex(number) if match["hex"] else float(number)
-    except OverflowError:
-        d = math.inf
-    if d == 0.0:
-        low = number.lower()
-        mantissa = low[2:].partition("p")[0] if match["hex"] else low.partition("e")[0]
-        tiny = any(c not in "0." for c in mantissa)
-    elif d < DBL_MIN:  # subnormal: the literal's exponent is small, so exact is cheap
-        if match["hex"]:
-            mant, _, exp = number[2:].lower().partition("p")
-            whole, _, frac = mant.partition(".")
-            exact = Fraction(int(whole + frac, 16)) * Fraction(2) ** (int(exp or 0) - 4 * len(frac))
-        else:
-            exact = Fraction(number)
-        tiny = Fraction(d) != exact
-    else:
-        tiny = False
-    return sign * d, math.isinf(d) or tiny
+    return scan
 
 
 def parse_typed_value(text: str, type_: int) -> Any:
@@ -398,19 +281,19 @@ def parse_typed_value(text: str, type_: int) -> Any:
             if not text:
                 return 0
             bits, signed = _INT_LIMITS[type_]
-            n, overflow = _strtoint(text, base, 64, signed)
-            if not overflow and bits == 32 and n != wrap(n, 32, signed):
-                overflow = True
-            if overflow:
+            scan = _whole((strtol if signed else strtoul)(text, base), text)
+            n = int(scan.value)
+            if scan.erange or (bits == 32 and n != wrap(n, 32, signed)):
                 raise StoreValueError(-errno.ERANGE, text, type_)
             return n
         if type_ in (_FLT, _DBL):
             if base == 16:
                 raise ValueError(text)
-            d, overflow = _strtod(text) if text else (0.0, False)
+            scan = _whole(strtod(text), text) if text else Scan(0.0, 0)
+            d, overflow = float(scan.value), scan.erange
             if type_ == _FLT:
                 overflow = overflow or abs(d) < FLT_MIN or abs(d) > FLT_MAX
-                d = f32(d)
+                d = float32(d)
             if overflow:
                 raise StoreValueError(-errno.ERANGE, text, type_)
             return d

@@ -203,8 +203,7 @@ class Tool:
             self.fail(exc.errmsg)
         except PMError as exc:
             self.fail(str(exc))
-        ns = window.origin_ns
-        return Timestamp(ns // 1_000_000_000, ns % 1_000_000_000)
+        return Timestamp.from_ns(window.origin_ns)
 
     def context(self, parsed: Parsed):
         """The Context the options name: -a ARCHIVE, -h HOST, -L (with -K), else the local pmcd."""

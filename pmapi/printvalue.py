@@ -12,7 +12,8 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from .convert import pmExtractValue, wrap
+from .cnumbers import wrap
+from .convert import pmExtractValue
 from .desc import Desc
 from .errors import PM_ERR_INST, PMError, pmErrStr
 from .ids import PM_INDOM_NULL, pmInDomStr
@@ -20,14 +21,9 @@ from .types import PMSem, PMType, ValFmt, pmTypeStr
 from .values import ARRAY_CODES, ValueBlock, ValueSet, block_payload
 
 __all__ = [
-    "pmAtomStr",
-    "pmPrintValue",
-    "pminfo_values",
-    "pmval_real",
-    "pmval_width",
-    "pmvalue_of",
+    "pmAtomStr", "pmPrintValue", "pminfo_values", "pmval_real", "pmval_width", "pmvalue_of",
     "print_value",
-]
+]  # fmt: skip
 
 _EVENT_TYPES = (PMType.PM_TYPE_EVENT, PMType.PM_TYPE_HIGHRES_EVENT)
 _PM_EVENT_FLAG_MISSED = 1 << 31
@@ -267,7 +263,7 @@ def pminfo_values(
     for inst, value in zip(vset.insts, _pmvalues(vset), strict=True):
         if desc.indom != PM_INDOM_NULL:
             name = instname(inst)
-            number = inst - (1 << 32) if inst >= 1 << 31 else inst  # (as C's %d prints it)
+            number = wrap(inst, 32)  # (as C's %d prints it)
             if name is None and force:
                 out.append(f'    inst [{number} "DISAPPEARED"]\n')
                 continue

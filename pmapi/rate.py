@@ -13,11 +13,11 @@ from __future__ import annotations
 
 import math
 import os
-import struct
 from collections.abc import Mapping
 from fractions import Fraction
 from typing import Any
 
+from .cnumbers import NEG_NAN, fdiv, float32, long_double
 from .convert import extract_value
 from .desc import Desc
 from .types import PMType
@@ -25,14 +25,9 @@ from .units import PM_TIME_SEC, Units, pmUnitsStr
 from .values import Timestamp, ValueSet
 
 __all__ = [
-    "CounterRates",
-    "counter_rate",
-    "counter_wrap_enabled",
-    "rate_units",
-    "rate_units_str",
-    "time_scale",
-    "timestamp_seconds",
-]
+    "CounterRates", "counter_rate", "counter_wrap_enabled", "rate_units", "rate_units_str",
+    "time_scale", "timestamp_seconds",
+]  # fmt: skip
 
 #: What PCP_COUNTER_WRAP adds to a counter's negative difference, per type.
 COUNTER_WRAP_SPAN = {
@@ -57,13 +52,8 @@ def time_scale(units: Units) -> float:
     if units.dimTime == 0:
         return 1.0
     if units.scaleTime > PM_TIME_SEC:
-        return _float32(math.pow(60, PM_TIME_SEC - units.scaleTime))
-    return _float32(math.pow(1000, PM_TIME_SEC - units.scaleTime))
-
-
-def _float32(x: float) -> float:
-    """X as a C float holds it."""
-    return struct.unpack("f", struct.pack("f", x))[0]
+        return float32(math.pow(60, PM_TIME_SEC - units.scaleTime))
+    return float32(math.pow(1000, PM_TIME_SEC - units.scaleTime))
 
 
 def rate_units(units: Units) -> Units:
@@ -87,37 +77,9 @@ def rate_units_str(units: Units) -> str:
     return pmUnitsStr(rate) or "none"
 
 
-def _round64(x: Fraction) -> Fraction:
-    """X rounded to an x87 long double (64-bit significand, ties to even)."""
-    if x == 0:
-        return x
-    shift = 64 - (abs(x.numerator).bit_length() - x.denominator.bit_length())
-    scaled = x * Fraction(2) ** shift
-    while abs(scaled) >= 1 << 64:  # the estimate can be one bit off either way
-        shift, scaled = shift - 1, scaled / 2
-    while abs(scaled) < 1 << 63:
-        shift, scaled = shift + 1, scaled * 2
-    return Fraction(round(scaled)) / Fraction(2) ** shift
-
-
 def timestamp_seconds(stamp: Timestamp) -> float:
     """A timestamp in seconds as libpcp's pmtimespecToReal computes it (in long double)."""
-    return float(_round64(stamp.sec + _round64(Fraction(stamp.nsec, 1_000_000_000))))
-
-
-#: The NaN x86-64 makes of an invalid operation (0/0, inf - inf): its sign bit is set.
-_DEFAULT_NAN = math.copysign(math.nan, -1.0)
-
-
-def _cdivide(v: float, delta: float) -> float:
-    """v / delta as x86-64 computes it for a zero delta: +-inf, or -nan for 0/0."""
-    if delta == 0.0:
-        if math.isnan(v):
-            return v
-        if v == 0.0:
-            return _DEFAULT_NAN
-        return math.copysign(math.inf, v) * math.copysign(1.0, delta)
-    return v / delta
+    return float(long_double(stamp.sec + long_double(Fraction(stamp.nsec, 1_000_000_000))))
 
 
 def counter_rate(
@@ -138,11 +100,11 @@ def counter_rate(
     then = extract_value(prev, type_, PMType.PM_TYPE_DOUBLE)
     v = now - then
     if math.isnan(v) and not (math.isnan(now) or math.isnan(then)):
-        v = _DEFAULT_NAN  # inf - inf
+        v = NEG_NAN  # inf - inf: x86-64's default NaN
     if v < 0.0 and wrap:
         v += COUNTER_WRAP_SPAN.get(PMType(type_), 0.0)
     delta = time_scale(units) * (timestamp_seconds(value_time) - timestamp_seconds(prev_time))
-    return _cdivide(v, delta)
+    return fdiv(v, delta)
 
 
 class CounterRates:

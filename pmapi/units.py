@@ -10,6 +10,8 @@ import re
 from dataclasses import dataclass
 from enum import IntEnum
 
+from .cnumbers import wrap
+
 
 class Space(IntEnum):
     """pmUnits.scaleSpace: powers of 1024 bytes."""
@@ -62,10 +64,6 @@ _TIME_WORDS = ("nanosec", "microsec", "millisec", "sec", "min", "hour")
 _TIME_NAMES = {w: i for i, w in enumerate(_TIME_WORDS)} | {"nsec": 0, "usec": 1, "msec": 2}
 
 
-def _signed4(nibble: int) -> int:
-    return nibble - 16 if nibble & 0x8 else nibble
-
-
 @dataclass(frozen=True, slots=True)
 class Units:
     """pmUnits with PCP's field names; Units() is dimensionless ("none")."""
@@ -104,12 +102,12 @@ class Units:
     def unpack(cls, word: int) -> Units:
         """The Units packed in WORD (any 32-bit pattern is valid)."""
         return cls(
-            _signed4(word >> 28 & 0xF),
-            _signed4(word >> 24 & 0xF),
-            _signed4(word >> 20 & 0xF),
+            wrap(word >> 28, 4),  # (the signed 4-bit fields, as C reads them)
+            wrap(word >> 24, 4),
+            wrap(word >> 20, 4),
             word >> 16 & 0xF,
             word >> 12 & 0xF,
-            _signed4(word >> 8 & 0xF),
+            wrap(word >> 8, 4),
             word & 0xFF,
         )
 

@@ -74,8 +74,17 @@ class Timestamp(NamedTuple):
 
     @classmethod
     def now(cls) -> Timestamp:
-        ns = _time.time_ns()
-        return cls(ns // 1_000_000_000, ns % 1_000_000_000)
+        return cls.from_ns(_time.time_ns())
+
+    @classmethod
+    def from_ns(cls, ns: int) -> Timestamp:
+        """NS nanoseconds since the epoch."""
+        return cls(*divmod(ns, 1_000_000_000))
+
+    @property
+    def ns(self) -> int:
+        """Nanoseconds since the epoch."""
+        return self.sec * 1_000_000_000 + self.nsec
 
     @classmethod
     def from_float(cls, seconds: float) -> Timestamp:

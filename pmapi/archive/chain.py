@@ -16,7 +16,7 @@ import numpy as np
 from .columns import Columns
 from .format import ArchiveError
 from .interp import NUMERIC_DTYPES, Block
-from .multi import ArchiveSet, ns_of
+from .multi import ArchiveSet
 
 _EMPTY = np.zeros(0, dtype=np.int64)
 
@@ -59,8 +59,8 @@ class Chain:
     def _span(self, k: int) -> tuple[int, int]:
         """Where archive K's records lie, as its label and end say (ns)."""
         member = self.set.members[k]
-        start = ns_of(member.start)
-        end = ns_of(member.end) if member.end is not None else start
+        start = member.start.ns
+        end = member.end.ns if member.end is not None else start
         return start, max(start, end)
 
     def _wanted(self, lo: int | None, hi: int | None) -> list[int]:

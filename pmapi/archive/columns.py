@@ -12,35 +12,26 @@ Values are read for a window of time at a time (`block`, `window`): the records 
 and, per instance, the observation just before and just after it, all any value in
 the window is interpolated from.  A pass over a mapped volume lets the kernel take
 back the pages behind it, so reading a large archive keeps little of it resident.
+Framing is frames.py's, templates are layouts.py's; here records find their template
+and series are read.
 """
 
 from __future__ import annotations
 
 import contextlib
-import mmap
-import struct
-import sys
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 from itertools import pairwise
 from typing import Any
 
 import numpy as np
 
-from ..errors import PM_ERR_LOGREC, PMError
-from ..types import PMType, ValFmt
-from .format import LABEL_BYTES, PM_LOG_VERS03, ArchiveError
+from ..errors import PMError
+from .format import PM_LOG_VERS03, ArchiveError
+from .frames import EMPTY, LARGE, SPAN, Frames, detached, release
 from .interp import NSEC, NUMERIC_DTYPES, Block, Series
+from .layouts import Group, Template, column, read_values, template_of
 from .reader import Archive, LogRecord
 
-_FRAME = struct.Struct(">i")
-_LITTLE = sys.byteorder == "little"
-_PAGE = mmap.PAGESIZE
-#: How much of a mapped volume a pass reads before letting the kernel take its pages back
-#: (in volumes larger than _LARGE: smaller ones are read whole, and let go by release()).
-_SPAN = 32 << 20
-_LARGE = 128 << 20
-_INSITU = int(ValFmt.PM_VAL_INSITU)
 #: Words of a record compared against a template in one go (bounds the scratch memory).
 _CHUNK_WORDS = 1 << 17
 #: Layouts with fewer records than this are not worth a template: they are decoded.
@@ -52,60 +43,12 @@ _YIELD = 64
 #: records of that length; then the rest are decoded one by one.  Many layouts of one
 #: length so cost a linear number of compares, not one pass per layout.
 _WASTE = 2
-#: How insitu words read for a metric's type (other types keep their words as they are).
-_INSITU_KINDS = {
-    PMType.PM_TYPE_32: ">i4",
-    PMType.PM_TYPE_U32: ">u4",
-    PMType.PM_TYPE_FLOAT: ">f4",
-}
-#: Value blocks read as columns: the payload words of each type and how one word reads.
-_BLOCK_KINDS = {
-    PMType.PM_TYPE_32: (1, ">i4"),
-    PMType.PM_TYPE_U32: (1, ">u4"),
-    PMType.PM_TYPE_FLOAT: (1, ">f4"),
-    PMType.PM_TYPE_64: (2, ""),
-    PMType.PM_TYPE_U64: (2, ""),
-    PMType.PM_TYPE_DOUBLE: (2, ""),
-}
 
-
-_EMPTY = np.empty(0, np.int64)
 _Chunk = tuple[int, Sequence[int], Sequence[Any]]  # record, insts, atoms
 #: One instance's values from one source: records (ascending), values, and their times
 #: when already known to be ascending (else None).  A record's values all come from one
 #: source, whose parts are made in the record's order.
 _Part = tuple[np.ndarray, np.ndarray, np.ndarray | None]
-
-
-@dataclass
-class _Group:
-    """One value set of a template: its metric, instances, and where its values lie.
-
-    A column group reads value i from word WORDS[i] of each record (two words when
-    WIDE); a fixed group's words are all layout, so its ATOMS are the same in every
-    record the template matches.
-    """
-
-    pmid: int
-    insts: list[int]
-    dtype: Any
-    words: np.ndarray | None = None
-    kind: str = ""  # how one value word reads: ">i4", ">u4" or ">f4"
-    wide: bool = False
-    via_double: bool = False  # a float block, which the reader takes through a Python float
-    atoms: Sequence[Any] = ()
-
-
-@dataclass
-class _Template:
-    """A layout: its record length, its value sets, and the records having it."""
-
-    length: int
-    groups: list[_Group]
-    rows: np.ndarray = field(default_factory=lambda: np.empty(0, np.int64))
-    stamps: np.ndarray | None = None  # the rows' times, once asked for
-    ascending: bool = False  # ... and whether they are in order
-    errors: list[tuple[int, int]] = field(default_factory=list)  # (pmid, code) value sets
 
 
 class Columns:
@@ -118,22 +61,23 @@ class Columns:
 
     def __init__(self, archive: Archive) -> None:
         self.archive = archive
-        self.problem: ArchiveError | None = None
+        frames = Frames(archive)
+        self.problem: ArchiveError | None = frames.problem
         #: Records read through a template, and records decoded one by one (for tests).
         self.fast_records = 0
         self.careful_records = 0
-        self._first = LABEL_BYTES[archive.version]
         self._v3 = archive.version == PM_LOG_VERS03
-        self._smallest = 24 if self._v3 else 20
-        self._templates: list[_Template] = []
+        self._templates: list[Template] = []
         self._careful: dict[int, list[_Chunk]] = {}
         self._careful_errors: dict[int, list[tuple[int, int]]] = {}
         self._careful_rows: list[int] = []
         self._careful_done: dict[int, tuple[np.ndarray, ...] | None] = {}
         self._sorted: np.ndarray | None = None  # the records' times, ascending
-        self._by_pmid: dict[int, list[tuple[_Template, _Group]]] = {}
+        self._by_pmid: dict[int, list[tuple[Template, Group]]] = {}
         self._pmids: list[int] = []
-        datas, vol_of, offs, lens, times, numpmid = self._scan()
+        self._first, self._smallest = frames.first, frames.smallest
+        datas, vol_of, offs, lens = frames.volumes, frames.vol_of, frames.offsets, frames.lengths
+        times, numpmid = frames.times, frames.numpmid
         self._vols = list(datas)
         self._vol_of = vol_of
         self._words = (offs - self._first) >> 2
@@ -145,114 +89,6 @@ class Columns:
         marks = (numpmid[:count] == 0) & (lens[:count] == self._smallest)
         self.marks: np.ndarray = np.sort(self.times[marks])
         self._keep(count)
-
-    # -- scanning --------------------------------------------------------------------
-
-    def _scan(self) -> tuple[Any, ...]:
-        """Frame every volume: the volumes' data, and each record's volume (index),
-        offset, length, time and numpmid, in file order."""
-        datas: dict[int, Any] = {}
-        parts: list[tuple[np.ndarray, ...]] = []
-        for vol in self.archive.volume_paths:
-            try:
-                data = self.archive.volume(vol)
-            except ArchiveError as exc:
-                self.problem = _detached(exc)
-                break
-            offs, heads = self._frames(vol, data)
-            lens = heads[:, 0].astype(np.int64)
-            parts.append((np.full(len(offs), len(datas)), offs, lens, *self._heads(heads)))
-            if len(data) > _LARGE:
-                _release(data, 0, len(data))
-            datas[vol] = data
-            if self.problem is not None:
-                break
-        columns = [
-            np.concatenate([p[k] for p in parts]).astype(np.int64) if parts else _EMPTY
-            for k in range(5)
-        ]
-        return (datas, *columns)
-
-    def _frames(self, vol: int, data: Any) -> tuple[np.ndarray, np.ndarray]:
-        """The offsets of VOL's records, up to any damage (kept in `problem`), and each
-        one's first words (length, time, numpmid), read in one pass over the volume."""
-        first, end, smallest = self._first, len(data), self._smallest
-        nw = 5 if self._v3 else 4
-        at = first
-        offs: list[np.ndarray] = []
-        heads: list[np.ndarray] = []
-        if end - first >= 4:  # a run of records of one length: its frames checked at once
-            length = _FRAME.unpack_from(data, first)[0]
-            count = (end - first) // length if length >= smallest and not length & 3 else 0
-            if count > 1:
-                rows = np.frombuffer(data, ">i4", count * length >> 2, first)
-                rows = rows.reshape(count, length >> 2)
-                good = np.empty(count, dtype=bool)
-                words = np.empty((count, nw), dtype=np.int32)
-                step = max(1, _SPAN // length)
-                for c in range(0, count, step):
-                    d = min(c + step, count)
-                    good[c:d] = (rows[c:d, 0] == length) & (rows[c:d, -1] == length)
-                    words[c:d] = rows[c:d, :nw]
-                    if end > _LARGE:  # (keep only the stretch being read)
-                        _release(data, first + c * length, first + d * length)
-                del rows
-                count = count if good.all() else int(np.argmin(good))
-                offs.append(first + length * np.arange(count, dtype=np.int64))
-                heads.append(words[:count])
-                at = first + count * length
-        head = struct.Struct(f">{nw}i")
-        offsets: list[int] = []
-        rest: list[tuple[int, ...]] = []
-        released = at
-        while at < end:  # the rest, one record at a time, checked as the reader checks it
-            if end - at >= head.size:
-                words_at = head.unpack_from(data, at)
-                length = words_at[0]
-            else:  # (too few bytes for a record: a bad frame)
-                words_at = ()
-                length = _FRAME.unpack_from(data, at)[0] if end - at >= 4 else 0
-            if self._bad_frame(data, at, length):
-                self.problem = self._frame_error(vol, data, at)
-                break
-            offsets.append(at)
-            rest.append(words_at)
-            at += length
-            if at - released > _SPAN and end > _LARGE:
-                _release(data, released, at)
-                released = at
-        offs.append(np.array(offsets, dtype=np.int64))
-        heads.append(np.array(rest, dtype=np.int32).reshape(len(rest), nw))
-        return np.concatenate(offs), np.concatenate(heads)
-
-    def _bad_frame(self, data: Any, at: int, length: int) -> bool:
-        """Whether the frame of LENGTH at AT in DATA is one the reader refuses."""
-        end = len(data)
-        if end - at < 4 or length < self._smallest or length & 3 or at + length > end:
-            return True
-        return _FRAME.unpack_from(data, at + length - 4)[0] != length
-
-    def _frame_error(self, vol: int, data: Any, at: int) -> ArchiveError:
-        """The reader's error for the bad frame at AT in VOL (its words, so they agree)."""
-        try:
-            self.archive.frame_length(vol, data, at)
-        except ArchiveError as exc:
-            return _detached(exc)
-        path = self.archive.volume_paths[vol]
-        return ArchiveError(PM_ERR_LOGREC, path, at, "bad record frame")
-
-    def _heads(self, words: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """The times (ns) and numpmid of records whose first words are WORDS (a row each)."""
-        if self._v3:  # 64-bit seconds, low word first (see format.swap_sec)
-            low = words[:, 1].view(np.uint32).astype(np.int64)
-            sec = words[:, 2].astype(np.int64) << 32 | low
-            nsec = words[:, 3].astype(np.int64)
-            numpmid = words[:, 4]
-        else:
-            sec = words[:, 1].astype(np.int64)
-            nsec = words[:, 2].astype(np.int64) * 1000
-            numpmid = words[:, 3]
-        return sec * NSEC + nsec, numpmid
 
     # -- layouts ---------------------------------------------------------------------
 
@@ -272,8 +108,8 @@ class Columns:
         for pending in np.split(by_length, cuts):
             self._assign_length(datas, views, offs, lens, pending)
             for data in self._datas:
-                if len(data) > _LARGE:  # (keep only what is being read)
-                    _release(data, 0, len(data))
+                if len(data) > LARGE:  # (keep only what is being read)
+                    release(data, 0, len(data))
         del self._datas
 
     def _assign_length(
@@ -295,7 +131,7 @@ class Columns:
             rec, raw = decoded
             found = None
             if len(pending) >= _FEW and wasted <= allowed:
-                found = self._template(rec, raw)
+                found = template_of(rec, raw, self._v3, self.archive.descs)
             if found is None:
                 self._add_careful(r, rec)
                 pending = pending[1:]
@@ -328,59 +164,8 @@ class Columns:
         try:
             return self.archive.decode_record(vol, at, raw), raw
         except ArchiveError as exc:
-            self._count, self.problem = r, _detached(exc)
+            self._count, self.problem = r, detached(exc)
             return None
-
-    def _template(
-        self, rec: LogRecord, raw: bytes
-    ) -> tuple[_Template, np.ndarray, np.ndarray] | None:
-        """The template of REC's layout (RAW its bytes), with the mask of its layout words
-        and its words under the mask (native uint32); None if it is not one to trust."""
-        native = np.frombuffer(raw, np.uint32)
-        words = native.byteswap().tolist() if _LITTLE else native.tolist()
-        nw = len(words)
-        layout = np.ones(nw, dtype=bool)
-        o = 5 if self._v3 else 4  # the first value set, after len, timestamp, numpmid
-        layout[1 : o - 1] = False
-        claims = np.zeros(nw, dtype=np.int64)  # how many value blocks hold each word
-        groups: list[_Group] = []
-        errors: list[tuple[int, int]] = []
-        for vs in rec.result.vsets:
-            if o + 2 > nw or words[o] != vs.pmid:
-                return None
-            n = words[o + 1]
-            if n == 0 or n & 0x80000000:
-                if n:
-                    errors.append((vs.pmid, n - (1 << 32)))
-                o += 2
-                continue
-            stop = o + 3 + 2 * n
-            insts = words[o + 3 : stop : 2]
-            if stop > nw or n != vs.numval or words[o + 2] != vs.valfmt or insts != list(vs.insts):
-                return None
-            desc = self.archive.descs.get(vs.pmid)
-            vtype = desc.type if desc is not None else None
-            slots = list(range(o + 4, stop, 2))
-            group = _Group(vs.pmid, insts, NUMERIC_DTYPES.get(vtype, object))
-            if vs.valfmt == _INSITU:
-                if vtype in _INSITU_KINDS:
-                    group.words, group.kind = np.array(slots), _INSITU_KINDS[vtype]
-            elif not _blocks(words, slots, stop, claims, group, vtype):
-                return None
-            if group.words is None:
-                group.atoms = vs.atoms(vtype)
-            else:
-                if not _reads_as(native, group, vs.atoms(vtype)):
-                    return None
-                layout[group.words] = False
-                if group.wide:
-                    layout[group.words + 1] = False
-            groups.append(group)
-            o = stop
-        if claims.max(initial=0) > 1:  # blocks sharing words: leave it to the reader
-            return None
-        mask = np.where(layout, np.uint32(0xFFFFFFFF), np.uint32(0))
-        return _Template(len(raw), groups, errors=errors), mask, native & mask
 
     def _matches(
         self, views: list[np.ndarray], rows: np.ndarray, length: int, mask: Any, expect: Any
@@ -394,7 +179,7 @@ class Columns:
         for a, b in _runs(vol_of):
             view = views[int(vol_of[a])]
             released = a  # (pages are let go a stretch of the volume at a time)
-            large = len(self._datas[int(vol_of[a])]) > _LARGE
+            large = len(self._datas[int(vol_of[a])]) > LARGE
             for c in range(a, b, step):
                 d = min(c + step, b)
                 first = int(starts[c])
@@ -408,10 +193,10 @@ class Columns:
                 # (mostly all equal: one count over the chunk is cheaper than one per row)
                 out[c:d] = True if not np.count_nonzero(x) else ~x.any(axis=1)
                 del block
-                if 4 * (int(starts[d - 1]) - int(starts[released])) > _SPAN and large:
+                if 4 * (int(starts[d - 1]) - int(starts[released])) > SPAN and large:
                     lo, hi = int(starts[released:d].min()), int(starts[released:d].max()) + width
                     data = self._datas[int(vol_of[a])]
-                    _release(data, self._first + 4 * lo, self._first + 4 * hi)
+                    release(data, self._first + 4 * lo, self._first + 4 * hi)
                     released = d
         return out
 
@@ -481,7 +266,7 @@ class Columns:
         for vol in self._vols:
             with contextlib.suppress(PMError):
                 data = self.archive.volume(vol)
-                _release(data, 0, len(data))
+                release(data, 0, len(data))
 
     def count(self, lo: int, hi: int) -> int:
         """How many records (marks included) have times in [LO, HI]."""
@@ -613,7 +398,7 @@ class Columns:
         picked = np.cumsum(keep[:n]) > 0
         return rows[picked], insts[picked], values[picked]
 
-    def _select(self, t: _Template, lo: int | None, hi: int | None) -> np.ndarray:
+    def _select(self, t: Template, lo: int | None, hi: int | None) -> np.ndarray:
         """Which of T's records (positions in t.rows) window(LO, HI) reads."""
         n = len(t.rows)
         if lo is None and hi is None:
@@ -623,18 +408,18 @@ class Columns:
         assert stamps is not None
         return _nearest(stamps, lo, hi, t.ascending)
 
-    def _stamps(self, t: _Template) -> np.ndarray | None:
+    def _stamps(self, t: Template) -> np.ndarray | None:
         """The times of T's records if they are ascending (shared by its series), else None."""
         if t.stamps is None:
             t.stamps = self.times[t.rows]
             t.ascending = not (t.stamps[1:] < t.stamps[:-1]).any()
         return t.stamps if t.ascending else None
 
-    def _gather(self, t: _Template, g: _Group, rows: np.ndarray) -> np.ndarray:
+    def _gather(self, t: Template, g: Group, rows: np.ndarray) -> np.ndarray:
         """Group G's values in ROWS (records of T, in file order): one row per value, one
         column per record."""
         if g.words is None:
-            return np.repeat(_column([g.atoms], g.dtype)[:, None], len(rows), axis=1)
+            return np.repeat(column([g.atoms], g.dtype)[:, None], len(rows), axis=1)
         first, width = self._first, t.length >> 2
         low = int(g.words.min())
         high = int(g.words.max()) + (2 if g.wide else 1)
@@ -649,11 +434,11 @@ class Columns:
                 span = view[at : at + (b - a) * width].reshape(b - a, width)[:, low:high]
             else:
                 span = view[starts[:, None] + np.arange(low, high)]
-            pieces.append(_read(span, g.words - low, g))
+            pieces.append(read_values(span, g.words - low, g))
             del span, view
-            if len(data) > _LARGE:
+            if len(data) > LARGE:
                 lo, hi = first + 4 * int(starts.min()), first + 4 * (int(starts.max()) + width)
-                _release(data, lo, hi)
+                release(data, lo, hi)
         return pieces[0] if len(pieces) == 1 else np.concatenate(pieces, axis=1)
 
     def _careful_flat(self, pmid: int) -> tuple[np.ndarray, ...] | None:
@@ -671,11 +456,11 @@ class Columns:
         counts = [len(c[1]) for c in chunks]
         rows = np.repeat(np.array([c[0] for c in chunks], dtype=np.int64), counts)
         insts = np.concatenate([np.asarray(c[1], dtype=np.int64) for c in chunks])
-        values = _column([c[2] for c in chunks], dtype)
+        values = column([c[2] for c in chunks], dtype)
         times = self.times[rows]
         order = np.lexsort((rows, times, insts))
         insts, times, rows, values = insts[order], times[order], rows[order], values[order]
-        starts = np.flatnonzero(np.diff(insts, prepend=-1)) if len(insts) else _EMPTY
+        starts = np.flatnonzero(np.diff(insts, prepend=-1)) if len(insts) else EMPTY
         flat = (insts, times, rows, values, starts)
         self._careful_done[pmid] = flat
         return flat
@@ -724,91 +509,10 @@ def _nearest(stamps: np.ndarray, lo: int | None, hi: int | None, ascending: bool
     return np.flatnonzero(keep)
 
 
-def _release(data: Any, start: int, end: int) -> None:
-    """Let the kernel take back the pages of DATA (a mapped volume) from START to END:
-    they are read from the file again when next needed (the page cache mostly still
-    holds them), so a pass over a large archive keeps no more of it resident than the
-    part being read."""
-    if not isinstance(data, mmap.mmap):
-        return
-    start -= start % _PAGE
-    end = min(end, len(data))
-    if end > start:
-        with contextlib.suppress(OSError, ValueError):
-            data.madvise(mmap.MADV_DONTNEED, start, end - start)
-
-
-def _detached(exc: ArchiveError) -> ArchiveError:
-    """EXC without its traceback and context, whose frames hold views of the volumes
-    (an archive cannot close a volume while a view of it lives)."""
-    return ArchiveError(exc.code, exc.file, exc.offset, exc.reason)
-
-
 def _runs(column: np.ndarray) -> list[tuple[int, int]]:
     """The [start, stop) ranges of COLUMN's runs of equal values."""
     cuts = (np.flatnonzero(column[1:] != column[:-1]) + 1).tolist()
     return list(pairwise([0, *cuts, len(column)])) if len(column) else []
-
-
-def _blocks(
-    words: list[int], slots: list[int], stop: int, claims: np.ndarray, g: _Group, vtype: Any
-) -> bool:
-    """Check the value blocks SLOTS point at and claim their words; make G a column group
-    if they are all blocks of VTYPE's own fixed size.  False if one is out of place."""
-    nw = len(words)
-    kinds = _BLOCK_KINDS.get(vtype)
-    header = -1 if kinds is None else (vtype << 24) | (4 + 4 * kinds[0])
-    starts = []
-    same = True
-    for slot in slots:
-        at = words[slot] - 2  # a word offset in the PDU the reader rebuilds (header 3 words)
-        if not stop <= at < nw - 1:
-            return False
-        size = ((words[at] & 0xFFFFFF) + 3) >> 2
-        if size < 1 or at + size > nw - 1:
-            return False
-        claims[at : at + size] += 1
-        starts.append(at + 1)
-        same = same and words[at] == header
-    if same and kinds is not None:
-        g.words, g.kind = np.array(starts), kinds[1]
-        g.wide = kinds[0] == 2
-        g.via_double = vtype == PMType.PM_TYPE_FLOAT
-    return True
-
-
-def _read(span: np.ndarray, cols: np.ndarray, g: _Group) -> np.ndarray:
-    """Column group G's values: SPAN holds a record's raw words per row, G's value i starts
-    at column COLS[i]; one row per value, one column per record."""
-    first = span[:, cols].view(">u4").T
-    if g.wide:
-        values = first.astype(np.uint64, order="C") << np.uint64(32)
-        values |= span[:, cols + 1].view(">u4").T
-        return values.view(g.dtype)
-    values = first.view(g.kind).astype(g.dtype, order="C")
-    if g.via_double:
-        with np.errstate(invalid="ignore"):
-            values = values.astype(np.float64).astype(np.float32)
-    return values
-
-
-def _reads_as(native: np.ndarray, g: _Group, atoms: Sequence[Any]) -> bool:
-    """True if column group G, read from record words NATIVE, gives what the reader gives."""
-    try:
-        want = _column([atoms], g.dtype)
-    except (ValueError, OverflowError, TypeError):
-        return False
-    got = _read(native[None, :], g.words, g)[:, 0]  # type: ignore[arg-type]
-    return got.dtype == want.dtype and got.tobytes() == want.tobytes()
-
-
-def _column(chunks: Sequence[Sequence[Any]], dtype: Any) -> np.ndarray:
-    """CHUNKS of atoms as one array of DTYPE (np.asarray's conversion of each atom)."""
-    if dtype is object:
-        values = np.empty(sum(len(c) for c in chunks), dtype=object)
-        values[:] = [v for atoms in chunks for v in atoms]
-        return values
-    return np.concatenate([np.asarray(atoms, dtype=dtype) for atoms in chunks])
 
 
 def _merge(parts: list[_Part], times: np.ndarray) -> Series:

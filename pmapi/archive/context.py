@@ -184,8 +184,8 @@ class ArchiveContext(BaseContext):
         observations, span = self._source()
         if self._sequel is None:
             self._sequel = Sequel()
-        origin = _ns(self.origin)
-        self.origin = _stamp(origin + count * self.delta_ns)
+        origin = self.origin.ns
+        self.origin = Timestamp.from_ns(origin + count * self.delta_ns)
         dm = self.derived_among(pmids)
         derived = dm is not None and any(dm.is_derived(p) for p in pmids)
         real = dm.operands(pmids) if derived else pmids
@@ -204,7 +204,7 @@ class ArchiveContext(BaseContext):
         from .replay import Span
 
         archive = self.archive
-        start = _ns(archive.label.start)
+        start = archive.label.start.ns
         if self._observations is None:
             if isinstance(archive, ArchiveSet):
                 from .chain import Chain
@@ -216,7 +216,7 @@ class ArchiveContext(BaseContext):
         if self._span is None:
             end = archive.end_stamp if isinstance(archive, ArchiveSet) else find_end(archive)
             # (no end found: libpcp's end stays the start, and every later fetch is EOL)
-            self._span = Span(start, _ns(end) if end is not None else start)
+            self._span = Span(start, end.ns if end is not None else start)
         assert self._observations is not None
         return self._observations, self._span
 
@@ -232,7 +232,7 @@ class ArchiveContext(BaseContext):
         """One interpolated fetch, answered from a replay computed ahead in chunks."""
         from .replay import Sequel, concat, replays
 
-        origin = _ns(self.origin)
+        origin = self.origin.ns
         key = (tuple(pmids), self.profile.version, self.delta_ns)
         ahead = self._ahead
         k = ahead.row(key, origin) if ahead is not None else None
@@ -246,14 +246,14 @@ class ArchiveContext(BaseContext):
                              size, span, self._candidates, sequel)  # fmt: skip
             ahead = self._ahead = _ReadAhead(key, origin, concat(list(chunks)), sequel)
             k = 0
-        self.origin = _stamp(origin + self.delta_ns)
+        self.origin = Timestamp.from_ns(origin + self.delta_ns)
         done = ahead.replay
         failure = done.fetch_error(k)
         if failure is not None:
             raise failure
         vsets = tuple(m.value_set(k) for m in done.metrics)
         descs = {m.pmid: m.desc for m in done.metrics}
-        return Fetched(Result(_stamp(origin), vsets), descs)
+        return Fetched(Result(Timestamp.from_ns(origin), vsets), descs)
 
     def _in_profile(self, vs: ValueSet) -> ValueSet:
         desc = self.archive.descs.get(vs.pmid)
@@ -295,7 +295,7 @@ class ArchiveContext(BaseContext):
 
     def _instance_name_at(self, indom: int, inst: int, stamp_ns: int) -> str:
         """pmNameInDom as the archive's instance domain was at STAMP_NS."""
-        record = self.archive.indom_at(indom, _stamp(stamp_ns))
+        record = self.archive.indom_at(indom, Timestamp.from_ns(stamp_ns))
         if record is not None:
             for i, name in zip(record.insts, record.names, strict=True):
                 if i == inst:
@@ -304,7 +304,7 @@ class ArchiveContext(BaseContext):
 
     def _instance_id_at(self, indom: int, name: str, stamp_ns: int) -> int:
         """pmLookupInDom as the archive's instance domain was at STAMP_NS."""
-        record = self.archive.indom_at(indom, _stamp(stamp_ns))
+        record = self.archive.indom_at(indom, Timestamp.from_ns(stamp_ns))
         pairs = list(zip(record.insts, record.names, strict=True)) if record else []
         return _instance_named(pairs, name)
 
@@ -436,14 +436,6 @@ def _instance_named(pairs: Sequence[tuple[int, str | None]], name: str) -> int:
         if n and " " in n and n.split(" ", 1)[0] == name:
             return i
     raise PMError(PM_ERR_INST_LOG)
-
-
-def _stamp(ns: int) -> Timestamp:
-    return Timestamp(*divmod(ns, 1_000_000_000))
-
-
-def _ns(stamp: Timestamp) -> int:
-    return stamp.sec * 1_000_000_000 + stamp.nsec
 
 
 def _no_values(pmid: int) -> ValueSet:

@@ -31,6 +31,7 @@ from construct import (
     this,
 )
 
+from ..cnumbers import int32, int64
 from ..desc import Desc
 from ..errors import (
     PM_ERR_LABEL,
@@ -82,7 +83,7 @@ def swap_sec(sec: int) -> int:
     """
     u = sec & 0xFFFF_FFFF_FFFF_FFFF
     u = (u & 0xFFFF_FFFF) << 32 | u >> 32
-    return u - (1 << 64) if u >= 1 << 63 else u
+    return int64(u)
 
 
 #: The seconds of a v3 timestamp (label, record, index entry, indom and label records).
@@ -359,7 +360,7 @@ def decode_label(data: bytes, where: str) -> LogLabel:
 def usec_ns(usec: int) -> int:
     """A v2 timestamp's microseconds as nanoseconds, as libpcp's __pmLoadTimeval makes
     them: in a 32-bit int, so a damaged field's product wraps as it does there."""
-    return ((usec * 1000 + (1 << 31)) & 0xFFFF_FFFF) - (1 << 31)
+    return int32(usec * 1000)
 
 
 def _cstr(field: bytes) -> str:

@@ -272,11 +272,10 @@ _2_31, _2_63 = 2.0**31, 2.0**63
 
 def c_integer(x: np.ndarray, dtype: Any) -> np.ndarray:
     """Doubles X stored into DTYPE (an integer type) as libpcp's C stores them on x86-64:
-    truncated, and where out of the type's range the processor's answer (cvttsd2si's
-    "integer indefinite", the lowest value; unsigned types go through a 64-bit
-    conversion first, as gcc compiles them).  A counter that decreases by more than half
-    its range between two records (a 32-bit counter wrapping) so gives libpcp's value,
-    and pmval its "!" at the same sample as PCP's."""
+    pmapi.cnumbers.to_int's rule (the scalar one, which this follows element for element),
+    done in NumPy: truncated, and out of the type's range cvttsd2si's "integer indefinite".
+    A counter that decreases by more than half its range between two records (a 32-bit
+    counter wrapping) so gives libpcp's value, and pmval its "!" at the same sample."""
     x = np.trunc(np.asarray(x, dtype=np.float64))
     with np.errstate(invalid="ignore"):
         if dtype == np.int32:

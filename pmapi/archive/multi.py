@@ -54,7 +54,6 @@ from .reader import Archive, LogRecord, base_name
 #: How far from an archive's end (or before its start) libpcp puts the <mark> it makes
 #: between two archives of a set.
 MARK_GAP_NS = 1_000_000
-NSEC = 1_000_000_000
 
 #: libpcp's compressed-file suffixes (io.c's compress_ctl), stripped before ".meta".
 _COMPRESSED = (".xz", ".lzma", ".bz2", ".bz", ".gz", ".Z", ".z")
@@ -65,14 +64,6 @@ _DESC_CHANGES = (
     ("indom", PM_ERR_LOGCHANGEINDOM),
     ("units", PM_ERR_LOGCHANGEUNITS),
 )
-
-
-def ns_of(stamp: Timestamp) -> int:
-    return stamp.sec * NSEC + stamp.nsec
-
-
-def stamp_of(ns: int) -> Timestamp:
-    return Timestamp(*divmod(ns, NSEC))
 
 
 # -- names ---------------------------------------------------------------------------------
@@ -170,7 +161,7 @@ class Member:
 
 def mark_record(ns: int) -> LogRecord:
     """The <mark> libpcp makes between two archives of a set (it is in no file)."""
-    return LogRecord(-1, -1, 0, Result(stamp_of(ns), ()))
+    return LogRecord(-1, -1, 0, Result(Timestamp.from_ns(ns), ()))
 
 
 class ArchiveSet:
@@ -350,7 +341,7 @@ class ArchiveSet:
         end = self.members[i].end
         if end is None:
             return None
-        return ns_of(end) + MARK_GAP_NS
+        return end.ns + MARK_GAP_NS
 
     # -- records --------------------------------------------------------------------------
 
@@ -372,14 +363,14 @@ class ArchiveSet:
             if not 0 <= nxt < n:
                 return
             if backwards:
-                at = ns_of(member.start) - MARK_GAP_NS
-                if at <= ns_of(origin):
+                at = member.start.ns - MARK_GAP_NS
+                if at <= origin.ns:
                     yield mark_record(at)
                 if self.overlaps(nxt):
                     yield PMError(PM_ERR_LOGOVERLAP)
             else:
                 at = self.mark_after(i)
-                if at is not None and at >= ns_of(origin):
+                if at is not None and at >= origin.ns:
                     yield mark_record(at)
                 if self.overlaps(i):
                     yield PMError(PM_ERR_LOGOVERLAP)

@@ -23,7 +23,7 @@ from ..errors import PM_ERR_BADDERIVE, PM_ERR_TEXT, PMError
 from ..ids import PM_ID_NULL, PM_INDOM_NULL
 from ..types import PMSem
 from ..units import Units
-from ..values import Result, Timestamp, ValueSet
+from ..values import Result, ValueSet
 from . import ast
 from .bound import Bound
 
@@ -264,7 +264,7 @@ class DerivedMetrics:
             desc = descs.get(pmid)
             if desc is not None:
                 frames[pmid] = from_value_set(vs, desc.type)
-        stamp = np.array([_ns(result.timestamp)], dtype=np.int64)
+        stamp = np.array([result.timestamp.ns], dtype=np.int64)
         derived = self.evaluate(pmids, frames, stamp)
         vsets = []
         out_descs: dict[int, Desc | None] = {}
@@ -296,7 +296,3 @@ def _names(node: ast.Node) -> Iterable[str]:
     for value in vars(node).values():
         if isinstance(value, ast.Node):
             yield from _names(value)
-
-
-def _ns(stamp: Timestamp) -> int:
-    return stamp.sec * 1_000_000_000 + stamp.nsec

@@ -19,6 +19,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import TextIO
 
+from purepcp.pmapi.cnumbers import cstring
 from purepcp.pmapi.derived.ast import Node
 from purepcp.pmapi.derived.parse import DerivedSyntaxError, parse
 from purepcp.pmapi.errors import PMErr, pmErrStr
@@ -26,20 +27,10 @@ from purepcp.pmapi.ids import DYNAMIC_PMID, pmID_build
 from purepcp.pmapi.types import PMType
 
 __all__ = [
-    "SHIPPED_DIR",
-    "ContextRegistry",
-    "Definition",
-    "DerivedError",
-    "Registry",
-    "add_metric_message",
-    "default_config_path",
-    "default_registry",
-    "load_config",
-    "load_config_message",
-    "pcp_global_dir",
-    "register_metric_message",
-    "valid_name",
-]
+    "SHIPPED_DIR", "ContextRegistry", "Definition", "DerivedError", "Registry",
+    "add_metric_message", "default_config_path", "default_registry", "load_config",
+    "load_config_message", "pcp_global_dir", "register_metric_message", "valid_name",
+]  # fmt: skip
 
 _ITEMS = 1024  # items 1..1023 in each cluster: item 0 is never used
 _CLUSTERS = 2048  # clusters 0..2047, as libpcp counts them
@@ -357,7 +348,7 @@ class _ConfigFile:
                 line.append(c)
                 last = c
                 continue
-            text = "".join(line).split("\0", 1)[0]  # C strings end at a NUL
+            text = cstring("".join(line))
             if text and text[0] != "#":  # comments (#control too) and empty lines
                 self.line(text)
             self.lineno += 1 + self.extra_lines

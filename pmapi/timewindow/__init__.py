@@ -12,11 +12,12 @@ do.  Times are integer nanoseconds since the epoch inside, so results agree with
 libpcp's timespecs exactly; floats are offered for convenience.
 
 The modules, each named for what it holds (libpcp's rtime.c, getdate.y and tz.c):
-scanning (the C-locale scanning primitives and C-number helpers, TimeParseError),
-epoch (nanosecond timestamps; localtime and mktime over a tzinfo), interval, tz (POSIX
-TZ rules and zone files), hostzone (the host's zone for PCP), ctime (the "@" absolute
-form), datewords and getdate (the free-form date grammar, imported on the first
-free-form date), window (times and windows) and stamps (printing).
+scanning (the C-locale scanning primitives, TimeParseError), epoch (nanosecond
+timestamps; localtime and mktime over a tzinfo), interval, tz (POSIX TZ rules and zone
+files), hostzone (the host's zone for PCP), ctime (the "@" absolute form), datewords and
+getdate (the free-form date grammar, imported on the first free-form date), window
+(times and windows) and stamps (printing).  A module's names without an underscore are
+what the others use of it; other layers use only this package's.
 """
 
 from __future__ import annotations

@@ -8,16 +8,16 @@ from dataclasses import dataclass
 from datetime import tzinfo
 from fractions import Fraction
 
-from .epoch import _MONTHS, _WDAYS, NSEC, _localtime, _mktime
+from .epoch import MONTHS, NSEC, WDAYS, localtime, mktime
 from .scanning import (
     MORE_MSG,
     WHAT_MSG,
     TimeParseError,
-    _parse_3char,
-    _parse_char,
-    _parse_double,
-    _parse_int,
-    _ws,
+    parse_3char,
+    parse_char,
+    parse_double,
+    parse_int,
+    skip_space,
 )
 
 
@@ -34,15 +34,15 @@ class _CTm:
     nsec: int = -1
 
 
-def _parse_ctime(spec: str) -> _CTm:
+def parse_ctime(spec: str) -> _CTm:
     """__pmParseCtime: "[Ddd] [Mmm] [DD] [HH[:MM[:SS.frac]]] [am|pm] [YYYY]", in that order."""
     tm = _CTm()
-    i, ignored = _parse_3char(spec, 0, _WDAYS)
-    i, mon = _parse_3char(spec, i, _MONTHS)
+    i, ignored = parse_3char(spec, 0, WDAYS)
+    i, mon = parse_3char(spec, i, MONTHS)
     tm.mon = -1 if mon is None else mon
-    i, v = _parse_int(spec, i, 0, 31)
+    i, v = parse_int(spec, i, 0, 31)
     tm.mday = -1 if v is None else v
-    i, v = _parse_int(spec, i, 0, 23)
+    i, v = parse_int(spec, i, 0, 23)
     tm.hour = -1 if v is None else v
     if tm.mday == 0 and tm.hour != -1:
         tm.mday = -1
@@ -50,9 +50,9 @@ def _parse_ctime(spec: str) -> _CTm:
         tm.hour, tm.mday = tm.mday, -1
     i = _parse_clock(spec, i, tm)
     i = _parse_meridian(spec, i, tm)
-    i, year = _parse_int(spec, i, 1900, 9999)
+    i, year = parse_int(spec, i, 1900, 9999)
     tm.year = -1 if year is None else year
-    i = _ws(spec, i)
+    i = skip_space(spec, i)
     if i < len(spec):
         raise TimeParseError(spec, i, WHAT_MSG)
     if (ignored is not None and tm.mon == -1 and tm.mday == -1) or (
@@ -65,16 +65,16 @@ def _parse_ctime(spec: str) -> _CTm:
 
 def _parse_clock(spec: str, i: int, tm: _CTm) -> int:
     """ ":MM[:SS.frac]" after the hour (an hour not given is 0) into TM; where it ends."""
-    i, colon = _parse_char(spec, i, ":")
+    i, colon = parse_char(spec, i, ":")
     if not colon:
         return i
     tm.hour = max(tm.hour, 0)
     tm.min = 0
-    i, v = _parse_int(spec, i, 0, 59)
+    i, v = parse_int(spec, i, 0, 59)
     tm.min = 0 if v is None else v
-    i, colon = _parse_char(spec, i, ":")
+    i, colon = parse_char(spec, i, ":")
     if colon:
-        i, d = _parse_double(spec, i, 0.0, 61.0)
+        i, d = parse_double(spec, i, 0.0, 61.0)
         if d is not None:
             if math.isnan(d):
                 raise TimeParseError(spec, i, WHAT_MSG)
@@ -86,7 +86,7 @@ def _parse_clock(spec: str, i: int, tm: _CTm) -> int:
 def _parse_meridian(spec: str, i: int, tm: _CTm) -> int:
     """ "am" or "pm" moves TM's hour to the 24-hour clock; after no hour, or one past 12,
     the word is left unread (so the text is refused).  Where it ends."""
-    j, pm = _parse_3char(spec, i, ("am", "pm"))
+    j, pm = parse_3char(spec, i, ("am", "pm"))
     if pm is None:
         return j
     if tm.hour > 12 or tm.hour == -1:
@@ -110,12 +110,12 @@ def _default_fields(tm: _CTm) -> None:
         tm.sec, tm.nsec = 0, 0
 
 
-def _ctime_to_ns(tm: _CTm, origin_ns: int, zone: tzinfo) -> int:
+def ctime_to_ns(tm: _CTm, origin_ns: int, zone: tzinfo) -> int:
     """__pmConvertHighResTime for an absolute time: fields not given come from ORIGIN."""
     sec, nsec = divmod(origin_ns, NSEC)
     if tm.year != -1:
-        return _mktime(tm.year, tm.mon, tm.mday, tm.hour, tm.min, tm.sec, zone) * NSEC + tm.nsec
-    now = _localtime(sec, zone)
+        return mktime(tm.year, tm.mon, tm.mday, tm.hour, tm.min, tm.sec, zone) * NSEC + tm.nsec
+    now = localtime(sec, zone)
     f = [now.year, now.mon, now.mday, now.hour, now.min, now.sec]
     given = (tm.mon, tm.mday, tm.hour, tm.min, tm.sec)
     for k, value in enumerate(given):  # the first field given, and all after it, replace
@@ -125,4 +125,4 @@ def _ctime_to_ns(tm: _CTm, origin_ns: int, zone: tzinfo) -> int:
             f[k + 1 :] = given[k:]
             nsec = tm.nsec
             break
-    return _mktime(*f, zone) * NSEC + nsec
+    return mktime(*f, zone) * NSEC + nsec

@@ -3,7 +3,7 @@ free-form date grammar (getdate.py), and the tokens its yylex makes of a text.""
 
 from __future__ import annotations
 
-from .scanning import _alpha, _digit, _ws
+from .scanning import is_alpha, is_digit, skip_space
 
 _MONTH_DAY = (
     ("january", "MONTH", 1), ("february", "MONTH", 2), ("march", "MONTH", 3),
@@ -43,17 +43,18 @@ _ZONE_WORDS = {
 _MILITARY = {c: 60 * (k + 1) for k, c in enumerate("abcdefghiklm")}
 _MILITARY |= {c: -60 * (k + 1) for k, c in enumerate("nopqrstuvwxy")} | {"z": 0}
 
-_Token = tuple[str, int]
+#: A token of the date grammar: its kind (a terminal) and its value.
+Token = tuple[str, int]
 
 
-def _zone_token(word: str) -> _Token | None:
+def _zone_token(word: str) -> Token | None:
     west = _ZONE_WORDS.get(word)
     if west is None:
         return None
     return ("DAYZONE", west[0]) if isinstance(west, tuple) else ("ZONE", west)
 
 
-def _lookup_word(word: str) -> _Token:
+def _lookup_word(word: str) -> Token:
     """LookupWord: what a run of letters (and dots) means to the date grammar."""
     word = word.lower()
     if word in ("am", "a.m."):
@@ -76,7 +77,7 @@ def _lookup_word(word: str) -> _Token:
         return _UNIT_WORDS[word[:-1]]
     if word in _OTHER_WORDS:
         return _OTHER_WORDS[word]
-    if len(word) == 1 and _alpha(word) and word in _MILITARY:
+    if len(word) == 1 and is_alpha(word) and word in _MILITARY:
         return ("ZONE", _MILITARY[word])
     if "." in word:
         found = _zone_token(word.replace(".", ""))
@@ -85,29 +86,29 @@ def _lookup_word(word: str) -> _Token:
     return ("ID", 0)
 
 
-def _date_tokens(s: str) -> list[_Token]:
+def date_tokens(s: str) -> list[Token]:
     """getdate's yylex: numbers (a sign makes them signed), words, (comments) skipped."""
-    out: list[_Token] = []
+    out: list[Token] = []
     i = 0
     while True:
-        i = _ws(s, i)
+        i = skip_space(s, i)
         c = s[i] if i < len(s) else ""
-        if _digit(c) or c in ("-", "+"):
+        if is_digit(c) or c in ("-", "+"):
             sign = 0
             if c in "-+":
                 sign = -1 if c == "-" else 1
                 i += 1
-                if i >= len(s) or not _digit(s[i]):
+                if i >= len(s) or not is_digit(s[i]):
                     continue
             j = i
-            while j < len(s) and _digit(s[j]):
+            while j < len(s) and is_digit(s[j]):
                 j += 1
             value = int(s[i:j])
             out.append(("S", sign * value) if sign else ("U", value))
             i = j
-        elif _alpha(c):
+        elif is_alpha(c):
             j = i
-            while j < len(s) and (_alpha(s[j]) or s[j] == "."):
+            while j < len(s) and (is_alpha(s[j]) or s[j] == "."):
                 j += 1
             out.append(_lookup_word(s[i:j][:19]))
             i = j

@@ -14,11 +14,11 @@ NSEC = 1_000_000_000
 Timestamp = float | int | tuple[int, int]
 
 # the C locale's day and month abbreviations (ctime's, and what __pmParseCtime reads)
-_WDAYS = ("sun", "mon", "tue", "wed", "thu", "fri", "sat")
-_MONTHS = ("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec")
+WDAYS = ("sun", "mon", "tue", "wed", "thu", "fri", "sat")
+MONTHS = ("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec")
 
 
-def _ns(t: Timestamp) -> int:
+def to_ns(t: Timestamp) -> int:
     """T in nanoseconds since the epoch (a float rounded to the nearest)."""
     if isinstance(t, tuple):
         return t[0] * NSEC + t[1]
@@ -27,7 +27,7 @@ def _ns(t: Timestamp) -> int:
     return math.floor(Fraction(t) * NSEC + Fraction(1, 2))
 
 
-class _Tm(NamedTuple):
+class Tm(NamedTuple):
     """struct tm as localtime_r fills it, with the zone's name (tm_zone)."""
 
     year: int  # full year
@@ -45,7 +45,7 @@ class _Tm(NamedTuple):
 _CYCLE = 146097 * 86400  # the Gregorian calendar (weekdays too) repeats every 400 years
 
 
-def _localtime(sec: int, zone: tzinfo) -> _Tm:
+def localtime(sec: int, zone: tzinfo) -> Tm:
     """localtime_r in ZONE; years a datetime cannot hold are moved by whole 400-year cycles."""
     cycles = 0
     if not -62_000_000_000 < sec < 253_000_000_000:
@@ -57,12 +57,12 @@ def _localtime(sec: int, zone: tzinfo) -> _Tm:
     clock = (dt.hour, dt.minute, dt.second)
     name = dt.tzname() or ""
     gmtoff = off // timedelta(seconds=1)
-    return _Tm(
+    return Tm(
         dt.year + 400 * cycles, dt.month - 1, dt.day, *clock, wday, bool(dt.dst()), gmtoff, name
     )
 
 
-def _mktime(year: int, mon: int, mday: int, hour: int, mins: int, sec: int, zone: tzinfo) -> int:
+def mktime(year: int, mon: int, mday: int, hour: int, mins: int, sec: int, zone: tzinfo) -> int:
     """mktime with tm_isdst = -1: out-of-range fields carry over, as the C library does."""
     y, m = divmod(year * 12 + mon, 12)
     wall = datetime(y, m + 1, 1) + timedelta(days=mday - 1, hours=hour, minutes=mins, seconds=sec)

@@ -11,9 +11,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import tzinfo
 
-from .datewords import _date_tokens, _Token
-from .epoch import _localtime
-from .scanning import _cdiv, _cmod
+from ..cnumbers import cdiv, cmod
+from .datewords import Token, date_tokens
+from .epoch import localtime
 
 
 class _DateSyntax(Exception):
@@ -44,7 +44,7 @@ class _DateParse:
     have_rel: int = 0
     have_align: int = 0
 
-    def parse(self, toks: list[_Token]) -> None:
+    def parse(self, toks: list[Token]) -> None:
         self.toks, self.i = toks, 0
         while self.kind() != "END":
             self.item()
@@ -124,7 +124,7 @@ class _DateParse:
         elif self.kind() == "S":
             offset = self.take()
             self.meridian, self.dst = 2, False
-            self.zone = -(_cmod(offset, 100) + _cdiv(offset, 100) * 60)
+            self.zone = -(cmod(offset, 100) + cdiv(offset, 100) * 60)
         else:
             self.meridian = 2
         self.have_time += 1
@@ -262,23 +262,23 @@ def _convert(
     if tod < 0:
         return -1
     julian += tod
-    if dst or (dst is None and _localtime(julian, zone).isdst):
+    if dst or (dst is None and localtime(julian, zone).isdst):
         julian -= 3600
     return julian
 
 
 def _dst_correct(start: int, future: int, zone: tzinfo) -> int:
-    start_hour = (_localtime(start, zone).hour + 1) % 24
-    future_hour = (_localtime(future, zone).hour + 1) % 24
+    start_hour = (localtime(start, zone).hour + 1) % 24
+    future_hour = (localtime(future, zone).hour + 1) % 24
     return (future - start) + (start_hour - future_hour) * 3600
 
 
-def _get_date(text: str, now_sec: int, zone: tzinfo) -> int | None:
+def get_date(text: str, now_sec: int, zone: tzinfo) -> int | None:
     """__pmGetDate: seconds since the epoch for a free-form date, or None when it is not one."""
-    tm = _localtime(now_sec, zone)
-    p = _DateParse(tm.year, tm.mon + 1, tm.mday, _cdiv(-tm.gmtoff, 60) + 60 * tm.isdst)
+    tm = localtime(now_sec, zone)
+    p = _DateParse(tm.year, tm.mon + 1, tm.mday, cdiv(-tm.gmtoff, 60) + 60 * tm.isdst)
     try:
-        p.parse(_date_tokens(text))
+        p.parse(date_tokens(text))
     except _DateSyntax:
         return None
     if max(p.have_time, p.have_zone, p.have_date, p.have_day, p.have_align) > 1:
@@ -294,13 +294,13 @@ def _get_date(text: str, now_sec: int, zone: tzinfo) -> int | None:
             start -= (tm.hour * 60 + tm.min) * 60 + tm.sec
     start += p.rel_seconds
     if p.rel_month:
-        at = _localtime(start, zone)
+        at = localtime(start, zone)
         months = 12 * at.year + at.mon + p.rel_month
         ymd, hms = (months // 12, months % 12 + 1, at.mday), (at.hour, at.min, at.sec)
         future = _convert(p, ymd, hms, 2, None, zone)
         start += _dst_correct(start, future, zone)
     if p.have_day and not p.have_date:
-        wday = _localtime(start, zone).wday
+        wday = localtime(start, zone).wday
         ordinal = p.day_ordinal if p.day_ordinal <= 0 else p.day_ordinal - 1
         offset = start + 86400 * ((p.day_number - wday + 7) % 7) + 7 * 86400 * ordinal
         start += _dst_correct(start, offset, zone)

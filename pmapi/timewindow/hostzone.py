@@ -8,18 +8,18 @@ import time
 from collections.abc import Mapping
 from datetime import tzinfo
 
-from .epoch import NSEC, Timestamp, _localtime, _ns
-from .scanning import _cdiv
-from .tz import _host_localtime, tzinfo_for
+from ..cnumbers import cdiv
+from .epoch import NSEC, Timestamp, localtime, to_ns
+from .tz import host_localtime, tzinfo_for
 
 
 def _squash(zone: tzinfo, now: int) -> str:
     """__pmSquashTZ: the zone's name at NOW and its offset west of UTC in hours[:minutes]."""
-    tm = _localtime(now, zone)
+    tm = localtime(now, zone)
     west = -tm.gmtoff
     if west == 0:
         return tm.name[:40]
-    hours, mins = _cdiv(west, 3600), abs(_cdiv(west - _cdiv(west, 3600) * 3600, 60))
+    hours, mins = cdiv(west, 3600), abs(cdiv(west - cdiv(west, 3600) * 3600, 60))
     if mins == 0:
         return f"{tm.name[:37]}{hours:+d}"
     return f"{tm.name[:34]}{hours:+d}:{mins:02d}"
@@ -32,10 +32,10 @@ def pcp_timezone(now: Timestamp | None = None, environ: Mapping[str, str] = os.e
     the zone in force at NOW squashed to "NAME±H[:MM]", counted west of UTC ("AEDT-11",
     "UTC", "IST-5:30").
     """
-    when = _ns(now) // NSEC if now is not None else int(time.time())
+    when = to_ns(now) // NSEC if now is not None else int(time.time())
     tz = environ.get("TZ")
     if tz is None or tz.startswith(":"):
-        return _squash(tzinfo_for(tz) if tz is not None else _host_localtime(), when)
+        return _squash(tzinfo_for(tz) if tz is not None else host_localtime(), when)
     if len(tz) <= 40:
         return tz
     squeezed = "".join(tz.split(":00")[:-1]) if ":00" in tz else tz  # libpcp drops the tail

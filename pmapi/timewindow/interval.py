@@ -5,8 +5,9 @@ from __future__ import annotations
 import math
 from fractions import Fraction
 
+from ..cnumbers import cstring
 from .epoch import NSEC, PM_MAX_TIME_T
-from .scanning import EMPTY_MSG, WHAT_MSG, TimeParseError, _alpha, _c_string, _parse_double, _ws
+from .scanning import EMPTY_MSG, WHAT_MSG, TimeParseError, is_alpha, parse_double, skip_space
 
 _UNITS: tuple[tuple[str, Fraction], ...] = (
     ("nanosecond", Fraction(1, 10**9)),
@@ -35,20 +36,20 @@ def parse_interval(text: str) -> float:
     Raises TimeParseError with PCP's reason ("unexpected value", "Null or empty
     specification") and the offset libpcp points its caret at.
     """
-    spec = _c_string(text)
+    spec = cstring(text)
     if not spec:
         raise TimeParseError("", 0, EMPTY_MSG)
     i, sec = 0, 0.0
     while i < len(spec):
-        i, d = _parse_double(spec, i, 0.0, float(PM_MAX_TIME_T))
+        i, d = parse_double(spec, i, 0.0, float(PM_MAX_TIME_T))
         if d is None:
             break
-        i = _ws(spec, i)
+        i = skip_space(spec, i)
         if i == len(spec):
             sec += d
             break
         j = i
-        while j < len(spec) and _alpha(spec[j]):
+        while j < len(spec) and is_alpha(spec[j]):
             j += 1
         word = spec[i:j]
         if not word:
@@ -81,5 +82,5 @@ def parse_interval_ns(text: str) -> int:
     """
     secs = parse_interval(text)
     if math.isnan(secs):
-        raise TimeParseError(_c_string(text), 0, WHAT_MSG)
+        raise TimeParseError(cstring(text), 0, WHAT_MSG)
     return _real_to_ns(secs)

@@ -4,14 +4,14 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from .epoch import _MONTHS, _WDAYS, NSEC, Timestamp, _localtime, _ns
-from .tz import Zone, _zone
+from .epoch import MONTHS, NSEC, WDAYS, Timestamp, localtime, to_ns
+from .tz import Zone, resolve_zone
 
 
 def pm_ctime(t: Timestamp, tz: Zone = None) -> str:
     """T as pmCtime prints it in zone TZ, "Sat Nov 21 10:00:00 2026" (pmCtime adds a newline)."""
-    tm = _localtime(_ns(t) // NSEC, _zone(tz))
-    day, month = _WDAYS[tm.wday].title(), _MONTHS[tm.mon].title()
+    tm = localtime(to_ns(t) // NSEC, resolve_zone(tz))
+    day, month = WDAYS[tm.wday].title(), MONTHS[tm.mon].title()
     return f"{day} {month}{tm.mday:3d} {tm.hour:02d}:{tm.min:02d}:{tm.sec:02d} {tm.year}"
 
 
@@ -22,8 +22,8 @@ def format_stamp(t: Timestamp, tz: Zone = None, *, digits: int = 3, date: bool =
     pmPrintHighResStamp.  date=True is pmval -X ("Sat Nov 21 10:00:01.123456 2026",
     with digits=6; -XX uses 9).
     """
-    ns = _ns(t)
-    tm = _localtime(ns // NSEC, _zone(tz))
+    ns = to_ns(t)
+    tm = localtime(ns // NSEC, resolve_zone(tz))
     text = f"{tm.hour:02d}:{tm.min:02d}:{tm.sec:02d}"
     if digits:
         text += f".{ns % NSEC // 10 ** (9 - digits):0{digits}d}"
@@ -36,7 +36,7 @@ def format_stamp(t: Timestamp, tz: Zone = None, *, digits: int = 3, date: bool =
 def format_stamps(times_ns: Sequence[int], tz: Zone = None, *, digits: int = 3) -> list[str]:
     """format_stamp for many times at once (int ns): the zone is asked once per quarter
     hour the times fall in, and again per time only where its offset changes inside one."""
-    zone = _zone(tz)
+    zone = resolve_zone(tz)
     offsets: dict[int, int | None] = {}
     out = []
     scale = 10 ** (9 - digits)
@@ -45,10 +45,10 @@ def format_stamps(times_ns: Sequence[int], tz: Zone = None, *, digits: int = 3) 
         quarter = sec - sec % 900
         off = offsets.get(quarter, -1)
         if off == -1:
-            lo, hi = _localtime(quarter, zone).gmtoff, _localtime(quarter + 899, zone).gmtoff
+            lo, hi = localtime(quarter, zone).gmtoff, localtime(quarter + 899, zone).gmtoff
             off = offsets[quarter] = lo if lo == hi else None
         if off is None:
-            off = _localtime(sec, zone).gmtoff
+            off = localtime(sec, zone).gmtoff
         day = (sec + off) % 86400
         text = f"{day // 3600:02d}:{day // 60 % 60:02d}:{day % 60:02d}"
         if digits:

@@ -10,7 +10,7 @@ import re
 from datetime import UTC, date, datetime, timedelta, timezone, tzinfo
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-from .scanning import _c_string
+from ..cnumbers import cstring
 
 #: A zone given by a caller: None (the host's local zone), a TZ string (as pmNewZone), a tzinfo.
 Zone = str | tzinfo | None
@@ -159,7 +159,7 @@ def _tz_value(value: str) -> tzinfo:
 
 
 @functools.lru_cache(maxsize=1)
-def _host_localtime() -> tzinfo:
+def host_localtime() -> tzinfo:
     """The zone /etc/localtime holds (UTC without one), read once."""
     try:
         with open("/etc/localtime", "rb") as f:
@@ -176,8 +176,8 @@ def tzinfo_for(tz: str | None = None) -> tzinfo:
     if tz is None:
         tz = os.environ.get("TZ")
         if tz is None:
-            return _host_localtime()
-    return _tz_value(_c_string(tz))
+            return host_localtime()
+    return _tz_value(cstring(tz))
 
 
 def new_zone(tz: str) -> tzinfo:
@@ -186,11 +186,11 @@ def new_zone(tz: str) -> tzinfo:
     Like libpcp, a three-character TZ gets "+0" appended, so "UTC" stays UTC and "EST"
     means UTC labelled EST (not the zone file named EST).
     """
-    tz = _c_string(tz)
+    tz = cstring(tz)
     return tzinfo_for(tz + "+0" if len(tz.encode()) == 3 else tz)
 
 
-def _zone(tz: Zone) -> tzinfo:
+def resolve_zone(tz: Zone) -> tzinfo:
     """A caller's Zone as a tzinfo: None is the host's local zone, text is read by new_zone."""
     if tz is None:
         return tzinfo_for(None)

@@ -9,20 +9,12 @@ import time
 from dataclasses import dataclass
 from datetime import tzinfo
 
-from .ctime import _ctime_to_ns, _parse_ctime
-from .epoch import NSEC, PM_MAX_TIME_T, Timestamp, _ns
+from ..cnumbers import cdiv, cstring, int32, int64
+from .ctime import ctime_to_ns, parse_ctime
+from .epoch import NSEC, PM_MAX_TIME_T, Timestamp, to_ns
 from .interval import parse_interval_ns
-from .scanning import (
-    ALIGN_MSG,
-    TimeParseError,
-    _c_string,
-    _cdiv,
-    _cint,
-    _i64,
-    _parse_char,
-    _ws,
-)
-from .tz import Zone, _zone
+from .scanning import ALIGN_MSG, TimeParseError, parse_char, skip_space
+from .tz import Zone, resolve_zone
 
 _RELATIVE_WORDS = re.compile(" (?:year|month|fortnight|week|day|hour|min|sec)", re.I | re.A)
 _BACKWARD_WORDS = re.compile("last|ago", re.I | re.A)
@@ -31,7 +23,7 @@ _BACKWARD_WORDS = re.compile("last|ago", re.I | re.A)
 def _relative_direction(text: str) -> int:
     """libpcp's guess whether a free-form date counts back from the end (-1), on from the
     start (1), or from now (0)."""
-    text = text[_ws(text, 0) :]
+    text = text[skip_space(text, 0) :]
     if not _RELATIVE_WORDS.search(text):
         return 0
     return -1 if _BACKWARD_WORDS.search(text) or text.startswith("-") else 1
@@ -54,9 +46,9 @@ def parse_time(
     it is relative to neither (default: the clock).  Raises TimeParseError with the
     message libpcp reports when nothing fits.
     """
-    end_ns = PM_MAX_TIME_T * NSEC if end is None else _ns(end)
-    now_ns = _ns(now) if now is not None else time.time_ns()
-    return _parse_time(_c_string(text), _ns(start), end_ns, _zone(tz), now_ns)
+    end_ns = PM_MAX_TIME_T * NSEC if end is None else to_ns(end)
+    now_ns = to_ns(now) if now is not None else time.time_ns()
+    return _parse_time(cstring(text), to_ns(start), end_ns, resolve_zone(tz), now_ns)
 
 
 def _parse_time(spec: str, start_ns: int, end_ns: int, zone: tzinfo, now_ns: int) -> int:
@@ -64,27 +56,27 @@ def _parse_time(spec: str, start_ns: int, end_ns: int, zone: tzinfo, now_ns: int
     if end_ns // NSEC >= PM_MAX_TIME_T:
         end_ns = PM_MAX_TIME_T * NSEC + NSEC - 1
     error: TimeParseError
-    i, at = _parse_char(spec, 0, "@")
+    i, at = parse_char(spec, 0, "@")
     if at:
         try:
-            return _ctime_to_ns(_parse_ctime(spec[i:]), start_ns, zone)
+            return ctime_to_ns(parse_ctime(spec[i:]), start_ns, zone)
         except TimeParseError as e:
             error = e
     else:
         back = False
         if end_ns // NSEC < PM_MAX_TIME_T:
-            i, back = _parse_char(spec, i, "-")
+            i, back = parse_char(spec, i, "-")
         if not back:
-            i, _ = _parse_char(spec, i, "+")
+            i, _ = parse_char(spec, i, "+")
         try:
             interval = parse_interval_ns(spec[i:])
         except TimeParseError as e:
             error = e
         else:
             sec, nsec = divmod(interval, NSEC)
-            interval = _cint(sec) * NSEC + nsec
+            interval = int32(sec) * NSEC + nsec
             return end_ns - interval if back else start_ns + interval
-    i, _ = _parse_char(spec, i, "@")
+    i, _ = parse_char(spec, i, "@")
     found = _free_form(spec[i:], start_ns, end_ns, zone, now_ns)
     if found is None:
         raise error
@@ -94,7 +86,7 @@ def _parse_time(spec: str, start_ns: int, end_ns: int, zone: tzinfo, now_ns: int
 def _free_form(text: str, start_ns: int, end_ns: int, zone: tzinfo, now_ns: int) -> int | None:
     """TEXT read by the getdate grammar, counting from now, the start or the end as
     _relative_direction guesses; None when it is not a date."""
-    from .getdate import _get_date  # imported here: most times never need the grammar
+    from .getdate import get_date  # imported here: most times never need the grammar
 
     direction = _relative_direction(text)
     if direction == 0:
@@ -104,7 +96,7 @@ def _free_form(text: str, start_ns: int, end_ns: int, zone: tzinfo, now_ns: int)
     else:
         base = start_ns
     try:
-        found = _get_date(text, base // NSEC, zone)
+        found = get_date(text, base // NSEC, zone)
     except (OverflowError, ValueError):  # beyond the years a datetime can hold
         return None
     return None if found is None else found * NSEC
@@ -158,45 +150,45 @@ def parse_time_window(
     end, -O to the window; -A rounds -S (and -O) up to a multiple of the interval.
     Raises TimeParseError as pmParseHighResTimeWindow fails.
     """
-    zone = _zone(tz)
-    clock = _ns(now) if now is not None else time.time_ns()
-    first = _ns(log_start)
-    last = PM_MAX_TIME_T * NSEC if log_end is None else _ns(log_end)
+    zone = resolve_zone(tz)
+    clock = to_ns(now) if now is not None else time.time_ns()
+    first = to_ns(log_start)
+    last = PM_MAX_TIME_T * NSEC if log_end is None else to_ns(log_end)
     lo = first
     hi = last + NSEC - 1 if last // NSEC == PM_MAX_TIME_T else last
     warning = None
     if start is not None:
-        lo = _parse_time(_c_string(start), lo, hi, zone, clock)
+        lo = _parse_time(cstring(start), lo, hi, zone, clock)
     lo = max(lo, first)
     delta = 0
     if align is not None:
         delta = parse_interval_ns(align)
         if delta == 0:
-            raise TimeParseError(_c_string(align), 0, ALIGN_MSG)
+            raise TimeParseError(cstring(align), 0, ALIGN_MSG)
         aligned = _round_up(lo, delta)
         if first <= aligned <= last:
             lo = aligned
         else:
-            warning = TimeParseError(_c_string(align), 0, ALIGN_MSG).errmsg
+            warning = TimeParseError(cstring(align), 0, ALIGN_MSG).errmsg
     if end is not None:
-        hi = _parse_time(_c_string(end), lo, hi, zone, clock)
+        hi = _parse_time(cstring(end), lo, hi, zone, clock)
     hi = min(hi, last)
     origin = lo
     if offset is not None:
-        origin = _parse_time(_c_string(offset), lo, hi, zone, clock)
+        origin = _parse_time(cstring(offset), lo, hi, zone, clock)
         origin = lo if origin < lo else hi if origin > hi else origin
         if align is not None:
             aligned = _round_up(origin, delta)
-            if aligned > _i64(hi):  # libpcp's nanosecond sum wraps for an open end
+            if aligned > int64(hi):  # libpcp's nanosecond sum wraps for an open end
                 aligned -= delta
             if lo <= aligned <= hi:
                 origin = aligned
             else:
-                warning = TimeParseError(_c_string(align), 0, ALIGN_MSG).errmsg
+                warning = TimeParseError(cstring(align), 0, ALIGN_MSG).errmsg
     return TimeWindow(lo, hi, origin, warning)
 
 
 def _round_up(t: int, delta: int) -> int:
     """T rounded up to a multiple of DELTA, as libpcp's -A rounds (C division)."""
-    down = _cdiv(t, delta) * delta
+    down = cdiv(t, delta) * delta
     return down + delta if down < t else down

@@ -8,6 +8,7 @@ import ctypes.util
 import errno
 import math
 import struct
+from fractions import Fraction
 
 import pytest
 from hypothesis import example, given, settings
@@ -142,6 +143,8 @@ def test_float32_is_a_c_cast(x):
         (2.0**31, 32, True, -(2**31)),
         (-1.5, 32, True, -1),
         (2.0**64, 64, False, 0),
+        (1.5 * 2.0**64, 64, False, 0),  # (past 2**64 the indefinite value's top bit, cleared)
+        (math.inf, 64, False, 0),
         (-1.0, 64, False, 2**64 - 1),
         (2.0**63 + 2048, 64, False, 2**63 + 2048),
         (math.nan, 64, False, 2**63),
@@ -162,3 +165,103 @@ def test_libm_answers():
     assert C.float32_of_int(2**24 + 1) == 2.0**24 and C.float32_of_int(2**60 + 2**36) == 2.0**60
     assert C.scan_int(" 42x", 32, True) == 42 and C.scan_int("x", 32, True) is None
     assert C.scan_int("-1", 32, False) == 2**32 - 1 and C.cstring("ab\0cd") == "ab"
+
+
+# -- the agents' readers: strtoul_value, scan_hex, scan_ints against glibc's sscanf ------------
+
+libc.sscanf.restype = ctypes.c_int
+
+
+def c_sscanf(text: bytes, conversion: bytes, count: int, kind) -> list[int]:
+    """glibc's sscanf of TEXT with COUNT CONVERSIONs in a row into KIND (a ctypes integer):
+    the values it converted."""
+    slots = [kind() for _ in range(count)]
+    done = libc.sscanf(text, b" ".join([conversion] * count), *map(ctypes.byref, slots))
+    return [slot.value for slot in slots[: max(done, 0)]]
+
+
+@given(texts)
+@example("18446744073709551615")
+@example("99999999999999999999999")
+@example("-1")
+@example("\t+9abc")
+@example("٣")
+@example("0012")
+def test_strtoul_value_is_glibcs(text):
+    raw = text.encode()
+    assert C.strtoul_value(text) == C.strtoul_value(raw) == c_scan(libc.strtoul, raw, 10).value
+
+
+@given(texts, st.sampled_from([(b"%x", ctypes.c_uint, 32), (b"%lx", ctypes.c_ulong, 64)]))
+@example(" -0x1f", (b"%x", ctypes.c_uint, 32))
+@example("0A", (b"%x", ctypes.c_uint, 32))
+def test_scan_hex_is_sscanfs(text, conversion):
+    fmt, kind, bits = conversion
+    theirs = c_sscanf(text.encode(), fmt, 1, kind)
+    assert C.scan_hex(text, bits) == (theirs[0] if theirs else None), text
+
+
+@given(
+    texts,
+    st.integers(1, 4),
+    st.sampled_from(
+        [
+            (b"%lu", ctypes.c_ulong, 64, False),
+            (b"%u", ctypes.c_uint, 32, False),
+            (b"%d", ctypes.c_int, 32, True),
+            (b"%ld", ctypes.c_long, 64, True),
+        ]
+    ),
+)
+@example("1 2 x 3", 3, (b"%lu", ctypes.c_ulong, 64, False))
+@example("99999999999999999999 -1", 2, (b"%d", ctypes.c_int, 32, True))
+@example(" 1 x 3\n", 3, (b"%lu", ctypes.c_ulong, 64, False))
+@example(" 8 0 0.000 0.000\n", 2, (b"%u", ctypes.c_uint, 32, False))
+@example("", 4, (b"%lu", ctypes.c_ulong, 64, False))
+def test_scan_ints_are_sscanfs(text, count, conversion):
+    fmt, kind, bits, signed = conversion
+    theirs = c_sscanf(text.encode(), fmt, count, kind)
+    assert C.scan_ints(text, count, bits, signed) == theirs, text
+    assert C.scan_ints(text.encode(), count, bits, signed) == theirs, text
+
+
+@pytest.mark.parametrize(
+    ("text", "base"),
+    [(b"  \t+42xyz", 10), (b"-2", 10), (b"-99999999999999999999999", 10), (b"  -", 10),
+     (b"0x1F", 0), (b"0x1F", 16), (b"1f", 16), (b"017", 0), (b"0x", 0), (b"19", 0)],
+)  # fmt: skip
+def test_strtoul_reads_kernel_text_as_glibc(text, base):
+    """The cases the linux agent's own strtoul was held to (agents/linux/cnumbers.py, now
+    folded in here): "-1" wraps, too large is 2**64 - 1, "0x" alone reads its 0."""
+    assert C.strtoul(text, base) == c_scan(libc.strtoul, text, base)
+
+
+@given(st.floats(width=64))
+def test_float_of_double_reads_a_unions_float_member(d):
+    class Union(ctypes.Union):
+        _fields_ = [("d", ctypes.c_double), ("f", ctypes.c_float)]
+
+    theirs = Union(d=d).f
+    ours = C.float_of_double(d)
+    assert same_float(ours, theirs) or (math.isnan(ours) and math.isnan(theirs))
+
+
+@given(st.lists(st.floats(allow_nan=False, width=64), max_size=20))
+def test_c_sum_adds_left_to_right_in_doubles(values):
+    total = ctypes.c_double(0.0)
+    for x in values:
+        total = ctypes.c_double(total.value + x)
+    assert same_float(C.c_sum(values), total.value) or math.isnan(C.c_sum(values))
+    assert C.c_sum([1e16, 1.0, -1e16]) == 0.0  # (math.fsum would say 1.0)
+
+
+@given(st.integers(-(2**40), 2**40), st.integers(0, 10**9 - 1))
+def test_long_double_is_x87s(sec, nsec):
+    """pmtimespecToReal's sum, sec + nsec / 1e9 in long double, as NumPy's longdouble
+    (gcc's x87 type on x86-64) computes it."""
+    import numpy as np
+
+    ld = np.longdouble
+    theirs = ld(sec) + ld(nsec) / ld(10**9)
+    ours = C.long_double(sec + C.long_double(Fraction(nsec, 10**9)))
+    assert ours == Fraction(*theirs.as_integer_ratio())

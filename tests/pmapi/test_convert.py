@@ -8,25 +8,19 @@ travel as their IEEE bit patterns so every comparison is exact, NaN signs includ
 from __future__ import annotations
 
 import errno
-import functools
-import json
 import math
-import os
-import shutil
 import struct
-import subprocess
 import sys
 from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from purepcp.pmapi.cnumbers import float32, float32_of_int
 from purepcp.pmapi.convert import (
     StoreValueError,
     extract_value,
-    f32,
-    f32_of_int,
     parse_typed_value,
     pmConvScale,
     pmExtractValue,
@@ -43,172 +37,13 @@ from purepcp.pmapi.printvalue import print_value
 from purepcp.pmapi.types import PMType, ValFmt
 from purepcp.pmapi.units import Units
 from purepcp.pmapi.values import ValueBlock
-
-SYSTEM_PYTHON = "/usr/bin/python3"
-SKIP_REASON = "reference PCP 6 is not installed: no python3-pcp (Debian package pcp)"
+from tests.support.examples import examples
+from tests.support.libpcp_oracle import SLOW_AND_BIG, host_block, reference, sample_tool, to_bits
 
 I32, U32, I64, U64 = PMType.PM_TYPE_32, PMType.PM_TYPE_U32, PMType.PM_TYPE_64, PMType.PM_TYPE_U64
 FLT, DBL, STR = PMType.PM_TYPE_FLOAT, PMType.PM_TYPE_DOUBLE, PMType.PM_TYPE_STRING
 AGG = PMType.PM_TYPE_AGGREGATE
 NUMERIC = (I32, U32, I64, U64, FLT, DBL)
-
-# Runs under the system interpreter: a JSON list of requests on stdin, answers on stdout.
-REFERENCE = r"""
-import ctypes, ctypes.util, json, struct, sys
-from ctypes import POINTER, byref, c_char_p, c_int, c_size_t, c_void_p
-from pcp.pmapi import LIBPCP, pmAtomValue, pmUnits, pmValue, pmValueBlock
-
-PCP = ctypes.CDLL("libpcp.so.3", use_errno=True)
-PCP.__pmStringValue.restype = c_int
-PCP.__pmStringValue.argtypes = [c_char_p, POINTER(pmAtomValue), c_int]
-LIBC = ctypes.CDLL(ctypes.util.find_library("c"))
-LIBC.open_memstream.restype = c_void_p
-LIBC.open_memstream.argtypes = [POINTER(c_void_p), POINTER(c_size_t)]
-LIBC.fclose.argtypes = [c_void_p]
-LIBC.free.argtypes = [c_void_p]
-keep = []
-
-def set_atom(a, t, v):
-    if t == 0: a.l = v
-    elif t == 1: a.ul = v
-    elif t == 2: a.ll = v
-    elif t == 3: a.ull = v
-    elif t == 4: a.ul = v          # float bits
-    elif t == 5: a.ull = v         # double bits
-    elif t == 6: a.cp = None if v is None else bytes.fromhex(v)
-    elif v is not None:            # a block: [vtype, payload hex]
-        a.vp = ctypes.addressof(block(v[0], bytes.fromhex(v[1])))
-
-def get_atom(a, t):
-    if t == 0: return a.l
-    if t == 1: return a.ul
-    if t == 2: return a.ll
-    if t == 3: return a.ull
-    if t == 4: return struct.unpack("<I", struct.pack("<f", a.f))[0]
-    if t == 5: return a.ull
-    if t == 6: return ctypes.string_at(a.cp).hex()
-    if t == 7:
-        vlen = ctypes.c_uint32.from_address(a.vp).value & 0xFFFFFF
-        return ctypes.string_at(a.vp + 4, vlen - 4).hex()
-    return None
-
-def block(vtype, payload):
-    header = struct.pack("<I", vtype << 24 | (len(payload) + 4))
-    buf = ctypes.create_string_buffer(header + payload + b"\0" * 8)
-    keep.append(buf)
-    return buf
-
-def value(spec):
-    v = pmValue()
-    v.inst = 0
-    if spec[0] == "lval":
-        v.value.lval = spec[1]
-    else:
-        v.value.pval = ctypes.cast(block(spec[1], bytes.fromhex(spec[2])), POINTER(pmValueBlock))
-    return v
-
-def units(word):
-    return pmUnits.from_buffer_copy(struct.pack("<I", word))
-
-def printed(call):
-    buf, size = c_void_p(), c_size_t()
-    fp = LIBC.open_memstream(byref(buf), byref(size))
-    call(fp)
-    LIBC.fclose(fp)
-    text = ctypes.string_at(buf, size.value).hex()
-    LIBC.free(buf)
-    return text
-
-def run(req):
-    op = req["op"]
-    if op == "conv":
-        a, o = pmAtomValue(), pmAtomValue()
-        set_atom(a, req["type"], req["value"])
-        iunit, ounit = units(req["iunit"]), units(req["ounit"])
-        sts = LIBPCP.pmConvScale(req["type"], byref(a), byref(iunit), byref(o), byref(ounit))
-        return [sts, get_atom(o, req["type"]) if sts == 0 else None]
-    if op == "extract":
-        o = pmAtomValue()
-        v = value(req["value"])
-        sts = LIBPCP.pmExtractValue(req["valfmt"], byref(v), req["itype"], byref(o), req["otype"])
-        return [sts, get_atom(o, req["otype"]) if sts == 0 else None]
-    if op == "strval":
-        o = pmAtomValue()
-        o.ull = 0
-        ctypes.set_errno(0)
-        sts = PCP.__pmStringValue(bytes.fromhex(req["text"]), byref(o), req["type"])
-        return [sts, get_atom(o, req["type"]) if sts == 0 else None]
-    if op == "atomstr":
-        a = pmAtomValue()
-        set_atom(a, req["type"], req["value"])
-        buf = ctypes.create_string_buffer(80)
-        return LIBPCP.pmAtomStr_r(byref(a), req["type"], buf, 80).hex()
-    if op == "print":
-        v = value(req["value"])
-        args = (req["valfmt"], req["type"], byref(v), req["minwidth"])
-        return printed(lambda fp: LIBPCP.pmPrintValue(fp, *args))
-    raise ValueError(op)
-
-print(json.dumps([run(r) for r in json.load(sys.stdin)]))
-"""
-
-
-def _env() -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "PYTHONHOME")}
-    env["TZ"] = "UTC"
-    return env
-
-
-@functools.cache
-def _available() -> bool:
-    if shutil.which(SYSTEM_PYTHON) is None:
-        return False
-    probe = subprocess.run(
-        [SYSTEM_PYTHON, "-c", "from pcp import pmapi; import cpmapi"],
-        capture_output=True,
-        env=_env(),
-        timeout=60,
-    )
-    return probe.returncode == 0
-
-
-def reference(requests: list[dict[str, Any]]) -> list[Any]:
-    """Answer REQUESTS with the reference libpcp; skip the test when it is not installed."""
-    if not _available():
-        pytest.skip(SKIP_REASON)
-    done = subprocess.run(
-        [SYSTEM_PYTHON, "-c", REFERENCE],
-        input=json.dumps(requests),
-        capture_output=True,
-        text=True,
-        env=_env(),
-        timeout=300,
-    )
-    assert done.returncode == 0, done.stderr
-    return json.loads(done.stdout)
-
-
-def to_bits(x: Any, type_: int) -> Any:
-    """An atom as the oracle exchanges it: floats as IEEE bits, the rest unchanged."""
-    if type_ == FLT:
-        return struct.unpack("<I", struct.pack("<f", x))[0]
-    if type_ == DBL:
-        return struct.unpack("<Q", struct.pack("<d", x))[0]
-    if type_ == STR:
-        return x.encode("utf-8", "surrogateescape").hex()
-    if type_ == AGG:
-        return bytes(x).hex()
-    return x
-
-
-def host_block(vtype: int, atom: Any) -> str:
-    """The payload of a block of VTYPE as libpcp holds it in memory (little-endian)."""
-    codes = {I32: "i", U32: "I", I64: "q", U64: "Q", FLT: "f", DBL: "d"}
-    if vtype in codes:
-        return struct.pack("<" + codes[vtype], atom).hex()
-    if vtype == STR:
-        return atom.encode().hex() + "00"
-    return bytes(atom).hex()
 
 
 def outcome(fn, *args) -> list[Any]:
@@ -295,12 +130,12 @@ def test_extract_from_pmvalue():
         assert exc.value.code == PM_ERR_CONV
 
 
-def test_f32_of_int_rounds_once():
+def test_float32_of_int_rounds_once():
     # 2^60 + 2^36 + 1 is just above a tie: a detour through double would round it down
     n = (1 << 60) + (1 << 36) + 1
-    assert f32_of_int(n) == float((1 << 60) + (1 << 37))
-    assert f32_of_int(-n) == -float((1 << 60) + (1 << 37))
-    assert f32(float(n)) == float(1 << 60)
+    assert float32_of_int(n) == float((1 << 60) + (1 << 37))
+    assert float32_of_int(-n) == -float((1 << 60) + (1 << 37))
+    assert float32(float(n)) == float(1 << 60)
 
 
 @given(st.floats(allow_nan=False, allow_infinity=False), st.integers(0, 6), st.integers(0, 6))
@@ -370,7 +205,6 @@ def test_parse_typed_value_errors(text, type_, code, message):
 
 # --- against the reference libpcp -----------------------------------------------------
 
-SLOW_AND_BIG = [HealthCheck.too_slow, HealthCheck.large_base_example, HealthCheck.data_too_large]
 units_words = st.builds(
     Units,
     dimSpace=st.integers(-2, 2),
@@ -445,7 +279,7 @@ def test_convscale_matches_libpcp_edges():
         U32: [0, 1, 512, 1023, (1 << 32) - 1],
         I64: [0, -1, 1 << 40, -(1 << 62), (1 << 63) - 1, -(1 << 63)],
         U64: [0, 1, 1 << 63, (1 << 64) - 1],
-        FLT: [0.0, -0.0, 1.5, f32(1e30), math.inf, math.nan],
+        FLT: [0.0, -0.0, 1.5, float32(1e30), math.inf, math.nan],
         DBL: [0.0, -1.25, 1e300, -math.inf, math.nan, 5e-324],
     }
     cases = [
@@ -455,7 +289,7 @@ def test_convscale_matches_libpcp_edges():
 
 
 @pytest.mark.interop
-@settings(max_examples=5, deadline=None, suppress_health_check=SLOW_AND_BIG)
+@settings(max_examples=examples(5), deadline=None, suppress_health_check=SLOW_AND_BIG)
 @given(st.lists(conv_cases(), min_size=1, max_size=400))
 def test_convscale_matches_libpcp(cases):
     _check_conv(cases)
@@ -499,7 +333,7 @@ def _check_extract(cases) -> None:
 @pytest.mark.interop
 def test_extract_matches_libpcp_edges():
     cases = [
-        (f32(atom) if itype == FLT else atom, itype, otype)
+        (float32(atom) if itype == FLT else atom, itype, otype)
         for itype, atoms in EXTRACT_VALUES.items()
         for atom in atoms
         for otype in (*NUMERIC, STR)
@@ -509,7 +343,7 @@ def test_extract_matches_libpcp_edges():
 
 
 @pytest.mark.interop
-@settings(max_examples=5, deadline=None, suppress_health_check=SLOW_AND_BIG)
+@settings(max_examples=examples(5), deadline=None, suppress_health_check=SLOW_AND_BIG)
 @given(
     st.lists(
         st.sampled_from(NUMERIC).flatmap(
@@ -559,34 +393,13 @@ number_text = st.text(alphabet="0123456789abcdefxXpP.+-eE in", max_size=12)
 
 
 @pytest.mark.interop
-@settings(max_examples=5, deadline=None, suppress_health_check=SLOW_AND_BIG)
+@settings(max_examples=examples(5), deadline=None, suppress_health_check=SLOW_AND_BIG)
 @given(st.lists(st.tuples(number_text, st.sampled_from(NUMERIC)), min_size=1, max_size=400))
 def test_parse_matches_libpcp(cases):
     _check_parse(cases)
 
 
 # --- pmstore itself, with the sample agent loaded as a DSO (no daemon) ----------------
-
-SAMPLE_DIR = "/var/lib/pcp/pmdas/sample"
-
-
-def sample_tool(tmp_path, *argv: str) -> subprocess.CompletedProcess[str]:
-    """Run a PCP tool with -L against the reference sample agent loaded in-process."""
-    if not _available() or not os.path.exists(f"{SAMPLE_DIR}/pmda_sample.so"):
-        pytest.skip(SKIP_REASON)
-    if shutil.which(argv[0]) is None:
-        pytest.skip(f"reference PCP 6 is not installed: no {argv[0]} (Debian package pcp)")
-    conf = tmp_path / "pmcd.conf"
-    conf.write_text(f"sample\t29\tdso\tsample_init\t{SAMPLE_DIR}/pmda_sample.so\n")
-    env = _env() | {"PCP_PMCDCONF_PATH": str(conf)}
-    return subprocess.run(
-        [argv[0], "-L", "-n", f"{SAMPLE_DIR}/root", *argv[1:]],
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=60,
-    )
-
 
 WRITE_ME = {I32: "long", U32: "ulong", I64: "longlong", U64: "ulonglong", FLT: "float",
             DBL: "double", STR: "string"}  # fmt: skip

@@ -39,108 +39,15 @@ from purepcp.pmapi.derived.parse import (
     DerivedSyntaxError,
     ere_error,
     parse,
-    unparse,
 )
+from purepcp.pmapi.derived.unparse import unparse
+from tests.support.derived_errors import AE, ERRORS
+from tests.support.examples import examples
 from tests.support.reference import libpcp
 
 a, b, c, d, e, f, g = (Name(x) for x in "abcdefg")
 
 # ------------------------------------------------------------------ errors
-
-_AE = "Arithmetic expression expected to follow"
-_OP = "Arithmetic or relational or boolean operator expected to follow"
-
-#: (expression, offset, message) as PCP 6.0.3 reports them.
-ERRORS = [
-    ("a +", 2, f"{_AE} PLUS"),
-    ("a -", 2, f"{_AE} MINUS"),
-    ("a *", 2, f"{_AE} STAR"),
-    ("a /", 2, f"{_AE} SLASH"),
-    ("a <", 2, f"{_AE} LT"),
-    ("a <=", 3, f"{_AE} LEQ"),
-    ("a ==", 3, f"{_AE} EQ"),
-    ("a >=", 3, f"{_AE} GEQ"),
-    ("a >", 2, f"{_AE} GT"),
-    ("a !=", 3, f"{_AE} NEQ"),
-    ("a &&", 3, "Boolean expression expected to follow AND"),
-    ("a ||", 3, "Boolean expression expected to follow OR"),
-    ("!", 0, "Boolean expression expected to follow NOT"),
-    ("-", 0, f"{_AE} NEG"),
-    ("- - ", 3, f"{_AE} NEG"),
-    ("a ?", 2, f"{_AE} QUEST"),
-    ("a ? b", 4, f"{_AE} QUEST"),
-    ("a ? : b", 4, f"{_AE} QUEST"),
-    ("a ? b :", 6, f"{_AE} COLON"),
-    ("a + + b", 4, f"{_AE} PLUS"),
-    ("a + )", 4, f"{_AE} PLUS"),
-    ("1 + mkconst(1, foo) + 2", 15, f"{_AE} PLUS"),
-    ("+ a", 2, "Unexpected initial '+'"),
-    ("/ a", 2, "Unexpected initial '/'"),
-    (") a", 2, "Unexpected initial ')'"),
-    ("<= a", 3, "Unexpected initial '<='"),
-    ("|| a", 3, "Unexpected initial '||'"),
-    ("? a", 2, "Unexpected initial '?'"),
-    (": a", 2, "Unexpected initial ':'"),
-    ("(a", 1, "Unexpected initial '('"),
-    ("((a)", 3, "Unexpected initial '('"),
-    ("a ( b", 4, "Unexpected '('"),
-    ("sum (a)", 5, "Unexpected '('"),
-    ("a )", 2, "Unexpected ')'"),
-    ("a ) b", 4, "Unexpected ')'"),
-    ("a b", 2, f"{_OP} NAME"),
-    ("a = b", 2, f"{_OP} NAME"),
-    ("!a b", 3, f"{_OP} NAME"),
-    ("sum(a + b)", 6, "Metric name expected to follow sum("),
-    ("avg()", 4, "Metric name expected to follow avg("),
-    ("count(3)", 6, "Metric name expected to follow count("),
-    ("delta(a", 6, "Metric name expected to follow delta("),
-    ("rate(", 4, "Metric name expected to follow rate("),
-    ("instant(a b)", 10, "Metric name expected to follow instant("),
-    ("anon(1)", 5, "Metric name expected to follow anon("),
-    ("defined(1)", 8, ""),
-    ("scalar()", 7, "<expr> expected to follow scalar("),
-    ("rescale(a)", 9, f"{_OP} rescale("),
-    ("rescale(a, b)", 11, "Units string expected to follow rescale(<expr>,"),
-    ('rescale(a, "Kbyte"', 17, "Units string expected to follow rescale(<expr>,"),
-    ("matchinst(a)", 10, "<filter>, <expr>) expected to follow matchinst("),
-    ("matchinst(/x/ a)", 14, ", <expr>) expected to follow matchinst(<filter>"),
-    ("matchinst(/x/, )", 15, "<expr>) expected to follow matchinst(<filter>,"),
-    ("matchinst(!/x/, a / b)", 18, "unterminated pattern"),
-    ("matchinst(/x", 10, "unterminated pattern"),
-    ("matchinst(/(/, a)", 10, "bad regular expression: 'Unmatched ( or \\('"),
-    ("matchinst(/[b-a]/, a)", 10, "bad regular expression: 'Invalid range end'"),
-    ("mkconst(1)", 9, ""),
-    ("mkconst(a, type=u32)", 8, ""),
-    ("mkconst(-1, type=u32)", 8, ""),
-    ("mkconst(1, TYPE=u32)", 11, ""),
-    ("mkconst(1, type u32)", 16, ""),
-    ("mkconst(1, type=foo)", 16, "Unrecognized value for type 'foo'"),
-    ("mkconst(1, semantics=foo)", 21, "Unrecognized value for semantics 'foo'"),
-    ("mkconst(1.5, type=u32)", 21, "Incompatible floating point constant and type 'U32'"),
-    ("mkconst(1.5, type=32)", 20, "Incompatible floating point constant and type '32'"),
-    ("a[x", 1, "unterminated instance name"),
-    ("a[b\\]", 1, "unterminated instance name"),
-    ("a[x][y]", 4, ""),
-    ("(a)[x] [y]", 7, ""),
-    ("1[x]", 1, ""),
-    ("sum(a)[x]", 6, ""),
-    ('"str"', 0, ""),
-    ('"unterminated', 0, "unterminated STRING"),
-    ("a & b", 2, "Illegal character"),
-    ("a | b", 2, "Illegal character"),
-    ("a # b", 2, "Illegal character"),
-    ("a+\\", 2, "Illegal character"),
-    ("_a", 0, "Illegal character"),
-    ("4294967296", 0, "Constant value too large"),
-    ("99999999999999999999999", 0, "Constant value too large"),
-    ("1e3", 1, ""),
-    ("1.2.3", 3, ""),
-    ("a ? b : c : d", 10, ""),
-    ("type", 0, ""),
-    ("units = 3", 0, ""),
-    ("  a  +  ", 7, f"{_AE} PLUS"),
-    ("a\t+", 2, f"{_AE} PLUS"),
-]
 
 
 @pytest.mark.parametrize(("text", "offset", "message"), ERRORS)
@@ -153,7 +60,7 @@ def test_errors_point_where_pcp_points(text, offset, message):
 
 def test_the_end_of_the_text_is_its_last_character():
     """PCP's pointer at the end of the input is the last character, blank or not."""
-    assert parse_error("a + ") == (3, f"{_AE} PLUS")
+    assert parse_error("a + ") == (3, f"{AE} PLUS")
     assert parse_error("") == (0, "")  # PCP points one before the text here
     assert parse_error("   ") == (2, "")
 
@@ -402,7 +309,7 @@ def _walk(node: Node):
             yield from _walk(value)
 
 
-@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(400), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(trees)
 def test_printed_trees_parse_back_to_themselves(tree):
     try:
@@ -426,7 +333,7 @@ _grammar_text = st.lists(
 ).map("".join)
 
 
-@settings(max_examples=500, deadline=None)
+@settings(max_examples=examples(500), deadline=None)
 @given(_grammar_text | st.text(max_size=40))
 def test_any_text_parses_or_fails_cleanly(text):
     try:
@@ -441,7 +348,7 @@ def test_any_text_parses_or_fails_cleanly(text):
     assert parse(printed) == tree
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(st.binary(max_size=40), st.sampled_from(["latin-1", "utf-8"]))
 def test_any_bytes_parse_or_fail_cleanly(data, encoding):
     with contextlib.suppress(DerivedSyntaxError):
@@ -571,7 +478,7 @@ _ANON = re.compile(r"anon\(\s*[A-Za-z]")
 
 
 @pytest.mark.interop
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(300), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
     st.lists(st.sampled_from(_TOKENS), min_size=1, max_size=10),
     st.sampled_from([" ", ""]),

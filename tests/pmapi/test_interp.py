@@ -9,15 +9,21 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from purepcp.pmapi.archive.interp import Series, interpolate, series_of
+from purepcp.pmapi.archive.interp import Series, c_integer, interpolate, series_of
+from purepcp.pmapi.cnumbers import to_int
 from purepcp.pmapi.errors import PMError
-from purepcp.pmapi.types import PMSem, PMType
-
-S = 1_000_000_000  # the examples' times are seconds
-COUNTER, INSTANT, DISCRETE = PMSem.PM_SEM_COUNTER, PMSem.PM_SEM_INSTANT, PMSem.PM_SEM_DISCRETE
-TIMES = [10, 20, 30, 40, 50, 60, 70, 80, 90]
-COUNTS = [610, 720, 1020, 1020, 1020, 1050, 1100, 1200, 1210]
-LEVELS = [400, 880, 650, 1120, 1120, 940, 580, 1200, 850]
+from purepcp.pmapi.types import PMType
+from tests.support.examples import examples
+from tests.support.replay_archives import (
+    COUNTER,
+    COUNTS,
+    DISCRETE,
+    INSTANT,
+    LEVELS,
+    TIMES,
+    S,
+    plain,
+)
 
 
 def replay(values, sem, vtype, step, until=99, marks=()):
@@ -102,31 +108,7 @@ def test_exact_times_are_exact_for_big_integers():
 # -- against a plain per-value implementation ---------------------------------------------
 
 
-def plain(times, values, marks, t, sem, vtype):
-    """Seed 001 read literally, one value at a time: (has, value)."""
-    prior = max((i for i, x in enumerate(times) if x <= t), default=None)
-    nxt = min((i for i, x in enumerate(times) if x >= t), default=None)
-    if prior is not None and any(times[prior] < m <= t for m in marks):
-        prior = None
-    if nxt is not None and any(t <= m < times[nxt] for m in marks):
-        nxt = None
-    if prior is None or (nxt is None and sem != DISCRETE):
-        return False, None
-    p = values[prior]
-    if nxt is None:
-        return True, p
-    n = values[nxt]
-    if sem == COUNTER:
-        if times[prior] == t:
-            return True, p
-        if times[nxt] == t:
-            return True, n
-        moved = (t - times[prior]) * (n - p) / (times[nxt] - times[prior])
-        return True, p + moved if vtype == PMType.PM_TYPE_DOUBLE else math.trunc(0.5 + p + moved)
-    return True, n if t - times[prior] > times[nxt] - t else p
-
-
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(
     data=st.data(),
     sem=st.sampled_from([COUNTER, INSTANT, DISCRETE]),
@@ -208,3 +190,19 @@ def test_observations_from_an_archive(tmp_path):
     assert got.has.tolist() == [False, False]
     got = interpolate(counts[1], [s0 + S], COUNTER, u32, obs.marks)
     assert got.has.tolist() == [True] and got.values.tolist() == [23]  # trunc(0.5 + 22.5)
+
+
+#: Doubles at the edges of the integer types' ranges, and past them.
+_CAST_EDGES = [math.nan, -math.nan, math.inf, -math.inf, 0.0, -0.0, -0.5, -1.5, 1.5, 2.0**31,
+               2.0**31 - 0.5, -(2.0**31), -(2.0**31) - 1, 2.0**32, 4294967301.0, -(2.0**32),
+               2.0**63, 2.0**63 - 1024, -(2.0**63), -(2.0**63) - 2048, 2.0**64, 2.0**64 - 2048,
+               1.5 * 2.0**64, 1e30, -1e30]  # fmt: skip
+
+
+@settings(max_examples=examples(300))
+@given(st.lists(st.sampled_from(_CAST_EDGES) | st.floats(width=64), min_size=1, max_size=16))
+def test_c_integer_follows_cnumbers_to_int(xs):
+    """interp's vectorised cast gives, element for element, what the scalar rule gives."""
+    for dtype, bits, signed in ((np.int32, 32, True), (np.uint32, 32, False),
+                                (np.int64, 64, True), (np.uint64, 64, False)):  # fmt: skip
+        assert c_integer(np.array(xs), dtype).tolist() == [to_int(x, bits, signed) for x in xs]

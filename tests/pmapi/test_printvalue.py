@@ -16,7 +16,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from purepcp.pmapi.convert import f32
+from purepcp.pmapi.cnumbers import float32
 from purepcp.pmapi.desc import Desc
 from purepcp.pmapi.ids import PM_INDOM_NULL, pmInDom_build
 from purepcp.pmapi.printvalue import (
@@ -30,7 +30,8 @@ from purepcp.pmapi.printvalue import (
 )
 from purepcp.pmapi.types import PMSem, PMType, ValFmt
 from purepcp.pmapi.values import ValueBlock, ValueSet
-from tests.pmapi.test_convert import SLOW_AND_BIG, host_block, reference, sample_tool, to_bits
+from tests.support.examples import examples
+from tests.support.libpcp_oracle import SLOW_AND_BIG, host_block, reference, sample_tool, to_bits
 
 I32, U32, I64, U64 = PMType.PM_TYPE_32, PMType.PM_TYPE_U32, PMType.PM_TYPE_64, PMType.PM_TYPE_U64
 FLT, DBL, STR = PMType.PM_TYPE_FLOAT, PMType.PM_TYPE_DOUBLE, PMType.PM_TYPE_STRING
@@ -94,7 +95,7 @@ def test_print_value_examples():
     assert print_value(1 << 40, U64, 21) == " " * 8 + "1099511627776"
     assert print_value(1.5, FLT) == "1.5"
     assert print_value(1 / 3, DBL) == "0.3333333333333333"
-    assert print_value(f32(1 / 3), FLT, 13) == "   0.33333334"
+    assert print_value(float32(1 / 3), FLT, 13) == "   0.33333334"
     assert print_value("abc", STR) == '"abc"'
     assert print_value("abc", STR, 8) == '   "abc"'
     assert print_value(math.inf, DBL, 5) == "  inf"
@@ -232,8 +233,8 @@ SCALARS = {
     U32: [0, 7, 2**32 - 1],
     I64: [0, -(2**63), 2**63 - 1],
     U64: [0, 2**64 - 1, 10**15],
-    FLT: [0.0, -0.0, 1.5, f32(1 / 3), f32(1e-40), f32(3e38), math.inf, -math.inf, math.nan,
-          NEG_NAN, f32(123456789.0)],
+    FLT: [0.0, -0.0, 1.5, float32(1 / 3), float32(1e-40), float32(3e38), math.inf, -math.inf,
+          math.nan, NEG_NAN, float32(123456789.0)],
     DBL: [0.0, 1 / 3, 1e300, 5e-324, -2.5e-5, 123456789012345678.0, math.inf, math.nan, NEG_NAN],
     STR: ["", "a", "hello world", "x" * 40, "ünïcode"],
     AGG: [b"", b"a", b"abcd", b"\0\0\xc0\x7f", b"\xff\xff\xff\xff\xff\xff\xff\xff",
@@ -277,7 +278,7 @@ def test_print_events_match_libpcp(utc):
 
 
 @pytest.mark.interop
-@settings(max_examples=4, deadline=None, suppress_health_check=SLOW_AND_BIG)
+@settings(max_examples=examples(4), deadline=None, suppress_health_check=SLOW_AND_BIG)
 @given(
     st.lists(
         st.one_of(
@@ -361,7 +362,7 @@ def test_pminfo_f_matches_pminfo(tmp_path):
     assert done.stdout == expected
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(
     values=st.lists(
         st.one_of(

@@ -21,7 +21,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from purepcp.pmapi.convert import f32
+from purepcp.pmapi.cnumbers import float32
 from purepcp.pmapi.desc import Desc
 from purepcp.pmapi.errors import PM_ERR_CONV, PMError
 from purepcp.pmapi.ids import PM_IN_NULL, PM_INDOM_NULL, pmID_build, pmInDom_build
@@ -38,7 +38,8 @@ from purepcp.pmapi.rate import (
 from purepcp.pmapi.types import PMSem, PMType
 from purepcp.pmapi.units import Units
 from purepcp.pmapi.values import Timestamp, ValueSet
-from tests.pmapi.test_convert import SKIP_REASON, SYSTEM_PYTHON, _available
+from tests.support.examples import examples
+from tests.support.libpcp_oracle import SKIP_REASON, SYSTEM_PYTHON, available
 
 I32, U32, I64, U64 = PMType.PM_TYPE_32, PMType.PM_TYPE_U32, PMType.PM_TYPE_64, PMType.PM_TYPE_U64
 FLT, DBL = PMType.PM_TYPE_FLOAT, PMType.PM_TYPE_DOUBLE
@@ -189,7 +190,7 @@ def _env(**extra: str) -> dict[str, str]:
 
 
 def _require_reference() -> None:
-    if not _available() or shutil.which("pmval") is None:
+    if not available() or shutil.which("pmval") is None:
         pytest.skip(SKIP_REASON)
 
 
@@ -302,7 +303,7 @@ def test_rates_match_pmval(tmp_path):
         _metric("t.ms", I64, MSEC, [0, 500, 900, 1900, 1900]),
         _metric("t.us", DBL, usec, [0.0, 1e6, 2.5e6, 2.4e6, 9e6]),
         _metric("t.ns", U64, nsec, [0, 10**9, 3 * 10**9, 3 * 10**9 + 7, 10**12]),
-        _metric("t.hr", FLT, hours, [0.0, f32(0.1), f32(0.2), f32(1e6), f32(1e6)]),
+        _metric("t.hr", FLT, hours, [0.0, float32(0.1), float32(0.2), float32(1e6), float32(1e6)]),
         _metric(
             "t.inst",
             U32,
@@ -364,7 +365,9 @@ def archives(draw):
 
 @pytest.mark.interop
 @settings(
-    max_examples=4, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+    max_examples=examples(4),
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
 )
 @given(archives())
 def test_rates_match_pmval_generated(tmp_path_factory, case):

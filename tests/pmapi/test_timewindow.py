@@ -44,6 +44,7 @@ from purepcp.pmapi.timewindow import (
     pm_ctime,
     tzinfo_for,
 )
+from tests.support.examples import examples
 
 SYSTEM_PYTHON = "/usr/bin/python3"
 SKIP_REASON = "reference PCP 6 is not installed: no python3-pcp (Debian package pcp)"
@@ -284,7 +285,7 @@ def test_posix_rules_agree_with_the_zone_files(rule: str, name: str, years: tupl
     posix, olson = parse_posix_tz(rule), ZoneInfo(name)
     assert posix is not None
 
-    @settings(max_examples=300)
+    @settings(max_examples=examples(300))
     @given(st.integers(utc(years[0], 1, 1), utc(years[1], 1, 1)), st.sampled_from([0, 1]))
     def check(sec: int, fold: int) -> None:
         at = datetime.fromtimestamp(sec, UTC)
@@ -531,7 +532,7 @@ _WORDS = ["", " ", "1", "2.5", "0.5", "1e3", "0x10", ".5", "-1", "+2", "s", "sec
 
 
 @pytest.mark.interop
-@settings(max_examples=5, deadline=None)
+@settings(max_examples=examples(5), deadline=None)
 @given(st.lists(st.lists(st.sampled_from(_WORDS), min_size=1, max_size=5), min_size=200))
 def test_intervals_match_libpcp(word_lists: list[list[str]]) -> None:
     specs = ["".join(words) for words in word_lists] + ["2", "junk", "", "1 min 30 sec"]
@@ -668,7 +669,7 @@ _FORMAT_ZONES = [z for z in ZONES if z is not None] + ["CST6CDT", "Europe/London
 
 
 @pytest.mark.interop
-@settings(max_examples=2, deadline=None)
+@settings(max_examples=examples(2), deadline=None)
 @given(
     st.lists(
         st.tuples(st.integers(0, 4102444800), st.integers(0, NSEC - 1)), min_size=50, max_size=100

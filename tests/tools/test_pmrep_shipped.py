@@ -16,7 +16,8 @@ from pathlib import Path
 
 import pytest
 
-from purepcp.pmapi.derived.parse import parse, unparse
+from purepcp.pmapi.derived.parse import parse
+from purepcp.pmapi.derived.unparse import unparse
 
 ROOT = Path(__file__).resolve().parents[2]
 SHIPPED = ROOT / "tools" / "report" / "conf"

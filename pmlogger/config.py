@@ -38,14 +38,13 @@ import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
+from purepcp.pmapi.cnumbers import atol, int32, int64
 from purepcp.pmapi.cpp import MAX_INCLUDE_LEVEL, Reader, SourceLine, read_source, split_lines
 
 #: The interval ``default`` stands for when pmlogger is given no -t (60 seconds).
 DEFAULT_INTERVAL_MS = 60_000
 #: The largest logging interval pmlogger accepts, in milliseconds (PMLC_MAX_DELTA).
 MAX_INTERVAL_MS = 0x0FFFFFFF
-
-_LONG_MAX = 2**63 - 1
 
 
 # -- the result -------------------------------------------------------------------
@@ -404,17 +403,6 @@ class _Scanner:
 # -- the parser ----------------------------------------------------------------------
 
 
-def _atol(digits: str) -> int:
-    """C's atol() of a run of digits: saturates at LONG_MAX."""
-    return min(int(digits), _LONG_MAX)
-
-
-def _wrap(value: int, bits: int) -> int:
-    """VALUE as a two's complement integer of BITS bits, as C arithmetic leaves it."""
-    value &= (1 << bits) - 1
-    return value - (1 << bits) if value >> (bits - 1) else value
-
-
 class _Parser:
     """Recursive descent over pmlogger's grammar, one token of lookahead read only when needed."""
 
@@ -487,7 +475,7 @@ class _Parser:
         if word.kind == "every":
             word = self.take("NUMBER")
         unit = self.take(*_UNIT_MS)
-        msec = _wrap(_atol(word.text) * _UNIT_MS[unit.kind], 64)
+        msec = int64(atol(word.text) * _UNIT_MS[unit.kind])
         return self.check_interval(msec, unit), False, False
 
     @staticmethod
@@ -528,7 +516,7 @@ class _Parser:
     def instance(self) -> str | int:
         token = self.take("NAME", "NUMBER", "STRING")
         if token.kind == "NUMBER":
-            return _wrap(_atol(token.text), 32)  # pmlogger keeps it in a C int
+            return int32(atol(token.text))  # pmlogger keeps it in a C int
         return token.text[1:-1] if token.kind == "STRING" else token.text
 
     def control(self) -> None:

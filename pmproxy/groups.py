@@ -16,9 +16,11 @@ from typing import Any, TypeVar
 
 import trio
 
+from purepcp.pmapi.cnumbers import uint32
 from purepcp.pmapi.context import Context
 
-from .webgroup import WebContext, WebError
+from .webgroup import WebContext
+from .webrecords import WebError
 
 T = TypeVar("T")
 
@@ -145,7 +147,7 @@ class WebGroups:
     def _find(self, ident: str) -> _Entry:
         if not ident.isdigit():
             raise WebError(f"invalid context identifier: {ident}")
-        number = int(ident) & 0xFFFFFFFF
+        number = uint32(int(ident))
         entry = self.contexts.get(number)
         if entry is None:
             raise WebError(f"unknown context identifier: {number}")

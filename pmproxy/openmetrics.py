@@ -9,10 +9,17 @@ written; names have their dots made underscores.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
 from purepcp.pmapi.ids import pmIDStr, pmInDomStr
+from purepcp.pmapi.labels import LabelSet
 from purepcp.pmapi.types import PMSem, pmSemStr
 
-from .webgroup import WebContext, type_name, units_text
+from .webtext import type_name, units_text
+
+if TYPE_CHECKING:
+    from .webgroup import WebContext
 
 
 def metric_name(name: str, compat: bool = False) -> str:
@@ -60,3 +67,24 @@ def scrape_text(web: WebContext, names: list[str], times: bool, compat: bool) ->
         else:
             lines.append(f"{oname} {sample.value}{stamp_ms}\n")
     return "".join(lines)
+
+
+def open_labels(
+    sets: Sequence[LabelSet | None], inst: int | None = None, iname: str | None = None
+) -> dict[str, str]:
+    """open_metrics_labels: every label of SETS (later ones win), values without their
+    JSON quotes; then instname and instid for an instance, unless a label gave them."""
+    out: dict[str, str] = {}
+    for lset in sets:
+        if lset is None:
+            continue
+        for label in lset.labels:
+            value = lset.label_value(label)
+            if len(value) >= 2 and value[0] == '"' and value[-1] == '"':
+                value = value[1:-1]
+            out[lset.label_name(label)] = value
+    if iname is not None and "instname" not in out:
+        out["instname"] = iname
+    if inst is not None and "instid" not in out:
+        out["instid"] = str(inst)
+    return out

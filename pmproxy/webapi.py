@@ -20,21 +20,15 @@ from purepcp.pmapi.types import pmSemStr
 
 from .groups import WebGroups
 from .openmetrics import scrape_text
-from .webgroup import (
-    BATCH,
-    WebContext,
-    WebError,
-    check_match,
-    name_matcher,
-    parse_indom,
-    parse_pmid,
-    type_name,
-    units_text,
-)
+from .webgroup import WebContext
+from .webrecords import WebError
+from .webtext import check_match, name_matcher, parse_indom, parse_pmid, type_name, units_text
 
 JSON = "application/json"
 TEXT = "text/plain"
 HTML = "text/html"
+#: pmproxy's scrape asks for metrics this many names at a time
+BATCH = 256
 
 #: The /pmapi/ calls in the order pmproxy tries them (a prefix match, as PCP's):
 #: each with the HTTP methods a CORS preflight may ask for.

@@ -4,7 +4,8 @@ A web context is a host context on a pmcd, named by a random number and kept for
 ``polltimeout`` seconds after its last use (libpcp_web's webgroup).  Its calls run in
 a worker thread, one at a time per context, and cache what libpcp_web caches: metric
 descriptors and names, instance names, label sets and help text.  The calls answer
-with plain records; webapi.py turns them into JSON and openmetrics.py into text.
+with plain records (webrecords.py); webapi.py turns them into JSON and openmetrics.py
+into text, with webtext.py's conventions.
 
 Which label sets a merge includes follows PCP 6.0.3's pmproxy: the domain and cluster
 levels only once a metric lookup (``/pmapi/metric``) in this context has read them.
@@ -13,12 +14,10 @@ levels only once a metric lookup (``/pmapi/metric``) in this context has read th
 from __future__ import annotations
 
 import contextlib
-import fnmatch
-import re
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from dataclasses import dataclass, field
 from typing import Any
 
+from purepcp.pmapi.cnumbers import atoi, uint32
 from purepcp.pmapi.derived.parse import DerivedSyntaxError
 from purepcp.pmapi.derived.registry import (
     ContextRegistry,
@@ -27,11 +26,7 @@ from purepcp.pmapi.derived.registry import (
     default_registry,
 )
 from purepcp.pmapi.desc import Desc
-from purepcp.pmapi.errors import (
-    PM_ERR_IPC,
-    PMError,
-    pmErrStr,
-)
+from purepcp.pmapi.errors import PM_ERR_IPC, PMError, pmErrStr
 from purepcp.pmapi.hostname import context_hostname
 from purepcp.pmapi.ids import (
     DYNAMIC_PMID,
@@ -41,7 +36,6 @@ from purepcp.pmapi.ids import (
     pmID_build,
     pmID_cluster,
     pmID_domain,
-    pmInDom_build,
     pmInDom_domain,
 )
 from purepcp.pmapi.labels import (
@@ -54,173 +48,14 @@ from purepcp.pmapi.labels import (
     LabelSet,
 )
 from purepcp.pmapi.types import PMType
-from purepcp.pmapi.units import pmUnitsStr
 from purepcp.pmapi.values import Result, Timestamp, ValueSet
 from purepcp.series.ids import merged_json, metric_id, sha1_text
 
-#: pmwebapi_type_str's names, by PM_TYPE
-TYPE_NAMES = (
-    "32", "u32", "64", "u64", "float", "double", "string",
-    "aggregate", "aggregate_static", "event", "highres_event",
-)  # fmt: skip
-#: pmproxy's scrape asks for metrics this many names at a time
-BATCH = 256
+from .openmetrics import open_labels
+from .webrecords import FetchedMetric, InDom, Metric, ScrapeSample, WebError
+from .webtext import derived_config_lines, name_matcher, value_text
 
-
-class WebError(Exception):
-    """A call that fails: MESSAGE is pmproxy's text, STATUS the HTTP status it gives,
-    CONTEXT the context number the answer names (None: the one the request named)."""
-
-    def __init__(self, message: str, status: int = 400, context: int | str | None = None):
-        super().__init__(message)
-        self.message = message
-        self.status = status
-        self.context = context
-
-
-# --------------------------------------------------------------------- the records
-
-
-@dataclass(eq=False)
-class Metric:
-    """A metric as a web context knows it: descriptor, every name, and lazily its labels
-    and help text."""
-
-    desc: Desc
-    names: list[str]
-    all_names: bool = False  # whether names holds every name pmNameAll gives
-    item_labels: LabelSet | None = None
-    item_labels_read: bool = False
-    oneline: str | None = None
-    oneline_read: bool = False
-    helptext: str | None = None
-    text_read: bool = False
-
-    @property
-    def pmid(self) -> int:
-        return self.desc.pmid
-
-
-@dataclass(eq=False)
-class InDom:
-    """An instance domain as a web context knows it: names, label sets, help text."""
-
-    indom: int
-    names: dict[int, str] = field(default_factory=dict)
-    labels: LabelSet | None = None
-    inst_labels: dict[int, LabelSet] = field(default_factory=dict)
-    labels_read: bool = False
-    oneline: str | None = None
-    helptext: str | None = None
-    text_read: bool = False
-
-
-@dataclass(frozen=True)
-class FetchedMetric:
-    """One metric name's values in a fetch: (instance or None, JSON value text) pairs."""
-
-    pmid: int
-    name: str
-    values: tuple[tuple[int | None, str], ...]
-
-
-@dataclass(frozen=True)
-class ScrapeSample:
-    """One line of /metrics: the metric, its labels, its value text."""
-
-    metric: Metric
-    name: str
-    labels: dict[str, str]
-    value: str
-
-
-# --------------------------------------------------------------------- value text
-
-
-def value_text(type_: int, atom: Any, json: bool = True) -> str:
-    """A value as pmproxy writes it (webgroup_encode_value): integers in decimal, floats
-    with %.8g, doubles with %.16g, strings quoted (in JSON).  A NaN or infinity, which
-    JSON cannot hold, is null in JSON and NaN/+Inf/-Inf in OpenMetrics text."""
-    if type_ in (PMType.PM_TYPE_32, PMType.PM_TYPE_U32, PMType.PM_TYPE_64, PMType.PM_TYPE_U64):
-        return str(int(atom))
-    if type_ in (PMType.PM_TYPE_FLOAT, PMType.PM_TYPE_DOUBLE):
-        v = float(atom)
-        if v != v or v in (float("inf"), float("-inf")):
-            if json:
-                return "null"
-            return "NaN" if v != v else ("+Inf" if v > 0 else "-Inf")
-        return ("%.8g" if type_ == PMType.PM_TYPE_FLOAT else "%.16g") % v
-    if type_ == PMType.PM_TYPE_STRING:
-        from json import dumps
-
-        return dumps(atom if isinstance(atom, str) else bytes(atom).decode("utf-8", "replace"))
-    return "null"
-
-
-def type_name(type_: int) -> str:
-    if 0 <= type_ < len(TYPE_NAMES):
-        return TYPE_NAMES[type_]
-    return "unsupported" if type_ == PMType.PM_TYPE_NOSUPPORT else "unknown"
-
-
-def units_text(desc: Desc) -> str:
-    return pmUnitsStr(desc.units) or "none"
-
-
-def parse_pmid(text: str) -> int:
-    """webgroup_parse_pmid: "D.C.I", "0x..." or a decimal number; PM_ID_NULL otherwise."""
-    if len(text) > 1 and text[:2].lower() == "0x":
-        m = re.match(r"0[xX]([0-9a-fA-F]+)", text)
-        return int(m.group(1), 16) & 0xFFFFFFFF if m else PM_ID_NULL
-    m = re.match(r"\s*(\d+)(?:\.(\d+)\.(\d+))?", text)
-    if not m:
-        return PM_ID_NULL
-    try:
-        if m.group(2) is None:
-            return int(m.group(1)) & 0xFFFFFFFF
-        return pmID_build(int(m.group(1)), int(m.group(2)), int(m.group(3)))
-    except ValueError:
-        return PM_ID_NULL
-
-
-def parse_indom(text: str) -> int:
-    """webgroup_parse_indom: "D.S", "0x..." or a decimal number; PM_INDOM_NULL otherwise."""
-    if len(text) > 1 and text[:2].lower() == "0x":
-        m = re.match(r"0[xX]([0-9a-fA-F]+)", text)
-        return int(m.group(1), 16) & 0xFFFFFFFF if m else PM_INDOM_NULL
-    m = re.match(r"\s*(\d+)(?:\.(\d+))?", text)
-    if not m:
-        return PM_INDOM_NULL
-    try:
-        if m.group(2) is None:
-            return int(m.group(1)) & 0xFFFFFFFF
-        return pmInDom_build(int(m.group(1)), int(m.group(2)))
-    except ValueError:
-        return PM_INDOM_NULL
-
-
-def name_matcher(match: str | None, patterns: Sequence[str]) -> Callable[[str], bool]:
-    """A test of names against PATTERNS by MATCH ("exact", "glob" or "regex")."""
-    if match in (None, "exact"):
-        wanted = set(patterns)
-        return wanted.__contains__
-    if match == "glob":
-        return lambda name: any(fnmatch.fnmatchcase(name, p) for p in patterns)
-    if match == "regex":
-        try:
-            regexes = [re.compile(p) for p in patterns]
-        except re.error:
-            return lambda name: False
-        return lambda name: any(r.search(name) for r in regexes)
-    raise WebError(f"{match} - invalid 'match' parameter value")
-
-
-def check_match(match: str | None) -> None:
-    if match not in (None, "exact", "glob", "regex"):
-        raise WebError(f"{match} - invalid 'match' parameter value")
-
-
-# --------------------------------------------------------------------- a web context
+__all__ = ["WebContext"]
 
 
 class WebContext:
@@ -663,7 +498,7 @@ class WebContext:
         if desc.indom == PM_INDOM_NULL:
             targets = [PM_IN_NULL]
         elif insts:
-            targets = [_atoi(i) for i in insts]
+            targets = [uint32(atoi(i)) for i in insts]
         elif inames:
             ip = self.indom(desc.indom, refresh=True)
             wanted = set(inames)
@@ -690,7 +525,7 @@ class WebContext:
         if indom != PM_INDOM_NULL and (inames or insts):
             ip = self.indom(indom, refresh=True)
             test = name_matcher(match, inames) if inames else None
-            ids = {_atoi(i) for i in insts or ()}
+            ids = {uint32(atoi(i)) for i in insts or ()}
             chosen = [
                 inst
                 for inst, name in ip.names.items()
@@ -724,7 +559,7 @@ class WebContext:
 
     def derive_config(self, config: str) -> None:
         """webgroup_derived_metrics: "name = expr" lines (# comments), each added."""
-        for line, name, expr in _config_lines(config):
+        for line, name, expr in derived_config_lines(config):
             if expr is None:
                 raise WebError(
                     f'failed to parse derived metric "{name}" on line {line}'
@@ -754,75 +589,3 @@ class _Discard:
 
     def flush(self) -> None:
         pass
-
-
-def _atoi(text: str) -> int:
-    """C's atoi: leading digits (with a sign), 0 when there are none."""
-    m = re.match(r"\s*([+-]?\d+)", text)
-    return int(m.group(1)) & 0xFFFFFFFF if m else 0
-
-
-def _config_lines(config: str) -> Iterator[tuple[int, str, str | None]]:
-    """webgroup_derived_metrics' reading of a derived-metric configuration: each
-    (line number from 0, name, expression or None when the text ends first).  Names end
-    at white space or "="; an expression ends at a newline, "&" or ";"."""
-    markers = "\r\n&;"
-    line = 0
-    p, end = 0, len(config)
-    while p < end:
-        c = config[p]
-        if c.isspace():
-            if c == "\n":
-                line += 1
-            p += 1
-            continue
-        if c == "#":
-            while p < end and config[p] not in markers:
-                p += 1
-            if p == end:
-                return
-            line += 1
-            p += 1
-            continue
-        start = p
-        while p < end and not config[p].isspace() and config[p] != "=":
-            p += 1
-        name = config[start:p]
-        if p == end:
-            yield line, name, None
-            return
-        while p < end and ((config[p].isspace() and config[p] not in markers) or config[p] == "="):
-            p += 1
-        start = p
-        while p < end and config[p] not in markers:
-            p += 1
-        if p == end:
-            yield line, name, None
-            return
-        yield line, name, config[start:p]
-        line += 1
-        p += 1
-
-
-# --------------------------------------------------------------------- OpenMetrics labels
-
-
-def open_labels(
-    sets: Sequence[LabelSet | None], inst: int | None = None, iname: str | None = None
-) -> dict[str, str]:
-    """open_metrics_labels: every label of SETS (later ones win), values without their
-    JSON quotes; then instname and instid for an instance, unless a label gave them."""
-    out: dict[str, str] = {}
-    for lset in sets:
-        if lset is None:
-            continue
-        for label in lset.labels:
-            value = lset.label_value(label)
-            if len(value) >= 2 and value[0] == '"' and value[-1] == '"':
-                value = value[1:-1]
-            out[lset.label_name(label)] = value
-    if iname is not None and "instname" not in out:
-        out["instname"] = iname
-    if inst is not None and "instid" not in out:
-        out["instid"] = str(inst)
-    return out

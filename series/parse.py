@@ -1,7 +1,8 @@
 """The pmseries query language, read as PCP 6.0.3's libpcp_web reads it (query_parser.y):
 `parse` gives a `Query` (a syntax tree of frozen dataclasses) or raises QuerySyntaxError
 with the message PCP reports, and `canonical` prints an expression back as query.c does
-for the series id of an expression (`expr_sid`).
+for the series id of an expression (`expr_sid`).  rescale's units text is read by
+purepcp.series.units (pmParseUnitsStr), re-exported here as `parse_units`.
 
 The language, in short:
 
@@ -24,18 +25,17 @@ escapes; a "*" in a metric name is escaped by a "\\" or "%" before it.
 
 from __future__ import annotations
 
-import math
-import re
-import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 from enum import Enum
 from typing import NoReturn
 
+from purepcp.pmapi.cnumbers import atof, cstring
 from purepcp.pmapi.units import Units
 
 from .ids import expr_id
-from .window import TIME_KEYWORDS, Window, WindowError
+from .units import parse_units
+from .window import TIME_KEYWORDS, VALUE_TOKENS, Window, WindowError
 
 __all__ = [
     "And", "Arith", "Binary", "Call", "Expr", "Filter", "Func", "NameKind", "Number", "Op",
@@ -174,10 +174,8 @@ class Number:
 
     @property
     def value(self) -> int | float:
-        """Its value (a lone "." is 0, as strtod reads it)."""
-        if self.text.isdigit():
-            return int(self.text)
-        return float(self.text) if self.text != "." else 0.0
+        """Its value: an integer, or the double atof reads (a lone "." is 0)."""
+        return int(self.text) if self.text.isdigit() else atof(self.text)
 
 
 @dataclass(frozen=True)
@@ -406,12 +404,6 @@ _QUAL_VALUES = {
     Op.GLOB: ("STRING", "NAME", "INTEGER", "DOUBLE"), Op.REQ: ("STRING", "NAME"),
     Op.RNE: ("STRING", "NAME"),
 }  # fmt: skip
-#: The value tokens each window field takes.
-_TIME_VALUES = {
-    "delta": ("STRING", "INTEGER", "DOUBLE"), "align": ("STRING", "INTEGER", "DOUBLE"),
-    "start": ("STRING", "INTEGER", "DOUBLE"), "end": ("STRING", "INTEGER", "DOUBLE"),
-    "zone": ("STRING",), "count": ("INTEGER",), "offset": ("INTEGER",),
-}  # fmt: skip
 _ARITH = {"PLUS": Arith.PLUS, "MINUS": Arith.MINUS, "STAR": Arith.STAR, "SLASH": Arith.SLASH}
 _PRECEDENCE = {Arith.PLUS: 1, Arith.MINUS: 1, Arith.STAR: 2, Arith.SLASH: 2}
 _MAX_DEPTH = 200  # nested calls and factors; bison's stack would allow some thousands
@@ -593,7 +585,7 @@ class _Parser:
             else:
                 field = TIME_KEYWORDS[token.text]
                 self.take("COLON")
-                self.setting(field, self.take(*_TIME_VALUES[field]).text)
+                self.setting(field, self.take(*VALUE_TOKENS[field]).text)
             if self.peek().kind != "COMMA":
                 return
             self.take()
@@ -620,16 +612,12 @@ class _Deeper:
         self.parser.depth -= 1
 
 
-def _c_string(text: str) -> str:
-    return text.split("\0", 1)[0]
-
-
 def parse(text: str) -> Query:
     """The query TEXT (up to a NUL, as PCP reads it); QuerySyntaxError with PCP's message.
 
     PCP 6.0.3 crashes on an empty query (the tests here point the caret at the start).
     """
-    parser = _Parser(_c_string(text))
+    parser = _Parser(cstring(text))
     expr, name = parser.query()
     if expr is None:
         raise QuerySyntaxError("Invalid series query specification")
@@ -638,7 +626,7 @@ def parse(text: str) -> Query:
 
 def parse_window(text: str) -> Window:
     """A bare window such as "[samples:2]", as pmSeriesWindow reads it (pmseries -w)."""
-    parser = _Parser(_c_string(text))
+    parser = _Parser(cstring(text))
     expr, _ = parser.query()
     if expr is not None:
         raise QuerySyntaxError("Invalid time window specification")
@@ -710,134 +698,3 @@ def _canonical_test(test: Qualifier) -> str:
 def expr_sid(node: Query | Expr, metric_name: Callable[[Vector], str] | None = None) -> str:
     """The hex40 series id PCP gives the expression NODE (SHA-1 of its canonical text)."""
     return expr_id(canonical(node, metric_name)).hex()
-
-
-# --- units (pmParseUnitsStr) -----------------------------------------------------------
-
-#: pmParseUnitsStr's words, longest first where one is a prefix of another, with scales.
-_TIME_UNITS = (
-    ("nanoseconds", 0), ("nanosecond", 0), ("nanosec", 0), ("ns", 0),
-    ("microseconds", 1), ("microsecond", 1), ("microsec", 1), ("us", 1),
-    ("milliseconds", 2), ("millisecond", 2), ("millisec", 2), ("ms", 2),
-    ("seconds", 3), ("second", 3), ("sec", 3), ("s", 3),
-    ("minutes", 4), ("minute", 4), ("min", 4),
-    ("hours", 5), ("hour", 5), ("hr", 5), ("h", 5),
-    *((f"time-{n}", n) for n in (0, *range(2, 16), 1)),
-)  # fmt: skip
-#: pmParseUnitsStr's space words by scale: a prefix's abbreviations, binary and old names.
-_SPACE_NAMES = (("K", "Kibi", "Kilo"), ("M", "Mebi", "Mega"), ("G", "Gibi", "Giga"),
-                ("T", "Tebi", "Tera"), ("P", "Pebi", "Peta"), ("E", "Exbi", "Exa"),
-                ("Z", "Zebi", "Zetta"), ("Y", "Yobi", "Yotta"))  # fmt: skip
-_SPACE_UNITS = (
-    ("bytes", 0), ("byte", 0),
-    *((word, scale)
-      for scale, (p, binary, old) in enumerate(_SPACE_NAMES, start=1)
-      for word in (f"{p}B", f"{p}iB", f"{p}bytes", f"{p}byte",
-                   f"{binary}bytes", f"{binary}byte", f"{old}bytes", f"{old}byte")),
-    *((f"space-{n}", n) for n in (0, *range(2, 16), 1)),
-)  # fmt: skip
-_COUNT_UNITS = (
-    *((f"count x 10^{n}", n) for n in (-8, -7, -6, -5, -4, -3, -2, -1, 2, 3, 4, 5, 6, 7)),
-    ("count x 10", 1), ("counts", 0), ("count", 0),
-)  # fmt: skip
-_EXPONENTS = tuple((f"^{n}", n) for n in (*range(-8, 1), *range(2, 16), 1))
-_TIME_SCALES = (1e-9, 1e-6, 1e-3, 1.0, 60.0, 3600.0)
-_STRTOD = re.compile(
-    r"[+-]?(?:0[xX](?:[0-9a-fA-F]+\.?[0-9a-fA-F]*|\.[0-9a-fA-F]+)(?:[pP][+-]?[0-9]+)?"
-    r"|(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?"
-    r"|(?i:inf(?:inity)?|nan(?:\([0-9A-Za-z_]*\))?))"
-)
-
-
-def _strtod(text: str, i: int) -> tuple[float, int] | None:
-    """C's strtod at I: the value and where it stopped; None for no number or ERANGE."""
-    m = _STRTOD.match(text, i)
-    if m is None:
-        return None
-    body = m.group().lower().lstrip("+-")
-    sign = -1.0 if m.group().startswith("-") else 1.0
-    if body.startswith(("inf", "nan")):
-        return sign * float(body[:3]), m.end()
-    if body.startswith("0x"):
-        value, mantissa = float.fromhex(body), body[2:].split("p")[0]
-    else:
-        value, mantissa = float(body), body.split("e")[0]
-    if math.isinf(value) or (abs(value) < sys.float_info.min and mantissa.strip("0.")):
-        return None  # overflow, or underflow to zero or a subnormal
-    return sign * value, m.end()
-
-
-def _keyword(
-    text: str, i: int, end: int, words: tuple[tuple[str, int], ...]
-) -> tuple[int, int] | None:
-    """The first of WORDS at I (any case) followed by a space, "^" or END: (scale, new I)."""
-    for word, scale in words:
-        j = i + len(word)
-        if j <= end and text[i:j].lower() == word.lower() and (j == end or text[j] in _SPACE + "^"):
-            return scale, j
-    return None
-
-
-def _units_part(text: str, i: int, end: int) -> tuple[list[int], list[int], float]:
-    """__pmParseUnitsStrPart: dimensions and scales (space, time, count) and a multiplier."""
-    dims, scales, mult = [0, 0, 0], [0, 0, 0], 1.0
-    while i != end:
-        if text[i] in _SPACE:
-            i += 1
-            continue
-        if text[i] in "-." or text[i] in _DIGITS:
-            number = _strtod(text, i)
-            if number is None or number[1] == i or number[1] > end:
-                raise ValueError("invalid floating point literal")
-            mult *= number[0]
-            i = number[1]
-            continue
-        found = None
-        for dim, words in ((1, _TIME_UNITS), (0, _SPACE_UNITS), (2, _COUNT_UNITS)):
-            if dims[dim] == 0 and (hit := _keyword(text, i, end, words)) is not None:
-                found = dim, hit
-                break
-        if found is None:
-            raise ValueError("unrecognized or duplicate base unit")
-        dim, (scales[dim], i) = found
-        if i == end or text[i] in _SPACE:
-            dims[dim] = 1
-        elif (power := _keyword(text, i, end, _EXPONENTS)) is not None:
-            dims[dim], i = power
-    return dims, scales, mult
-
-
-def parse_units(text: str) -> tuple[Units, float]:
-    """pmParseUnitsStr: the units in TEXT ("millisec / s", "Kbyte", "count x 10^3") and
-    the multiplier of its numbers; ValueError with libpcp's reason when they are not units.
-
-    ("time-7 / sec" makes libpcp abort on an assertion; here it is a ValueError.)
-    """
-    slash = text.find("/")
-    if slash < 0:
-        top, bottom = _units_part(text, 0, len(text)), ([0, 0, 0], [0, 0, 0], 1.0)
-    else:
-        top, bottom = _units_part(text, 0, slash), _units_part(text, slash + 1, len(text))
-    (tdims, tscales, tmult), (bdims, bscales, bmult) = top, bottom
-    dims = [t - b for t, b in zip(tdims, bdims, strict=True)]
-    for dim, name in enumerate(("space", "time", "count")):
-        if not -8 <= dims[dim] <= 7:
-            raise ValueError(f"{name} dimension out of bounds")
-    mult = bmult / tmult if tmult else math.copysign(math.inf, bmult) if bmult else math.nan
-    scales = [0, 0, 0]
-    for dim, base, one in ((0, 1024.0, 0), (2, 10.0, 0), (1, None, 3)):
-        if tdims[dim] == 0 and bdims[dim] != 0:
-            scales[dim] = bscales[dim]
-        elif bdims[dim] == 0 and tdims[dim] != 0:
-            scales[dim] = tscales[dim]
-        else:
-            if base is None:
-                if tscales[dim] > 5 or bscales[dim] > 5:
-                    raise ValueError("time scale out of range")
-                mult *= _TIME_SCALES[tscales[dim]] ** -tdims[dim]
-                mult *= _TIME_SCALES[bscales[dim]] ** bdims[dim]
-            else:
-                mult *= (base ** tscales[dim]) ** -tdims[dim]
-                mult *= (base ** bscales[dim]) ** bdims[dim]
-            scales[dim] = one if dims[dim] else 0
-    return Units(dims[0], dims[1], dims[2], scales[0], scales[1], scales[2]), mult

@@ -16,6 +16,7 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass
 
+from purepcp.pmapi.cnumbers import atoi, uint32
 from purepcp.pmapi.timewindow import (
     NSEC,
     PM_MAX_TIME_T,
@@ -26,7 +27,15 @@ from purepcp.pmapi.timewindow import (
     parse_time,
 )
 
-__all__ = ["TIME_KEYWORDS", "Timing", "Window", "WindowError", "resolve_window"]
+__all__ = [
+    "TIME_KEYWORDS",
+    "VALUE_TOKENS",
+    "Timing",
+    "Window",
+    "WindowError",
+    "resolve_window",
+    "second_setting",
+]
 
 #: The query language's window keywords and the pmSeriesTimeWindow field each one sets.
 TIME_KEYWORDS: dict[str, str] = {
@@ -37,6 +46,13 @@ TIME_KEYWORDS: dict[str, str] = {
     "samples": "count", "count": "count",
     "offset": "offset", "from": "offset",
     "align": "align", "alignment": "align",
+}  # fmt: skip
+
+#: The tokens of the query language each field's value may be (the grammar's rules).
+VALUE_TOKENS: dict[str, tuple[str, ...]] = {
+    "delta": ("STRING", "INTEGER", "DOUBLE"), "align": ("STRING", "INTEGER", "DOUBLE"),
+    "start": ("STRING", "INTEGER", "DOUBLE"), "end": ("STRING", "INTEGER", "DOUBLE"),
+    "zone": ("STRING",), "count": ("INTEGER",), "offset": ("INTEGER",),
 }  # fmt: skip
 
 #: What PCP says when a field is set twice with different texts; True: new text first.
@@ -62,10 +78,11 @@ class WindowError(ValueError):
         self.message = message
 
 
-def c_atoi(digits: str) -> int:
-    """C's atoi of a run of digits (at most 0xffffffff, as the lexer allows): wraps to an int."""
-    value = int(digits) % 2**32
-    return value - 2**32 if value >= 2**31 else value
+def second_setting(field: str, old: str, new: str) -> str:
+    """PCP's complaint when FIELD, set to OLD, is set again to a different NEW."""
+    phrase, new_first = _SECOND[field]
+    first, second = (new, old) if new_first else (old, new)
+    return f'{phrase} - "{first}" vs "{second}"'
 
 
 @dataclass(frozen=True)
@@ -103,9 +120,7 @@ class Window:
         problem = _check(field, text)
         old = self.get(field)
         if problem is None and old is not None and old != text:
-            phrase, new_first = _SECOND[field]
-            first, second = (text, old) if new_first else (old, text)
-            problem = f'{phrase} - "{first}" vs "{second}"'
+            problem = second_setting(field, old, text)
         if problem is not None:
             raise WindowError(problem)
         return Window((*self.items, (field, text)))
@@ -124,7 +139,7 @@ def _check(field: str, text: str) -> str | None:
         if field == "range":
             return f"Cannot parse range with pmParseHighResInterval:\n{e.errmsg}"
         return f"Cannot parse time with __pmParseHighResTime:\n{e.errmsg}"
-    if field == "count" and c_atoi(text) < 0:
+    if field == "count" and atoi(text) < 0:
         return f'Invalid sample count requested - "{text}"'
     # a negative offset is complained about but then accepted; pmNewZone never fails
     return None
@@ -174,9 +189,9 @@ def resolve_window(window: Window, *, now: int | None = None, tz: Zone = None) -
             values["start"] = now_ns - parse_interval_ns(text)
             values["end"] = PM_MAX_TIME_T * NSEC
         elif field == "count":
-            values["count"] = c_atoi(text)
+            values["count"] = atoi(text)
         elif field == "offset":
-            values["offset"] = c_atoi(text) % 2**32  # an unsigned int in timing_t
+            values["offset"] = uint32(atoi(text))  # an unsigned int in timing_t
         elif field == "zone":
             values["zone"] = text
             zone = new_zone(text)

@@ -469,12 +469,14 @@ class Report:
             yield inst, self._instance_name(indom, inst), merged
 
     def _instance_labels(self, desc: Desc) -> None:
+        from purepcp.pmapi.cnumbers import int32
+
         if desc.indom == PM_INDOM_NULL:
             return
         base = self._metric_sets(desc, True)
         for inst, name, merged in self._instance_rows(desc.indom, base):
             self.out.write(
-                f'    inst [{_inst(inst)} or "{name or "DISAPPEARED"}"] labels {merged}\n'
+                f'    inst [{int32(inst)} or "{name or "DISAPPEARED"}"] labels {merged}\n'
             )
 
     # -- series identifiers ----------------------------------------------------------------
@@ -502,19 +504,16 @@ class Report:
             w(f"    Series: {_sha1(text)}\n")
 
     def _instance_series(self, indom: int) -> None:
+        from purepcp.pmapi.cnumbers import int32
+
         if indom == PM_INDOM_NULL:
             return
         base = [self._context(), self._domain(indom >> 22), self._indom_labels(indom)]
         for inst, name, merged in self._instance_rows(indom, base):
             text = f'{{"series":"instance","name":"{name or "???"}","labels":{merged}}}'
             self.out.write(
-                f'    inst [{_inst(inst)} or "{name or "DISAPPEARED"}"] series {_sha1(text)}\n'
+                f'    inst [{int32(inst)} or "{name or "DISAPPEARED"}"] series {_sha1(text)}\n'
             )
-
-
-def _inst(inst: int) -> int:
-    """An instance id as C's %d prints it."""
-    return inst - (1 << 32) if inst >= 1 << 31 else inst
 
 
 def _sha1(text: str) -> str:

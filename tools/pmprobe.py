@@ -9,7 +9,6 @@ instance ids (-i) and/or instance names (-I).  A metric that fails is printed as
 from __future__ import annotations
 
 import contextlib
-import re
 import sys
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -17,6 +16,7 @@ from typing import Any
 from purepcp.pmapi import version_line
 from purepcp.pmapi.archive.context import PM_MODE_FORW
 from purepcp.pmapi.archive.format import ArchiveError
+from purepcp.pmapi.cnumbers import int32, strtol
 from purepcp.pmapi.errors import PMError, pmErrStr
 from purepcp.pmapi.ids import PM_INDOM_NULL
 from purepcp.pmapi.options import (
@@ -77,8 +77,6 @@ TOOL = Tool(
     ],
 )
 
-_STRTOL = re.compile(r"[ \t\n\v\f\r]*[+-]?[0-9]+")
-
 
 def main(argv: Sequence[str] | None = None) -> int:
     return TOOL.main(_run, argv)
@@ -104,15 +102,11 @@ def _run(argv: list[str]) -> int:
 # -- options -------------------------------------------------------------------------------
 
 
-def _strtol(text: str) -> int | None:
-    """TEXT as strtol reads a whole argument in base 10 (then cast to int), else None."""
-    if text == "":
-        return 0
-    if _STRTOL.fullmatch(text) is None:
-        return None
-    n = max(-(1 << 63), min(int(text), (1 << 63) - 1))  # strtol saturates
-    n &= 0xFFFFFFFF
-    return n - (1 << 32) if n >> 31 else n
+def _whole_int(text: str) -> int | None:
+    """TEXT as strtol reads a whole argument in base 10, kept in an int; None when strtol
+    stops before its end (an empty argument is 0, as strtol reads it)."""
+    scan = strtol(text)
+    return int32(int(scan.value)) if scan.end == len(text) else None
 
 
 def _options(argv: Sequence[str], parsed: Parsed) -> dict[str, Any]:
@@ -132,7 +126,7 @@ def _options(argv: Sequence[str], parsed: Parsed) -> dict[str, Any]:
     zone = hostzone = False
     for opt, value in parsed.pairs:
         if opt is BATCH:
-            batch = _strtol(value)
+            batch = _whole_int(value)
             if batch is None:
                 errors.append(f"{prog}: -b requires numeric argument")
             elif batch < 1:  # pmprobe would loop forever (0) or crash (negative)
@@ -190,12 +184,6 @@ def _options(argv: Sequence[str], parsed: Parsed) -> dict[str, Any]:
 
 
 # -- probing -------------------------------------------------------------------------------
-
-
-def _signed(n: int) -> int:
-    """A 32-bit id (instance, PMID) as C's %d prints it."""
-    n &= 0xFFFFFFFF
-    return n - (1 << 32) if n >> 31 else n
 
 
 def _error(code: int) -> str:
@@ -341,7 +329,7 @@ def _domain_line(ctx, indoms: _InDoms, name: str, pmid: int, inst: bool, inames:
     text = f"{name} {len(found)}"
     for iid, iname in found:
         if inst:
-            text += f" ?{_signed(iid)}"
+            text += f" ?{int32(iid)}"
         if inames:
             text += f' "{iname}"'
     return text
@@ -367,10 +355,10 @@ def _values_line(indoms: _InDoms, desc, vset, inst: bool, inames: bool, values: 
     known = dict(found)
     for iid in vset.insts:
         if inst:
-            text += f" ?{_signed(iid)}"
+            text += f" ?{int32(iid)}"
         if inames:
             iname = known.get(iid)
-            text += f' "{iname}"' if iname is not None else f" ?{_signed(iid)}"
+            text += f' "{iname}"' if iname is not None else f" ?{int32(iid)}"
     return text
 
 

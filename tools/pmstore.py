@@ -13,6 +13,7 @@ import sys
 from collections.abc import Sequence
 from typing import NoReturn
 
+from purepcp.pmapi.cnumbers import int32
 from purepcp.pmapi.convert import StoreValueError, parse_typed_value
 from purepcp.pmapi.errors import PM_ERR_INDOM, PMError, pmErrStr
 from purepcp.pmapi.ids import PM_ID_NULL, PM_IN_NULL, PM_INDOM_NULL
@@ -158,7 +159,7 @@ def _store(ctx, name: str, text: str, instnames, refetch, force) -> None:
     for i, value in enumerate(new.vlist):
         line = name
         if desc.indom != PM_INDOM_NULL:
-            inst = _signed(value.inst)
+            inst = int32(value.inst)
             try:
                 line += f' inst [{inst} or "{ctx.instance_name(desc.indom, value.inst)}"]'
             except PMError:
@@ -188,12 +189,6 @@ def _restrict(ctx, name: str, indom: int, instnames: list[str]) -> list[int]:
             _quit(f"pmAddProfile {name}[{instname}]: {pmErrStr(exc.code)}")
         insts.append(inst)
     return insts
-
-
-def _signed(n: int) -> int:
-    """A 32-bit instance id as C's %d prints it."""
-    n &= 0xFFFFFFFF
-    return n - (1 << 32) if n >> 31 else n
 
 
 if __name__ == "__main__":

@@ -35,8 +35,8 @@ The modules, in the order a query goes through them: valuesets (the query nodes 
 their values), datanodes (reading the vectors' series), calculate (the table of the
 functions, which are in inplace and reduce, the latter over loops, and of arithmetic,
 in arith), exprhash (the id and descriptor), answer (the entry points, re-exported
-here).  valuetext reads and writes value and descriptor text by type; C's number
-reading and printing is purepcp.series.cnumbers.
+here).  valuetext reads and writes value and descriptor text by type (printf's formats
+included); C's numbers (strtod, sscanf, libm, casts) are purepcp.pmapi.cnumbers.
 """
 
 from __future__ import annotations

@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import time
 
+from purepcp.pmapi.cnumbers import uint32
+
 from .. import schema
 from ..parse import Binary, Call, Expr, Query, QuerySyntaxError, parse
 from ..read import SeriesError, SeriesReader, SeriesValue, Window
@@ -54,7 +56,7 @@ def run_function(reader: SeriesReader, query: Query, *, now: int | None = None) 
         sid, _ = _evaluate(reader, query.expr, None, now)
         return QueryAnswer([sid] if sid else [], expression=True)
     timing = resolve(query.window, now)
-    sampling = Sampling(start=timing.start, delta=timing.delta, count=timing.count % 2**32)
+    sampling = Sampling(start=timing.start, delta=timing.delta, count=uint32(timing.count))
     sid, series = _evaluate(reader, query.expr, sampling, now)
     if sid is None:
         return QueryAnswer([], [], expression=True)
@@ -88,7 +90,7 @@ def values_of_expression(
     count = window.count
     if not (window.start or window.end or window.delta or window.count or window.range):
         count = 1
-    sampling = Sampling(start=start, delta=window.delta, count=count % 2**32)
+    sampling = Sampling(start=start, delta=window.delta, count=uint32(count))
     expr_sid, series = _evaluate(reader, query.expr, sampling, now)
     if expr_sid is None:
         return []

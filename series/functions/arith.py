@@ -10,12 +10,12 @@ from typing import Any
 
 import numpy as np
 
-from purepcp.pmapi.convert import pmConvScale, wrap
+from purepcp.pmapi.cnumbers import atof, cdiv, fdiv, scan_int, wrap
+from purepcp.pmapi.convert import pmConvScale
 from purepcp.pmapi.errors import PMError
 from purepcp.pmapi.types import pmSemStr, pmTypeStr
 from purepcp.pmapi.units import Units, pmUnitsStr
 
-from ..cnumbers import c_div, c_int_div, c_strtod, fmt_e, scan_int
 from ..parse import Arith, Binary, Number
 from .valuesets import Node, Run, Series, Value
 from .valuetext import (
@@ -30,6 +30,7 @@ from .valuetext import (
     U64,
     UNKNOWN,
     atom_text,
+    printf_e,
     scan,
     sem_code,
     units_error,
@@ -127,7 +128,7 @@ def _operate(op: Arith, otype: int, a: Any, b: Any, state: _BinaryState) -> Any:
                 return float(x - y)
             if op is Arith.STAR:
                 return float(x * y)
-            return float(x / y) if y != 0 else c_div(float(x), float(y))
+            return float(x / y) if y != 0 else fdiv(float(x), float(y))
     if otype == DBL:
         if op is Arith.PLUS:
             return a + b
@@ -135,7 +136,7 @@ def _operate(op: Arith, otype: int, a: Any, b: Any, state: _BinaryState) -> Any:
             return a - b
         if op is Arith.STAR:
             return a * b
-        return c_div(a, b)
+        return fdiv(a, b)
     bits, signed = _WIDTH[otype]
     if op is Arith.PLUS:
         return wrap(a + b, bits, signed)
@@ -152,7 +153,7 @@ def _operate(op: Arith, otype: int, a: Any, b: Any, state: _BinaryState) -> Any:
         # `res / l != r`, with res uninitialised at first and then the last product
         # that passed; so in practice only a zero left operand (or an operation that
         # repeats the last passing one) gives a value, the rest "no value"
-        if a != 0 and (state.res is None or c_int_div(state.res, a) != b):
+        if a != 0 and (state.res is None or cdiv(state.res, a) != b):
             return None
         state.res = wrap(a * b, bits, signed)
         return state.res
@@ -288,10 +289,10 @@ def _scalar(node: Node, run: Run) -> None:
         return  # PCP reads a missing number here (and crashes); nothing matched
     text = number_node.expr.text
     is_int = text.isdigit()
-    factor: float = float(scan_int(text, 32, True) or 0) if is_int else c_strtod(text)
+    factor: float = float(scan_int(text, 32, True) or 0) if is_int else atof(text)
     for s in data.values:
         for value in s.each_value():
-            value.data = fmt_e(c_strtod(value.data) * factor)
+            value.data = printf_e(atof(value.data) * factor)
         if not is_int:
             s.desc.type = "double"
             s.desc.semantics = "instance"

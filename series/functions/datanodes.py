@@ -9,14 +9,14 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from purepcp.pmapi.cnumbers import uint32, uint64
 from purepcp.pmapi.timewindow import NSEC, PM_MAX_TIME_T
 
 from .. import schema
-from ..cnumbers import timespec_delta
 from ..parse import Vector
 from ..read import SeriesError, SeriesReader
 from ..window import Timing, WindowError, resolve_window
-from .valuesets import EXPR_PMID, Desc, Node, Series, Value
+from .valuesets import EXPR_PMID, Desc, Node, Series, Value, timespec_delta
 
 __all__ = ["Sampling", "load", "resolve"]
 
@@ -48,14 +48,14 @@ class _Range:
 def _stream_str(ns: int) -> str:
     """timespec_stream_str: milliseconds (an unsigned 64-bit product) - microseconds."""
     sec, nsec = divmod(ns, NSEC)
-    millis = (sec * 1000 + nsec // 1_000_000) % 2**64
+    millis = uint64(sec * 1000 + nsec // 1_000_000)
     return f"{millis}-{nsec % 1_000_000 // 1000}"
 
 
 def _vector_range(timing: Timing, texts: Any) -> _Range:
     count_only = texts is not None and texts.count_only
     if count_only and timing.count:
-        return _Range(reverse=timing.count % 2**32)
+        return _Range(reverse=uint32(timing.count))
     end = timing.end
     if end and end // NSEC >= PM_MAX_TIME_T:
         end = PM_MAX_TIME_T * NSEC

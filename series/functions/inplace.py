@@ -6,25 +6,24 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from purepcp.pmapi.convert import pmConvScale, wrap
-from purepcp.pmapi.errors import PMError
-from purepcp.pmapi.types import pmTypeStr
-from purepcp.pmapi.units import Units, pmUnitsStr
-
-from ..cnumbers import (
-    c_div,
+from purepcp.pmapi.cnumbers import (
+    atof,
     c_floor,
     c_log,
     c_round,
     c_sqrt,
-    c_strtod,
+    fdiv,
     float_of_double,
-    fmt_f6,
-    timespec_delta,
+    wrap,
 )
+from purepcp.pmapi.convert import pmConvScale
+from purepcp.pmapi.errors import PMError
+from purepcp.pmapi.types import pmTypeStr
+from purepcp.pmapi.units import Units, pmUnitsStr
+
 from ..parse import Func
 from .loops import Grid
-from .valuesets import Node, Run, Series, Value
+from .valuesets import Node, Run, Series, Value, timespec_delta
 from .valuetext import (
     DBL,
     FLT,
@@ -32,6 +31,7 @@ from .valuetext import (
     I64,
     UNKNOWN,
     atom_text,
+    printf_f6,
     same_dims,
     scan,
     units_error,
@@ -57,8 +57,8 @@ def _rate_of(s: Series) -> None:
             continue
         for k in range(grid.n_inst):
             t, v = earlier[k], later[k]
-            rate = c_div(c_strtod(t.data) - c_strtod(v.data), timespec_delta(t.ns, v.ns))
-            earlier[k] = Value(v.timestamp, v.ns, t.series, fmt_f6(rate))
+            rate = fdiv(atof(t.data) - atof(v.data), timespec_delta(t.ns, v.ns))
+            earlier[k] = Value(v.timestamp, v.ns, t.series, printf_f6(rate))
         if j == n - 1:
             s.num_samples -= 1
 
@@ -103,7 +103,7 @@ def unary(node: Node, run: Run) -> None:
     node.values = node.children[0].values
     base = None
     if func is Func.LOG and call.param is not None:
-        base = c_strtod(call.param.text)
+        base = atof(call.param.text)
     otype = UNKNOWN
     for s in node.values:
         itype = _type_of(s, run)
@@ -131,7 +131,7 @@ def unary(node: Node, run: Run) -> None:
                 otype = out_type = DBL
                 result = c_log(float(number))
                 if base is not None:
-                    result = c_div(result, c_log(base))
+                    result = fdiv(result, c_log(base))
             else:  # SQRT: a double in stays a double without setting the result type
                 if itype != DBL:
                     otype = DBL

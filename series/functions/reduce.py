@@ -11,10 +11,12 @@ import math
 from collections.abc import Iterable
 from dataclasses import replace
 
-from ..cnumbers import c_div, c_sqrt, c_strtod, c_sum, fmt_e, scan_int
+from purepcp.pmapi.cnumbers import atof, c_sqrt, c_sum, fdiv, scan_int
+
 from ..parse import Number
 from .loops import Grid, by_instance, by_sample, results
 from .valuesets import Node, Run, Series, Value
+from .valuetext import printf_e
 
 __all__ = [
     "extreme_inst",
@@ -53,7 +55,7 @@ def _extreme_index(first: float, rest: Iterable[tuple[int, Value]], larger: bool
     beyond the best so far."""
     index, best = 0, first
     for i, value in rest:
-        d = c_strtod(value.data)
+        d = atof(value.data)
         if (best < d) if larger else (best > d):
             index, best = i, d
     return index
@@ -63,7 +65,7 @@ def extreme_inst(node: Node, run: Run, *, larger: bool) -> None:
     """max, max_inst, min, min_inst: per instance the value of its extreme sample."""
 
     def pick(grid: Grid, k: int) -> Value:
-        j = _extreme_index(c_strtod(grid.sample(0)[k].data), grid.column(k, 1), larger)
+        j = _extreme_index(atof(grid.sample(0)[k].data), grid.column(k, 1), larger)
         return replace(grid.sample(j)[k])
 
     by_instance(node, pick)
@@ -74,7 +76,7 @@ def extreme_sample(node: Node, run: Run, *, larger: bool) -> None:
 
     def pick(grid: Grid, j: int) -> list[Value]:
         sample = grid.sample(j)
-        k = _extreme_index(c_strtod(sample[0].data), grid.row(j, 1), larger)
+        k = _extreme_index(atof(sample[0].data), grid.row(j, 1), larger)
         return [replace(sample[k])]
 
     by_sample(node, pick)
@@ -88,9 +90,9 @@ def sum_avg_inst(node: Node, run: Run, *, average: bool) -> None:
     one's time; an average divides by the number of samples, those passed over too."""
 
     def pick(grid: Grid, k: int) -> Value:
-        total = c_sum(c_strtod(v.data) for _, v in grid.column(k))
+        total = c_sum(atof(v.data) for _, v in grid.column(k))
         first = grid.sample(0)[k]
-        text = fmt_e(c_div(total, grid.n_samples) if average else total)
+        text = printf_e(fdiv(total, grid.n_samples) if average else total)
         return Value(first.timestamp, first.ns, first.series, text)
 
     _as_double(by_instance(node, pick), instance=average)
@@ -101,9 +103,9 @@ def sum_avg_sample(node: Node, run: Run, *, average: bool) -> None:
     instance id; an average divides by the first sample's number of instances."""
 
     def pick(grid: Grid, j: int) -> list[Value]:
-        total = c_sum(c_strtod(v.data) for _, v in grid.row(j))
+        total = c_sum(atof(v.data) for _, v in grid.row(j))
         first = grid.sample(j)[0]
-        text = fmt_e(c_div(total, grid.n_inst) if average else total)
+        text = printf_e(fdiv(total, grid.n_inst) if average else total)
         return [Value(first.timestamp, first.ns, "", text)]
 
     _as_double(by_sample(node, pick), instance=average)
@@ -116,11 +118,11 @@ def stdev_inst(node: Node, run: Run) -> None:
 
     def pick(grid: Grid, k: int) -> Value:
         n = grid.n_samples
-        mean = c_div(c_sum(c_strtod(v.data) for _, v in grid.column(k)), n)
+        mean = fdiv(c_sum(atof(v.data) for _, v in grid.column(k)), n)
         held = (grid.sample(j) for j in range(n))
-        sd = c_sum(math.pow(c_strtod(s[k].data) - mean, 2) for s in held if k < len(s))
+        sd = c_sum(math.pow(atof(s[k].data) - mean, 2) for s in held if k < len(s))
         first = grid.sample(0)[k]
-        return Value(first.timestamp, first.ns, first.series, fmt_e(c_sqrt(c_div(sd, n))))
+        return Value(first.timestamp, first.ns, first.series, printf_e(c_sqrt(fdiv(sd, n))))
 
     _as_double(by_instance(node, pick), instance=True)
 
@@ -133,9 +135,9 @@ def stdev_sample(node: Node, run: Run) -> None:
     def pick(grid: Grid, j: int) -> list[Value]:
         n = grid.n_inst
         sample = grid.sample(j)
-        mean = c_div(c_sum(c_strtod(v.data) for _, v in grid.row(j)), n)
-        sd = c_sum(math.pow(c_strtod(v.data) - mean, 2) for v in sample[:n])
-        return [Value(sample[0].timestamp, sample[0].ns, "", fmt_e(c_sqrt(c_div(sd, n))))]
+        mean = fdiv(c_sum(atof(v.data) for _, v in grid.row(j)), n)
+        sd = c_sum(math.pow(atof(v.data) - mean, 2) for v in sample[:n])
+        return [Value(sample[0].timestamp, sample[0].ns, "", printf_e(c_sqrt(fdiv(sd, n))))]
 
     _as_double(by_sample(node, pick), instance=True)
 
@@ -169,7 +171,7 @@ def topk_inst(node: Node, run: Run) -> None:
             if n:
                 data[0] = 0.0
             for j, v in grid.column(k):
-                value = c_strtod(v.data)
+                value = atof(v.data)
                 if n and value > data[n - 1]:
                     _insert_top(data, pointers, value, j)
             held = (grid.sample(p) for p in pointers)
@@ -185,7 +187,7 @@ def topk_sample(node: Node, run: Run) -> None:
         n = min(k_wanted, grid.n_inst)
         data, pointers = [0.0] * n, [0] * n
         for k, v in grid.row(j):
-            value = c_strtod(v.data)
+            value = atof(v.data)
             if n and value > data[n - 1]:
                 _insert_top(data, pointers, value, k)
         sample = grid.sample(j)
@@ -212,7 +214,7 @@ def percentile_inst(node: Node, run: Run) -> None:
 
     def pick(grid: Grid, k: int) -> Value | None:
         n = grid.n_samples
-        values = [(c_strtod(v.data), j) for j, v in grid.column(k, 1)]
+        values = [(atof(v.data), j) for j, v in grid.column(k, 1)]
         sample = grid.sample(_percentile_pick(values, n, int(pct / 100 * n)))
         return replace(sample[k]) if k < len(sample) else None
 
@@ -225,7 +227,7 @@ def percentile_sample(node: Node, run: Run) -> None:
 
     def pick(grid: Grid, j: int) -> list[Value]:
         n = grid.n_inst
-        values = [(c_strtod(v.data), k) for k, v in grid.row(j)]
+        values = [(atof(v.data), k) for k, v in grid.row(j)]
         index = _percentile_pick(values, n, int(pct / 100 * n))
         sample = grid.sample(j)
         return [replace(sample[index])] if index < len(sample) else []

@@ -8,9 +8,13 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
 
+import numpy as np
+
+from purepcp.pmapi.timewindow import NSEC
+
 from ..parse import Binary, Call, Expr, Number, Vector, canonical
 
-__all__ = ["EXPR_PMID", "Desc", "Node", "Run", "Series", "Value", "tree"]
+__all__ = ["EXPR_PMID", "Desc", "Node", "Run", "Series", "Value", "timespec_delta", "tree"]
 
 #: the pmid of every expression's descriptor (and of every data node's, as PCP reads them)
 EXPR_PMID = "511.0.0"
@@ -24,6 +28,16 @@ class Value:
     ns: int
     series: str  # the instance's series id, the metric's (no indom), or ""
     data: str
+
+
+def timespec_delta(a_ns: int, b_ns: int) -> float:
+    """libpcp's pmTimespec_delta(a, b): the seconds from time B to time A (both ns since
+    the epoch, as values carry them), worked out in long double as gcc on x86-64 does
+    (NumPy's longdouble is that type), then rounded to a double."""
+    a_sec, a_nsec = divmod(a_ns, NSEC)
+    b_sec, b_nsec = divmod(b_ns, NSEC)
+    ld = np.longdouble
+    return float(ld(a_sec - b_sec) + ld(a_nsec - b_nsec) / ld(NSEC))
 
 
 @dataclass

@@ -1,15 +1,18 @@
 """The text a value set holds, read and written as libpcp_web's query.c does: values by
-their descriptor's type (series_extract_value, series_pmAtomValue_conv_str), and the
-descriptor's type, semantics and units fields."""
+their descriptor's type (series_extract_value, series_pmAtomValue_conv_str), computed
+values as its printf formats write them (%e, rate's %.6f), and the descriptor's type,
+semantics and units fields."""
 
 from __future__ import annotations
 
+import math
+
+from purepcp.pmapi.cnumbers import scan_int, strtod, strtof
 from purepcp.pmapi.printvalue import pmAtomStr
 from purepcp.pmapi.types import PMType
 from purepcp.pmapi.units import Units
 
-from ..cnumbers import c_strtof, scan_double, scan_int
-from ..parse import parse_units
+from ..units import parse_units
 
 __all__ = [
     "COUNTER",
@@ -23,6 +26,8 @@ __all__ = [
     "U64",
     "UNKNOWN",
     "atom_text",
+    "printf_e",
+    "printf_f6",
     "same_dims",
     "scan",
     "sem_code",
@@ -74,10 +79,9 @@ def scan(type_: int, text: str) -> int | float | None:
         return scan_int(text, 64, True)
     if type_ == U64:
         return scan_int(text, 64, False)
-    if type_ == FLT:
-        return c_strtof(text)
-    if type_ == DBL:
-        return scan_double(text)
+    if type_ in (FLT, DBL):
+        number = (strtof if type_ == FLT else strtod)(text)
+        return None if number.end == 0 else float(number.value)
     return None
 
 
@@ -91,6 +95,19 @@ def atom_text(type_: int, value: int | float) -> str | None:
     if text[:1].isdigit() or text[:1] in "+-":
         return text
     return None
+
+
+def printf_e(x: float) -> str:
+    """printf's %e of X, as glibc prints it (a NaN with its sign bit set is "-nan"): the
+    text of a computed value (pmAtomStr's for a double)."""
+    return pmAtomStr(x, DBL)
+
+
+def printf_f6(x: float) -> str:
+    """printf's %.6f of X, as glibc prints it: the text of a rate."""
+    if math.isnan(x):
+        return "-nan" if math.copysign(1.0, x) < 0 else "nan"
+    return f"{x:.6f}"
 
 
 def units_of(text: str) -> Units | None:

@@ -10,6 +10,7 @@ PCP's simple agent, against our agent, and against PCP's pmdalinux.
 from __future__ import annotations
 
 import io
+import math
 import os
 import re
 import shutil
@@ -562,6 +563,10 @@ def test_store_values_parse_like_strtol_and_strtod():
     assert parse_store_value("4294967297", PMType.PM_TYPE_32) == 1
     assert parse_store_value("-1", PMType.PM_TYPE_U32) == 0xFFFFFFFF
     assert parse_store_value("0x1p3", PMType.PM_TYPE_DOUBLE) == 8.0
+    # glibc's strtod and strtof: an exact subnormal is no ERANGE, "-nan" keeps its sign
+    assert parse_store_value("0x1p-1074", PMType.PM_TYPE_DOUBLE) == 5e-324
+    assert parse_store_value("0x1p-149", PMType.PM_TYPE_FLOAT) == 2.0**-149
+    assert math.copysign(1, parse_store_value("-nan", PMType.PM_TYPE_DOUBLE)) == -1
     assert parse_store_value("hi there", PMType.PM_TYPE_STRING) == "hi there"
     for text, type_, message in (
         ("42 ", PMType.PM_TYPE_32, 'Error: Value "42 " is incompatible with metric type'),

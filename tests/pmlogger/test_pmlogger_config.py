@@ -28,7 +28,9 @@ from purepcp.pmlogger.config import (
     parse_config_file,
     preprocess_config,
 )
+from tests.support.examples import examples
 from tests.support.reference_pmcd import require_reference
+from tests.support.waiting import DEADLINE
 
 
 def groups(text: str, **kw) -> tuple[LogGroup, ...]:
@@ -554,7 +556,7 @@ def configs(draw) -> tuple[str, LoggerConfig, int]:
     return "".join(out), LoggerConfig(tuple(result), access, ()), default_ms
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(configs())
 def test_generated_configs_parse_to_what_they_say(case):
     text, expected, default_ms = case
@@ -564,7 +566,7 @@ def test_generated_configs_parse_to_what_they_say(case):
     assert len(config.warnings) == int(expected.access_ignored)
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(st.text(st.sampled_from(list('logn {}[],#"%:;.-_*01 \nae')), max_size=60))
 def test_arbitrary_text_parses_or_raises_config_error(text):
     try:
@@ -638,7 +640,7 @@ def _run_reference(cfg: Path, work: Path) -> str:
         [*argv, str(work / "arch")], cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
     )
     try:
-        deadline = time.monotonic() + 60
+        deadline = time.monotonic() + DEADLINE
         while proc.poll() is None and time.monotonic() < deadline:
             if "Config parsed" in _read(log):
                 break  # it may go on logging (or waiting, for off/maybe): enough seen
@@ -713,7 +715,7 @@ SOUPS = st.lists(
 
 
 @pytest.mark.interop
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=examples(40), deadline=None)
 @given(st.one_of(STATEMENTS, SOUPS))
 def test_reference_pmlogger_agrees_on_random_configs(text):
     require_reference("pmlogger")

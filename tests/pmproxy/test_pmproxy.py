@@ -27,7 +27,7 @@ from tests.support.client_servers import ours_serving
 from tests.support.our_pmcd import ROOT
 from tests.support.pmproxy_servers import our_pmproxy
 from tests.support.reference_pmcd import free_port
-from tests.support.waiting import wait_until
+from tests.support.waiting import DEADLINE, wait_until
 
 
 @pytest.fixture(scope="module")
@@ -93,11 +93,11 @@ def test_bad_http_is_answered_and_the_proxy_serves_on(served):
     proxy, _ = served
     port = int(proxy.url.rsplit(":", 1)[1])
     for junk in (b"\x16\x03\x01\x02\x00garbage\r\n\r\n", b"GET / HTTP/9.9\r\n\r\n"):
-        with socket.create_connection(("127.0.0.1", port), timeout=30) as s:
+        with socket.create_connection(("127.0.0.1", port), timeout=DEADLINE) as s:
             s.sendall(junk)
             assert s.recv(100).startswith(b"HTTP/1.1 400 ")
     # a client that stops in the middle of its request holds up nobody else
-    with socket.create_connection(("127.0.0.1", port), timeout=30) as stuck:
+    with socket.create_connection(("127.0.0.1", port), timeout=DEADLINE) as stuck:
         stuck.sendall(b"GET /pmapi/fetch?names=hinv.ncpu HTTP/1.1\r\nHost: x")
         assert proxy.json("/pmapi/fetch?names=hinv.ncpu")[0] == 200
     too_long = "/pmapi/fetch?names=" + "x" * 9000
@@ -120,7 +120,7 @@ def test_an_unreachable_pmcd_is_one_error_and_holds_up_nobody(served):
 def test_cors_preflight_and_head(served):
     proxy, _ = served
     port = int(proxy.url.rsplit(":", 1)[1])
-    conn = __import__("http.client").client.HTTPConnection("127.0.0.1", port, timeout=30)
+    conn = __import__("http.client").client.HTTPConnection("127.0.0.1", port, timeout=DEADLINE)
     conn.request(
         "OPTIONS",
         "/pmapi/derive?name=a&expr=b",
@@ -298,7 +298,7 @@ def _load(proxy, contexts: list[int], fetches: int, scrapes: int) -> None:
     clients = len(contexts)
 
     def client(k: int) -> None:
-        conn = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
+        conn = http.client.HTTPConnection("127.0.0.1", port, timeout=DEADLINE)
         c = contexts[k]
         try:
             every = max(1, fetches // scrapes)  # (fetches between a client's scrapes)
@@ -327,6 +327,7 @@ def _load(proxy, contexts: list[int], fetches: int, scrapes: int) -> None:
     assert failures == []
 
 
+@pytest.mark.slow  # a soak: 60,000 requests from 20 clients, two minutes
 def test_a_soak_of_fifty_thousand_fetches_leaks_nothing(served):
     """PCP's pmproxy has leaked under load (its issues #804, #810, #1188)."""
     proxy, _ = served

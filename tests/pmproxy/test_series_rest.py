@@ -15,6 +15,7 @@ from purepcp.series.read import SeriesReader
 from purepcp.series.store import Store, StoreConfig
 from tests.support.pmproxy_servers import our_pmproxy
 from tests.support.redis_servers import redis_server, require_redis
+from tests.support.series_archives import write_mixed
 from tests.support.series_reference import (
     load_archive,
     pcp_pmproxy_series,
@@ -133,8 +134,6 @@ def test_query_during_a_load_is_consistent(tmp_path):
     """Queries while a load runs find only series they can describe, and values that are
     the stored ones (a load writes a series' description before the sets that find it)."""
     require_redis()
-    from tests.series.test_series_load import write_mixed
-
     base = str(tmp_path / "mixed")
     write_mixed(base)
     with redis_server(tmp_path / "redis") as server:
@@ -171,8 +170,6 @@ def test_load_call_loads_an_archive(tmp_path):
     """/series/load?expr={source.path:"..."} loads as pmseries --load does (PCP 6.0.3's
     fails with an illegal context); a bad request is one JSON message."""
     require_redis()
-    from tests.series.test_series_load import write_mixed
-
     base = str(tmp_path / "mixed")
     write_mixed(base)
     with redis_server(tmp_path / "redis") as server:

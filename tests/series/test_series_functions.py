@@ -24,13 +24,14 @@ from pathlib import Path
 
 import pytest
 
+from purepcp.pmapi.cnumbers import atof, strtof
 from purepcp.pmproxy.series import sds_repr, values_json, window_of
 from purepcp.series import schema
-from purepcp.series.cnumbers import c_strtod, c_strtof, fmt_e, fmt_f6
 from purepcp.series.functions import run_function, values_of_expression
 from purepcp.series.functions.calculate import FUNCTIONS
 from purepcp.series.functions.loops import Grid
 from purepcp.series.functions.valuesets import Desc, Series, Value
+from purepcp.series.functions.valuetext import FLT, printf_e, printf_f6, scan
 from purepcp.series.ids import string_id
 from purepcp.series.parse import Func, parse
 from purepcp.series.query import run_query
@@ -189,20 +190,20 @@ def desc(store: FakeRedis, sid: str) -> dict[str, bytes]:
      ("-inf", -math.inf), ("1e999", math.inf)],
 )  # fmt: skip
 def test_strtod_reads_a_leading_number(text, value):
-    assert c_strtod(text) == value
+    assert atof(text) == value
 
 
 def test_strtod_nan_keeps_its_sign():
-    assert math.copysign(1.0, c_strtod("-nan")) == -1.0
-    assert math.isnan(c_strtod("nan"))
+    assert math.copysign(1.0, atof("-nan")) == -1.0
+    assert math.isnan(atof("nan"))
 
 
 def test_strtof_rounds_once_to_single_precision():
-    assert c_strtof("0.1") == 0.10000000149011612
-    assert c_strtof("no value") is None
+    assert scan(FLT, "0.1") == 0.10000000149011612
+    assert scan(FLT, "no value") is None
     # 1 + 2^-24 + 2^-60 lies just above half-way between two floats: a double in between
     # would round it to the even one, strtof rounds it up
-    assert c_strtof("1.00000005960464477550") == 1.0000001192092896
+    assert strtof("1.00000005960464477550").value == 1.0000001192092896
 
 
 @pytest.mark.parametrize(
@@ -212,12 +213,12 @@ def test_strtof_rounds_once_to_single_precision():
      (math.copysign(math.nan, -1.0), "-nan")],
 )  # fmt: skip
 def test_e_format_is_printfs(x, text):
-    assert fmt_e(x) == text
+    assert printf_e(x) == text
 
 
 def test_rate_format_is_six_decimals():
-    assert fmt_f6(155.0957923) == "155.095792"
-    assert fmt_f6(math.copysign(math.nan, -1.0)) == "-nan"
+    assert printf_f6(155.0957923) == "155.095792"
+    assert printf_f6(math.copysign(math.nan, -1.0)) == "-nan"
 
 
 # --- the evaluation's parts ---------------------------------------------------------------

@@ -30,12 +30,13 @@ from purepcp.pmapi.errors import PM_ERR_AGAIN, PM_ERR_NAME, PM_ERR_NONLEAF, PMEr
 from purepcp.pmapi.events import event_flags_str, unpack_event_records
 from purepcp.pmapi.ids import PM_IN_NULL, PM_INDOM_NULL, pmID_build, pmInDom_build
 from purepcp.pmapi.metricspec import SpecError, parse_metric_spec
+from purepcp.pmapi.options import SAMPLES
 from purepcp.pmapi.profile import Profile
 from purepcp.pmapi.types import PMSem, PMType
 from purepcp.pmapi.units import Units
 from purepcp.pmapi.values import Result, Timestamp, ValueSet
 from purepcp.tools import pmval
-from purepcp.tools.pmval.options import TOOL, _strtol, split_instances
+from purepcp.tools.pmval.options import TOOL, read_options, split_instances
 from tests.support.our_pmcd import OurPMCD, our_pmcd
 from tests.support.reference_pmcd import RunningPMCD, reference_pmcd, require_reference
 
@@ -421,8 +422,16 @@ def test_metric_spec_errors(spec, message):
 
 def test_instance_lists():
     assert split_instances("a,b c\t'd e' \"f\"") == ["a", "b", "c", "d e", "f"]
-    assert _strtol("12") == (12, True) and _strtol("1x") == (1, False)
-    assert _strtol("-3") == (-3, True) and _strtol("") == (0, True)
+
+
+def test_counts_are_read_as_strtol_reads_them_into_an_int():
+    def samples(text: str) -> tuple[int | None, bool]:
+        o = read_options([(SAMPLES, text)])
+        return o.samples, not o.errors
+
+    assert samples("12") == (12, True) and samples("1x") == (1, False)
+    assert samples(" +7") == (7, True) and samples("") == (0, True)
+    assert samples("-3") == (-3, False) and samples("4294967297") == (1, True)
 
 
 @pytest.mark.parametrize(

@@ -1,4 +1,4 @@
-"""Times as pmdumplog prints them, and the timestamp and C-number arithmetic they need.
+"""Times as pmdumplog prints them, and the timestamp arithmetic they need.
 
 A v2 archive's times print to the microsecond, a v3 archive's to the nanosecond; -x,
 -xx and -xxx add the date, the offset from the archive's start and the epoch seconds.
@@ -10,28 +10,19 @@ from datetime import tzinfo
 from fractions import Fraction
 
 from purepcp.pmapi.archive.format import PM_LOG_VERS03
+from purepcp.pmapi.cnumbers import cdiv, uint64
 from purepcp.pmapi.timewindow import NSEC, pm_ctime
 from purepcp.pmapi.values import Timestamp
 
 
-def _ts_cmp(a: Timestamp, b: Timestamp) -> int:
+def ts_cmp(a: Timestamp, b: Timestamp) -> int:
+    """A against B: below zero when A is earlier, zero when they are equal, else above."""
     return (a.sec - b.sec) or (a.nsec - b.nsec)
 
 
-def _ts_sub(a: Timestamp, b: Timestamp) -> float:
+def ts_sub(a: Timestamp, b: Timestamp) -> float:
     """__pmTimestampSub: A - B in seconds, as a double."""
     return float(Fraction((a.sec - b.sec) * NSEC + a.nsec - b.nsec, NSEC))
-
-
-def _signed(v: int) -> int:
-    """A 32-bit word as C's int."""
-    v &= 0xFFFFFFFF
-    return v - (1 << 32) if v >= 1 << 31 else v
-
-
-def _cdiv(a: int, b: int) -> int:
-    q = abs(a) // abs(b)
-    return q if (a >= 0) == (b >= 0) else -q
 
 
 class Clock:
@@ -54,7 +45,7 @@ class Clock:
     def hms(self, t: Timestamp) -> str:
         """myPrintTimestamp: HH:MM:SS and the fraction (9 digits for v3, else 6)."""
         clock = self.ctime(t.sec)[11:19]
-        return f"{clock}.{t.nsec:09d}" if self.v3 else f"{clock}.{_cdiv(t.nsec, 1000):06d}"
+        return f"{clock}.{t.nsec:09d}" if self.v3 else f"{clock}.{cdiv(t.nsec, 1000):06d}"
 
     def stamp(self, t: Timestamp) -> str:
         """dump_pmTimestamp: with -x the date, -xx the offset from the start, -xxx the epoch."""
@@ -63,9 +54,9 @@ class Clock:
             ctime = self.ctime(t.sec)
             text = f"{ctime[:10]} {text} {ctime[20:24]}"
         if self.xflag >= 2:
-            text += f" ({_ts_sub(t, self.start):.{9 if self.v3 else 6}f})"
+            text += f" ({ts_sub(t, self.start):.{9 if self.v3 else 6}f})"
         if self.xflag >= 3:
-            text += f" {t.sec & 0xFFFFFFFFFFFFFFFF}"
+            text += f" {uint64(t.sec)}"
         return text
 
     def timeval(self, sec: int, usec: int) -> str:
@@ -75,7 +66,7 @@ class Clock:
         if self.xflag:
             text = f"{ctime[:10]} {text} {ctime[20:24]}"
         if self.xflag >= 2:
-            start_usec = _cdiv(self.start.nsec, 1000)
+            start_usec = cdiv(self.start.nsec, 1000)
             offset = float(Fraction((sec - self.start.sec) * 10**6 + usec - start_usec, 10**6))
             text += f" ({offset:.6f})"
         return text

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from purepcp.pmapi.cnumbers import int32
 from purepcp.pmapi.desc import Desc
 from purepcp.pmapi.errors import PM_ERR_PMID_LOG, PMError, pmErrStr
 from purepcp.pmapi.events import EventRecord, event_flags_str, unpack_event_records
@@ -13,7 +14,6 @@ from purepcp.pmapi.printvalue import pmPrintValue
 from purepcp.pmapi.types import PMType, ValFmt
 from purepcp.pmapi.values import Timestamp, ValueSet
 
-from .clock import _signed
 from .source import Source
 
 #: the flag of a record that counts the records the source missed
@@ -79,7 +79,7 @@ def _param_text(src: Source, param: Any, p: int, flags: int) -> tuple[str, int]:
         flags = param.value
         return f" flags 0x{flags:x} ({event_flags_str(flags)}) ---\n", flags
     if param.kind == "missed" and p == 1 and flags & _MISSED:
-        return f"        ==> {_signed(param.value)} missed event records\n", flags
+        return f"        ==> {int32(param.value)} missed event records\n", flags
     names = src.names(param.pmid) if param.pmid is not None else []
     if names:
         head = (" ---\n" if p == 0 else "") + f"        {pmIDStr(param.pmid)} ("

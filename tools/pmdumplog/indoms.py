@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from purepcp.pmapi.archive.format import InDomRecord
+from purepcp.pmapi.cnumbers import int32
 from purepcp.pmapi.ids import pmInDomStr
 
-from .clock import _signed
 from .source import Source
 
 
@@ -20,11 +20,11 @@ def disk_indoms_text(src: Source) -> str:
         parts.append(f"{head} {len(record.insts)} instances\n")
         for inst, name in zip(record.insts, record.names, strict=True):
             if not record.delta:
-                parts.append(f'   {_signed(inst)} or "{name}"\n')
+                parts.append(f'   {int32(inst)} or "{name}"\n')
             elif name is None:
-                parts.append(f"   del {_signed(inst)}\n")
+                parts.append(f"   del {int32(inst)}\n")
             else:
-                parts.append(f'   add {_signed(inst)} or "{name}"\n')
+                parts.append(f'   add {int32(inst)} or "{name}"\n')
     return "".join(parts)
 
 

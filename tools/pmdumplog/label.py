@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from purepcp.pmapi.cnumbers import uint64
 from purepcp.pmapi.values import Timestamp
 
 from .source import Source
@@ -32,7 +33,7 @@ def _label_time(src: Source, t: Timestamp) -> str:
     ctime = src.clock.ctime(t.sec)
     text = f"{ctime[:10]} {src.clock.hms(t)} {ctime[20:24]}"
     if src.o.xflag >= 3:
-        text += f" {t.sec & 0xFFFFFFFFFFFFFFFF}"
+        text += f" {uint64(t.sec)}"
     return text
 
 

@@ -18,7 +18,7 @@ from purepcp.pmapi.labels import (
 )
 from purepcp.pmapi.values import Timestamp
 
-from .clock import _ts_sub
+from .clock import ts_sub
 from .hashorder import CHash, Node
 from .metadata import Metadata
 from .source import Source
@@ -59,9 +59,9 @@ def _label_times(meta: Metadata) -> list[Timestamp]:
     prev = Timestamp(0, 0)
     at = bisect.bisect_right(stamps, prev)
     while at < len(stamps):
-        nearest = _ts_sub(stamps[at], prev)
+        nearest = ts_sub(stamps[at], prev)
         last = at
-        while last + 1 < len(stamps) and _ts_sub(stamps[last + 1], prev) == nearest:
+        while last + 1 < len(stamps) and ts_sub(stamps[last + 1], prev) == nearest:
             last += 1
         pick = min(range(at, last + 1), key=lambda k: first_met[stamps[k]])
         prev = stamps[pick]

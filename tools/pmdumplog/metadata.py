@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 
 from purepcp.pmapi.archive import Archive
 from purepcp.pmapi.archive.format import DescRecord, InDomRecord, LabelRecord
+from purepcp.pmapi.cnumbers import int32
 from purepcp.pmapi.desc import Desc
 from purepcp.pmapi.ids import PM_ID_NULL
 from purepcp.pmapi.labels import (
@@ -23,7 +24,7 @@ from purepcp.pmapi.labels import (
 )
 from purepcp.pmapi.values import Timestamp
 
-from .clock import _signed, _ts_cmp
+from .clock import ts_cmp
 from .hashorder import CHash, Node
 
 
@@ -85,7 +86,7 @@ class Metadata:
     def _add_indom(self, record: InDomRecord) -> None:
         """addindom: keep each chain newest first; a duplicate at the same time moves up."""
         pairs = sorted(
-            zip((_signed(i) for i in record.insts), record.names, strict=True), key=lambda p: p[0]
+            zip((int32(i) for i in record.insts), record.names, strict=True), key=lambda p: p[0]
         )
         item = LogInDom(record.stamp, record.delta, [p[0] for p in pairs], [p[1] for p in pairs])
         node = self.indoms.search(record.indom)
@@ -94,11 +95,11 @@ class Metadata:
             return
         chain: list[LogInDom] = node.data
         at = 0
-        while at < len(chain) and _ts_cmp(chain[at].stamp, item.stamp) > 0:
+        while at < len(chain) and ts_cmp(chain[at].stamp, item.stamp) > 0:
             at += 1
-        if at < len(chain) and _ts_cmp(chain[at].stamp, item.stamp) == 0:
+        if at < len(chain) and ts_cmp(chain[at].stamp, item.stamp) == 0:
             same = at
-            while same < len(chain) and _ts_cmp(chain[same].stamp, item.stamp) == 0:
+            while same < len(chain) and ts_cmp(chain[same].stamp, item.stamp) == 0:
                 if (chain[same].insts, chain[same].names) == (item.insts, item.names):
                     if same == at:
                         return
@@ -122,7 +123,7 @@ class Metadata:
             return
         chain: list[LogLabelSet] = inner.data
         at = 0
-        while at < len(chain) and _ts_cmp(chain[at].stamp, item.stamp) >= 0:
+        while at < len(chain) and ts_cmp(chain[at].stamp, item.stamp) >= 0:
             at += 1
         chain.insert(at, item)
 

@@ -7,7 +7,7 @@ from collections.abc import Iterator
 
 from purepcp.pmapi.values import Result, Timestamp, ValueSet
 
-from .clock import _ts_cmp
+from .clock import ts_cmp
 from .source import Source
 from .values import RecordText
 
@@ -35,7 +35,7 @@ def records_text(
             first = False
             when = src.clock.ctime(picked.timestamp.sec)
             yield f"\nLog finished at {when} - dump in reverse order\n"
-        if _ts_cmp(picked.timestamp, done) * (-1 if backwards else 1) > 0:
+        if ts_cmp(picked.timestamp, done) * (-1 if backwards else 1) > 0:
             return
         yield "\n" + writer.text(picked)
 
@@ -54,7 +54,7 @@ def _fetches(src: Source, origin: Timestamp, backwards: bool) -> Iterator[Result
         source = archive.records_from(origin)
     sign = -1 if backwards else 1
     for rec in source:
-        if _ts_cmp(rec.stamp, origin) * sign < 0:
+        if ts_cmp(rec.stamp, origin) * sign < 0:
             continue
         origin = rec.stamp
         yield rec.result

@@ -5,10 +5,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from purepcp.pmapi.cnumbers import int32
 from purepcp.pmapi.errors import PMError
 from purepcp.pmapi.values import Timestamp
 
-from .clock import Clock, _signed
+from .clock import Clock
 from .metadata import Metadata
 
 if TYPE_CHECKING:
@@ -49,5 +50,5 @@ class Source:
 
     def inst_text(self, indom: int, inst: int, stamp: Timestamp) -> str:
         """An instance as the values print it: '3 or "cyan"', or '3 or ???' unnamed."""
-        name = self.meta.inst_name(indom, _signed(inst), stamp)
-        return f"{_signed(inst)} or ???" if name is None else f'{_signed(inst)} or "{name}"'
+        name = self.meta.inst_name(indom, int32(inst), stamp)
+        return f"{int32(inst)} or ???" if name is None else f'{int32(inst)} or "{name}"'

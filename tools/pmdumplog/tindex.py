@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from purepcp.pmapi.archive.format import PM_LOG_VERS03, IndexEntry
 
-from .clock import Clock, _ts_cmp
+from .clock import Clock, ts_cmp
 from .files import stat_size
 from .source import Source
 
@@ -52,7 +52,7 @@ def _index_errors(
     if log_size not in (None, -1) and e.log_offset > log_size:
         errs.append(f"\t\tError: offset to log file past end of file ({log_size})\n")
     if last is not None:
-        if _ts_cmp(e.stamp, last.stamp) < 0:
+        if ts_cmp(e.stamp, last.stamp) < 0:
             errs.append(
                 "\t\tError: timestamp went backwards in time "
                 f"{clock.hms(last.stamp)} -> {clock.hms(e.stamp)}\n"

@@ -6,6 +6,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from purepcp.pmapi.cnumbers import atol, int32, uint32
+
 #: pmseries' phrases for the descriptor's type words (compared ignoring case)
 TYPE_PHRASES = {
     "32": "32-bit int",
@@ -50,18 +52,8 @@ def compare_insts(a: Inst, b: Inst) -> int:
     """series_instance_compare: numbers as numbers (their difference as a C int), then
     names byte by byte."""
     if a.instid != b.instid:
-        return c_int(_atoll(a.instid) - _atoll(b.instid))
+        return int32(atol(a.instid) - atol(b.instid))
     return (a.name > b.name) - (a.name < b.name)
-
-
-def c_int(value: int) -> int:
-    """VALUE truncated to a 32-bit signed int, as a C cast does."""
-    return (value + 2**31) % 2**32 - 2**31
-
-
-def _atoll(text: str) -> int:
-    m = re.match(r"\s*([+-]?\d+)", text)
-    return int(m.group(1)) if m else 0
 
 
 def sorted_labels(labels: list[tuple[str, str]]) -> str:
@@ -75,7 +67,7 @@ def pmid_parts(text: str) -> tuple[str, int]:
     it is not domain.cluster.item)."""
     m = re.match(r"\s*(\d+)\.\s*(\d+)\.\s*(\d+)", text)
     if m:
-        d, c, i = (int(g) % 2**32 for g in m.groups())
+        d, c, i = (uint32(int(g)) for g in m.groups())
         return text, (d & 0x1FF) << 22 | (c & 0xFFF) << 10 | (i & 0x3FF)
     return ("PM_ID_NULL" if text == "none" else text), NULL_ID
 
@@ -84,6 +76,6 @@ def indom_parts(text: str) -> tuple[str, int]:
     """A descriptor's indom field: its text as printed and its number."""
     m = re.match(r"\s*(\d+)\.\s*(\d+)", text)
     if m:
-        d, s = (int(g) % 2**32 for g in m.groups())
+        d, s = (uint32(int(g)) for g in m.groups())
         return text, (d & 0x1FF) << 22 | (s & 0x3FFFFF)
     return ("PM_INDOM_NULL" if text == "none" else text), NULL_ID

@@ -10,10 +10,10 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import NoReturn
 
+from purepcp.pmapi.cnumbers import atoi
 from purepcp.pmapi.timewindow import TimeParseError, parse_interval_ns, parse_time, tzinfo_for
 from purepcp.series.read import Window
-
-from .formats import c_int
+from purepcp.series.window import TIME_KEYWORDS, VALUE_TOKENS, second_setting
 
 
 class WindowError(Exception):
@@ -30,18 +30,11 @@ class WindowError(Exception):
 class Token:
     """A token of the window's text and where it starts."""
 
-    kind: str  # [ ] : , INTEGER DOUBLE RANGE STRING NAME, a keyword, OTHER, ERROR, EOS
+    kind: str  # [ ] : , INTEGER DOUBLE RANGE STRING NAME TIME (a keyword) OTHER ERROR EOS
     text: str
     at: int
 
 
-#: the window keywords and their synonyms
-KEYWORDS = {
-    "interval": "INTERVAL", "delta": "INTERVAL", "timezone": "TIMEZONE", "tz": "TIMEZONE",
-    "start": "START", "begin": "START", "finish": "FINISH", "end": "FINISH",
-    "samples": "SAMPLES", "count": "SAMPLES", "offset": "OFFSET", "from": "OFFSET",
-    "align": "ALIGN", "alignment": "ALIGN",
-}  # fmt: skip
 NAME_CHARS = "_.*%\\"
 TWO_CHAR_OPS = "<=~>!&|"
 
@@ -80,7 +73,7 @@ def lex(text: str) -> Iterator[Token]:
             while i < n and ((text[i].isascii() and text[i].isalnum()) or text[i] in NAME_CHARS):
                 i += 1
             word = text[start:i]
-            yield Token(KEYWORDS.get(word, "NAME"), word, start)
+            yield Token("TIME" if word in TIME_KEYWORDS else "NAME", word, start)
         elif c == '"':
             end = text.find('"', i + 1)
             if end < 0:
@@ -108,7 +101,8 @@ def _digits(text: str, i: int) -> int:
 
 @dataclass
 class WindowSpec:
-    """The window's fields as written (pmSeriesTimeWindow) and as numbers."""
+    """The window's fields as written (pmSeriesTimeWindow's, by the query language's field
+    names: delta, zone, start, end, count, offset, align, range) and as numbers."""
 
     texts: dict[str, str] = field(default_factory=dict)
     start: int = 0
@@ -116,21 +110,6 @@ class WindowSpec:
     delta: int = 0
     range: int = 0
     count: int = 0
-
-
-#: the duplicate complaints: (what, whether the new text is named first)
-DUPLICATES = {
-    "INTERVAL": ("time delta", False), "TIMEZONE": ("timezone", False),
-    "SAMPLES": ("sample count", True), "OFFSET": ("time offset", True),
-    "ALIGN": ("alignment", False), "START": ("start time", False),
-    "FINISH": ("end time", False), "RANGE": ("time range", False),
-}  # fmt: skip
-TIMESPECS = ("STRING", "INTEGER", "DOUBLE")
-#: what may follow each keyword's colon
-VALUE_KINDS = {
-    "INTERVAL": TIMESPECS, "TIMEZONE": ("STRING",), "SAMPLES": ("INTEGER",),
-    "OFFSET": ("INTEGER",), "ALIGN": TIMESPECS, "START": TIMESPECS, "FINISH": TIMESPECS,
-}  # fmt: skip
 
 
 def parse_window(text: str, now_ns: int | None = None) -> Window:
@@ -151,12 +130,13 @@ def parse_window(text: str, now_ns: int | None = None) -> Window:
 
     expect("[")
     while True:
-        tok = expect("RANGE", *VALUE_KINDS)
+        tok = expect("RANGE", "TIME")
         if tok.kind == "RANGE":
-            window_field(spec, "RANGE", tok.text, now_ns)
+            window_field(spec, "range", tok.text, now_ns)
         else:
+            key = TIME_KEYWORDS[tok.text]
             expect(":")
-            window_field(spec, tok.kind, expect(*VALUE_KINDS[tok.kind]).text, now_ns)
+            window_field(spec, key, expect(*VALUE_TOKENS[key]).text, now_ns)
         if expect(",", "]").kind == "]":
             break
     expect("EOS")
@@ -166,30 +146,26 @@ def parse_window(text: str, now_ns: int | None = None) -> Window:
 def window_field(spec: WindowSpec, key: str, value: str, now_ns: int | None) -> None:
     """One `key:value` of a window: checked and converted as the grammar's actions do
     (a second, different value for a key is refused)."""
-    if key in ("START", "FINISH", "ALIGN"):
+    if key in ("start", "end", "align"):
         ns = window_time(value)
-        if key == "START":
+        if key == "start":
             spec.start = ns
-        elif key == "FINISH":
+        elif key == "end":
             spec.end = ns
-    elif key == "INTERVAL":
+    elif key == "delta":
         spec.delta = window_interval(value, "time delta")
-    elif key == "RANGE":
+    elif key == "range":
         spec.range = window_interval(value, "range")
-    elif key == "SAMPLES":
-        count = c_int(int(value))
+    elif key == "count":
+        count = atoi(value)
         if count < 0:
             raise WindowError(f'Invalid sample count requested - "{value}"', -errno.EINVAL)
         spec.count = count
     old = spec.texts.get(key)
     if old is not None and old != value:
-        what, new_first = DUPLICATES[key]
-        first, second = (value, old) if new_first else (old, value)
-        raise WindowError(
-            f'Invalid second {what} requested - "{first}" vs "{second}"', -errno.EINVAL
-        )
+        raise WindowError(second_setting(key, old, value), -errno.EINVAL)
     spec.texts[key] = value
-    if key == "RANGE":
+    if key == "range":
         now = time.time_ns() if now_ns is None else now_ns
         spec.start = now - spec.range
 
@@ -219,9 +195,9 @@ def reader_window(spec: WindowSpec) -> Window:
     """The window as SeriesReader.values reads it.  Without any key the newest value
     is wanted; a start, end, interval or range written as zero still means "read
     forwards from the oldest", which the reader is told with a start of 1ns."""
-    windowed = any(k in spec.texts for k in ("START", "FINISH", "INTERVAL", "RANGE"))
+    windowed = any(k in spec.texts for k in ("start", "end", "delta", "range"))
     count = spec.count
-    if not windowed and "SAMPLES" not in spec.texts:
+    if not windowed and "count" not in spec.texts:
         count = 1
     start = spec.start
     if windowed and not (spec.start or spec.end or spec.delta or spec.range):

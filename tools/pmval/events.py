@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from datetime import tzinfo
 
+from purepcp.pmapi.cnumbers import uint32
 from purepcp.pmapi.desc import Desc
 from purepcp.pmapi.errors import PM_ERR_CONV, PM_ERR_TYPE, PMError, pmErrStr
 from purepcp.pmapi.events import EventParam, event_flags_str, unpack_event_records
@@ -36,7 +37,7 @@ class EventDump:
         out: list[str] = []
         name = self.metric.name
         for j, (_, v) in enumerate(sorted_values(vset)):
-            inst = v.inst & 0xFFFFFFFF
+            inst = uint32(v.inst)
             if inst == PM_IN_NULL:
                 out.append(f"{name}:")
             else:

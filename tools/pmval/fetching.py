@@ -9,6 +9,7 @@ import time
 from datetime import tzinfo
 
 from purepcp.pmapi.archive.format import ArchiveError
+from purepcp.pmapi.cnumbers import uint32
 from purepcp.pmapi.convert import pmExtractValue
 from purepcp.pmapi.errors import PM_ERR_EOL, PM_ERR_NOTCONN, PMError, pmErrStr
 from purepcp.pmapi.printvalue import pmPrintValue, pmval_real
@@ -195,7 +196,7 @@ class FetchSamples:
         return cells, "".join(warnings)
 
     def _rate(self, inst: int) -> float | None:
-        return self.current.get(inst & 0xFFFFFFFF)
+        return self.current.get(uint32(inst))
 
     def _rate_text(self, rate: float, width: int) -> str:
         return pmval_real(rate, PMSem.PM_SEM_COUNTER, width, self.fixed)

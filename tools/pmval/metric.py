@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, cast
 
+from purepcp.pmapi.cnumbers import int32
 from purepcp.pmapi.convert import StoreValueError, parse_typed_value
 from purepcp.pmapi.errors import PM_ERR_TYPE, PMError, pmErrStr
 from purepcp.pmapi.ids import PM_IN_NULL, PM_INDOM_NULL, pmInDomStr
@@ -23,14 +24,10 @@ if TYPE_CHECKING:
 _EVENT_TYPES = (PMType.PM_TYPE_EVENT, PMType.PM_TYPE_HIGHRES_EVENT)
 
 
-def _signed(inst: int) -> int:
-    """An instance id as C's int (PM_IN_NULL is -1)."""
-    return inst - (1 << 32) if inst >= 1 << 31 else inst
-
-
 def sorted_values(vset: ValueSet) -> list[tuple[int, Value]]:
-    """VSET's values with their instances as C ints, in that order (as pmval sorts them)."""
-    return sorted(((_signed(v.inst), v) for v in vset.vlist), key=lambda pair: pair[0])
+    """VSET's values with their instances as C ints (PM_IN_NULL is -1), in that order (as
+    pmval sorts them)."""
+    return sorted(((int32(v.inst), v) for v in vset.vlist), key=lambda pair: pair[0])
 
 
 class Metric:
@@ -111,7 +108,7 @@ class Metric:
             self.iids = [inst for inst, _ in found]
             self.inames = [name for _, name in found]
         pairs = zip(self.iids, self.inames, strict=True)
-        self.columns = sorted((Column(_signed(i), n) for i, n in pairs), key=lambda c: c.inst)
+        self.columns = sorted((Column(int32(i), n) for i, n in pairs), key=lambda c: c.inst)
 
     def _named(self, indom: int, name: str) -> int:
         try:
@@ -124,7 +121,7 @@ class Metric:
         if self.singular or self.events:
             return False
         known = {c.inst for c in self.columns}
-        return any(_signed(inst) not in known for inst in vset.insts)
+        return any(int32(inst) not in known for inst in vset.insts)
 
     def store(self, text: str) -> None:
         """-x: store TEXT into the metric (every reported instance) before fetching it."""

@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from purepcp.pmapi.cnumbers import int32, strtol
 from purepcp.pmapi.options import (
     ALIGN,
     ARCHIVE,
@@ -197,26 +198,13 @@ def _count(name: str, least: int, complaint: str) -> Action:
     """An option whose argument is a C int, at least LEAST, kept in the field NAME."""
 
     def action(o: Options, value: str) -> None:
-        count, ok = _strtol(value)
+        scan = strtol(value)  # (a long, then kept in an int)
+        count = int32(int(scan.value))
         setattr(o, name, count)
-        if not ok or count < least:
+        if scan.end != len(value) or count < least:
             o.complain(complaint)
 
     return action
-
-
-def _strtol(text: str) -> tuple[int, bool]:
-    """strtol(TEXT, &end, 10) as a C int, and whether all of TEXT was read."""
-    body = text.lstrip(" \t\n\v\f\r")
-    sign = body[:1] if body[:1] in "+-" else ""
-    digits = body[len(sign) :]
-    count = len(digits) - len(digits.lstrip("0123456789"))
-    if count == 0:
-        return 0, not text
-    n = int(sign + digits[:count])
-    n = max(-(1 << 63), min((1 << 63) - 1, n))  # long, then the cast to int wraps
-    n = (n + (1 << 31)) % (1 << 32) - (1 << 31)
-    return n, count == len(digits)
 
 
 def split_instances(text: str) -> list[str]:

@@ -19,6 +19,7 @@ import numpy as np
 
 from purepcp.pmapi.archive.interp import seconds_since
 from purepcp.pmapi.archive.replay import MetricReplay, Replay
+from purepcp.pmapi.cnumbers import uint32
 from purepcp.pmapi.errors import PMError, pmErrStr
 from purepcp.pmapi.printvalue import pmval_reals, print_value
 from purepcp.pmapi.rate import COUNTER_WRAP_SPAN, counter_wrap_enabled, time_scale
@@ -249,7 +250,7 @@ class ChunkedReplay:
             return cells[:, :1].tolist()
         where = {int(inst): j for j, inst in enumerate(m.insts.tolist())}
         absent = len(m.insts)
-        picks = [where.get(c.inst & 0xFFFFFFFF, absent) for c in self.metric.columns]
+        picks = [where.get(uint32(c.inst), absent) for c in self.metric.columns]
         if not picks:
             return [[] for _ in range(len(cells))]
         padded = np.concatenate([cells, np.full((len(cells), 1), None, dtype=object)], axis=1)

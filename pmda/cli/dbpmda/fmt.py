@@ -13,14 +13,13 @@ import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from purepcp.pmapi.cnumbers import int32, uint32
 from purepcp.pmapi.desc import Desc
 from purepcp.pmapi.errors import pmErrStr
 from purepcp.pmapi.ids import PM_IN_NULL, PM_INDOM_NULL, pmIDStr
 from purepcp.pmapi.labels import LabelSet
 from purepcp.pmapi.types import PMType, ValFmt
 from purepcp.pmapi.values import ARRAY_CODES, Result, ValueBlock, ValueSet, block_payload
-
-from .lex import c_int
 
 T = PMType
 _FAIL = object()
@@ -48,11 +47,11 @@ def _extract(valfmt: int, value: int | ValueBlock, itype: int) -> Any:
         if not isinstance(value, int):
             return _FAIL
         if itype == T.PM_TYPE_32:
-            return c_int(value)
+            return int32(value)
         if itype == T.PM_TYPE_U32:
-            return value & 0xFFFFFFFF
+            return uint32(value)
         if itype == T.PM_TYPE_FLOAT:
-            return struct.unpack("=f", struct.pack("=I", value & 0xFFFFFFFF))[0]
+            return struct.unpack("=f", struct.pack("=I", uint32(value)))[0]
         return _FAIL
     if valfmt not in (ValFmt.PM_VAL_DPTR, ValFmt.PM_VAL_SPTR) or not isinstance(value, ValueBlock):
         return _FAIL
@@ -75,7 +74,7 @@ def _g(value: float, digits: int) -> str:
 def _unknown_value(valfmt: int, value: int | ValueBlock) -> str:
     """pmPrintValue's guesses for a value of unknown type: number, float, text, hex."""
     if valfmt == ValFmt.PM_VAL_INSITU and isinstance(value, int):
-        word = value & 0xFFFFFFFF
+        word = uint32(value)
         parts = [str(word)]
         as_float = struct.unpack("=f", struct.pack("=I", word))[0]
         if not math.isnan(as_float):
@@ -165,7 +164,7 @@ def format_value(valfmt: int, type_: int, value: int | ValueBlock) -> str:
     if t in (T.PM_TYPE_EVENT, T.PM_TYPE_HIGHRES_EVENT):
         if isinstance(value, ValueBlock):
             return _event_summary(value.vbuf, t == T.PM_TYPE_HIGHRES_EVENT)
-        return f"[pmlc control {value & 0xFFFFFFFF:#x}]"
+        return f"[pmlc control {uint32(value):#x}]"
     if t == T.PM_TYPE_NOSUPPORT:
         return "pmPrintValue: bogus value, metric Not Supported\n"
     return f"pmPrintValue: unknown value type={t}\n"
@@ -176,7 +175,7 @@ def values_of(vs: ValueSet) -> list[tuple[int, int | ValueBlock]]:
     if vs.numval <= 0:
         return []
     if vs.valfmt == ValFmt.PM_VAL_INSITU:
-        return [(inst, c_int(word)) for inst, word in zip(vs.insts, vs.values, strict=True)]
+        return [(inst, int32(word)) for inst, word in zip(vs.insts, vs.values, strict=True)]
     return [
         (inst, ValueBlock(vs.vtype, block_payload(vs.vtype, v)))
         for inst, v in zip(vs.insts, vs.values, strict=True)
@@ -230,7 +229,7 @@ def print_result(
         for inst, value in values_of(vs):
             with_inst = inst != PM_IN_NULL if desc is None else desc.indom != PM_INDOM_NULL
             if vs.numval > 1 or with_inst:
-                out(f"    inst [{c_int(inst)}")
+                out(f"    inst [{int32(inst)}")
                 name = iname(desc.indom, inst) if (iname is not None and desc is not None) else None
                 out(f' or "{name}"] ' if name is not None else " or ???] ")
             else:
@@ -259,7 +258,7 @@ def instance_lines(insts: Sequence[int], names: Sequence[str]) -> str:
     for k, (inst, name) in enumerate(zip(insts, names, strict=True)):
         line = f"[{k:3d}]"
         if keep_insts:
-            line += f" inst: {c_int(inst)}"
+            line += f" inst: {int32(inst)}"
         if keep_names:
             line += f' name: "{name}"'
         lines.append(line + "\n")
@@ -271,7 +270,7 @@ def label_lines(sets: Sequence[LabelSet]) -> str:
     lines = []
     for k, lset in enumerate(sets):
         if lset.inst != PM_IN_NULL:
-            lines.append(f"[{k:3d}] Labels inst: {c_int(lset.inst)}\n")
+            lines.append(f"[{k:3d}] Labels inst: {int32(lset.inst)}\n")
         else:
             lines.append("Labels:\n")
         for lp in lset.labels:

@@ -13,10 +13,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from purepcp.pmapi.cnumbers import uint32
 from purepcp.pmapi.errors import PMError, pmErrStr
 from purepcp.pmapi.ids import pmIDStr
 
-from .lex import Lexer, Source, Token, c_int
+from .lex import Lexer, Source, Token
 
 _METRIC_START = frozenset({"NUMBER", "NUMBER2D", "NUMBER3D", "NAME"})
 _INDOM_START = frozenset({"NUMBER", "NEGNUMBER", "NUMBER2D"})
@@ -379,7 +380,7 @@ class Parser:
         if kind == "CLUSTER":
             token = self.expect("NUMBER", "NUMBER2D")
             if token.kind == "NUMBER":
-                pmid = token.value & 0xFFFFFFFF
+                pmid = uint32(token.value)
             else:
                 pmid = pmid_of(token.value[0], token.value[1], 0)
             self.eol()
@@ -479,7 +480,7 @@ class Parser:
                 self.fail(pmErrStr(exc.code))
             return pmid
         if token.kind == "NUMBER":
-            pmid = token.value & 0xFFFFFFFF
+            pmid = uint32(token.value)
         elif token.kind == "NUMBER2D":
             pmid = pmid_of(0, token.value[0], token.value[1])
         elif token.kind == "NUMBER3D":
@@ -496,7 +497,7 @@ class Parser:
         token = self.expect(*_INDOM_START)
         if token.kind == "NUMBER2D":
             return indom_of(*token.value)
-        return token.value & 0xFFFFFFFF
+        return uint32(token.value)
 
     def attribute(self) -> int:
         token = self.expect("NUMBER", "STRING")
@@ -588,7 +589,6 @@ __all__ = [
     "ParseAbort",
     "Parser",
     "Stmt",
-    "c_int",
     "indom_of",
     "pmid_of",
 ]

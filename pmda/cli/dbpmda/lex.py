@@ -19,6 +19,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import IO, Any
 
+from purepcp.pmapi.cnumbers import atoi, int32
+
 #: Words that are commands or keywords rather than names (flex tries them first).
 KEYWORDS: dict[str, str] = {
     "add": "ADD",
@@ -85,19 +87,6 @@ class Token:
     kind: str
     text: str = ""
     value: Any = None
-
-
-def c_int(value: int) -> int:
-    """VALUE as a C int holds it (the low 32 bits, signed)."""
-    value &= 0xFFFFFFFF
-    return value - (1 << 32) if value & 0x80000000 else value
-
-
-def _atoi(digits: str) -> int:
-    """atoi(): strtol's long (saturating at 64 bits), then truncated to an int."""
-    value = int(digits) if digits else 0
-    value = max(min(value, (1 << 63) - 1), -(1 << 63))
-    return c_int(value)
 
 
 # -- the scanner's rules ---------------------------------------------------------------
@@ -542,11 +531,11 @@ class Lexer:
 
 def _token(kind: str, text: str) -> Token:
     if kind == "HEX":
-        return Token("NUMBER", text, c_int(int(text[2:], 16)))
+        return Token("NUMBER", text, int32(int(text[2:], 16)))
     if kind in ("NUMBER", "NEGNUMBER"):
-        return Token(kind, text, _atoi(text))
+        return Token(kind, text, atoi(text))
     if kind in ("NUMBER2D", "NUMBER3D"):
-        return Token(kind, text, tuple(_atoi(p) for p in text.split(".")))
+        return Token(kind, text, tuple(atoi(p) for p in text.split(".")))
     if kind == "STRING":
         return Token(kind, text, text[1:-1])
     if kind in ("NAME", "NEGNAME", "MACRO"):

@@ -38,9 +38,11 @@ from purepcp.pmapi.pdu.constants import PM_TEXT_PMID
 from purepcp.pmapi.pmns import PMNS
 from purepcp.pmda.inproc import AgentLoadError, load_agent
 
-from .agents import DaemonAgent, DeadChannel, Driver, InProcAgent, spawn
+from .daemon import DaemonAgent, DeadChannel, spawn
+from .driver import Driver
 from .fmt import help_text
 from .gram import ParseAbort, Parser, Stmt
+from .inproc import InProcAgent
 from .lex import Lexer, Output, Source
 from .state import DebugOptions, Profile
 

@@ -10,11 +10,9 @@ fillValues does, with strtol/strtoul/strtod rules.
 from __future__ import annotations
 
 import errno
-import math
-import re
-import struct
 from dataclasses import dataclass, field
 
+from purepcp.pmapi.cnumbers import int32, strtod, strtof, strtol, strtoul, uint32
 from purepcp.pmapi.errors import PM_ERR_CONV, PM_ERR_PROFILESPEC, PMError
 from purepcp.pmapi.ids import PM_INDOM_NULL, pmInDomStr
 from purepcp.pmapi.pdu.constants import PM_PROFILE_EXCLUDE, PM_PROFILE_INCLUDE
@@ -22,7 +20,6 @@ from purepcp.pmapi.pdu.records import InDomProfile, ProfilePDU
 from purepcp.pmapi.types import PMType
 
 from .fmt import DEBUG_BITS, DEBUG_OPTIONS
-from .lex import c_int
 
 
 @dataclass
@@ -79,7 +76,7 @@ class Profile:
             0,
             self.state,
             tuple(
-                InDomProfile(e.indom, e.state, tuple(i & 0xFFFFFFFF for i in e.insts))
+                InDomProfile(e.indom, e.state, tuple(uint32(i) for i in e.insts))
                 for e in self.entries
             ),
         )
@@ -93,11 +90,11 @@ class Profile:
         ]
         for k, e in enumerate(self.entries):
             lines.append(
-                f"\tProfile [{k}] indom={c_int(e.indom)} [{pmInDomStr(e.indom)}] "
+                f"\tProfile [{k}] indom={int32(e.indom)} [{pmInDomStr(e.indom)}] "
                 f"state={names.get(e.state, 'EXCLUDE')} {len(e.insts)} instances\n"
             )
             if e.insts:
-                lines.append("\t\tInstances:" + "".join(f" [{c_int(i)}]" for i in e.insts) + "\n")
+                lines.append("\t\tInstances:" + "".join(f" [{int32(i)}]" for i in e.insts) + "\n")
         return "".join(lines)
 
 
@@ -112,12 +109,12 @@ class DebugOptions:
         chosen: set[str] = set()
         rest = spec
         while rest:
-            m = re.match(r"[ \t\n\v\f\r]*[+-]?\d+", rest)
-            if m:
-                value = int(m.group().strip())
+            number = strtol(rest)
+            if number.end:  # an old bit mask (-1: every option)
+                value = int(number.value)
                 bits = 0x7FFFFFFF if value == -1 else value
                 chosen |= {name for name, bit in DEBUG_BITS.items() if bits & bit}
-                rest = rest[m.end() :]
+                rest = rest[number.end :]
                 if rest.startswith(","):
                     rest = rest[1:]
                     continue
@@ -150,17 +147,7 @@ class DebugOptions:
 
 # -- store values ---------------------------------------------------------------------------
 
-_SPACE = "[ \t\n\v\f\r]*"
-_INTEGER = re.compile(_SPACE + r"([+-]?)(\d+)")
-_FLOAT = re.compile(
-    _SPACE + r"[+-]?(?:0[xX](?:[0-9a-fA-F]+\.?[0-9a-fA-F]*|\.[0-9a-fA-F]+)(?:[pP][+-]?\d+)?"
-    r"|(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?"
-    r"|[iI][nN][fF](?:[iI][nN][iI][tT][yY])?|[nN][aA][nN](?:\([0-9A-Za-z_]*\))?)"
-)
 _ERANGE = -errno.ERANGE
-_FLT_MAX = 3.4028234663852886e38
-_FLT_MIN = 1.1754943508222875e-38
-_DBL_MIN = 2.2250738585072014e-308
 
 
 class StoreValueError(Exception):
@@ -172,75 +159,21 @@ class StoreValueError(Exception):
         self.message = message
 
 
-def _strtoint(text: str, bits: int, unsigned: bool) -> tuple[int, str, int]:
-    """strtol/strtoul/strtoll/strtoull in base 10: (value, unparsed rest, status)."""
-    m = _INTEGER.match(text)
-    if m is None:
-        return 0, text, 0
-    sign, digits = m.groups()
-    magnitude = int(digits)
-    limit = 1 << (bits - 1)
-    status = 0
-    if unsigned:
-        if magnitude > (1 << bits) - 1:
-            value, status = (1 << bits) - 1, _ERANGE
-        else:
-            value = (-magnitude) % (1 << bits) if sign == "-" else magnitude
-    else:
-        value = -magnitude if sign == "-" else magnitude
-        if value >= limit:
-            value, status = limit - 1, _ERANGE
-        elif value < -limit:
-            value, status = -limit, _ERANGE
-    return value, text[m.end() :], status
-
-
-def _strtofloat(text: str, single: bool) -> tuple[float, str, int]:
-    """strtof/strtod: (value, unparsed rest, status)."""
-    m = _FLOAT.match(text)
-    if m is None:
-        return 0.0, text, 0
-    literal = m.group().strip()
-    lower = literal.lower().lstrip("+-")
-    if lower.startswith("nan"):
-        value = math.nan
-    elif lower.startswith("inf"):
-        value = -math.inf if literal.startswith("-") else math.inf
-    elif lower.startswith("0x"):
-        hexpart = literal if "p" in lower else literal + "p0"
-        value = float.fromhex(hexpart)
-    else:
-        value = float(literal)
-    status = 0
-    if not lower.startswith(("nan", "inf")):
-        if single:
-            if abs(value) > _FLT_MAX:
-                value = math.copysign(math.inf, value)
-                status = _ERANGE
-            elif value != 0 and abs(value) < _FLT_MIN:
-                status = _ERANGE
-            else:
-                value = struct.unpack("f", struct.pack("f", value))[0]
-        else:
-            mantissa = lower.split("p")[0] if lower.startswith("0x") else lower.split("e")[0]
-            lost = value == 0 and any(c not in "0.x" for c in mantissa)
-            if math.isinf(value) or lost or (value != 0 and abs(value) < _DBL_MIN):
-                status = _ERANGE
-    return value, text[m.end() :], status
-
-
 def parse_store_value(text: str, type_: int) -> int | float | str:
     """The atom to store for TEXT in a metric of TYPE, or StoreValueError."""
     T = PMType
+    value: int | float
     if type_ in (T.PM_TYPE_32, T.PM_TYPE_U32, T.PM_TYPE_64, T.PM_TYPE_U64):
         unsigned = type_ in (T.PM_TYPE_U32, T.PM_TYPE_U64)
-        value, rest, status = _strtoint(text, 64, unsigned)
+        scan = (strtoul if unsigned else strtol)(text)  # (64 bits: strtoll, strtoull too)
+        value = int(scan.value)
         if type_ == T.PM_TYPE_32:
-            value = c_int(value)
+            value = int32(value)
         elif type_ == T.PM_TYPE_U32:
-            value &= 0xFFFFFFFF
+            value = uint32(value)
     elif type_ in (T.PM_TYPE_FLOAT, T.PM_TYPE_DOUBLE):
-        value, rest, status = _strtofloat(text, type_ == T.PM_TYPE_FLOAT)
+        scan = (strtof if type_ == T.PM_TYPE_FLOAT else strtod)(text)
+        value = float(scan.value)
     elif type_ == T.PM_TYPE_STRING:
         return text
     else:
@@ -249,11 +182,11 @@ def parse_store_value(text: str, type_: int) -> int | float | str:
         raise StoreValueError(
             -12397, f"Error: dbpmda does not support storing into {pmTypeStr(type_)} metrics"
         )
-    if status < 0:
+    if scan.erange:
         from purepcp.pmapi.errors import pmErrStr
 
-        raise StoreValueError(status, f"Error: Decoding value: {pmErrStr(status)}")
-    if rest:
+        raise StoreValueError(_ERANGE, f"Error: Decoding value: {pmErrStr(_ERANGE)}")
+    if scan.end != len(text):
         from purepcp.pmapi.types import pmTypeStr
 
         raise StoreValueError(

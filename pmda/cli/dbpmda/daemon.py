@@ -1,13 +1,6 @@
-"""dbpmda's two ways of talking to an agent, each printing what PCP's dbpmda prints.
-
-`DaemonAgent` speaks PDUs over a pipe (a child process) or a socket, as
-dbpmda's pmda.c does, with its messages ("Error PDU: ...").  `InProcAgent`
-hands request records straight to a Python agent loaded into this process
-(`Agent.handle`), the counterpart of dbpmda's DSO mode (dso.c), with that
-mode's messages ("Error: DSO desc() failed: ...").  Both implement the same
-operations; `Driver` holds what they share: storing values and the commands'
-headings.
-"""
+"""dbpmda's agents in another process, reached through a pipe pair or a socket: PDUs
+written and read as dbpmda's pmda.c does, with its messages ("Error PDU: ..."), and the
+child process's life (spawn, reap, a channel for an agent that could not start)."""
 
 from __future__ import annotations
 
@@ -19,12 +12,11 @@ import socket
 import struct
 import subprocess
 import time
-from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from purepcp.pmapi.cnumbers import uint32
 from purepcp.pmapi.desc import Desc
 from purepcp.pmapi.errors import (
-    PM_ERR_GENERIC,
     PM_ERR_IPC,
     PM_ERR_NOTCONN,
     PM_ERR_TIMEOUT,
@@ -32,14 +24,9 @@ from purepcp.pmapi.errors import (
     PMError,
     pmErrStr,
 )
-from purepcp.pmapi.ids import PM_IN_NULL, pmIDStr, pmInDomStr
+from purepcp.pmapi.ids import pmIDStr, pmInDomStr
 from purepcp.pmapi.pdu.codec import PDUError, decode, encode
-from purepcp.pmapi.pdu.constants import (
-    CVERSION,
-    PM_TEXT_HELP,
-    PM_TEXT_ONELINE,
-    PDUType,
-)
+from purepcp.pmapi.pdu.constants import CVERSION, PM_TEXT_HELP, PM_TEXT_ONELINE, PDUType
 from purepcp.pmapi.pdu.framer import PDUFramer
 from purepcp.pmapi.pdu.records import (
     AttrPDU,
@@ -61,101 +48,18 @@ from purepcp.pmapi.pdu.records import (
     TextPDU,
     TextReqPDU,
 )
-from purepcp.pmapi.values import Result, ValueSet
+from purepcp.pmapi.values import Result
 
-from .fmt import (
-    cluster_text,
-    desc_text,
-    format_value,
-    instance_lines,
-    label_lines,
-    print_result,
-    values_of,
-)
+from .driver import PM_LABEL_INSTANCES, Driver, child_lines, text_line
+from .fmt import desc_text, instance_lines, label_lines
 from .gram import ATTR_NAMES
-from .state import StoreValueError, parse_store_value
 
 if TYPE_CHECKING:
-    from .dbpmda import Session
+    from .main import Session
 
-PM_LABEL_INDOM, PM_LABEL_CLUSTER, PM_LABEL_ITEM, PM_LABEL_INSTANCES = 4, 8, 16, 32
 _EMPTY = "Error: __pmGetPDU() failed: PDU empty, PMDA may have died\n"
-
-
 #: The libpcp decoder dbpmda names when a name list does not decode.
 _NAMES = "__pmDecodeNameList"
-
-
-class Driver:
-    """What both kinds of connection share."""
-
-    dso = False
-    name = ""
-
-    def __init__(self, session: Session) -> None:
-        self.session = session
-        self.out = session.output.out
-
-    def heading(self, label_type: int, ident: int, indom: int) -> int:
-        """Print a label request's heading; the ident to send."""
-        if label_type & PM_LABEL_INDOM:
-            self.out(f"pmInDom: {pmInDomStr(indom)}\n")
-            return indom
-        if label_type & PM_LABEL_CLUSTER:
-            self.out(f"Cluster: {cluster_text(ident)}\n")
-            return ident
-        if label_type & PM_LABEL_ITEM:
-            self.out(f"PMID: {pmIDStr(ident)}\n")
-            return ident
-        if label_type & PM_LABEL_INSTANCES:
-            self.out(f"Instances of pmInDom: {pmInDomStr(indom)}\n")
-            return indom
-        return PM_IN_NULL
-
-    def fill_values(self, vs: ValueSet, desc: Desc, pmid: int, text: str) -> ValueSet | None:
-        """fillValues: show each old value -> the new one; the value set to send, or None."""
-        try:
-            atom = parse_store_value(text, desc.type)
-        except StoreValueError as exc:
-            if exc.message:
-                self.out(exc.message + "\n")
-            return None
-        if vs.numval == 0:
-            self.out(f"Error: {pmIDStr(pmid)} not available!\n")
-            return None
-        if vs.numval < 0:
-            self.out(f"Error: {pmIDStr(pmid)}: {pmErrStr(vs.numval)}\n")
-            return None
-        try:
-            new = ValueSet.of_atoms(vs.pmid, desc.type, [(inst, atom) for inst in vs.insts])
-        except PMError as exc:
-            self.out(f"Error: Decoding value: {pmErrStr(exc.code)}\n")
-            return None
-        olds = values_of(vs)
-        news = values_of(new)
-        for k, ((_, old), (_, value)) in enumerate(zip(olds, news, strict=True)):
-            where = f"{pmIDStr(pmid)} [{k}]: " if vs.numval > 1 else f"{pmIDStr(pmid)}: "
-            before = format_value(vs.valfmt, desc.type, old)
-            after = format_value(new.valfmt, desc.type, value)
-            self.out(f"{where}{before} -> {after}\n")
-        return new
-
-    def print_fetched(self, result: Result, descs: list[Desc] | None, iname: Callable) -> None:
-        print_result(
-            self.out,
-            result,
-            self.session.metric_names,
-            ptr=id(result),
-            dso=self.dso,
-            descs=descs,
-            iname=iname if self.session.get_iname else None,
-        )
-
-    def close(self) -> None:
-        raise NotImplementedError
-
-
-# -- daemon agents: PDUs over a pipe or socket ---------------------------------------------
 
 
 class DaemonAgent(Driver):
@@ -258,7 +162,7 @@ class DaemonAgent(Driver):
             self.out(_EMPTY)
             return 0
         if wrong:
-            self.out(f"Error: __pmGetPDU() failed: wrong PDU ({pdutype & 0xFFFFFFFF:x})\n")
+            self.out(f"Error: __pmGetPDU() failed: wrong PDU ({uint32(pdutype):x})\n")
         else:
             self.out(f"Error: __pmGetPDU() failed: {pmErrStr(pdutype)}\n")
         return pdutype if pdutype < 0 else PM_ERR_IPC
@@ -369,7 +273,7 @@ class DaemonAgent(Driver):
 
     def instance(self, indom: int, inst: int, name: str | None) -> int:
         self.out(f"pmInDom: {pmInDomStr(indom)}\n")
-        request = InstanceReqPDU(indom, inst & 0xFFFFFFFF, name)
+        request = InstanceReqPDU(indom, uint32(inst), name)
         got = self.ask(request, "__pmSendInstanceReq", InstancePDU, "__pmDecodeInstance")
         if not isinstance(got, InstancePDU):
             return got
@@ -518,22 +422,6 @@ class DaemonAgent(Driver):
         return f"Connection:             daemon (pid: {pid})\nPMDA PMAPI Version:     {version}\n"
 
 
-def text_line(text: str, oneline: bool) -> str:
-    """A help text reply as dbpmda shows it: the one-liner in [], placeholders if empty."""
-    text = text.split("\0", 1)[0]
-    if oneline:
-        return f"[{text}]\n" if text else "[<no one line help text specified>]\n"
-    return f"{text}\n" if text else "<no help text specified>\n"
-
-
-def child_lines(names: PMNSNamesPDU) -> str:
-    statuses = names.statuses or (0,) * len(names.names)
-    return "".join(
-        f"   {'non-leaf' if s == 1 else 'leaf':>8.8} {n}\n"
-        for n, s in zip(names.names, statuses, strict=True)
-    )
-
-
 def reap(proc: subprocess.Popen, grace: float = 2.0) -> None:
     """Wait for a child agent that was told to go; end it if it does not."""
     for stop in (None, proc.terminate, proc.kill):
@@ -579,202 +467,4 @@ class DeadChannel:
                 os.close(fd)
 
 
-# -- in-process agents (dbpmda's DSO mode) --------------------------------------------------
-
-
-class InProcAgent(Driver):
-    """A Python agent loaded into dbpmda, driven with request records (no bytes)."""
-
-    dso = True
-
-    def __init__(self, session: Session, name: str, agent: Any) -> None:
-        super().__init__(session)
-        self.name = name
-        self.agent = agent
-
-    def call(self, pdu: Any, want: type | None) -> Any:
-        """The agent's reply to PDU: a WANT record, or a negative status (an error)."""
-        try:
-            reply = self.agent.handle(pdu)
-        except Exception as exc:  # the agent's bug: report it on one line, carry on
-            self.session.output.err(f"dbpmda: agent raised {type(exc).__name__}: {exc}\n")
-            return PM_ERR_GENERIC
-        if want is None:
-            return reply.code if isinstance(reply, ErrorPDU) else 0
-        if isinstance(reply, want):
-            return reply
-        if isinstance(reply, ErrorPDU):
-            return reply.code if reply.code < 0 else PM_ERR_GENERIC
-        return PM_ERR_IPC
-
-    def failed(self, op: str, sts: int) -> int:
-        self.out(f"Error: DSO {op}() failed: {pmErrStr(sts)}\n")
-        return sts
-
-    def close(self) -> None:
-        self.call(ErrorPDU(PM_ERR_NOTCONN), None)
-        with contextlib.suppress(Exception):
-            self.agent.stop()
-
-    def _desc(self, pmid: int) -> Any:
-        got = self.call(DescReqPDU(pmid), DescPDU)
-        if isinstance(got, DescPDU) and "pdu" in self.session.debug:
-            self.out(desc_text(got.desc))
-        return got
-
-    def describe(self, pmid: int) -> int:
-        """The `desc` command: the descriptor, or why not."""
-        got = self._desc(pmid)
-        if not isinstance(got, DescPDU):
-            return self.failed("desc", got)
-        self.out(desc_text(got.desc))
-        return 0
-
-    def send_profile(self, announce: bool = False) -> None:
-        if self.session.profile_changed:
-            if announce:
-                self.out("Sending Profile...\n")
-            self.call(self.session.profile.pdu(), None)
-            self.session.profile_changed = False
-
-    def fetch(self, pmids: list[int]) -> int:
-        descs = None
-        if self.session.get_desc or self.session.get_iname:
-            descs = []
-            for pmid in pmids:
-                got = self._desc(pmid)
-                if not isinstance(got, DescPDU):
-                    return self.failed("desc", got)
-                descs.append(got.desc)
-        self.send_profile()
-        got = self.call(FetchPDU(0, tuple(pmids)), ResultPDU)
-        if not isinstance(got, ResultPDU):
-            return self.failed("fetch", got)
-        self.print_fetched(got.result, descs, self.iname)
-        return 0
-
-    def iname(self, indom: int, inst: int) -> str | None:
-        got = self.call(InstanceReqPDU(indom, inst), InstancePDU)
-        if not isinstance(got, InstancePDU):
-            self.failed("instance", got)
-            return None
-        if len(got.insts) != 1:
-            self.out(f"Warning: numinst={len(got.insts)}, not 1 as expected\n")
-        return got.names[0] if got.names else ""
-
-    def instance(self, indom: int, inst: int, name: str | None) -> int:
-        self.out(f"pmInDom: {pmInDomStr(indom)}\n")
-        got = self.call(InstanceReqPDU(indom, inst & 0xFFFFFFFF, name), InstancePDU)
-        if not isinstance(got, InstancePDU):
-            return self.failed("instance", got)
-        self.out(instance_lines(got.insts, got.names))
-        return 0
-
-    def store(self, pmid: int, text: str) -> int:
-        self.out(f"PMID: {pmIDStr(pmid)}\nGetting description...\n")
-        got = self._desc(pmid)
-        if not isinstance(got, DescPDU):
-            return self.failed("desc", got)
-        desc = got.desc
-        self.send_profile(announce=True)
-        self.out("Getting Result Structure...\n")
-        fetched = self.call(FetchPDU(0, (desc.pmid,)), ResultPDU)
-        if not isinstance(fetched, ResultPDU):
-            return self.failed("fetch", fetched)
-        if "fetch" in self.session.debug:
-            self.print_fetched(fetched.result, [desc], self.iname)
-        if not fetched.result.vsets:
-            self.out(f"Error: {pmIDStr(pmid)} not available!\n")
-            return PM_ERR_VALUE
-        new = self.fill_values(fetched.result.vsets[0], desc, pmid, text)
-        if new is None:
-            return PM_ERR_VALUE
-        result = Result(fetched.result.timestamp, (new, *fetched.result.vsets[1:]))
-        sts = self.call(ResultPDU(result), None)
-        if sts < 0:
-            return self.failed("store", sts)
-        return 0
-
-    def text(self, ident: int, kind: int) -> int:
-        sts = 0
-        for first in (True, False):
-            ttype = kind | (PM_TEXT_ONELINE if first else PM_TEXT_HELP)
-            got = self.call(TextReqPDU(ident, ttype), TextPDU)
-            if isinstance(got, TextPDU):
-                self.out(text_line(got.text, first))
-                sts = 0
-            else:
-                sts = self.failed("text", got)
-        return sts
-
-    def label(self, label_type: int, ident: int, indom: int) -> int:
-        ident = self.heading(label_type, ident, indom)
-        got = self.call(LabelReqPDU(ident, label_type), LabelPDU)
-        if not isinstance(got, LabelPDU):
-            return self.failed("label", got)
-        if not got.sets:
-            self.out("Info: DSO label() returns 0\n")
-        self.out(label_lines(got.sets))
-        return len(got.sets)
-
-    def pmns_name(self, pmid: int) -> int:
-        self.out(f"PMID: {pmIDStr(pmid)}\n")
-        got = self.call(PMNSIdsPDU(0, (pmid,)), PMNSNamesPDU)
-        if not isinstance(got, PMNSNamesPDU):
-            return self.failed("name", got)
-        if not got.names:
-            self.out("Warning: DSO name() returns 0\n")
-        self.out("".join(f"   {n}\n" for n in got.names))
-        return len(got.names)
-
-    def pmid(self, name: str) -> int:
-        self.out(f"Metric: {name}\n")
-        got = self.call(PMNSNamesPDU((name,)), PMNSIdsPDU)
-        if isinstance(got, PMNSIdsPDU) and (got.status < 0 or not got.pmids):
-            got = got.status if got.status < 0 else PM_ERR_IPC
-        if not isinstance(got, PMNSIdsPDU):
-            return self.failed("pmid", got)
-        self.out(f"   {pmIDStr(got.pmids[0])}\n")
-        return 0
-
-    def _children(self, pdu: Any) -> int:
-        got = self.call(pdu, PMNSNamesPDU)
-        if not isinstance(got, PMNSNamesPDU):
-            return self.failed("children", got)
-        if not got.names:
-            self.out("Warning: DSO children() returns 0\n")
-        self.out(child_lines(got))
-        return len(got.names)
-
-    def children(self, name: str) -> int:
-        self.out(f"Metric: {name}\n")
-        return self._children(PMNSChildPDU(name, 1))
-
-    def traverse(self, name: str) -> int:
-        self.out(f"Metric: {name}\n")
-        return self._children(PMNSTraversePDU(name))
-
-    def attr(self, attr: int, value: str | None) -> int:
-        self.out(
-            f"Attribute: {ATTR_NAMES.get(attr, '')}={value if value is not None else chr(39) * 2}\n"
-        )
-        raw = b"" if value is None else value.encode("utf-8", "surrogateescape") + b"\0"
-        sts = self.call(AttrPDU(attr, raw), None)
-        if sts < 0:
-            return self.failed("attribute", sts)
-        self.out("Success\n")
-        return 0
-
-    def dynamic_pmid(self, name: str, pmid: int) -> int:
-        got = self.call(PMNSNamesPDU((name,)), PMNSIdsPDU)
-        if isinstance(got, PMNSIdsPDU):
-            if got.status < 0:
-                raise PMError(got.status)
-            return got.pmids[0] if got.pmids else pmid
-        raise PMError(got)
-
-    def status_lines(self, pid: int) -> str:
-        return "Connection:             dso\nDSO Interface Version:  7\nPMDA PMAPI Version:     2\n"
-
-
-__all__ = ["DaemonAgent", "DeadChannel", "Driver", "InProcAgent", "reap", "spawn"]
+__all__ = ["DaemonAgent", "DeadChannel", "reap", "spawn"]

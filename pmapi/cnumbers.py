@@ -217,6 +217,7 @@ class _Patterns(dict[type, re.Pattern]):
 
 
 _SPACE = " \t\n\v\f\r"
+_BLANK_BYTES = _SPACE.encode()
 _SIGN = _Patterns(r"[ \t\n\v\f\r]*([+-]?)")
 _DIGITS = "0123456789abcdefghijklmnopqrstuvwxyz"
 #: base -> the pattern of its digits, for str and for bytes
@@ -288,6 +289,10 @@ def atoi(text: str | bytes) -> int:
 def scan_int(text: str | bytes, bits: int, signed: bool) -> int | None:
     """sscanf's %d, %u, %ld, %lu (and %hd ...): strtol or strtoul read at 64 bits, then
     stored in an integer of BITS bits; None when there are no digits (the match fails)."""
+    digits = text.strip(_SPACE if type(text) is str else _BLANK_BYTES)  # type: ignore[arg-type]
+    if len(digits) < 20 and digits.isdigit() and digits.isascii():  # the kernel's usual
+        n = int(digits)
+        return wrap(min(n, _INT64_MAX) if signed else n, bits, signed)
     scan = (strtol if signed else strtoul)(text)
     return None if scan.end == 0 else wrap(int(scan.value), bits, signed)
 
@@ -490,7 +495,15 @@ def scan_hex(text: str | bytes, bits: int = 32) -> int | None:
 
 def scan_ints(text: str | bytes, count: int, bits: int = 64, signed: bool = False) -> list[int]:
     """sscanf's COUNT conversions of one kind in a row ("%lu %lu ...", "%d %d ..."): each
-    value as scan_int stores it, up to the first conversion that fails (then fewer)."""
+    value as scan_int stores it, up to the first conversion that fails (then fewer).  Bytes
+    of plain decimal words (bytes.split's blanks are C's) take a short way."""
+    if type(text) is bytes:
+        words = text.split(None, count)[:count]
+        if b"".join(words).isdigit() and max(map(len, words)) < 20:
+            values = list(map(int, words))
+            if max(values) >> (bits - signed) == 0:  # each as it is
+                return values
+            return [wrap(min(n, _INT64_MAX) if signed else n, bits, signed) for n in values]
     read = strtol if signed else strtoul
     found: list[int] = []
     at = 0
@@ -521,3 +534,22 @@ def c_sum(values: Iterable[float]) -> float:
     for x in values:
         total += x
     return total
+
+
+# -- a decimal number a caller's pattern has already matched (scanf's %f) -------------------
+
+__all__ += ["strtof_decimal"]
+
+_DECIMAL = _Patterns(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
+
+
+def strtof_decimal(literal: str | bytes) -> float:
+    """strtof's value of LITERAL, the whole of it a plain decimal number (a sign, digits and
+    a point, an exponent: what a pattern for scanf's %f matched), the short way: through
+    its double where that cannot round twice, else by strtof's own reading."""
+    if _DECIMAL[type(literal)].fullmatch(literal):
+        text = literal.decode() if type(literal) is bytes else literal
+        rounded = _float32_of_decimal(text.lstrip("+-"))  # type: ignore[union-attr]
+        if rounded is not None:
+            return -rounded if text[:1] == "-" else rounded
+    return float(strtof(literal).value)

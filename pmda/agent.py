@@ -207,6 +207,22 @@ class Agent:
         """The current {inst: name} of INDOM."""
         return self._instances[indom]
 
+    def refresh_instances(self, indom: InDom) -> None:
+        """Bring INDOM's instances up to date now, by its refresh method, as a fetch does
+        for the instance domains of the metrics asked for: for a refresh that needs them
+        (or their count) when none of those metrics is in the request."""
+        self._refresh_indom(indom)
+
+    @property
+    def declared_metrics(self) -> tuple[Metric, ...]:
+        """Every metric the agent's class declares: on methods, and in `metrics`."""
+        return self._metrics
+
+    @property
+    def declared_indoms(self) -> tuple[InDom, ...]:
+        """Every instance domain the agent's class and its bases declare."""
+        return self._indoms
+
     def changed(self, *, labels: bool = False, names: bool = False) -> None:
         """Tell pmcd, with the next fetch's answer, that labels or names have changed.
 
@@ -300,6 +316,12 @@ class Agent:
         """The client whose request is being answered: its context and, if pmcd sent
         them (`wants_credentials`), its uid, gid, pid and container."""
         return self.clients.client(self._context)
+
+    @property
+    def context(self) -> int:
+        """The pmcd context of the request being answered (`client.context`, without
+        building the client): the key of an agent's per-client settings."""
+        return self._context
 
     def _on_error(self, pdu: ErrorPDU) -> None:
         if pdu.code == PM_ERR_NOTCONN:  # the client in that context has gone

@@ -25,12 +25,12 @@ from __future__ import annotations
 
 import math
 import os
-import struct
 from collections.abc import Callable, Iterable, Mapping
 from operator import itemgetter
 from types import ModuleType
 from typing import Any
 
+from purepcp.pmapi.cnumbers import float32
 from purepcp.pmda import InDom, Metric, refresh
 
 from . import blockdev, catalog, meminfo, procfs, system, vmstat
@@ -226,17 +226,10 @@ FILESYS_VALUES: dict[str, FilesysValue] = {
     "filesys.readonly": lambda st, path, opts: int(procfs.is_readonly(opts)),
 }
 
-_F32 = struct.Struct("f")
-
-
-def _float32(value: float) -> float:
-    """VALUE rounded to the nearest 32-bit float, as C stores it in a float."""
-    return _F32.unpack(_F32.pack(value))[0]
-
 
 def speed_mbyte(mbit: int) -> float:
     """network.interface.speed from Mbit/s, in pmdalinux's float arithmetic (* 1e6 / 2**23)."""
-    return _float32(_float32(mbit) * 1e6) / 8 / 1024 / 1024
+    return float32(float32(mbit) * 1e6) / 8 / 1024 / 1024
 
 
 class Core(LinuxBase):

@@ -47,7 +47,7 @@ class LinuxBase(Agent):
             os.environ.get("LINUX_NCPUS") or os.sysconf("SC_NPROCESSORS_CONF")
         )
         self.pagesize = os.sysconf("SC_PAGE_SIZE")
-        self._all_names = frozenset(m.name for m in self._metrics)
+        self._all_names = frozenset(m.name for m in self.declared_metrics)
         self._wanted: frozenset[str] = self._all_names
         self._snapshot: dict[str, Any] | None = None
         self._last: dict[InDom, dict[int, str]] = {}

@@ -24,6 +24,7 @@ import subprocess
 from collections.abc import Callable
 from typing import Any
 
+from purepcp.pmapi.cnumbers import scan_ints, strtol
 from purepcp.pmda import InDom, refresh
 
 from . import procfs
@@ -345,24 +346,8 @@ def parse_numbers(data: bytes | None, count: int) -> tuple[int, ...] | None:
     """The first COUNT unsigned numbers of a sysfs file (as fscanf %llu), None if fewer."""
     if data is None:
         return None
-    numbers = []
-    for word in data.split()[:count]:
-        if not word.isdigit():
-            break
-        numbers.append(int(word) & _U64)
+    numbers = scan_ints(data, count)
     return tuple(numbers) if len(numbers) == count else None
-
-
-def strtoll(data: bytes) -> int:
-    """strtoll(3) of DATA as a 64-bit unsigned value: leading blanks and sign, digits, else 0."""
-    text = data.lstrip()
-    sign = -1 if text[:1] == b"-" else 1
-    if text[:1] in (b"-", b"+"):
-        text = text[1:]
-    digits = len(text) - len(text.lstrip(b"0123456789"))
-    value = int(text[:digits]) if digits else 0
-    value = min(value, 1 << 63) if sign < 0 else min(value, (1 << 63) - 1)
-    return sign * value & _U64
 
 
 def tape_field(filename: str) -> int | None:
@@ -557,7 +542,7 @@ class BlockDev(LinuxBase):
                 data = self.proc.read(f"{stats}/{filename}")
                 index = tape_field(filename)
                 if data and index is not None:
-                    counts[index] = strtoll(data[:63])
+                    counts[index] = strtol(data[:63]).value & _U64  # strtoll, kept unsigned
             found[self._blockdev_tape_ids(name)] = (name, counts)
         return found
 

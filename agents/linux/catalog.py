@@ -32,6 +32,7 @@ from __future__ import annotations
 from . import (
     blockdev,
     cpuinfo,
+    interrupts,
     ipc,
     meminfo,
     netconn,
@@ -39,6 +40,7 @@ from . import (
     netsummary,
     nfs,
     numa,
+    pressure,
     snmp6,
     vfs,
     vmstat,
@@ -354,6 +356,8 @@ def _vmstat_source(field: str) -> str:
 #: The family modules whose tables follow the records above, in catalog order.
 FAMILIES = (
     cpuinfo,
+    interrupts,
+    pressure,
     numa,
     zoneinfo,
     blockdev,

@@ -1,12 +1,12 @@
-"""The linux agent's CPU and interrupt inventory: hinv.cpu.*, hinv.machine, hinv.map.*,
-interrupts and softirqs per line and per CPU, pressure stall information, login counts,
-and the /proc/sys/kernel counters, computed as PCP 6.0.3's pmdalinux computes them.
+"""The linux agent's CPU and device inventory: hinv.cpu.*, hinv.machine, hinv.map.*, and
+the small kernel counts beside them (login counts, the /proc/sys/kernel counters),
+computed as PCP 6.0.3's pmdalinux computes them.
 
 Sources (pmdalinux's files in parentheses): /proc/cpuinfo (proc_cpuinfo.c), the CPUs'
-thermal_throttle and cpufreq sysfs files, /proc/interrupts and /proc/softirqs
-(proc_interrupts.c, parsed by agents/linux/system.py), /proc/pressure/* (proc_pressure.c),
-utmp (login.c), /proc/sys/kernel/{random/*,pid_max,pty/nr} (proc_sys_kernel.c),
-/proc/scsi/scsi (proc_scsi.c) and each disk's wwid (proc_partitions.c).
+thermal_throttle and cpufreq sysfs files, utmp (login.c),
+/proc/sys/kernel/{random/*,pid_max,pty/nr} (proc_sys_kernel.c), /proc/scsi/scsi
+(proc_scsi.c) and each disk's wwid (proc_partitions.c).  Interrupts and softirqs are
+interrupts.py's, pressure stall information pressure.py's.
 """
 
 from __future__ import annotations
@@ -14,15 +14,14 @@ from __future__ import annotations
 import os
 import re
 from dataclasses import dataclass
-from itertools import chain
 from typing import Any
 
+from purepcp.pmapi.cnumbers import atof, atoi, scan_int
 from purepcp.pmda import InDom, refresh
 
 from . import system
 from .base import LinuxBase
 from .blockdev import scsi_id
-from .cnumbers import strtoul
 from .instids import InstanceIds
 from .records import (
     COUNT,
@@ -45,12 +44,7 @@ from .records import (
 # pmdalinux's instance domain serials (linux.h)
 CPU = 0
 DISK = 1
-INTERRUPT = 4
 SCSI = 11
-SOFTIRQ = 36
-PRESSUREAVG = 37
-INTERRUPT_CPU = 40
-SOFTIRQ_CPU = 41
 
 PER_USEC = units_of("/ microsec")
 
@@ -83,25 +77,6 @@ _TABLE: tuple[tuple[str, int, int, Any, int | None, Any, Any, str], ...] = (
     ("kernel.all.entropy.poolsize", 72, 1, U32, None, INSTANT, NONE, "random/poolsize"),
     ("kernel.all.pid_max", 72, 2, U32, None, DISCRETE, NONE, "kernel/pid_max"),
     ("kernel.all.nptys", 72, 3, U32, None, INSTANT, NONE, "kernel/pty/nr"),
-    ("kernel.all.interrupts.total", 4, 0, U64, INTERRUPT, COUNTER, COUNT, "row sum"),
-    ("kernel.percpu.interrupts", 4, 1, U32, INTERRUPT_CPU, COUNTER, COUNT, "one cell"),
-    ("kernel.all.interrupts.missed", 4, 2, U32, None, COUNTER, COUNT, "MIS: line"),
-    ("kernel.all.interrupts.errors", 4, 3, U32, None, COUNTER, COUNT, "ERR: line"),
-    ("kernel.all.softirqs.total", 82, 0, U64, SOFTIRQ, COUNTER, COUNT, "row sum"),
-    ("kernel.percpu.softirqs", 63, 0, U32, SOFTIRQ_CPU, COUNTER, COUNT, "one cell"),
-    ("kernel.percpu.sirq", 63, 1, U64, CPU, COUNTER, COUNT, "column sum"),
-    ("kernel.all.pressure.cpu.some.avg", 83, 0, FLOAT, PRESSUREAVG, INSTANT, NONE, "cpu"),
-    ("kernel.all.pressure.cpu.some.total", 83, 1, U64, None, COUNTER, USEC, "cpu"),
-    ("kernel.all.pressure.memory.some.avg", 84, 0, FLOAT, PRESSUREAVG, INSTANT, NONE, "memory"),
-    ("kernel.all.pressure.memory.some.total", 84, 1, U64, None, COUNTER, USEC, "memory"),
-    ("kernel.all.pressure.memory.full.avg", 84, 2, FLOAT, PRESSUREAVG, INSTANT, NONE, "memory"),
-    ("kernel.all.pressure.memory.full.total", 84, 3, U64, None, COUNTER, USEC, "memory"),
-    ("kernel.all.pressure.io.some.avg", 85, 0, FLOAT, PRESSUREAVG, INSTANT, NONE, "io"),
-    ("kernel.all.pressure.io.some.total", 85, 1, U64, None, COUNTER, USEC, "io"),
-    ("kernel.all.pressure.io.full.avg", 85, 2, FLOAT, PRESSUREAVG, INSTANT, NONE, "io"),
-    ("kernel.all.pressure.io.full.total", 85, 3, U64, None, COUNTER, USEC, "io"),
-    ("kernel.all.pressure.irq.full.avg", 93, 0, FLOAT, PRESSUREAVG, INSTANT, NONE, "irq"),
-    ("kernel.all.pressure.irq.full.total", 93, 1, U64, None, COUNTER, USEC, "irq"),
 )
 
 #: This family's metrics, as pmdalinux declares them.
@@ -128,25 +103,6 @@ class CpuDetails:
     cache_align: int = 0
     bogomips: float = 0.0
     clock: float = 0.0
-
-
-_ATOI = re.compile(rb"[ \t\n\v\f\r]*([+-]?[0-9]+)")
-_ATOF = re.compile(rb"[ \t\n\v\f\r]*([+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?)")
-
-
-def atoi(text: bytes) -> int:
-    """C's atoi() of TEXT, kept to 32 bits (0 when there is no number)."""
-    m = _ATOI.match(text)
-    if m is None:
-        return 0
-    value = int(m[1]) & _U32
-    return value - (1 << 32) if value & 0x80000000 else value
-
-
-def atof(text: bytes) -> float:
-    """C's atof() of TEXT (0.0 when there is no number)."""
-    m = _ATOF.match(text)
-    return float(m[1]) if m else 0.0
 
 
 def _text(value: bytes) -> str:
@@ -272,7 +228,7 @@ def machine(root: str, fallback: str) -> str:
 
 def scan_ulong(data: bytes | None, default: int | None = 0) -> int | None:
     """fscanf %lu of DATA's first number (wrapped to 64 bits), or DEFAULT."""
-    value = None if data is None else strtoul(data)
+    value = None if data is None else scan_int(data, 64, False)
     return default if value is None else value
 
 
@@ -325,62 +281,6 @@ def parse_scsi(data: bytes) -> list[tuple[str, tuple[int, int, int, int]]]:
     return found
 
 
-# --- /proc/pressure ---------------------------------------------------------------------------
-
-_FLOAT = rb"[ \t\n\v\f\r]*([+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?)"
-_S = rb"[ \t\n\v\f\r]*"
-
-
-def _pressure_line(kind: bytes) -> re.Pattern[bytes]:
-    """fscanf's "KIND avg10=%f avg60=%f avg300=%f total=%llu\\n" as a pattern."""
-    return re.compile(
-        kind
-        + _S
-        + rb"avg10="
-        + _FLOAT
-        + _S
-        + rb"avg60="
-        + _FLOAT
-        + _S
-        + rb"avg300="
-        + _FLOAT
-        + _S
-        + rb"total="
-        + _S
-        + rb"([+-]?)([0-9]+)"
-        + _S
-    )
-
-
-_SOME, _FULL = _pressure_line(b"some"), _pressure_line(b"full")
-Pressure = tuple[tuple[float, float, float], int]
-
-
-def parse_pressure(data: bytes, kinds: tuple[str, ...]) -> dict[str, Pressure]:
-    """The lines of a /proc/pressure file in the order pmdalinux reads them (KINDS, "some"
-    and/or "full"): {kind: ((avg10, avg60, avg300), total)} for those that scan."""
-    found: dict[str, Pressure] = {}
-    at = 0
-    for kind in kinds:
-        m = (_SOME if kind == "some" else _FULL).match(data, at)
-        if m is None:
-            break
-        total = min(int(m[5]), _U64)
-        total = (-total) & _U64 if m[4] == b"-" else total
-        found[kind] = ((float(m[1]), float(m[2]), float(m[3])), total)
-        at = m.end()
-    return found
-
-
-#: (cluster, /proc/pressure file, the kinds pmdalinux reads, metric prefix)
-PRESSURE_FILES: tuple[tuple[int, str, tuple[str, ...], str], ...] = (
-    (83, "cpu", ("some",), "kernel.all.pressure.cpu"),
-    (84, "memory", ("some", "full"), "kernel.all.pressure.memory"),
-    (85, "io", ("some", "full"), "kernel.all.pressure.io"),
-    (93, "irq", ("full",), "kernel.all.pressure.irq"),
-)
-PRESSURE_INSTANCES = {10: "10 second", 60: "1 minute", 300: "5 minute"}
-
 #: /proc/sys/kernel files of cluster 72: (metric, file, value when missing or unparsed)
 SYS_KERNEL: tuple[tuple[str, str, int], ...] = (
     ("kernel.all.pid_max", "/proc/sys/kernel/pid_max", 1 << 22),
@@ -390,100 +290,21 @@ SYS_KERNEL: tuple[tuple[str, str, int], ...] = (
 
 def _scan_u32(data: bytes | None) -> int | None:
     """fscanf %u of DATA (wrapped to 32 bits), or None."""
-    value = scan_ulong(data, None)
-    return None if value is None else value & _U32
+    return None if data is None else scan_int(data, 32, False)
 
 
 # --- the agent's part ---------------------------------------------------------------------
 
 
-@dataclass
-class _IrqState:
-    """One parse of /proc/interrupts or /proc/softirqs with its instance ids: row I of the
-    table has the id ROW_IDS[I] and its cells the ids CELL_IDS[I]."""
-
-    table: system.IrqTable | None
-    row_ids: list[int]
-    cell_ids: list[list[int]]
-    cell_key: tuple[int, ...]  # every cell id, in order
-
-    def rows(self) -> dict[int, str]:
-        """{row id: row name}."""
-        return dict(zip(self.row_ids, self.table.names, strict=True)) if self.table else {}
-
-    def totals(self) -> dict[int, int]:
-        """{row id: the row's sum, 64-bit}."""
-        if self.table is None:
-            return {}
-        return {i: sum(v) & _U64 for i, v in zip(self.row_ids, self.table.values, strict=True)}
-
-    def cells(self) -> dict[int, int]:
-        """{cell id: its count as a 32-bit unsigned}."""
-        if self.table is None:
-            return {}
-        return {
-            cell: value & _U32
-            for cells, values in zip(self.cell_ids, self.table.values, strict=True)
-            for cell, value in zip(cells, values, strict=True)
-        }
-
-    def cell_names(self) -> dict[int, str]:
-        """{cell id: "ROW::cpuN"}."""
-        if self.table is None:
-            return {}
-        return {
-            cell: f"{name}::cpu{slot}"
-            for name, slots, cells in zip(
-                self.table.names, self.table.slots, self.cell_ids, strict=True
-            )
-            for slot, cell in zip(slots, cells, strict=True)
-        }
-
-
 class CpuInfo(LinuxBase):
-    """hinv.cpu.*, interrupts, softirqs, pressure, utmp counts and /proc/sys/kernel values."""
+    """hinv.cpu.*, hinv.machine, hinv.map.*, utmp counts and /proc/sys/kernel values."""
 
-    cpuinfo_intr_indom = InDom(INTERRUPT, labels={"device_type": "irq", "indom_name": "per irq"})
-    cpuinfo_intrcpu_indom = InDom(
-        INTERRUPT_CPU, labels={"device_type": ["irq", "cpu"], "indom_name": "per cpu, per irq"}
-    )
-    cpuinfo_sirq_indom = InDom(SOFTIRQ, labels={"indom_name": "per softirq"})
-    cpuinfo_sirqcpu_indom = InDom(
-        SOFTIRQ_CPU, labels={"device_type": "cpu", "indom_name": "per cpu, per softirq"}
-    )
-    cpuinfo_pressure_indom = InDom(PRESSUREAVG, PRESSURE_INSTANCES)
     cpuinfo_scsi_indom = InDom(SCSI, labels={"device_type": "block", "indom_name": "per disk"})
-    instance_label_rules = {
-        INTERRUPT: lambda agent, inst, name: agent._cpuinfo_irq_label(inst, name),
-        INTERRUPT_CPU: lambda agent, inst, name: agent._cpuinfo_irqcpu_label(inst, name),
-        SOFTIRQ_CPU: lambda agent, inst, name: agent._cpuinfo_sirqcpu_label(inst, name),
-    }
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
-        """Agent's arguments; pmdaCache-style ids for the interrupt, softirq and scsi indoms."""
+        """Agent's arguments; pmdaCache-style ids for the scsi indom."""
         super().__init__(*args, **kwargs)
-        cache = self._cache_file
-        self._cpuinfo_ids = {
-            serial: InstanceIds(cache(indom))
-            for serial, indom in (
-                (INTERRUPT, self.cpuinfo_intr_indom),
-                (INTERRUPT_CPU, self.cpuinfo_intrcpu_indom),
-                (SOFTIRQ, self.cpuinfo_sirq_indom),
-                (SOFTIRQ_CPU, self.cpuinfo_sirqcpu_indom),
-                (SCSI, self.cpuinfo_scsi_indom),
-            )
-        }
-        self._cpuinfo_labels: dict[str, str] = {}  # irq name -> its text, as first seen
-        # per cell indom: row name -> [row id, {CPU slot: cell id}, last slots, their ids]
-        self._cpuinfo_known: dict[int, dict[str, list[Any]]] = {
-            INTERRUPT_CPU: {},
-            SOFTIRQ_CPU: {},
-        }
-        self._cpuinfo_last_ids: dict[int, tuple[int, ...]] = {}  # by indom serial
-        self._cpuinfo_cells: dict[int, dict[int, tuple[str, int]]] = {}  # last parse's cells
-        self._cpuinfo_cell_keys: dict[int, tuple[int, ...]] = {}  # their ids, in order
-        self._cpuinfo_irq_errors = 0  # pmdalinux's irq_err_count: kept when the line goes
-        self._cpuinfo_irq_misses = 0
+        self._cpuinfo_scsi_ids = InstanceIds(self._cache_file(self.cpuinfo_scsi_indom))
         self._cpuinfo_scsi: dict[int, tuple[str, str]] = {}  # inst -> (name, block device)
         self._cpuinfo_nodes: dict[int, int] | None = None
         self._cpuinfo_machine: str | None = None
@@ -491,176 +312,11 @@ class CpuInfo(LinuxBase):
         self._cpuinfo_memo: tuple[tuple[bytes, tuple[int, ...]], dict[int, CpuDetails], dict] | None
         self._cpuinfo_memo = None
 
-    # -- reading -------------------------------------------------------------------------
-
-    def _cpuinfo_irqs(self, softirqs: bool) -> _IrqState:
-        """/proc/interrupts (or /proc/softirqs) parsed once per fetch, instance ids given."""
-        key = "cpuinfo.softirqs" if softirqs else "cpuinfo.interrupts"
-        return self._once(key, lambda: self._cpuinfo_read_irqs(softirqs))
-
-    def _cpuinfo_read_irqs(self, softirqs: bool) -> _IrqState:
-        """Parse the file (/proc/interrupts's parse is shared with kernel.percpu.intr); new
-        rows and cells get ids, saved where pmdaCache saves them."""
-        row_serial, cell_serial = (SOFTIRQ, SOFTIRQ_CPU) if softirqs else (INTERRUPT, INTERRUPT_CPU)
-        if softirqs:
-            data = self._read_once("/proc/softirqs")
-            table = (
-                None
-                if data is None
-                else system.parse_irq_table(data, self.ncpus_configured, special=False)
-            )
-        else:
-            table = system.interrupts_table(self)
-        row_ids: list[int] = []
-        cell_ids: list[list[int]] = []
-        if table is not None:
-            new_row, new_cell = self._cpuinfo_ids[row_serial], self._cpuinfo_ids[cell_serial]
-            known = self._cpuinfo_known[cell_serial]
-            labels = self._cpuinfo_labels
-            for name, slots, label in zip(table.names, table.slots, table.labels, strict=True):
-                entry = known.get(name)
-                if entry is None:  # first seen: its id, and its text for the labels
-                    entry = known[name] = [new_row(name), {}, None, []]
-                    if not softirqs:
-                        labels.setdefault(name, label)
-                if entry[2] is not slots and entry[2] != slots:  # its cells' ids, by slot
-                    cell_of = entry[1]
-                    for slot in slots:
-                        if slot not in cell_of:
-                            cell_of[slot] = new_cell(f"{name}::cpu{slot}")
-                    entry[2], entry[3] = slots, [cell_of[slot] for slot in slots]
-                row_ids.append(entry[0])
-                cell_ids.append(entry[3])
-            if not softirqs:
-                if table.errors is not None:
-                    self._cpuinfo_irq_errors = table.errors
-                if table.misses is not None:
-                    self._cpuinfo_irq_misses = table.misses
-            new_cell.save()
-            new_row.save()
-        state = _IrqState(table, row_ids, cell_ids, tuple(chain.from_iterable(cell_ids)))
-        if self._cpuinfo_cell_keys.get(cell_serial) != state.cell_key:
-            self._cpuinfo_cell_keys[cell_serial] = state.cell_key
-            self._cpuinfo_cells[cell_serial] = (
-                {
-                    cell: (name, slot)
-                    for name, slots, cells in zip(table.names, table.slots, cell_ids, strict=True)
-                    for slot, cell in zip(slots, cells, strict=True)
-                }
-                if table is not None
-                else {}
-            )
-        return state
-
-    def _cpuinfo_changed(self, indom: InDom, key: tuple[int, ...]) -> bool:
-        """Whether INDOM's instance ids KEY (in order) differ from those of its last refresh;
-        the same ids are the same names, since an id always stands for one name."""
-        if self._cpuinfo_last_ids.get(indom.serial) == key:
-            return False
-        self._cpuinfo_last_ids[indom.serial] = key
-        return True
-
-    # -- instance domains and labels -------------------------------------------------------
-
-    @cpuinfo_intr_indom.refresh
-    def _cpuinfo_intr_instances(self) -> dict[int, str] | None:
-        """The rows of /proc/interrupts (ERR and MIS aside)."""
-        state = self._cpuinfo_irqs(False)
-        if not self._cpuinfo_changed(self.cpuinfo_intr_indom, tuple(state.row_ids)):
-            return None
-        return self._current(self.cpuinfo_intr_indom, state.rows())
-
-    @cpuinfo_intrcpu_indom.refresh
-    def _cpuinfo_intrcpu_instances(self) -> dict[int, str] | None:
-        """Each cell of /proc/interrupts: "ROW::cpuN"."""
-        state = self._cpuinfo_irqs(False)
-        if not self._cpuinfo_changed(self.cpuinfo_intrcpu_indom, state.cell_key):
-            return None
-        names = state.cell_names()
-        return self._current(self.cpuinfo_intrcpu_indom, names)
-
-    @cpuinfo_sirq_indom.refresh
-    def _cpuinfo_sirq_instances(self) -> dict[int, str] | None:
-        """The rows of /proc/softirqs."""
-        state = self._cpuinfo_irqs(True)
-        if not self._cpuinfo_changed(self.cpuinfo_sirq_indom, tuple(state.row_ids)):
-            return None
-        return self._current(self.cpuinfo_sirq_indom, state.rows())
-
-    @cpuinfo_sirqcpu_indom.refresh
-    def _cpuinfo_sirqcpu_instances(self) -> dict[int, str] | None:
-        """Each cell of /proc/softirqs: "ROW::cpuN"."""
-        state = self._cpuinfo_irqs(True)
-        if not self._cpuinfo_changed(self.cpuinfo_sirqcpu_indom, state.cell_key):
-            return None
-        names = state.cell_names()
-        return self._current(self.cpuinfo_sirqcpu_indom, names)
-
     @cpuinfo_scsi_indom.refresh
     def _cpuinfo_scsi_instances(self) -> dict[int, str] | None:
         """Every scsi device seen with a block device (pmdalinux never retires one)."""
         scsi = self._once("cpuinfo.scsi", self._cpuinfo_read_scsi)
         return self._current(self.cpuinfo_scsi_indom, {i: n for i, (n, _) in scsi.items()})
-
-    def _cpuinfo_irq_label(self, inst: int, name: str) -> dict[str, Any] | None:
-        """An interrupt line's labels: its name and the text after its counts."""
-        label = self._cpuinfo_labels.get(name)
-        return None if label is None else {"irq": name, "irqtext": label}
-
-    def _cpuinfo_irqcpu_label(self, inst: int, name: str) -> dict[str, Any] | None:
-        """A per-CPU interrupt cell's labels: its CPU, line name and line text."""
-        cell = self._cpuinfo_cells.get(INTERRUPT_CPU, {}).get(inst)
-        if cell is None:
-            return None
-        row, slot = cell
-        irq = name.split(":", 1)[0]
-        return {"cpu": slot, "irq": irq, "irqtext": self._cpuinfo_labels.get(row, "")}
-
-    def _cpuinfo_sirqcpu_label(self, inst: int, name: str) -> dict[str, Any] | None:
-        """A per-CPU softirq cell's labels: its CPU and softirq name."""
-        cell = self._cpuinfo_cells.get(SOFTIRQ_CPU, {}).get(inst)
-        if cell is None:
-            return None
-        return {"cpu": cell[1], "softirq": name.split(":", 1)[0]}
-
-    # -- clusters ------------------------------------------------------------------------
-
-    @refresh(4)
-    def _cpuinfo_refresh_interrupts(self) -> dict[str, Any]:
-        """Cluster 4: each /proc/interrupts line's total and cells, and its ERR and MIS counts."""
-        state = self._cpuinfo_irqs(False)  # even if only kernel.percpu.intr is asked: new
-        wanted = self._wanted  # lines get their ids, ERR and MIS are kept, as in pmdalinux
-        values: dict[str, Any] = {
-            "kernel.all.interrupts.missed": self._cpuinfo_irq_misses,
-            "kernel.all.interrupts.errors": self._cpuinfo_irq_errors,
-        }
-        if "kernel.all.interrupts.total" in wanted:
-            values["kernel.all.interrupts.total"] = state.totals()
-        if "kernel.percpu.interrupts" in wanted:
-            values["kernel.percpu.interrupts"] = state.cells()
-        return values
-
-    @refresh(82)
-    def _cpuinfo_refresh_softirqs_total(self) -> dict[str, Any]:
-        """Cluster 82: each /proc/softirqs line's total."""
-        return {"kernel.all.softirqs.total": self._cpuinfo_irqs(True).totals()}
-
-    @refresh(63)
-    def _cpuinfo_refresh_softirqs(self) -> dict[str, Any]:
-        """Cluster 63: /proc/softirqs cells, and each CPU's sum (0s if the file is unreadable,
-        as pmdalinux zeroes its sums before reading)."""
-        state = self._cpuinfo_irqs(True)
-        values: dict[str, Any] = {}
-        if "kernel.percpu.softirqs" in self._wanted:
-            values["kernel.percpu.softirqs"] = state.cells()
-        if "kernel.percpu.sirq" in self._wanted:
-            table, ncpus = state.table, self.ncpus_configured
-            values["kernel.percpu.sirq"] = {
-                n: 0 if table is None else table.counts[table.slot(n)]
-                for n in self._cpu_numbers()
-                if n < ncpus
-            }
-        return values
 
     @refresh(18)
     def _cpuinfo_refresh_cpuinfo(self) -> dict[str, Any]:
@@ -750,7 +406,7 @@ class CpuInfo(LinuxBase):
         """Add the /proc/scsi/scsi devices not yet known whose sysfs block directory names a
         device (that directory is read without $LINUX_STATSPATH, as pmdalinux does)."""
         data = self.proc.read("/proc/scsi/scsi")
-        ids = self._cpuinfo_ids[SCSI]
+        ids = self._cpuinfo_scsi_ids
         known = {name for name, _ in self._cpuinfo_scsi.values()}
         for name, address in parse_scsi(data or b""):
             if name in known:
@@ -805,39 +461,6 @@ class CpuInfo(LinuxBase):
         values["kernel.all.entropy.avail"] = (_scan_u32(avail) if both else None) or 0
         values["kernel.all.entropy.poolsize"] = (_scan_u32(pool) if both else None) or 0
         return values
-
-    def _cpuinfo_pressure(self, cluster: int) -> dict[str, Any]:
-        """One /proc/pressure file's metrics: no values for a line that is missing."""
-        _, file, kinds, prefix = _PRESSURE[cluster]
-        data = self.proc.read(f"/proc/pressure/{file}")
-        values: dict[str, Any] = {}
-        for kind, (avg, total) in parse_pressure(data or b"", kinds).items():
-            values[f"{prefix}.{kind}.avg"] = dict(zip(PRESSURE_INSTANCES, avg, strict=True))
-            values[f"{prefix}.{kind}.total"] = total
-        return values
-
-    @refresh(83)
-    def _cpuinfo_refresh_pressure_cpu(self) -> dict[str, Any]:
-        """Cluster 83: /proc/pressure/cpu (its "some" line)."""
-        return self._cpuinfo_pressure(83)
-
-    @refresh(84)
-    def _cpuinfo_refresh_pressure_memory(self) -> dict[str, Any]:
-        """Cluster 84: /proc/pressure/memory."""
-        return self._cpuinfo_pressure(84)
-
-    @refresh(85)
-    def _cpuinfo_refresh_pressure_io(self) -> dict[str, Any]:
-        """Cluster 85: /proc/pressure/io."""
-        return self._cpuinfo_pressure(85)
-
-    @refresh(93)
-    def _cpuinfo_refresh_pressure_irq(self) -> dict[str, Any]:
-        """Cluster 93: /proc/pressure/irq (its "full" line)."""
-        return self._cpuinfo_pressure(93)
-
-
-_PRESSURE = {row[0]: row for row in PRESSURE_FILES}
 
 
 def _string(value: str | None) -> str:

@@ -27,6 +27,7 @@ import struct
 from array import array
 from typing import Any
 
+from purepcp.pmapi.cnumbers import atoi, scan_hex
 from purepcp.pmda import InDom, refresh
 
 from .base import LinuxBase
@@ -135,22 +136,10 @@ def _lines(data: bytes) -> list[bytes]:
     return data.split(b"\n")[:-1]
 
 
-def _hex(word: bytes) -> int | None:
-    """WORD's leading hex digits as sscanf's %x reads them (an optional 0x), or None."""
-    digits = word[2:] if word[:2].lower() == b"0x" and len(word) > 2 else word
-    end = 0
-    while end < len(digits) and digits[end : end + 1] in _HEX:
-        end += 1
-    return int(digits[:end], 16) & _U32 if end else None
-
-
-_HEX = frozenset(bytes([c]) for c in b"0123456789abcdefABCDEF")
-
-
 def _column(line: bytes, index: int) -> int | None:
-    """Column INDEX (from 0) of LINE read as hex, or None if absent or not hex."""
+    """Column INDEX (from 0) of LINE read as sscanf's %x, or None if absent or not hex."""
     words = line.split(None, index + 1)
-    return _hex(words[index]) if len(words) > index else None
+    return scan_hex(words[index]) if len(words) > index else None
 
 
 def count_tcp(data: bytes) -> list[int]:
@@ -192,7 +181,7 @@ def count_unix(data: bytes) -> tuple[int, int, int, int]:
         words = line.split(None, 6)
         if len(words) < 6:
             continue
-        kind, state = _hex(words[4]), _hex(words[5])
+        kind, state = scan_hex(words[4]), scan_hex(words[5])
         if kind is None or state is None:
             continue
         if kind == 0x0002:
@@ -504,22 +493,11 @@ class NetConn(LinuxBase):
             word = first_word(read(base + "type"))
             if word is None:
                 return False
-            kind["type"] = _atoi(word)
+            kind["type"] = atoi(word) & _U32
         if want["virtual"]:
             path = f"{root}/sys/devices/virtual/net/{name}"
             kind["virtual"] = int(os.access(path, os.R_OK | os.X_OK))
         return True
-
-
-def _atoi(word: str) -> int:
-    """WORD's leading integer as atoi reads it (0 if none), as a 32-bit unsigned value."""
-    end = 1 if word[:1] in ("-", "+") else 0
-    while end < len(word) and word[end].isdigit():
-        end += 1
-    try:
-        return int(word[:end]) & _U32
-    except ValueError:
-        return 0
 
 
 #: pmdalinux's steps of the sysfs pass, and the network.interface metrics that ask for each.

@@ -35,12 +35,12 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
+from purepcp.pmapi.cnumbers import scan_int, strtoul_value
 from purepcp.pmapi.types import PMSem
 from purepcp.pmapi.units import Units
 from purepcp.pmda import InDom, refresh
 
 from .base import LinuxBase
-from .cnumbers import strtoul
 from .records import COUNT, COUNTER, INSTANT, MBYTE, MSEC, NONE, U64, MetricInfo
 
 #: pmdalinux's cluster numbers (CLUSTER_NET_SNMP, CLUSTER_NET_NETSTAT).
@@ -477,14 +477,6 @@ Number = int | bytes
 Table = tuple[list[bytes], list[Number]]
 
 
-def strtoull(text: bytes) -> int:
-    """TEXT's value as pmdalinux stores it: strtoull(text, NULL, 10), 0 if no digits."""
-    if text.isdigit() and len(text) < 20:
-        return int(text)  # plain digits, the usual case
-    value = strtoul(text)
-    return 0 if value is None else value
-
-
 def _words(line: bytes) -> list[bytes]:
     """LINE's words, split at spaces only (as strtok(" \\n") splits a line read by fgets)."""
     return [word for word in line.split(b" ") if word]
@@ -519,7 +511,7 @@ def _named(
         values = values[:n]
     kept: list[Number] = values  # type: ignore[assignment]
     if not (b"".join(values).isdigit() and max(map(len, values)) < 20):
-        kept = [strtoull(value) for value in values]  # (a "-1", say: Tcp's MaxConn)
+        kept = [strtoul_value(value) for value in values]  # (a "-1", say: Tcp's MaxConn)
     earlier = into.get(tag)
     if earlier is not None:
         merged = dict(zip(*earlier, strict=True))
@@ -539,10 +531,12 @@ def _numbered(columns: list[bytes], values: list[bytes], into: list[dict[int, in
             if not column.startswith(prefix):
                 continue
             digits = column[len(prefix) :]
-            number = int(digits) if digits.isdigit() and len(digits) < 20 else strtoul(digits)
-            if number is None or number & 0xFFFFFFFF >= ICMPMSG_TYPES:
+            number = int(digits) if digits.isdigit() and len(digits) < 10 else None
+            if number is None:
+                number = scan_int(digits, 32, False)  # %u: strtoul, then 32 bits
+            if number is None or number >= ICMPMSG_TYPES:
                 continue
-            into[n][number & 0xFFFFFFFF] = strtoull(value)
+            into[n][number] = strtoul_value(value)
             break
 
 

@@ -31,6 +31,7 @@ import logging
 import re
 from typing import Any
 
+from purepcp.pmapi.cnumbers import scan_int, strtoul
 from purepcp.pmapi.paths import LayoutError, paths
 from purepcp.pmda import refresh
 
@@ -156,15 +157,18 @@ _SOFTNET_NAMES: tuple[tuple[str, str, int, int], ...] = tuple(
     for name, _, word, needed in SOFTNET
 )
 _SOFTNET_WORDS = 11
-_HEX = re.compile(rb"\s*([+-]?)(?:0[xX])?([0-9a-fA-F]{1,8})")
+_BLANKS = re.compile(rb"[ \t\n\v\f\r]*")
+#: What a %x conversion takes in: a sign, 0x (the x not kept), hex digits.
+_HEX_FIELD = re.compile(rb"[+-]?(?:0[xX])?[0-9a-fA-F]*")
 _HEX_ONLY = re.compile(rb"[0-9a-fA-F]+")
 
 
 def softnet_line(line: bytes) -> tuple[list[int], int]:
     """The 11 words of a softnet_stat LINE (0 where absent) and how many sscanf converted.
 
-    pmdalinux reads "%08llx" eleven times: at most 8 hex digits each, after optional
-    white space, sign and 0x; reading stops at the first word that is not hex.
+    pmdalinux reads "%08llx" eleven times: after optional white space, at most 8
+    characters each, a sign and 0x counted among them (glibc's field width), read as
+    strtoull in base 16; reading stops at the first word that is not hex.
     """
     plain = line.split(None, _SOFTNET_WORDS)[:_SOFTNET_WORDS]
     if plain and _HEX_ONLY.fullmatch(b"".join(plain)) and max(map(len, plain)) <= 8:
@@ -174,12 +178,12 @@ def softnet_line(line: bytes) -> tuple[list[int], int]:
     words = [0] * _SOFTNET_WORDS
     at = 0
     for n in range(_SOFTNET_WORDS):
-        m = _HEX.match(line, at)
-        if m is None:
+        start = _BLANKS.match(line, at).end()  # type: ignore[union-attr]
+        field = _HEX_FIELD.match(line[start : start + 8]).group()  # type: ignore[union-attr]
+        if not field.lstrip(b"+-"):  # nothing, or a sign alone: the conversion fails
             return words, (n if n or line.strip() else -1)
-        value = int(m.group(2), 16)
-        words[n] = (-value & _U64) if m.group(1) == b"-" else value
-        at = m.end()
+        words[n] = int(strtoul(field, 16).value)
+        at = start + len(field)
     return words, _SOFTNET_WORDS
 
 
@@ -224,15 +228,6 @@ SOCKSTAT6: tuple[tuple[str, int, bytes, int], ...] = (
     ("network.sockstat.frag6.inuse", 4, b"FRAG6:", 2),
     ("network.sockstat.frag6.memory", 5, b"FRAG6:", 4),
 )
-_INT = re.compile(rb"[+-]?[0-9]+")
-
-
-def _c_int(word: bytes) -> int | None:
-    """WORD's leading decimal number as sscanf's %d stores it in an int (None if none)."""
-    m = _INT.match(word)
-    if m is None:
-        return None
-    return (int(m.group()) + (1 << 31)) % (1 << 32) - (1 << 31)
 
 
 @functools.lru_cache(maxsize=4)
@@ -263,7 +258,7 @@ def sockstat(data: bytes, rows: tuple[tuple[str, int, bytes, int], ...], into: d
                     break
                 word = words[index]
                 # plain digits below 2**31 are the int as they are; else sscanf's %d rules
-                value = int(word) if word.isdigit() and len(word) < 10 else _c_int(word)
+                value = int(word) if word.isdigit() and len(word) < 10 else scan_int(word, 32, True)
                 if value is None:
                     break
                 into[name] = value

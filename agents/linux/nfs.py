@@ -27,9 +27,9 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from purepcp.pmapi.cnumbers import scan_int, scan_ints, strtoul, strtoul_value
 from purepcp.pmda import InDom, refresh
 
-from . import cnumbers
 from .base import LinuxBase
 from .instids import InstanceIds
 from .records import (
@@ -331,28 +331,7 @@ METRICS: tuple[MetricInfo, ...] = (
 
 # --- parsing ---------------------------------------------------------------------------------
 
-_NUMBER = re.compile(rb"[ \t\n\v\f\r]*([+-]?)([0-9]+)")
 _LINE = re.compile(rb"[^\n]*\n|[^\n]+\Z")
-
-
-def strtoul(token: bytes, base: int = 10) -> int:
-    """C's strtoul/strtoull on TOKEN as a 64-bit number (base 0: 0x hex, 0 octal, else
-    decimal), 0 if it has no digits."""
-    return cnumbers.strtoul(token, base) or 0
-
-
-def scan_numbers(data: bytes, count: int) -> list[int]:
-    """Up to COUNT numbers read like sscanf's %u/%lu from the start of DATA (64-bit values as
-    strtoul gives them), stopping at the first thing that is not one."""
-    found: list[int] = []
-    pos = 0
-    while len(found) < count:
-        m = _NUMBER.match(data, pos)
-        if m is None:
-            break
-        found.append(strtoul(m.group(1) + m.group(2)))
-        pos = m.end()
-    return found
 
 
 def _lines(data: bytes) -> Iterator[bytes]:
@@ -387,7 +366,7 @@ def parse_rpc(data: bytes, table: tuple[ScanLine | OpsLine, ...]) -> Rpc:
             if len(row) == 2:
                 key, names = row
                 for counter, value in zip(
-                    names, scan_numbers(line[len(key) :], len(names)), strict=False
+                    names, scan_ints(line[len(key) :], len(names)), strict=False
                 ):
                     rpc.counters[counter] = value & _U32
             else:
@@ -395,7 +374,7 @@ def parse_rpc(data: bytes, table: tuple[ScanLine | OpsLine, ...]) -> Rpc:
                 if name:
                     tokens = [t for t in line.split(b" ") if t]  # strtok(" ")
                     for i, token in enumerate(tokens[2 : 2 + size]):
-                        rpc.ops[name][i] = strtoul(token) & _U32
+                        rpc.ops[name][i] = strtoul_value(token) & _U32
             break
     if any(row[0] == b"ra" for row in table):  # the server's sum of the ten depths
         rpc.counters["ra_hits"] = sum(rpc.counter(d) for d in _RA_DEPTHS) & _U32
@@ -416,12 +395,8 @@ class Threads:
 
 def parse_pool_threads(data: bytes) -> int | None:
     """The first number of pool_threads (fscanf's %d, kept as a 32-bit unsigned), or None."""
-    m = _NUMBER.match(data)
-    if m is None:
-        return None
-    value = int(m.group(1) + m.group(2))
-    value = max(min(value, (1 << 63) - 1), -(1 << 63))  # strtol's range, then (int)
-    return value & _U32
+    value = scan_int(data, 32, True)
+    return None if value is None else value & _U32
 
 
 def parse_pool_stats(threads: int, data: bytes) -> Threads | None:
@@ -430,7 +405,7 @@ def parse_pool_stats(threads: int, data: bytes) -> Threads | None:
     if data.startswith(b"#"):
         end = data.find(b"\n")
         data = b"" if end < 0 else data[end:]
-    numbers = scan_numbers(data, len(data))
+    numbers = scan_ints(data, len(data))
     pools = len(numbers) // 5
     if pools < 1:
         return None
@@ -449,7 +424,7 @@ def fchost_counts(files: Mapping[str, bytes]) -> tuple[int, ...]:
     for name, text in files.items():
         for row, (wanted, shift) in enumerate(FCHOST_FILES):
             if wanted.startswith(name):  # strncmp(field, file, strlen(file))
-                value = strtoul(text, 0)
+                value = int(strtoul(text, 0).value)
                 counts[row] = 0 if value == _U64 else (value << shift) & _U64
                 break
     return tuple(counts)

@@ -34,6 +34,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from purepcp.pmapi.cnumbers import atof
 from purepcp.pmapi.paths import LayoutError, paths
 from purepcp.pmda import InDom, refresh
 
@@ -197,7 +198,6 @@ _DIGITS = re.compile(rb"[0-9]+")
 _NODE_NAME = re.compile(r"node([0-9]+)")
 _CPU_NAME = re.compile(r"cpu([0-9]+)")
 _VERSION_KEY = re.compile(r"([0-9]+)")
-_ATOF = re.compile(r"\s*([+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?)")
 
 
 #: Every digit made "0": a file's template, the same while only its numbers' values change.
@@ -267,8 +267,7 @@ def parse_bandwidth(text: str, nodes: dict[str, int]) -> dict[int, float]:
         name, colon, value = line.partition(":")
         if not version or not colon or name not in nodes:
             break
-        m = _ATOF.match(value)
-        found[nodes[name]] = float(m[1]) if m else 0.0
+        found[nodes[name]] = atof(value)
     return found
 
 

@@ -14,6 +14,8 @@ import struct
 from dataclasses import dataclass, field
 from typing import Any
 
+from purepcp.pmapi.cnumbers import scan_int, strtoul
+
 #: kernel.uname.* from uname(2): (metric, os.uname_result field), cluster 12.
 UNAME: tuple[tuple[str, str], ...] = (
     ("kernel.uname.release", "release"),
@@ -87,25 +89,17 @@ def nusers(data: bytes) -> int:
 
 # --- /sys/devices/system/cpu/cpuN/online: hinv.cpu.online ---------------------------------
 
-_UNSIGNED = re.compile(rb"\s*([+-]?)([0-9]+)")
-
 
 def online(data: bytes | None) -> int:
     """hinv.cpu.online from the 'online' file's DATA: fscanf %u, 1 when absent or no number."""
-    if data is None:
-        return 1
-    m = _UNSIGNED.match(data)
-    if m is None:
-        return 1
-    value = int(m[2]) & 0xFFFFFFFF
-    return (-value) & 0xFFFFFFFF if m[1] == b"-" else value
+    value = None if data is None else scan_int(data, 32, False)
+    return 1 if value is None else value
 
 
 # --- /proc/interrupts: kernel.percpu.intr -------------------------------------------------
 
 _U64 = (1 << 64) - 1
 _SPACE = b" \t\n\v\f\r"
-_STRTOUL = re.compile(rb"[ \t\n\v\f\r]*([+-]?)([0-9]+)")
 _SPECIAL = re.compile(rb"(?:ERR|Err|BAD|MIS):[ \t\n\v\f\r]*[+-]?[0-9]")
 
 
@@ -167,12 +161,6 @@ class IrqTable:
 _ERRORS = re.compile(rb"(?:ERR|Err|BAD):[ \t\n\v\f\r]*([+-]?)([0-9]+)")
 _MISSES = re.compile(rb"MIS:[ \t\n\v\f\r]*([+-]?)([0-9]+)")
 _RUN = re.compile(rb"[ \t\v\f\r]+")
-
-
-def _scan_u32(m: re.Match) -> int:
-    """sscanf %u of a matched sign and digits: wrapped to 32 bits, as glibc stores it."""
-    value = min(int(m[2]), _U64)
-    return ((-value) & _U64 if m[1] == b"-" else value) & 0xFFFFFFFF
 
 
 def _fgets_lines(data: bytes) -> list[bytes]:
@@ -259,11 +247,11 @@ def parse_irq_table(data: bytes, ncpus: int, special: bool = True) -> IrqTable |
         if special and line[:1] in (b"E", b"B", b"M"):
             m = _ERRORS.match(line)
             if m:
-                table.errors = _scan_u32(m)
+                table.errors = scan_int(line[m.start(1) :], 32, False)  # %u
                 continue
             m = _MISSES.match(line)
             if m:
-                table.misses = _scan_u32(m)
+                table.misses = scan_int(line[m.start(1) :], 32, False)
                 continue
         row = last.get(line)  # a line as it was at the last read: read the same again
         if row is None:
@@ -314,19 +302,11 @@ def _irq_row(
     values: list[int] = []
     label_at: int | None = None
     for column in range(ncolumns):
-        m = _STRTOUL.match(line, at)
-        if m is None:  # no number: strtoul leaves end at the start
-            label_at = at
-            if at >= len(line) or line[at] not in _SPACE:
-                continue
-            value = 0
-        else:
-            label_at = m.end()
-            if m.end() >= len(line) or line[m.end()] not in _SPACE:
-                continue
-            value = min(int(m[2]), _U64)
-            value = (-value) & _U64 if m[1] == b"-" else value
-            at = m.end()
+        number = strtoul(line, 10, at)  # no number: the end is the start
+        end = label_at = number.end
+        if end >= len(line) or line[end] not in _SPACE:
+            continue
+        value, at = int(number.value), end
         slots.append(_column_to_cpuid(cpuids, column))
         values.append(value)
     label = "" if label_at is None else _label_of(line[label_at:])

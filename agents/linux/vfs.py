@@ -16,12 +16,21 @@ from __future__ import annotations
 import math
 import os
 import re
-import struct
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 from purepcp.pmapi import PCP_COMPAT_VERSION
+from purepcp.pmapi.cnumbers import (
+    atoi,
+    float32,
+    int32,
+    scan_int,
+    scan_ints,
+    strtof,
+    strtol,
+    strtoul,
+)
 from purepcp.pmapi.errors import PM_ERR_APPVERSION, PMError
 from purepcp.pmda import InDom, refresh
 
@@ -125,48 +134,6 @@ METRICS: tuple[MetricInfo, ...] = records_of(_TABLE)
 _U32 = 0xFFFFFFFF
 _U64 = (1 << 64) - 1
 _SWAP_OPERATIONS = ("swap.in", "swap.out")
-_NUMBER = re.compile(rb"[ \t\n\v\f\r]*([+-]?)([0-9]+)")
-
-
-def scan(data: bytes, at: int = 0) -> tuple[int, int] | None:
-    """scanf's %d/%u/%lu at AT in DATA: (the number, unbounded and signed, where it ends)."""
-    m = _NUMBER.match(data, at)
-    if m is None:
-        return None
-    value = int(m[2])
-    return (-value if m[1] == b"-" else value), m.end()
-
-
-def scan_all(data: bytes | None, count: int) -> list[int]:
-    """Up to COUNT numbers scanned one after the other from DATA (fewer if one fails)."""
-    found: list[int] = []
-    at = 0
-    while data is not None and len(found) < count:
-        got = scan(data, at)
-        if got is None:
-            break
-        found.append(got[0])
-        at = got[1]
-    return found
-
-
-def c_int(value: int) -> int:
-    """VALUE as glibc's scanf stores a %d: through a saturated long, then its low 32 bits."""
-    value = max(min(value, (1 << 63) - 1), -(1 << 63)) & _U32
-    return value - (1 << 32) if value & 0x80000000 else value
-
-
-def c_uint(value: int) -> int:
-    """VALUE as scanf stores a %u: through a saturated unsigned long, then 32 bits."""
-    magnitude = min(abs(value), _U64)
-    return ((-magnitude) & _U64 if value < 0 else magnitude) & _U32
-
-
-def c_ulong(value: int) -> int:
-    """VALUE as strtoul/%lu gives it: saturated, negatives wrapped, 64 bits."""
-    magnitude = min(abs(value), _U64)
-    return (-magnitude) & _U64 if value < 0 else magnitude
-
 
 # --- /proc/sys/fs and /proc/locks ---------------------------------------------------------
 
@@ -188,13 +155,9 @@ def sys_fs(files: dict[str, bytes | None]) -> dict[str, int]:
         return values
     for file, names in SYS_FS:
         data = files[file]
-        words = data.split(None, len(names))[: len(names)]  # type: ignore[union-attr]
-        if all(map(bytes.isdigit, words)):  # the usual case: plain numbers, as scanf reads them
-            numbers = list(map(int, words))
-        else:
-            numbers = scan_all(data, len(names))
+        numbers = scan_ints(data, len(names), 32, True)  # type: ignore[arg-type]
         for name, number in zip(names, numbers, strict=False):
-            values[name] = number if 0 <= number <= 0x7FFFFFFF else c_int(number)
+            values[name] = number
     return values
 
 
@@ -247,13 +210,13 @@ def parse_swaps(data: bytes) -> list[tuple[str, int, int, int]]:
         fields = [f for f in re.split(rb"[ \t]+", line) if f]
         if len(fields) < 5:
             continue
-        size, used, prio = (scan(f) for f in fields[2:5])
+        size, used, prio = fields[2:5]
         rows.append(
             (
                 fields[0].decode("utf-8", "replace"),
-                0 if size is None else c_uint(size[0]),
-                0 if used is None else c_uint(used[0]),
-                0 if prio is None else c_int(prio[0]),
+                scan_int(size, 32, False) or 0,  # %u
+                scan_int(used, 32, False) or 0,
+                scan_int(prio, 32, True) or 0,  # %d
             )
         )
     return rows
@@ -356,10 +319,10 @@ def _slab_numbers(words: list[bytes]) -> list[int] | None:
     """WORDS scanned as %lu numbers, or None if one is not a number."""
     found = []
     for word in words:
-        got = scan(word)
-        if got is None:
+        number = scan_int(word, 64, False)
+        if number is None:
             return None
-        found.append(c_ulong(got[0]))
+        found.append(number)
     return found
 
 
@@ -414,9 +377,9 @@ def parse_serial(data: bytes) -> list[tuple[str, dict[str, int]]]:
         if colon < 0 or uart < 0:
             continue
         port = line[:colon]
-        got = scan(port)  # strtol: no number is 0, not an error
-        if got is not None and (not -(1 << 63) <= got[0] < (1 << 63) or c_int(got[0]) < 0):
-            continue  # strtol's range error or a negative number: pmdalinux skips the line
+        number = strtol(port)  # no number is 0, not an error
+        if number.erange or int32(int(number.value)) < 0:
+            continue  # strtol's range error or a negative (int): pmdalinux skips the line
         kind = line[uart + 5 :].split()
         if not kind or kind[0] == b"unknown" or port == b"serinfo":
             continue
@@ -424,9 +387,9 @@ def parse_serial(data: bytes) -> list[tuple[str, dict[str, int]]]:
         for key, name in TTY_FIELDS:
             at = line.find(key)
             if at >= 0:
-                value = scan(line, at + len(key))
+                value = scan_int(line[at + len(key) :], 32, False)  # %u
                 if value is not None:
-                    fields[name] = c_uint(value[0])
+                    fields[name] = value
         found.append((port.decode("utf-8", "replace"), fields))
     return found
 
@@ -469,19 +432,7 @@ def tmpfs_mounts(
 
 # --- /sys/kernel/debug/extfrag/unusable_index -------------------------------------------
 
-_F32 = struct.Struct("f")
-
-
-def float32(value: float) -> float:
-    """VALUE rounded to a C float."""
-    try:
-        return _F32.unpack(_F32.pack(value))[0]
-    except OverflowError:
-        return math.copysign(math.inf, value)
-
-
 _EXTFRAG = re.compile(rb"[ \t\n\v\f\r]*([+-]?[0-9]+),[ \t\n\v\f\r]*(\S+)[ \t\n\v\f\r]*(\S+)")
-_FRAG = re.compile(rb"[ \t\n\v\f\r]*([+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?)")
 
 
 def extfrag(data: bytes) -> dict[str, tuple[float, int]]:
@@ -496,15 +447,15 @@ def extfrag(data: bytes) -> dict[str, tuple[float, int]]:
             continue
         total, count, at = 0.0, 0, m.end()
         while count < 16:
-            f = _FRAG.match(line, at)
-            if f is None:
+            f = strtof(line, at)  # %f: read straight into a float
+            if f.end == at:
                 break
-            total = float32(total + float32(float(f[1])))
+            total = float32(total + f.value)
             count += 1
-            at = f.end()
+            at = f.end
         if count == 0 or m[3] != b"Normal":
             continue
-        found[f"node{c_ulong(int(m[1]))}"] = (total, count)
+        found[f"node{strtoul(m[1]).value}"] = (total, count)
     return found
 
 
@@ -535,8 +486,7 @@ class Vfs(LinuxBase):
         self._vfs_ksm = {name: 0 for _, name in KSM_FILES}  # kept: pmdalinux never resets them
         self._vfs_ksm_opened: set[str] = set()  # KSM files not read that opened once
         self._vfs_pageshift = self.pagesize.bit_length() - 1
-        access = scan(os.environ.get("LINUX_ACCESS", "").encode())  # pmdalinux's atoi
-        self._vfs_all_access = access is not None and c_int(access[0]) != 0
+        self._vfs_all_access = atoi(os.environ.get("LINUX_ACCESS", "")) != 0
 
     def _vfs_permitted(self) -> bool:
         """Whether the client may see root's files: all may with $LINUX_ACCESS, else only a
@@ -717,11 +667,11 @@ class Vfs(LinuxBase):
         if "sysfs.kernel.uevent_seqnum" in wanted:
             data = self.proc.read_unkept("/sys/kernel/uevent_seqnum")
             if data:
-                got = scan(data[:4096][:-1].split(b"\0", 1)[0])
-                values["sysfs.kernel.uevent_seqnum"] = 0 if got is None else c_ulong(got[0])
+                text = data[:4096][:-1].split(b"\0", 1)[0]
+                values["sysfs.kernel.uevent_seqnum"] = int(strtoul(text).value)  # %lu, else 0
         if "sysfs.kernel.debug.extfrag_unusable" in wanted:
-            nodes = next((i for i in self._indoms if i.serial == NODE), None)
-            names = {} if nodes is None else self._instances.get(nodes, {})
+            nodes = next((i for i in self.declared_indoms if i.serial == NODE), None)
+            names = {} if nodes is None else self.instances(nodes)
             data = self.proc.read_unkept("/sys/kernel/debug/extfrag/unusable_index")
             for node, sums in extfrag(data or b"").items():
                 if node in names.values():
@@ -767,8 +717,7 @@ class Vfs(LinuxBase):
             line = data[: data.find(b"\n") + 1 or None]  # the first line, as readline
             if not line:
                 continue
-            got = scan(line)
-            self._vfs_ksm[metric] = 0 if got is None else c_ulong(got[0])
+            self._vfs_ksm[metric] = int(strtoul(line).value)  # %lu, no number 0
         return dict(self._vfs_ksm)
 
     @refresh(74)

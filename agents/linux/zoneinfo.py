@@ -30,6 +30,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from purepcp.pmapi.cnumbers import atoi, strtoul
 from purepcp.pmda import InDom, refresh
 
 from .base import LinuxBase
@@ -164,7 +165,6 @@ _ZONEINFO_ITEMS = tuple(_ZONEINFO_NAMES.items())
 
 _HEADER = re.compile(r"Node\s*([+-]?[0-9]+),\s*zone\s*(\S+)")
 _VALUE = re.compile(r"\s*(?:(?P<free>pages\s*free)|(?P<key>[A-Za-z_]+))\s*(?P<num>[+-]?[0-9]+)")
-_STRTOUL = re.compile(r"\s*([+-]?)([0-9]*)")
 _PROTECTION = "        protection: "
 #: A protection list of plain numbers split by ", " (the common case, parsed by one split).
 _PROTECTION_PLAIN = re.compile(r"[0-9]+(?:, [0-9]+)*(?![0-9,])")
@@ -177,18 +177,6 @@ _DIGITS = "0123456789"
 #: PLAIN is VALUE with no sign and not a "  pages " line: (item).
 NOTHING, VALUE, FIXED, HEADER, PERNODE, PROTECTION, PLAIN = range(7)
 LineKind = tuple[Any, ...]
-
-
-def _strtoull(sign: str, digits: str) -> int:
-    """strtoull's value of a sign and digits: clamped to 2**64 - 1, a minus sign wrapping."""
-    value = min(int(digits), _U64) if digits else 0
-    return (-value) & _U64 if sign == "-" else value
-
-
-def _atoi(text: str) -> int:
-    """atoi(3): the leading decimal number of TEXT, 0 if there is none."""
-    m = re.match(r"\s*([+-]?[0-9]+)", text)
-    return int(m[1]) if m else 0
 
 
 @dataclass
@@ -234,10 +222,9 @@ def protection_numbers(text: str) -> tuple[int, ...]:
         return tuple(min(int(n), _U64) for n in plain[0].split(", "))
     numbers = []
     while True:
-        m = _STRTOUL.match(text)
-        assert m is not None  # every part of the pattern is optional
-        numbers.append(_strtoull(m[1], m[2]) if m[2] else 0)
-        end = m.end() if m[2] else 0
+        scan = strtoul(text)  # (no number: 0, and the end is the start)
+        numbers.append(int(scan.value))
+        end = scan.end
         if text[end : end + 1] != ",":
             return tuple(numbers)
         text = text[end + 2 :]
@@ -256,7 +243,7 @@ def zoneinfo_line(line: str) -> LineKind:
         item = ZONE_KEYS.get("pages free" if m["free"] else m["key"])
         if item is not None or pages:
             num = m["num"]
-            return (FIXED, item, _strtoull(num[:1], num.lstrip("+-")), pages)
+            return (FIXED, item, int(strtoul(num).value), pages)
     elif line.startswith(_PROTECTION):
         return (PROTECTION, protection_numbers(line[len(_PROTECTION) + 1 :]))
     return (FIXED, None, 0, True) if pages else (NOTHING,)
@@ -356,8 +343,6 @@ class ZoneInfo(LinuxBase):
         self._zoneinfo_active = active
         if data is None:
             return False
-        entries = self._zoneinfo_entries
-        ids = self._zoneinfo_ids
         stems, kinds = self._zoneinfo_stems, self._zoneinfo_kinds
         if len(stems) > 4096 or len(kinds) > 4096:
             stems.clear()
@@ -368,18 +353,6 @@ class ZoneInfo(LinuxBase):
         current: ZoneEntry | None = None
         values: dict[int, int] = {}
         seen: set[int] = set()
-
-        def finish() -> None:
-            """Add the section's node block and zone, hiding a zone with nothing present."""
-            if section is None or perzone is None:
-                return
-            if pernode is not None:
-                name = f"node{section[0]}"
-                active[ids(name)] = name
-            inst = ids(section[2])
-            if current is not None and current.values.get(_PRESENT, 0) != 0:
-                active[inst] = section[2]
-
         for line in data.decode("utf-8", "replace").split("\n"):
             stem = line.rstrip(_DIGITS)
             length = len(stem)
@@ -411,39 +384,58 @@ class ZoneInfo(LinuxBase):
                     if what == VALUE:
                         sign, value = value, int(line[length:])
                         if sign == "-" or value > _U64:
-                            value = _strtoull(sign, line[length:])
+                            value = int(strtoul(sign + line[length:]).value)
                     values[item] = value
                     seen.add(item)
             elif what == HEADER:
-                finish()
+                self._zoneinfo_finish(active, section, perzone, pernode, current)
                 section = perzone = pernode = current = None
                 if kind[1] is None:
                     continue
                 node, zone = kind[1]
                 section = (node, zone, f"{zone}::node{node}")
-                perzone = entries.get(section[2])
-                if perzone is None:
-                    perzone = entries[section[2]] = ZoneEntry(node, zone)
-                perzone.node, perzone.zone = node, zone
-                perzone.reset()
-                current = perzone
+                perzone = current = self._zoneinfo_entry(section[2], node, zone)
                 values, seen = current.values, current.seen
             elif current is None or section is None:
                 continue
             elif what == PERNODE:
-                name = f"node{section[0]}"
-                pernode = entries.get(name)
-                if pernode is None:
-                    pernode = entries[name] = ZoneEntry(section[0], "")
-                pernode.node = section[0]
-                pernode.reset()
-                current = pernode
+                pernode = current = self._zoneinfo_entry(f"node{section[0]}", section[0], "")
                 values, seen = current.values, current.seen
             elif what == PROTECTION:
                 self._zoneinfo_protection(kind[1], *section)
-        finish()
-        ids.save()
+        self._zoneinfo_finish(active, section, perzone, pernode, current)
+        self._zoneinfo_ids.save()
         return True
+
+    def _zoneinfo_entry(self, name: str, node: int, zone: str) -> ZoneEntry:
+        """The entry of instance NAME (made when new), for NODE and ZONE ("" for a node's
+        per-node block), its items forgotten for this read."""
+        entry = self._zoneinfo_entries.get(name)
+        if entry is None:
+            entry = self._zoneinfo_entries[name] = ZoneEntry(node, zone)
+        entry.node, entry.zone = node, zone
+        entry.reset()
+        return entry
+
+    def _zoneinfo_finish(
+        self,
+        active: dict[int, str],
+        section: tuple[int, str, str] | None,
+        perzone: ZoneEntry | None,
+        pernode: ZoneEntry | None,
+        current: ZoneEntry | None,
+    ) -> None:
+        """Add a section's node block and zone to ACTIVE, hiding a zone with nothing present
+        (CURRENT: the entry its last line read into)."""
+        if section is None or perzone is None:
+            return
+        ids = self._zoneinfo_ids
+        if pernode is not None:
+            name = f"node{section[0]}"
+            active[ids(name)] = name
+        inst = ids(section[2])
+        if current is not None and current.values.get(_PRESENT, 0) != 0:
+            active[inst] = section[2]
 
     def _zoneinfo_protection(
         self, numbers: tuple[int, ...], node: int, zone: str, instname: str
@@ -559,10 +551,7 @@ class ZoneInfo(LinuxBase):
                 else:
                     counts = [min(int(f), _U64) & _U32 for f in fields]
             else:
-                counts = []
-                for f in fields:
-                    m = _STRTOUL.match(f)
-                    counts.append(_strtoull(m[1], m[2]) & _U32 if m and m[2] else 0)
+                counts = [int(strtoul(f).value) & _U32 for f in fields]  # none read: 0
             at = self._zoneinfo_buddy_at.get((node, zone))
             if at is None:
                 at = self._zoneinfo_buddy_at[(node, zone)] = len(self._zoneinfo_buddy)
@@ -602,4 +591,4 @@ class ZoneInfo(LinuxBase):
         if not 0 <= inst < len(self._zoneinfo_buddy):
             return None
         b = self._zoneinfo_buddy[inst]
-        return {"numa_node": _atoi(b.node) & _U32, "zone": b.zone, "order": b.order}
+        return {"numa_node": atoi(b.node) & _U32, "zone": b.zone, "order": b.order}

@@ -4,6 +4,7 @@ One instance per process (id the pid, name "000123 /usr/sbin/sshd", pmdaproc's),
 refreshed once per fetch; each cluster reads its one file of /proc/PID for the
 processes the fetch's profile asks for, and parses only the metrics asked for
 (fields.py has the tables).  A process that ends in between is simply absent.
+The hotproc.* side (its controls, totals and hot processes) is hotagent.py's.
 
 Access is pmdaproc's: a client pmcd vouches for (uid and gid, from the unix
 socket) is served with this thread acting as that user, so the kernel decides
@@ -32,13 +33,12 @@ from purepcp.pmapi.errors import (
 )
 from purepcp.pmapi.pdu.records import ErrorPDU, FetchPDU, InstanceReqPDU, ResultPDU
 from purepcp.pmapi.values import Result
-from purepcp.pmda import STRING, U32, Agent, InDom, Metric, metric, refresh
+from purepcp.pmda import STRING, U32, InDom, Metric, metric, refresh
 
 from . import fields
 from .catalog import DOMAIN, HOT_CLUSTERS, HOT_METRICS, HOTPROCS, METRICS, PROCS
 from .creds import CredentialError, ThreadCredentials
-from .hotproc import PredicateError
-from .hotsampler import HotSampler
+from .hotagent import HOT, HotProcs
 
 #: The controls, which have fetch and store methods of their own.
 _NOT_TABLE = frozenset(
@@ -59,28 +59,17 @@ def _by_cluster() -> dict[int, frozenset[str]]:
 
 #: The metric names of each cluster.
 CLUSTERS = _by_cluster()
-#: The processes (pmdaproc's PROC_INDOM), and the hot ones (HOTPROC_INDOM).
+#: The processes (pmdaproc's PROC_INDOM); the hot ones (HOTPROC_INDOM) are hotagent.py's.
 PROCESSES = InDom(PROCS)
-HOT = InDom(HOTPROCS)
 
 
-def _hot_refresh(cluster: int) -> Callable[[Any], dict[str, Any]]:
-    """The refresh method of hotproc's copy of proc.* CLUSTER."""
-
-    def method(self: Any) -> dict[str, Any]:
-        return self._as_hot(cluster)
-
-    method.__name__ = f"_hot_{cluster}"
-    return refresh(HOT_CLUSTERS[cluster])(method)
-
-
-class Proc(Agent):
+class Proc(HotProcs):
     """PCP's proc agent on this framework (see the module docstring)."""
 
     name, domain = "proc", DOMAIN
     wants_credentials = True
     dynamic_pmns = True  # PCP's namespace has proc.psinfo and the rest as 3:*:*
-    processes, hotprocs = PROCESSES, HOT
+    processes = PROCESSES
     metrics = tuple(
         Metric(name, type_, sem, units, indom={None: None, PROCS: PROCESSES, HOTPROCS: HOT}[indom])
         for name, _, _, type_, indom, sem, units in (*METRICS, *HOT_METRICS)
@@ -104,7 +93,6 @@ class Proc(Agent):
         self._client_cgroups: dict[int, str] = {}  # proc.control.perclient.cgroups by context
         self._access = True  # whether the request being answered may read processes
         self._view = PROCESSES  # the processes a cluster reads: all of them, or the hot ones
-        self.hot = HotSampler(self.log, self.hz, self.pagesize)  # hotproc's timer
         self._wanted: frozenset[str] = frozenset()
         self._files: dict[tuple[int, str], bytes | None] = {}  # this fetch's reads
         self._names: dict[tuple[int, int], tuple[str, str]] = {}  # (pid, mode) -> name, psargs
@@ -157,7 +145,7 @@ class Proc(Agent):
     # -- the processes ----------------------------------------------------------------
 
     def _threads_mode(self) -> int:
-        return self._client_threads.get(self._context, self.threads)
+        return self._client_threads.get(self.context, self.threads)
 
     @processes.refresh
     def _process_instances(self) -> dict[int, str] | None:
@@ -165,7 +153,7 @@ class Proc(Agent):
         them; None when the list has not changed since the last time."""
         mode = self._threads_mode()
         ids = sorted(psutil.pids())
-        cgroup = self._client_cgroups.get(self._context)
+        cgroup = self._client_cgroups.get(self.context)
         if cgroup:
             members = fields.cgroup_members(cgroup, threads=bool(mode))
             ids = [pid for pid in ids if pid in members]
@@ -247,7 +235,7 @@ class Proc(Agent):
         wanted, refused = self._cluster(8)
         values: dict[str, Any] = {}
         if "proc.nprocs" in wanted:
-            self._refresh_indom(self._view)
+            self.refresh_instances(self._view)
             values["proc.nprocs"] = len(self.instances(self._view))
             wanted = wanted - {"proc.nprocs"}
         if refused is not None:
@@ -357,23 +345,23 @@ class Proc(Agent):
 
     @client_threads.store
     def _store_client_threads(self, value: int) -> None:
-        if not self.clients.known(self._context):
+        if not self.clients.known(self.context):
             raise PMError(PM_ERR_NOCONTEXT)
         if value not in (0, 1):
             raise PMError(PM_ERR_BADSTORE)
-        self._client_threads[self._context] = value
+        self._client_threads[self.context] = value
 
     @metric("proc.control.perclient.cgroups", STRING)
     def client_cgroups(self) -> str:
-        return self._client_cgroups.get(self._context, "")
+        return self._client_cgroups.get(self.context, "")
 
     @client_cgroups.store
     def _store_client_cgroups(self, value: str) -> None:
-        if not self.clients.known(self._context):
+        if not self.clients.known(self.context):
             raise PMError(PM_ERR_NOCONTEXT)
         if not value:
             raise PMError(PM_ERR_BADSTORE)
-        self._client_cgroups[self._context] = value
+        self._client_cgroups[self.context] = value
 
     # -- cluster 11: cgroups; 12: security labels ------------------------------------
 
@@ -406,13 +394,15 @@ class Proc(Agent):
 
     @refresh(12)
     def _label_cluster(self) -> dict[str, Any]:
-        return self._one_file_cluster(12, "attr/current", "proc.psinfo.labels", _label)
+        return self._one_file_cluster(
+            12, "attr/current", "proc.psinfo.labels", fields.security_label
+        )
 
     # -- cluster 13: the run queue, counted over every process ------------------------
 
     @refresh(13)
     def _runq_cluster(self) -> dict[str, Any]:
-        self._refresh_indom(self.processes)
+        self.refresh_instances(self.processes)
         counts = dict.fromkeys(
             (
                 "runnable",
@@ -442,7 +432,7 @@ class Proc(Agent):
             elif vsize == 0:
                 counts["swapped"] += 1
             else:
-                counts[_RUNQ_STATES.get(state, "unknown")] += 1
+                counts[fields.RUNQ_STATES.get(state, "unknown")] += 1
         return {f"proc.runq.{state}": count for state, count in counts.items()}
 
     # -- cluster 24: /proc/PID/status ---------------------------------------------------
@@ -485,12 +475,14 @@ class Proc(Agent):
                     if line is not None:
                         columns[name][pid] = line.decode("utf-8", "surrogateescape")
                 if real or nonlib:
-                    rss = _kb(lines.get(b"VmRSS")) + _kb(lines.get(b"VmSwap"))
+                    rss = fields.status_kb(lines.get(b"VmRSS")) + fields.status_kb(
+                        lines.get(b"VmSwap")
+                    )
                     if real:
                         columns["proc.memory.vmreal"][pid] = rss
                     if nonlib:
                         columns["proc.memory.vmnonlib"][pid] = max(
-                            rss - _kb(lines.get(b"VmLib")), 0
+                            rss - fields.status_kb(lines.get(b"VmLib")), 0
                         )
             except (IndexError, ValueError):
                 continue
@@ -559,7 +551,7 @@ class Proc(Agent):
 
     @refresh(62)
     def _oom_cluster(self) -> dict[str, Any]:
-        return self._one_file_cluster(62, "oom_score", "proc.psinfo.oom_score", _oom_score)
+        return self._one_file_cluster(62, "oom_score", "proc.psinfo.oom_score", fields.oom_score)
 
     def _link_cluster(self, cluster: int, link: str, name: str) -> dict[str, Any]:
         _, refused = self._cluster(cluster)
@@ -597,122 +589,17 @@ class Proc(Agent):
                 data = self._file(pid, "autogroup")
                 if data is None:
                     continue
-                ident, nice = _autogroup(data)
+                ident, nice = fields.autogroup(data)
                 ids[pid], nices[pid] = ident & 0xFFFFFFFF, nice
         values["proc.autogroup.id"] = ids
         values["proc.autogroup.nice"] = nices
         return values
 
-    # -- hotproc: its controls, its timer's outcome, its processes ---------------------
+    # -- hotproc.*: the same clusters over the hot processes (hotagent.py) ----------
 
-    def start(self) -> None:
-        """Start, reading hotproc.conf as pmdaproc does ($PCP_PMDAS_DIR/proc/)."""
-        super().start()
-        self.hot.load_file(_hotproc_conf())
-
-    def stop(self) -> None:
-        self.hot.stop()
-        super().stop()
-
-    def _root_only(self) -> None:
-        if self.client.uid != 0:
-            raise PMError(PM_ERR_PERMISSION)
-
-    @metric("hotproc.control.refresh", U32)
-    def hot_refresh(self) -> int:
-        return self.hot.refresh
-
-    @hot_refresh.store
-    def _store_hot_refresh(self, value: int) -> None:
-        self._root_only()
-        self.hot.store_refresh(value)
-
-    @metric("hotproc.control.config", STRING)
-    def hot_config(self) -> str:
-        return self.hot.config_text
-
-    @hot_config.store
-    def _store_hot_config(self, value: str) -> None:
-        self._root_only()
-        try:
-            self.hot.store_config(value)
-        except PredicateError as exc:
-            self.log.error("%s: hotproc config refused: %s", self.name, exc)
-            raise PMError(PM_ERR_BADSTORE) from None
-
-    @metric("hotproc.control.config_gen", U32)
-    def hot_config_gen(self) -> int:
-        return self.hot.config_gen
-
-    @metric("hotproc.control.reload_config", U32)
-    def hot_reload(self) -> int:
-        return 0
-
-    @hot_reload.store
-    def _store_hot_reload(self, value: int) -> None:
-        self._root_only()
-        self.hot.load_file(_hotproc_conf())
-
-    @refresh(60)
-    def _hot_totals(self) -> dict[str, Any]:
-        totals = self.hot.outcome.totals
-        return {
-            "hotproc.total.cpuidle": totals.cpuidle,
-            "hotproc.total.cpuburn": totals.cpuburn,
-            "hotproc.total.cpuother.transient": totals.transient,
-            "hotproc.total.cpuother.not_cpuburn": totals.not_cpuburn,
-            "hotproc.total.cpuother.total": totals.other_total,
-            "hotproc.total.cpuother.percent": totals.other_percent,
-        }
-
-    @refresh(61)
-    def _hot_predicate(self) -> dict[str, Any]:
-        hot = self.hot.outcome.hot
-        pids = [pid for pid in self.profiled(self.hotprocs) if pid in hot]
-        return {
-            f"hotproc.predicate.{leaf}": {pid: value(hot[pid]) for pid in pids}
-            for leaf, value in _PREDICATE_VALUES.items()
-        }
-
-    @hotprocs.refresh
-    def _hot_instances(self) -> dict[int, str]:
-        """The hot processes of the last pass that are still there (with threads on,
-        and their threads), named as in the process instance domain."""
-        instances: dict[int, str] = {}
-        threads = self._threads_mode()
-        for pid in sorted(self.hot.outcome.hot):
-            name = self._names.get((pid, 0))
-            if name is None:
-                if not os.path.exists(f"/proc/{pid}"):
-                    continue
-                name = self._names[pid, 0] = self._name_of(pid)
-            instances[pid] = name[0]
-            if threads:
-                try:
-                    tasks = os.listdir(f"/proc/{pid}/task")
-                except OSError:
-                    continue
-                for task in tasks:
-                    if task.isdigit() and int(task) != pid:
-                        instances[int(task)] = f"{int(task):06d} {name[0].split(' ', 1)[1]}"
-        return dict(sorted(instances.items()))
-
-    # -- hotproc.*: the same clusters over the hot processes ----------------------------
-
-    def _as_hot(self, cluster: int) -> dict[str, Any]:
-        """proc.* CLUSTER's refresh over the hot processes, for its hotproc.* names."""
-        wanted = self._wanted
-        self._wanted = frozenset(name[3:] for name in wanted if name.startswith("hotproc."))
-        self._view = self.hotprocs
-        try:
-            values = _PROC_REFRESH[cluster](self)
-        finally:
-            self._wanted, self._view = wanted, self.processes
-        return {"hot" + name: value for name, value in values.items()}
-
-    _hot_8, _hot_9, _hot_11, _hot_12 = (_hot_refresh(c) for c in (8, 9, 11, 12))
-    _hot_24, _hot_31, _hot_32, _hot_33 = (_hot_refresh(c) for c in (24, 31, 32, 33))
-    _hot_51, _hot_62, _hot_69, _hot_72, _hot_74 = (_hot_refresh(c) for c in (51, 62, 69, 72, 74))
+    def _proc_refresh(self, cluster: int) -> dict[str, Any]:
+        """proc.* CLUSTER's refresh, which its hotproc.* copy reuses over the hot processes."""
+        return _PROC_REFRESH[cluster](self)
 
 
 #: Each proc.* cluster's refresh method, which its hotproc.* cluster reuses.
@@ -732,65 +619,5 @@ _PROC_REFRESH: dict[int, Callable[[Proc], dict[str, Any]]] = {
     74: Proc._autogroup_cluster,
 }
 assert set(_PROC_REFRESH) == set(HOT_CLUSTERS)
-
-#: hotproc.predicate.* from a hot process's values (virtualsize and residentsize are U32).
-_PREDICATE_VALUES: dict[str, Callable[[Any], Any]] = {
-    "ctxswitch": lambda d: d.ctxswitch,
-    "virtualsize": lambda d: d.virtualsize & 0xFFFFFFFF,
-    "residentsize": lambda d: d.residentsize & 0xFFFFFFFF,
-    "iodemand": lambda d: d.iodemand,
-    "iowait": lambda d: d.iowait,
-    "schedwait": lambda d: d.schedwait,
-    "cpuburn": lambda d: d.cpuburn,
-}
-
-
-def _hotproc_conf() -> str:
-    """Where pmdaproc reads its hotproc configuration."""
-    return os.path.join(
-        os.environ.get("PCP_PMDAS_DIR", "/var/lib/pcp/pmdas"), "proc", "hotproc.conf"
-    )
-
-
-#: /proc/PID/stat states and the run queue count they go in (Z and vsize 0 aside).
-_RUNQ_STATES = {
-    b"R": "runnable",
-    b"S": "sleeping",
-    b"t": "stopped",
-    b"T": "stopped",
-    b"D": "blocked",
-    b"P": "blocked",
-}
-
-
-def _label(data: bytes) -> str | None:
-    """A security label; none when the file is empty (no security module: EINVAL)."""
-    return data.rstrip(b"\n\0").decode("utf-8", "surrogateescape") if data else None
-
-
-def _oom_score(data: bytes) -> int | None:
-    return int(data) & 0xFFFFFFFF if data.strip().isdigit() else None
-
-
-def _autogroup(data: bytes) -> tuple[int, int]:
-    """(id, nice) of "/autogroup-ID nice N", read as sscanf would: what is missing is 0."""
-    words = data.split()
-    ident = nice = 0
-    if words and words[0].startswith(b"/autogroup-") and words[0][11:].isdigit():
-        ident = int(words[0][11:])
-        if len(words) > 2 and words[1] == b"nice":
-            try:
-                nice = int(words[2])
-            except ValueError:
-                nice = 0
-    return ident, nice
-
-
-def _kb(line: bytes | None) -> int:
-    """The number of a status "VmXxx:   123 kB" line; 0 if the kernel printed none."""
-    if not line:
-        return 0
-    return int(line.split()[0])
-
 
 __all__ = ["CLUSTERS", "Proc"]

@@ -418,3 +418,45 @@ def _char_device(directory: str, dev: int) -> str | None:
         if stat.S_ISCHR(st.st_mode) and st.st_rdev == dev:
             return path[5:]  # without "/dev/"
     return None
+
+
+#: /proc/PID/stat states and the run queue count they go in (Z and vsize 0 aside).
+RUNQ_STATES = {
+    b"R": "runnable",
+    b"S": "sleeping",
+    b"t": "stopped",
+    b"T": "stopped",
+    b"D": "blocked",
+    b"P": "blocked",
+}
+
+
+def security_label(data: bytes) -> str | None:
+    """A security label; none when the file is empty (no security module: EINVAL)."""
+    return data.rstrip(b"\n\0").decode("utf-8", "surrogateescape") if data else None
+
+
+def oom_score(data: bytes) -> int | None:
+    """proc.psinfo.oom_score from /proc/PID/oom_score: its digits, kept to 32 bits."""
+    return int(data) & 0xFFFFFFFF if data.strip().isdigit() else None
+
+
+def autogroup(data: bytes) -> tuple[int, int]:
+    """(id, nice) of "/autogroup-ID nice N", read as sscanf would: what is missing is 0."""
+    words = data.split()
+    ident = nice = 0
+    if words and words[0].startswith(b"/autogroup-") and words[0][11:].isdigit():
+        ident = int(words[0][11:])
+        if len(words) > 2 and words[1] == b"nice":
+            try:
+                nice = int(words[2])
+            except ValueError:
+                nice = 0
+    return ident, nice
+
+
+def status_kb(line: bytes | None) -> int:
+    """The number of a status "VmXxx:   123 kB" line; 0 if the kernel printed none."""
+    if not line:
+        return 0
+    return int(line.split()[0])

@@ -1,18 +1,11 @@
-"""hotproc.*: pmdaproc's "hot process" predicate language and arithmetic, as pure logic.
+"""hotproc.*: pmdaproc's "hot process" arithmetic and selection, as pure logic.
 
 pmdaproc (PCP 6.0.3) keeps a second process instance domain, 3.39, holding the
 processes a configured predicate calls "hot".  A timer re-evaluates every process
 each `refresh` seconds; the hotproc.* metrics then serve those processes.  This
-module is that logic without I/O or threads (the agent wires it):
-
-Predicate language
-    parse(text) -> Predicate | None      None: an empty config (disables hotproc)
-    Predicate.evaluate(values) -> bool   values: VARIABLES' names -> number or str
-    Predicate.text() / config_text(p)    what hotproc.control.config answers
-    Predicate.warnings                   what pmdaproc logs yet accepts (see below)
-    PredicateError(ValueError)           bad config: pmdaproc answers PM_ERR_BADSTORE
-    PredicateRuntimeError(PredicateError)  raised by evaluate() where pmdaproc exits
-    VARIABLES                            variable name -> "number" | "string"
+module is that logic without I/O or threads (the agent wires it); the predicate
+language is predicate.py's (its parse, Predicate and errors are here too, for the
+agent and the timer), its patterns recomp.py's.
 
 Per-process inputs
     parse_reading(stat, status, io, schedstat, pagesize) -> Reading | None
@@ -24,27 +17,7 @@ Per-process inputs
 Totals
     idle_ticks(proc_stat) -> int;  totals(...) -> Totals;  NO_TOTALS
 
-Facts (pmdaproc 6.0.3: hotproc.c, config.c, gram.y, lex.l, proc_pid.c, pmda.c)
-- The language: `&& || ! ( )`, numeric `< <= > >= == !=`, string `== !=`, string
-  `~ !~` /pattern/; literals 12, 1.5, 5., .5 (no sign, no exponent), "string", /pat/,
-  true, false; `# comment` to a newline; an optional leading `Version 1.0` (any
-  number equal to 1.0 as a C float).  A string or pattern may end at a newline
-  instead of its closing delimiter.  Type errors (uname == 0, uid == "x",
-  fname ~ "x", (uid) == 0) are syntax errors, at parse time.
-- pmdaproc's lexer reports but skips an unknown word or character: "uid == 0 xyz"
-  is accepted as (uid == 0), "uid > -1" as (uid > 1), and "TRUE" (nothing left) as
-  an empty config, which disables hotproc.  Likewise an invalid regular expression is
-  only logged when stored.  Such configs parse here too, with `warnings`.
-- Patterns are glibc re_comp() regular expressions with its default syntax bits (0,
-  i.e. GNU Emacs syntax): \\( \\) group, \\| alternation, * + ? repeat, no {m,n}, no
-  [:class:], ( ) | { } are ordinary characters, \\w \\W \\s \\S \\b \\B \\< \\> \\` \\'
-  work, a match is a search (unanchored).  translate_pattern() maps them to Python's re.
-- pmdaproc exits (eval_error) when a predicate's evaluation reaches `syscalls`
-  (parsed, never computed) or a pattern that does not compile; evaluate() raises
-  PredicateRuntimeError there.  Suggested: log it and disable hotproc.
-- hotproc.control.config answers pmdaproc's dump of the parse tree, not the text
-  stored: every comparison and connective in parentheses, numbers as %d when
-  integral and below 2**31 else %f, patterns in double quotes ("" when disabled).
+Facts (pmdaproc 6.0.3: hotproc.c, proc_pid.c, pmda.c)
 - Variables: uid gid (real ids from status), uname gname (the names; "UNKNOWN"
   without one; at most 63 chars), fname (stat's comm; at most 255), psargs (the
   instance-name text after "NNNNNN ", i.e. the command line, NULs as spaces, or
@@ -94,616 +67,51 @@ Facts (pmdaproc 6.0.3: hotproc.c, config.c, gram.y, lex.l, proc_pid.c, pmda.c)
 
 from __future__ import annotations
 
-import math
-import re
-import struct
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+
+from purepcp.pmapi.cnumbers import float32
 
 from . import fields
-
-# --------------------------------------------------------------------------------------
-# Errors and variables
-# --------------------------------------------------------------------------------------
-
-
-class PredicateError(ValueError):
-    """A hotproc config pmdaproc refuses (PM_ERR_BADSTORE); the message is one line."""
-
-    def __init__(self, message: str, line: int | None = None) -> None:
-        super().__init__(f"line {line}: {message}" if line is not None else message)
-        self.line = line
-
-
-class PredicateRuntimeError(PredicateError):
-    """An evaluation pmdaproc cannot do (it exits): `syscalls` or a bad pattern."""
-
-
-#: The predicate's variables and their types, exactly pmdaproc's.
-VARIABLES: dict[str, str] = {
-    "uid": "number",
-    "gid": "number",
-    "cpuburn": "number",
-    "syscalls": "number",
-    "ctxswitch": "number",
-    "virtualsize": "number",
-    "residentsize": "number",
-    "iodemand": "number",
-    "iowait": "number",
-    "schedwait": "number",
-    "uname": "string",
-    "gname": "string",
-    "fname": "string",
-    "psargs": "string",
-}
-
-_KEYWORDS = {
-    **{name: name for name in VARIABLES},
-    "Version": "VERSION",
-    "true": "TRUE",
-    "false": "FALSE",
-}
-_OPERATORS = ("&&", "||", "==", "!=", "<=", ">=", "!~", "!", "(", ")", "<", ">", "~")
-_NUMERIC_OPS = {"<", "<=", ">", ">=", "==", "!="}
-_STRING_OPS = {"==", "!="}
-_MATCH_OPS = {"~", "!~"}
-_INT_MIN = -(2**31)
-
-
-def _f32(value: float) -> float:
-    """VALUE as a C float would hold it (pmdaproc keeps cpuburn and the version so)."""
-    try:
-        return struct.unpack("f", struct.pack("f", value))[0]
-    except OverflowError:
-        return math.copysign(math.inf, value)
-
-
-# --------------------------------------------------------------------------------------
-# Patterns: glibc re_comp() (syntax bits 0, GNU Emacs style) to Python re
-# --------------------------------------------------------------------------------------
-
-_WORD = "0-9A-Za-z_"
-_SPACE = " \\t\\n\\r\\f\\v"
-_ESCAPES = {
-    "w": f"[{_WORD}]",
-    "W": f"[^{_WORD}]",
-    "s": f"[{_SPACE}]",
-    "S": f"[^{_SPACE}]",
-}
-_ANCHOR_ESCAPES = {
-    "b": r"\b",
-    "B": r"\B",
-    "<": f"(?<![{_WORD}])(?=[{_WORD}])",
-    ">": f"(?<=[{_WORD}])(?![{_WORD}])",
-    "`": r"\A",
-    "'": r"\Z",
-}
-
-
-class PatternError(ValueError):
-    """A pattern glibc's re_comp() rejects."""
-
-
-def translate_pattern(source: str) -> str:
-    """SOURCE, a re_comp() regular expression, as an equivalent Python re pattern
-    (to compile with re.ASCII | re.MULTILINE, as re_comp anchors at newlines)."""
-    out, pos = _Translator(source).alternation(0, top=True)
-    assert pos == len(source)
-    return out
-
-
-class _Translator:
-    """Recursive descent over glibc's Emacs-syntax grammar (see translate_pattern)."""
-
-    def __init__(self, source: str) -> None:
-        self.src = source
-        self.groups = 0
-        self.closed: set[int] = set()
-
-    def alternation(self, pos: int, top: bool) -> tuple[str, int]:
-        branches = []
-        while True:
-            branch, pos = self.branch(pos)
-            branches.append(branch)
-            if self.src.startswith("\\|", pos):
-                pos += 2
-                continue
-            if self.src.startswith("\\)", pos):
-                if top:
-                    raise PatternError("Unmatched ) or \\)")
-                return "|".join(branches), pos
-            if pos >= len(self.src):
-                if not top:
-                    raise PatternError("Unmatched ( or \\(")
-                return "|".join(branches), pos
-
-    def branch(self, pos: int) -> tuple[str, int]:
-        items: list[str] = []
-        repeatable = False  # a repetition here applies to the last item
-        src = self.src
-        while pos < len(src) and not src.startswith(("\\|", "\\)"), pos):
-            c = src[pos]
-            if c in "*+?" and repeatable:
-                items[-1] = f"(?:{items[-1]}){c}"
-                pos += 1
-                continue
-            repeatable = True
-            if c == "^" and not items:
-                items.append("^")
-                repeatable = False
-                pos += 1
-            elif c == "$" and (pos + 1 == len(src) or src.startswith(("\\|", "\\)"), pos + 1)):
-                items.append("$")
-                repeatable = False
-                pos += 1
-            elif c == ".":
-                items.append(".")
-                pos += 1
-            elif c == "[":
-                text, pos = self.bracket(pos + 1)
-                items.append(text)
-            elif c == "\\":
-                text, pos, repeatable = self.escape(pos + 1)
-                items.append(text)
-            else:
-                items.append(re.escape(c))
-                pos += 1
-        return "".join(items), pos
-
-    def escape(self, pos: int) -> tuple[str, int, bool]:
-        """After a backslash: (python text, new position, whether it can repeat)."""
-        if pos >= len(self.src):
-            raise PatternError("Trailing backslash")
-        c = self.src[pos]
-        if c == "(":
-            self.groups += 1
-            number = self.groups
-            inner, pos = self.alternation(pos + 1, top=False)
-            self.closed.add(number)
-            return f"({inner})", pos + 2, True
-        if c in "123456789":
-            if int(c) not in self.closed:
-                raise PatternError("Invalid back reference")
-            return f"(?:\\{c})", pos + 1, True
-        if c in _ESCAPES:
-            return _ESCAPES[c], pos + 1, True
-        if c in _ANCHOR_ESCAPES:
-            return _ANCHOR_ESCAPES[c], pos + 1, False
-        return re.escape(c), pos + 1, True
-
-    def bracket(self, pos: int) -> tuple[str, int]:
-        """A [...] list starting after its '['; glibc's rules, backslash ordinary."""
-        src = self.src
-        negate = src.startswith("^", pos)
-        pos += negate
-        ranges: list[tuple[str, str]] = []
-        first = True
-        while True:
-            if pos >= len(src):
-                raise PatternError("Unmatched [, [^, [:, [., or [=")
-            if src[pos] == "]" and not first:
-                pos += 1
-                break
-            if src[pos] == "-" and not first and not src.startswith("]", pos + 1):
-                raise PatternError("Invalid range end")
-            start, pos = self.element(pos)
-            first = False
-            if src.startswith("-", pos) and not src.startswith("]", pos + 1) and pos + 1 < len(src):
-                end, pos = self.element(pos + 1)
-                ranges.append((start, end))
-            else:
-                ranges.append((start, start))
-        parts = [
-            re.escape(a) if a == b else f"{re.escape(a)}-{re.escape(b)}"
-            for a, b in ranges
-            if a <= b
-        ]
-        if not parts:  # only empty ranges: glibc allows them
-            return ("(?s:.)" if negate else "(?!)"), pos
-        return "[" + ("^" if negate else "") + "".join(parts) + "]", pos
-
-    def element(self, pos: int) -> tuple[str, int]:
-        """One character of a list: plain, or [.c.] / [=c=] (single characters only)."""
-        src = self.src
-        if src.startswith(("[.", "[="), pos) and pos + 2 < len(src):
-            kind = src[pos + 1]
-            close = src.find(kind + "]", pos + 2)
-            if close < 0:
-                raise PatternError("Unmatched [, [^, [:, [., or [=")
-            name = src[pos + 2 : close]
-            if len(name) != 1:
-                raise PatternError("Invalid collation character")
-            return name, close + 2
-        return src[pos], pos + 1
-
-
-def _class_item(low: str, high: str) -> str:
-    return re.escape(low) if low == high else f"{re.escape(low)}-{re.escape(high)}"
-
-
-def compile_pattern(source: str) -> re.Pattern[str]:
-    """SOURCE compiled as pmdaproc's re_comp() would match it."""
-    try:
-        return re.compile(translate_pattern(source), re.ASCII | re.MULTILINE)
-    except re.error as exc:
-        raise PatternError(f"Invalid regular expression: {exc}") from None
-
-
-# --------------------------------------------------------------------------------------
-# The parse tree
-# --------------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class Number:
-    value: float
-
-    def dump(self) -> str:
-        """C's (int) test then %d or %f; (int) of 2**31 or more is INT_MIN on x86."""
-        value = self.value
-        as_int = int(value) if math.isfinite(value) and value < 2**31 else _INT_MIN
-        return str(as_int) if as_int == value else f"{value:f}"
-
-
-@dataclass(frozen=True)
-class String:
-    value: str
-
-    def dump(self) -> str:
-        return f'"{self.value}"'
-
-
-@dataclass(frozen=True)
-class Pattern:
-    source: str
-    compiled: re.Pattern[str] | None = field(compare=False)
-    problem: str | None = field(compare=False)  # why it does not compile
-
-    def dump(self) -> str:
-        return f'"{self.source}"'  # pmdaproc prints patterns as strings
-
-
-@dataclass(frozen=True)
-class Variable:
-    name: str
-
-    def dump(self) -> str:
-        return self.name
-
-
-Operand = Number | String | Pattern | Variable
-
-
-@dataclass(frozen=True)
-class Compare:
-    op: str
-    left: Operand
-    right: Operand
-
-    def dump(self) -> str:
-        return f"({self.left.dump()} {self.op} {self.right.dump()})"
-
-    def evaluate(self, values: Mapping[str, object]) -> bool:
-        if self.op in _MATCH_OPS:
-            assert isinstance(self.right, Pattern)
-            if self.right.compiled is None:
-                raise PredicateRuntimeError(f"pattern /{self.right.source}/: {self.right.problem}")
-            found = self.right.compiled.search(_text(self.left, values)) is not None
-            return found if self.op == "~" else not found
-        if isinstance(self.left, String) or _is_string_var(self.left):
-            equal = _text(self.left, values) == _text(self.right, values)
-            return equal if self.op == "==" else not equal
-        x, y = _number(self.left, values), _number(self.right, values)
-        return {
-            "<": x < y,
-            "<=": x <= y,
-            ">": x > y,
-            ">=": x >= y,
-            "==": x == y,
-            "!=": x != y,
-        }[self.op]
-
-
-@dataclass(frozen=True)
-class Connective:
-    op: str  # "&&" or "||"
-    left: Node
-    right: Node
-
-    def dump(self) -> str:
-        return f"({self.left.dump()} {self.op} {self.right.dump()})"
-
-    def evaluate(self, values: Mapping[str, object]) -> bool:
-        if self.op == "&&":
-            return self.left.evaluate(values) and self.right.evaluate(values)
-        return self.left.evaluate(values) or self.right.evaluate(values)
-
-
-@dataclass(frozen=True)
-class Not:
-    operand: Node
-
-    def dump(self) -> str:
-        return f"(! {self.operand.dump()})"
-
-    def evaluate(self, values: Mapping[str, object]) -> bool:
-        return not self.operand.evaluate(values)
-
-
-@dataclass(frozen=True)
-class Constant:
-    value: bool
-
-    def dump(self) -> str:
-        return "(true)" if self.value else "(false)"
-
-    def evaluate(self, values: Mapping[str, object]) -> bool:
-        return self.value
-
-
-Node = Compare | Connective | Not | Constant
-
-
-def _is_string_var(operand: Operand) -> bool:
-    return isinstance(operand, Variable) and VARIABLES[operand.name] == "string"
-
-
-def _is_numeric(operand: Operand) -> bool:
-    if isinstance(operand, Variable):
-        return VARIABLES[operand.name] == "number"
-    return isinstance(operand, Number)
-
-
-def _number(operand: Operand, values: Mapping[str, object]) -> float:
-    if isinstance(operand, Number):
-        return operand.value
-    assert isinstance(operand, Variable)
-    if operand.name == "syscalls":
-        raise PredicateRuntimeError("syscalls is not computed (pmdaproc exits here)")
-    return float(values[operand.name])  # type: ignore[arg-type]
-
-
-def _text(operand: Operand, values: Mapping[str, object]) -> str:
-    if isinstance(operand, (String, Pattern)):
-        return operand.value if isinstance(operand, String) else operand.source
-    assert isinstance(operand, Variable)
-    return str(values[operand.name])
-
-
-@dataclass(frozen=True)
-class Predicate:
-    """A parsed hotproc config: its tree and what pmdaproc would log but accept."""
-
-    root: Node
-    warnings: tuple[str, ...] = ()
-
-    def evaluate(self, values: Mapping[str, object]) -> bool:
-        """Whether a process with these variable VALUES is hot (short-circuit, as C).
-
-        Raises PredicateRuntimeError where pmdaproc exits; KeyError for a variable
-        the predicate uses and VALUES lacks."""
-        return self.root.evaluate(values)
-
-    def text(self) -> str:
-        """What hotproc.control.config answers: pmdaproc's dump of the tree."""
-        return self.root.dump()
-
-    def variables(self) -> frozenset[str]:
-        """The variable names the predicate mentions."""
-        found: set[str] = set()
-        stack: list[object] = [self.root]
-        while stack:
-            node = stack.pop()
-            if isinstance(node, Variable):
-                found.add(node.name)
-            elif isinstance(node, (Compare, Connective)):
-                stack += [node.left, node.right]
-            elif isinstance(node, Not):
-                stack.append(node.operand)
-        return frozenset(found)
-
-
-def config_text(predicate: Predicate | None) -> str:
-    """hotproc.control.config's value for PREDICATE ("" when none is configured)."""
-    return "" if predicate is None else predicate.text()
-
-
-# --------------------------------------------------------------------------------------
-# Lexer and parser (lex.l's longest-match rules, gram.y's grammar)
-# --------------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class _Token:
-    kind: str  # a keyword, an operator, NUMBER, STRING, PATTERN or END
-    text: str
-    line: int
-    value: object = None
-
-
-_LETTERS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ")
-_DIGITS = frozenset("0123456789")
-_BLANKS = frozenset("\t \r\n")
-
-
-def _digits_end(text: str, pos: int) -> int:
-    while pos < len(text) and text[pos] in _DIGITS:
-        pos += 1
-    return pos
-
-
-def _tokens(text: str, warnings: list[str]) -> list[_Token]:
-    """TEXT's tokens; unknown words and characters are skipped with a warning, as
-    pmdaproc's lexer reports them and carries on."""
-    tokens: list[_Token] = []
-    pos, line = 0, 1
-    while pos < len(text):
-        c = text[pos]
-        start, start_line = pos, line
-        if c in _BLANKS:
-            line += c == "\n"
-            pos += 1
-            continue
-        if c in _LETTERS:
-            end = pos
-            while end < len(text) and text[end] in _LETTERS:
-                end += 1
-            word = text[pos:end]
-            if word in _KEYWORDS:
-                tokens.append(_Token(_KEYWORDS[word], word, line))
-            else:
-                warnings.append(f"line {line}: illegal word {word!r} skipped")
-            pos = end
-            continue
-        if c in _DIGITS or c == ".":
-            end = _digits_end(text, pos)
-            if end < len(text) and text[end] == ".":
-                after = _digits_end(text, end + 1)
-                if after > pos + 1:
-                    end = after
-            if end > pos and text[pos:end] != ".":
-                tokens.append(_Token("NUMBER", text[pos:end], line, float(text[pos:end])))
-                pos = end
-                continue
-        if c in '/"':
-            ends = [i for i in (text.find(c, pos + 1), text.find("\n", pos + 1)) if i >= 0]
-            if ends:
-                end = min(ends)
-                kind = "PATTERN" if c == "/" else "STRING"
-                tokens.append(_Token(kind, text[pos : end + 1], line, text[pos + 1 : end]))
-                line += text[end] == "\n"
-                pos = end + 1
-                continue
-        if c == "#":
-            end = text.find("\n", pos)
-            if end >= 0:
-                pos, line = end + 1, line + 1
-                continue
-        for op in _OPERATORS:
-            if text.startswith(op, pos):
-                tokens.append(_Token(op, op, line))
-                pos += len(op)
-                break
-        if pos == start:
-            warnings.append(f"line {start_line}: illegal character {c!r} skipped")
-            pos += 1
-    tokens.append(_Token("END", "", line))
-    return tokens
-
-
-class _Parser:
-    """gram.y's grammar by recursive descent: || below &&, ! binding tightest."""
-
-    def __init__(self, tokens: list[_Token], warnings: list[str]) -> None:
-        self.tokens = tokens
-        self.pos = 0
-        self.warnings = warnings
-
-    def peek(self) -> _Token:
-        return self.tokens[self.pos]
-
-    def take(self, *kinds: str) -> _Token:
-        token = self.tokens[self.pos]
-        if token.kind not in kinds:
-            where = "at end of input" if token.kind == "END" else f"at {token.text!r}"
-            raise PredicateError(f"syntax error {where}", token.line)
-        self.pos += 1
-        return token
-
-    def config(self) -> Node | None:
-        if self.peek().kind == "END":
-            return None
-        if self.peek().kind == "VERSION":
-            self.pos += 1
-            number = self.take("NUMBER")
-            assert isinstance(number.value, float)
-            if _f32(number.value) != 1.0:
-                raise PredicateError(
-                    f"wrong version number: expected 1.00, given {number.value:.2f}", number.line
-                )
-        root = self.disjunction()
-        self.take("END")
-        return root
-
-    def disjunction(self) -> Node:
-        node = self.conjunction()
-        while self.peek().kind == "||":
-            self.pos += 1
-            node = Connective("||", node, self.conjunction())
-        return node
-
-    def conjunction(self) -> Node:
-        node = self.unary()
-        while self.peek().kind == "&&":
-            self.pos += 1
-            node = Connective("&&", node, self.unary())
-        return node
-
-    def unary(self) -> Node:
-        token = self.peek()
-        if token.kind == "!":
-            self.pos += 1
-            return Not(self.unary())
-        if token.kind == "(":
-            self.pos += 1
-            node = self.disjunction()
-            self.take(")")
-            return node
-        if token.kind in ("TRUE", "FALSE"):
-            self.pos += 1
-            return Constant(token.kind == "TRUE")
-        return self.comparison()
-
-    def comparison(self) -> Compare:
-        left = self.operand()
-        if _is_numeric(left):
-            op = self.take(*_NUMERIC_OPS).kind
-            right = self.operand()
-            if not (
-                isinstance(right, Number)
-                or (isinstance(right, Variable) and not _is_string_var(right))
-            ):
-                self.pos -= 1
-                self.take("NUMBER")  # raises: a string where a number belongs
-            return Compare(op, left, right)
-        op = self.take(*_STRING_OPS, *_MATCH_OPS).kind
-        if op in _MATCH_OPS:
-            token = self.take("PATTERN")
-            return Compare(op, left, self._pattern(token))
-        right = self.operand()
-        if not (isinstance(right, String) or _is_string_var(right)):
-            self.pos -= 1
-            self.take("STRING")  # raises: a number where a string belongs
-        return Compare(op, left, right)
-
-    def operand(self) -> Operand:
-        token = self.take("NUMBER", "STRING", *VARIABLES)
-        if token.kind == "NUMBER":
-            assert isinstance(token.value, float)
-            return Number(token.value)
-        if token.kind == "STRING":
-            return String(str(token.value))
-        return Variable(token.kind)
-
-    def _pattern(self, token: _Token) -> Pattern:
-        source = str(token.value)
-        try:
-            return Pattern(source, compile_pattern(source), None)
-        except PatternError as exc:
-            self.warnings.append(
-                f"line {token.line}: {exc} in /{source}/ (accepted, as pmdaproc does)"
-            )
-            return Pattern(source, None, str(exc))
-
-
-def parse(text: str) -> Predicate | None:
-    """TEXT, a hotproc config, as a Predicate; None when it holds no predicate (an
-    empty config, which disables hotproc).  Raises PredicateError where pmdaproc
-    refuses the config."""
-    warnings: list[str] = []
-    root = _Parser(_tokens(text, warnings), warnings).config()
-    return None if root is None else Predicate(root, tuple(warnings))
-
+from .predicate import (
+    VARIABLES,
+    Number,
+    Predicate,
+    PredicateError,
+    PredicateRuntimeError,
+    config_text,
+    parse,
+)
+from .recomp import PatternError, compile_pattern, translate_pattern
+
+#: The predicate's names (predicate.py, recomp.py) are here too, for the agent and the timer.
+__all__ = [
+    "NO_TOTALS",
+    "VARIABLES",
+    "Candidate",
+    "Derived",
+    "Number",
+    "PatternError",
+    "Predicate",
+    "PredicateError",
+    "PredicateRuntimeError",
+    "Reading",
+    "Selection",
+    "Totals",
+    "compile_pattern",
+    "config_text",
+    "derive",
+    "fname_variable",
+    "idle_ticks",
+    "name_variable",
+    "parse",
+    "parse_reading",
+    "psargs_variable",
+    "select",
+    "totals",
+    "translate_pattern",
+    "variables",
+]
 
 # --------------------------------------------------------------------------------------
 # Per-process readings and the values derived from two of them
@@ -810,7 +218,7 @@ def derive(previous: Reading | None, current: Reading, elapsed: float, hz: int) 
         current.write_bytes, previous.write_bytes
     )
     return Derived(
-        cpuburn=_f32(cpu / elapsed),
+        cpuburn=float32(cpu / elapsed),
         ctxswitch=switches / elapsed,
         iodemand=io / elapsed,
         iowait=_delta(current.blkio_ticks, previous.blkio_ticks) / hz / elapsed,

@@ -18,7 +18,7 @@ import pytest
 
 from purepcp.agents.linux import Linux, blockdev, procfs
 from purepcp.pmapi.ids import PM_IN_NULL
-from tests.agents.test_linux_agent import fetch, instances
+from tests.support.linux_fetch import fetch, instances
 
 U32 = 0xFFFFFFFF
 
@@ -191,14 +191,11 @@ def test_scsi_id_maps_prefixes() -> None:
     assert blockdev.scsi_id(None) == "unknown"
 
 
-def test_tape_field_and_strtoll() -> None:
-    """A stats file feeds the first counter its name begins; values as strtoll, unsigned."""
+def test_tape_field() -> None:
+    """A stats file feeds the first counter its name begins (its value: strtoll, unsigned)."""
     assert blockdev.tape_field("read_cnt") == 4
     assert blockdev.tape_field("read") == 3  # read_byte_cnt comes first
     assert blockdev.tape_field("bogus") is None
-    assert blockdev.strtoll(b" 42\n") == 42
-    assert blockdev.strtoll(b"-1\n") == (1 << 64) - 1
-    assert blockdev.strtoll(b"x") == 0
 
 
 # --- the agent on the fake tree ------------------------------------------------------------

@@ -1,7 +1,7 @@
-"""The linux agent's cpuinfo family: hinv.cpu.*, hinv.machine, hinv.map.{cpu_node,scsi,scsi_id},
-interrupts and softirqs per row and per CPU (with their labels), pressure stall figures,
-utmp root and session counts and /proc/sys/kernel values: parsers on samples of our own,
-pmdalinux's rules and quirks, and the agent on a fake tree.
+"""The linux agent's cpuinfo, interrupts and pressure families: hinv.cpu.*, hinv.machine,
+hinv.map.{cpu_node,scsi,scsi_id}, interrupts and softirqs per row and per CPU (with their
+labels), pressure stall figures, utmp root and session counts and /proc/sys/kernel values:
+parsers on samples of our own, pmdalinux's rules and quirks, and the agent on a fake tree.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from purepcp.agents.linux import Linux, catalog, cpuinfo, system
+from purepcp.agents.linux import Linux, catalog, cpuinfo, interrupts, pressure, system
 from purepcp.pmda.testing import AgentHarness
 
 # Samples written for these tests.
@@ -86,10 +86,11 @@ def _utmp(kind: int, user: bytes) -> bytes:
 
 def test_metrics_table() -> None:
     """46 metrics with pmdalinux's clusters, items and instance domains."""
-    by_name = {m.name: m for m in cpuinfo.METRICS}
-    assert len(by_name) == len(cpuinfo.METRICS) == 46
+    metrics = (*cpuinfo.METRICS, *interrupts.METRICS, *pressure.METRICS)
+    by_name = {m.name: m for m in metrics}
+    assert len(by_name) == len(metrics) == 46
     assert set(by_name) <= set(catalog.BY_NAME)
-    assert len({(m.cluster, m.item) for m in cpuinfo.METRICS}) == 46
+    assert len({(m.cluster, m.item) for m in metrics}) == 46
     assert by_name["kernel.percpu.interrupts"].indom == 40
     assert by_name["kernel.percpu.softirqs"].indom == 41
     assert by_name["hinv.map.scsi_id"].cluster == 0
@@ -131,12 +132,14 @@ def test_parse_cpuinfo_shared_layout() -> None:
     assert shared.bogomips == 50.0
 
 
-def test_atoi_atof() -> None:
-    """C's conversions: leading space, a number prefix, 0 when none."""
-    assert cpuinfo.atoi(b" 512 KB") == 512
-    assert cpuinfo.atoi(b"x") == 0
-    assert cpuinfo.atof(b"2596.129 ") == pytest.approx(2596.129)
-    assert cpuinfo.atof(b"") == 0.0
+def test_numbers_read_as_atoi_atof() -> None:
+    """C's conversions: leading space, a number prefix, 0 when none (atoi kept to an int)."""
+    text = b"processor\t: 0\ncache size\t:  512 KB\nbogomips\t: 2596.129 \ncpu MHz\t: x\n"
+    cpus, _ = cpuinfo.parse_cpuinfo(text, 1)
+    assert (cpus[0].cache, cpus[0].clock) == (512, 0.0)
+    assert cpus[0].bogomips == pytest.approx(2596.129)
+    cpus, _ = cpuinfo.parse_cpuinfo(b"processor: 0\ncache size: 99999999999999999999 KB\n", 1)
+    assert cpus[0].cache == -1  # strtol's LONG_MAX, then (int)
 
 
 def test_time_in_state_sums() -> None:
@@ -177,11 +180,12 @@ def test_parse_scsi() -> None:
 
 
 def test_parse_pressure() -> None:
-    """Lines read in order; a missing line ends the reading."""
-    found = cpuinfo.parse_pressure(PRESSURE_IO, ("some", "full"))
-    assert found == {"some": ((1.5, 0.25, 0.0), 123456), "full": ((0.75, 0.1, 0.0), 65432)}
-    assert cpuinfo.parse_pressure(PRESSURE_IO, ("full",)) == {}  # the first line is "some"
-    assert cpuinfo.parse_pressure(b"", ("some",)) == {}
+    """Lines read in order; a missing line ends the reading; the averages are C floats."""
+    found = pressure.parse_pressure(PRESSURE_IO, ("some", "full"))
+    tenth = struct.unpack("f", struct.pack("f", 0.1))[0]
+    assert found == {"some": ((1.5, 0.25, 0.0), 123456), "full": ((0.75, tenth, 0.0), 65432)}
+    assert pressure.parse_pressure(PRESSURE_IO, ("full",)) == {}  # the first line is "some"
+    assert pressure.parse_pressure(b"", ("some",)) == {}
 
 
 def test_irq_table_rows_labels_and_special_lines() -> None:
@@ -287,8 +291,9 @@ def test_fake_interrupts(tree) -> None:
     assert h.fetch("kernel.all.interrupts.errors") == 5
     assert h.fetch("kernel.all.interrupts.missed") == 6
     agent = h.agent
-    assert agent._cpuinfo_irq_label(0, "0") == {"irq": "0", "irqtext": "IO-APIC 2-edge timer"}
-    assert agent._cpuinfo_irqcpu_label(7, "LOC::cpu1") == {
+    line = {"irq": "0", "irqtext": "IO-APIC 2-edge timer"}
+    assert agent.instance_labels(agent.irq_intr_indom, 0, "0") == line
+    assert agent.instance_labels(agent.irq_intrcpu_indom, 7, "LOC::cpu1") == {
         "cpu": 1,
         "irq": "LOC",
         "irqtext": "Local timer interrupts",
@@ -301,7 +306,8 @@ def test_fake_softirqs(tree) -> None:
     assert h.fetch("kernel.all.softirqs.total") == {"HI": 1, "TIMER": 300, "NET_RX": 15}
     assert h.fetch("kernel.percpu.softirqs")["TIMER::cpu1"] == 200
     assert h.fetch("kernel.percpu.sirq") == {"cpu0": 108, "cpu1": 208}
-    assert h.agent._cpuinfo_sirqcpu_label(3, "TIMER::cpu1") == {"cpu": 1, "softirq": "TIMER"}
+    cell = h.agent.instance_labels(h.agent.irq_sirqcpu_indom, 3, "TIMER::cpu1")
+    assert cell == {"cpu": 1, "softirq": "TIMER"}
 
 
 def test_fake_pressure_and_sys_kernel(tree) -> None:

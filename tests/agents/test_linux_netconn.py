@@ -162,15 +162,12 @@ def test_if_inet6_last_address_wins() -> None:
     assert nc.parse_if_inet6(b"garbage line\n") == {}
 
 
-def test_first_word_and_atoi() -> None:
-    """sysfs values as fscanf %63s and atoi read them."""
+def test_first_word() -> None:
+    """sysfs values as fscanf %63s reads them (a number of them then as atoi reads it)."""
     assert nc.first_word(b"02:fc:00:00:00:01\n") == "02:fc:00:00:00:01"
     assert nc.first_word(b"\n") is None
     assert nc.first_word(None) is None
     assert nc.first_word(b"x" * 100) == "x" * 63
-    assert nc._atoi("772") == 772
-    assert nc._atoi("12abc") == 12
-    assert nc._atoi("abc") == 0
 
 
 def test_ipv4_addresses_on_this_host() -> None:

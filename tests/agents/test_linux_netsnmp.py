@@ -102,29 +102,6 @@ def test_icmpmsg_indom() -> None:
     assert indom.labels == {}
 
 
-# -- C's number reading -------------------------------------------------------------------
-
-
-@pytest.mark.parametrize(
-    ("text", "value"),
-    [
-        (b"42", 42),
-        (b"-1", MAX),
-        (b"-2", MAX - 1),
-        (b"+7", 7),
-        (b"12abc", 12),
-        (b"abc", 0),
-        (b"", 0),
-        (b"\t9", 9),
-        (b"99999999999999999999999", MAX),
-        (b"18446744073709551615", MAX),
-    ],
-)
-def test_strtoull(text: bytes, value: int) -> None:
-    """Values are read as strtoull(text, NULL, 10) reads them."""
-    assert ns.strtoull(text) == value
-
-
 # -- /proc/net/snmp -----------------------------------------------------------------------
 
 

@@ -112,27 +112,6 @@ FCHOST = [m.name for m in nfs.METRICS if m.cluster == nfs.FCHOST_CLUSTER]
 # --- the parsers ------------------------------------------------------------------------------
 
 
-def test_strtoul_is_cs() -> None:
-    """strtoul's rules: space and sign, longest digit run, base 0 prefixes, range."""
-    assert nfs.strtoul(b"123\n") == 123
-    assert nfs.strtoul(b"  42abc") == 42
-    assert nfs.strtoul(b"abc") == 0
-    assert nfs.strtoul(b"-1") == (1 << 64) - 1
-    assert nfs.strtoul(b"99999999999999999999999") == (1 << 64) - 1
-    assert nfs.strtoul(b"0x1F\n", 0) == 31
-    assert nfs.strtoul(b"0x\n", 0) == 0
-    assert nfs.strtoul(b"017", 0) == 15
-    assert nfs.strtoul(b"19", 0) == 19
-
-
-def test_scan_numbers_stops_at_first_non_number() -> None:
-    """sscanf's %u: as many numbers as there are, up to the count, then stop."""
-    assert nfs.scan_numbers(b" 1 2 3\n", 2) == [1, 2]
-    assert nfs.scan_numbers(b" 1 x 3\n", 3) == [1]
-    assert nfs.scan_numbers(b" 8 0 0.000 0.000\n", 2) == [8, 0]
-    assert nfs.scan_numbers(b"", 4) == []
-
-
 def test_parse_client() -> None:
     """The client file: net and rpc counters, proc lines by strtok, proc4 cut at 56."""
     rpc = nfs.parse_rpc(CLIENT, nfs.CLIENT_LINES)

@@ -26,17 +26,22 @@ from pathlib import Path
 import pytest
 
 from tests.support.our_pmcd import OurPMCD, our_pmcd
+from tests.support.pcp_tools import (
+    DSTAT_CONF,
+    LINUX_DSO,
+    PMNS_DIR,
+    PMREP_CONF,
+    ROOT,
+    root_block,
+    run_tool,
+    shape,
+    tool_env,
+)
 from tests.support.reference_pmcd import RunningPMCD, reference_pmcd, require_reference
 from tests.support.sysv import sysv_objects
 
-ROOT = Path(__file__).resolve().parents[2]
-LINUX_DSO = "/var/lib/pcp/pmdas/linux/pmda_linux.so"
-PMREP_CONF = Path("/etc/pcp/pmrep")
-DSTAT_CONF = Path("/etc/pcp/dstat")
 #: Two samples half a second apart: rates need the second.
 SAMPLES = ("-t", "0.5", "-s", "2")
-DERIVED = "/var/lib/pcp/config/derived"
-PMNS_DIR = "/var/lib/pcp/pmns"
 PARTS = ("root_pmcd", "root_linux")
 
 
@@ -93,17 +98,6 @@ COMMANDS: dict[str, tuple[str, ...]] = {
     },
 }
 
-#: A number as PCP's tools print one: signed, with decimals, an exponent or a unit suffix.
-_NUMBER = re.compile(
-    r"(?<![A-Za-z_0-9.])[-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?[kKMGTPB]?(?![A-Za-z_0-9])"
-)
-
-
-def shape(text: str) -> list[str]:
-    """TEXT's lines with each number replaced by N and runs of blanks by one space."""
-    lines = (re.sub(r"\s+", " ", _NUMBER.sub("N", line)).strip() for line in text.splitlines())
-    return [line for line in lines if line]
-
 
 def test_shape_masks_numbers_not_words() -> None:
     assert shape("Mem:  24684084  173124 1.5k  N/A -\n\n cpu0  12.50 1e+03 ") == [
@@ -112,42 +106,14 @@ def test_shape_masks_numbers_not_words() -> None:
     ]
 
 
-def _env(pmcd_env: dict[str, str]) -> dict[str, str]:
-    """The environment PCP's tools run in, the same for both pmcds: PCP's own derived
-    metrics (as a PCP user has them) and PCP's own Python modules."""
-    env = dict(pmcd_env, PCP_PYTHON_PROG="/usr/bin/python3", TERM="dumb", COLUMNS="250")
-    env.pop("PYTHONPATH", None)
-    env.pop("PCP_VAR_DIR", None)
-    env["PCP_DERIVED_CONFIG"] = DERIVED if os.path.exists(DERIVED) else ""
-    return env
-
-
 def _pmcd_and_linux_pmns(tmp: Path) -> str:
     """A namespace of only PCP's pmcd and linux agents (PCP's root file also names every
     other agent PCP ships, which a pmcd running only these two does not serve)."""
     blocks = [re.sub(r"(?ms)^root \{.*?^\}", "", Path(PMNS_DIR, f).read_text()) for f in PARTS]
-    tops = ["pmcd", *re.findall(r"(?m)^\t?\s*(\w+)\s*$", _root_block("root_linux"))]
+    tops = ["pmcd", *re.findall(r"(?m)^\t?\s*(\w+)\s*$", root_block("root_linux"))]
     path = tmp / "root"
     path.write_text("root {\n" + "".join(f"    {t}\n" for t in tops) + "}\n" + "".join(blocks))
     return str(path)
-
-
-def _root_block(name: str) -> str:
-    """The body of the root { } block of PCP's namespace file NAME."""
-    found = re.search(r"(?ms)^root \{(.*?)^\}", Path(PMNS_DIR, name).read_text())
-    return found.group(1) if found else ""
-
-
-def _run(host: str, env: dict[str, str], argv: tuple[str, ...]) -> subprocess.CompletedProcess:
-    """ARGV against pmcd HOST (-h inserted after the tool's name(s))."""
-    at = 2 if argv[0] == "pcp" else 1
-    full = (
-        [*argv[:at], "-h", host, *argv[at:]] if argv[0] != "pcp" else ["pcp", "-h", host, *argv[1:]]
-    )
-    try:
-        return subprocess.run(full, env=env, capture_output=True, text=True, timeout=60)
-    except subprocess.TimeoutExpired as exc:
-        return subprocess.CompletedProcess(full, -9, str(exc.stdout or ""), "timed out")
 
 
 @pytest.fixture(scope="module")
@@ -168,14 +134,14 @@ def outputs(tmp_path_factory) -> Iterator[dict[str, tuple[subprocess.CompletedPr
             (name, side, host, env)
             for name in COMMANDS
             for side, host, env in (
-                (0, mine.host, _env(mine.env)),
-                (1, theirs.host, _env(theirs.env)),
+                (0, mine.host, tool_env(mine.env)),
+                (1, theirs.host, tool_env(theirs.env)),
             )
         ]
         results: dict[str, list] = {name: [None, None] for name in COMMANDS}
         with ThreadPoolExecutor(max_workers=8) as pool:
             for (name, side, _, _), done in zip(
-                jobs, pool.map(lambda j: _run(j[2], j[3], COMMANDS[j[0]]), jobs), strict=True
+                jobs, pool.map(lambda j: run_tool(j[2], j[3], COMMANDS[j[0]]), jobs), strict=True
             ):
                 results[name][side] = done
         yield {name: tuple(pair) for name, pair in results.items()}
@@ -187,6 +153,7 @@ def _works(result: subprocess.CompletedProcess) -> bool:
 
 
 @pytest.mark.interop
+@pytest.mark.slow  # every pmrep metricset and dstat plugin against both pmcds: a minute or more
 @pytest.mark.skipif(shutil.which("pcp") is None, reason="reference PCP 6 is not installed")
 @pytest.mark.parametrize("command", list(COMMANDS))
 def test_same_header_and_columns_as_with_pmdalinux(outputs, command: str) -> None:
@@ -236,8 +203,8 @@ def test_pmlogconf_enables_the_same_groups(tmp_path) -> None:
     as against PCP's pmcd with pmdalinux, so the default pmlogger logs the same."""
     require_reference("pmlogconf")
     with _both_pmcds(tmp_path) as (mine, theirs):
-        ours = _pmlogconf_groups(mine.host, _env(mine.env), tmp_path / "ours.conf")
-        pcps = _pmlogconf_groups(theirs.host, _env(theirs.env), tmp_path / "pcp.conf")
+        ours = _pmlogconf_groups(mine.host, tool_env(mine.env), tmp_path / "ours.conf")
+        pcps = _pmlogconf_groups(theirs.host, tool_env(theirs.env), tmp_path / "pcp.conf")
     assert [g for g in ours if g not in pcps] == []
     assert ours == pcps
 
@@ -292,7 +259,7 @@ def test_grafana_host_overview_finds_every_metric(tmp_path) -> None:
     derived-metric configuration, as grafana-pcp's pmproxy would use)."""
     require_reference("pmprobe")
     with _both_pmcds(tmp_path) as (mine, theirs):
-        ours = _probe_counts(mine.host, _env(mine.env))
-        pcps = _probe_counts(theirs.host, _env(theirs.env))
+        ours = _probe_counts(mine.host, tool_env(mine.env))
+        pcps = _probe_counts(theirs.host, tool_env(theirs.env))
     assert all(not count.startswith("-") for count in pcps.values()), pcps
     assert ours == pcps

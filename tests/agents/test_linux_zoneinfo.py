@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from purepcp.agents.linux import Linux, zoneinfo
+from purepcp.pmapi.cnumbers import strtoul
 from tests.support.linux_fetch import fetch, instances
 
 ZONEINFO = b"""\
@@ -188,7 +189,7 @@ def test_line_kinds_do_not_depend_on_trailing_digits() -> None:
             if kind[0] == zoneinfo.PLAIN:
                 assert whole == (zoneinfo.FIXED, kind[1], min(int(digits), 2**64 - 1), False)
             elif kind[0] == zoneinfo.VALUE:
-                value = zoneinfo._strtoull(kind[2], digits)
+                value = strtoul(kind[2] + digits).value
                 assert whole == (zoneinfo.FIXED, kind[1], value, kind[3])
             else:
                 assert whole == kind

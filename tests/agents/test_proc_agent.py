@@ -24,6 +24,7 @@ from contextlib import ExitStack
 import pytest
 
 from tests.support.reference_pmcd import RunningPMCD, reference_pmcd, require_reference
+from tests.support.waiting import DEADLINE, wait_until
 
 PMDAPROC = "/var/lib/pcp/pmdas/proc/pmdaproc"
 THEIRS = f"proc\t3\tpipe\tbinary\t{PMDAPROC} -d 3"
@@ -108,14 +109,15 @@ def sleepers() -> Iterator[dict[str, int]]:
                 env={"PROC_TEST": "nobody", **path},
             )
         )
-        deadline = time.monotonic() + 10
-        while "nobody" not in pids and time.monotonic() < deadline:
+        deadline = time.monotonic() + DEADLINE  # (or until runuser gives up)
+        while "nobody" not in pids and started[-1].poll() is None:
+            assert time.monotonic() < deadline, "runuser never started its sleep"
             for child in _children(started[-1].pid):  # runuser's sleep
                 pids["nobody"] = child
             time.sleep(0.05)
         if "nobody" not in pids:
             pytest.skip("runuser could not start a process as nobody here")
-        time.sleep(0.2)  # both asleep in nanosleep
+        wait_until("both asleep in nanosleep", lambda: all(map(_asleep, pids.values())))
         yield pids
     finally:
         if "nobody" in pids:  # (killing runuser leaves its child running)
@@ -133,10 +135,8 @@ def long_cmdline() -> Iterator[int]:
     script = "#" + "x" * 5000 + "\n\n\nsleep 3600.75; :"
     shell = subprocess.Popen(["sh", "-c", script])
     try:
-        deadline = time.monotonic() + 10  # (the kernel shows the new command line a
-        while not _cmdline(shell.pid):  # moment after the exec Popen waited for)
-            assert time.monotonic() < deadline, "the shell never showed its command line"
-            time.sleep(0.001)
+        # (the kernel shows the new command line a moment after the exec Popen waited for)
+        wait_until("the shell to show its command line", lambda: _cmdline(shell.pid), shell)
         yield shell.pid
     finally:
         for child in _children(shell.pid):
@@ -149,6 +149,21 @@ def long_cmdline() -> Iterator[int]:
 def _cmdline(pid: int) -> bytes:
     with open(f"/proc/{pid}/cmdline", "rb") as f:
         return f.read()
+
+
+def _asleep(pid: int) -> bool:
+    """Whether process PID runs `sleep` (its exec done) and is asleep, in nanosleep where
+    the kernel says where (its wchan)."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            stat = f.read()
+        with open(f"/proc/{pid}/wchan") as f:
+            wchan = f.read()
+    except OSError:
+        return False
+    state = stat.rsplit(b")", 1)[1].split()[0]
+    where_known = wchan not in ("", "0")
+    return b"(sleep)" in stat and state == b"S" and ("nanosleep" in wchan or not where_known)
 
 
 def _children(pid: int) -> list[int]:
@@ -345,7 +360,7 @@ def test_hotproc_selects_the_same_processes(pmcds, sleepers) -> None:
         assert "Bad input to pmstore" in bad.stdout + bad.stderr, side
     hot = {}
     for side, pmcd in pmcds.items():
-        deadline = time.monotonic() + 20
+        deadline = time.monotonic() + DEADLINE
         while time.monotonic() < deadline:  # until a timer pass has run
             found = _values(_pminfo(pmcd, "-f", "hotproc.psinfo.pid").stdout)
             names = found.get("hotproc.psinfo.pid")

@@ -9,11 +9,12 @@ import shutil
 import subprocess
 import sys
 import tempfile
-import time
 
 import pytest
 
 from purepcp.agents.proc import hotproc as h
+from purepcp.pmapi.cnumbers import float32
+from tests.support.waiting import wait_until
 
 PMDAPROC = "/var/lib/pcp/pmdas/proc/pmdaproc"
 SAMPLE = '#pmdahotproc\nVersion 1.0\n\nuname != "root" || cpuburn > 0.05'
@@ -288,7 +289,7 @@ def test_derive_rates() -> None:
     after = _reading(cpu=150, vol=30, read=20480, blkio=50, delay=2 * 10**9)
     derived = h.derive(before, after, elapsed=10.0, hz=100)
     assert derived == h.Derived(
-        cpuburn=h._f32(0.05), ctxswitch=2.0, iodemand=2048.0, iowait=0.05, schedwait=0.2,
+        cpuburn=float32(0.05), ctxswitch=2.0, iodemand=2048.0, iowait=0.05, schedwait=0.2,
         virtualsize=8192, residentsize=40, cpu_seconds=0.5,
     )  # fmt: skip
     assert derived.cpuburn > 0.05  # a C float: (cpuburn > 0.05) holds, as in pmdaproc
@@ -332,7 +333,7 @@ def test_select_and_totals() -> None:
     candidates = [h.Candidate(pid, r, "root", "root", "cmd") for pid, r in now.items()]
     chosen = h.select(predicate, candidates, previous, elapsed=10.0, hz=100)
     assert list(chosen.hot) == [1]
-    assert chosen.hot[1].cpuburn == h._f32(0.4)
+    assert chosen.hot[1].cpuburn == float32(0.4)
     assert set(chosen.readings) == {1, 2, 3}
     assert (chosen.hot_cpu_seconds, chosen.cold_cpu_seconds) == (4.0, 0.5)
 
@@ -426,14 +427,20 @@ def test_pmdaproc_matches_patterns_as_we_do(pmdaproc) -> None:
     where = tempfile.mkdtemp(prefix="purepcp-hotproc-")
     binary = shutil.copy("/bin/sleep", os.path.join(where, "hpzz9"))
     child = subprocess.Popen([binary, "1000"])
+
+    def hot() -> bool:
+        return f"value {child.pid}\n" in pmdaproc("pminfo", "-f", "hotproc.psinfo.pid")
+
     try:
         pmdaproc("pmstore", "hotproc.control.refresh", "1")
         for pattern in ("^(hpzz9)$", r"^\(hpzz9\)$", r"nomatch\|hpzz9", "hpz{2}9", "hpz+9"):
+            want = PATTERNS[pattern]
+            # first the other answer, so that the pattern's shows as a change, made by a
+            # pass of pmdaproc's timer over the pattern (however long the timer takes)
+            _stored(pmdaproc, 'fname == "nosuchname"' if want else 'fname == "hpzz9"')
+            wait_until(f"hpzz9 hot: {not want}, before /{pattern}/", lambda w=want: hot() != w)
             _stored(pmdaproc, f"fname ~ /{pattern}/")
-            time.sleep(2.5)
-            listed = pmdaproc("pminfo", "-f", "hotproc.psinfo.pid")
-            hot = f"value {child.pid}\n" in listed
-            assert hot == PATTERNS[pattern], (pattern, listed)
+            wait_until(f"hpzz9 hot: {want}, by /{pattern}/", lambda w=want: hot() == w)
     finally:
         child.kill()
         child.wait()

@@ -34,22 +34,24 @@ from pathlib import Path
 
 import pytest
 
-from tests.agents.test_linux_tools import (
+from tests.support.our_pmcd import our_pmcd
+from tests.support.pcp_tools import (
     DSTAT_CONF,
     LINUX_DSO,
     PMNS_DIR,
     PMREP_CONF,
     ROOT,
-    _env,
-    _root_block,
-    _run,
+    root_block,
+    run_tool,
     shape,
+    tool_env,
 )
-from tests.support.our_pmcd import our_pmcd
 from tests.support.reference_pmcd import reference_pmcd, require_reference
 
 pytestmark = [
     pytest.mark.interop,
+    pytest.mark.slow,  # every tool and proc metricset, against both pmcds, twice: half a minute
+    pytest.mark.serial,  # PCP's tools list every process: others' processes must not come and go
     pytest.mark.skipif(shutil.which("pcp") is None, reason="reference PCP 6 is not installed"),
 ]
 
@@ -170,7 +172,7 @@ def _namespace(tmp: Path) -> str:
     """A namespace of PCP's pmcd, linux and proc agents only (PCP's root file also names
     every other agent PCP ships, which a pmcd running only these three does not serve)."""
     blocks = [re.sub(r"(?ms)^root \{.*?^\}", "", Path(PMNS_DIR, f).read_text()) for f in PARTS]
-    tops = [t for f in PARTS for t in re.findall(r"(?m)^\t?\s*(\w+)\s*$", _root_block(f))]
+    tops = [t for f in PARTS for t in re.findall(r"(?m)^\t?\s*(\w+)\s*$", root_block(f))]
     path = tmp / "root"
     path.write_text("root {\n" + "".join(f"    {t}\n" for t in tops) + "}\n" + "".join(blocks))
     return str(path)
@@ -213,7 +215,7 @@ def pmcds(started, tmp_path_factory) -> Iterator[Pmcds]:
                 ),
                 "tcp": (mine.host, theirs.host),
             },
-            envs=(_env(mine.env), _env(theirs.env)),
+            envs=(tool_env(mine.env), tool_env(theirs.env)),
         )
 
 
@@ -232,7 +234,7 @@ def outputs(pmcds: Pmcds) -> dict[tuple[str, str], tuple]:
 
     def run(job: tuple[str, str, int]) -> subprocess.CompletedProcess:
         transport, name, side = job
-        return _run(pmcds.hosts[transport][side], pmcds.envs[side], commands[name])
+        return run_tool(pmcds.hosts[transport][side], pmcds.envs[side], commands[name])
 
     results: dict[tuple[str, str], list] = {(t, n): [None, None] for t, n, _ in jobs}
     # the per-process listings first and one at a time: PCP's tools crash or misalign

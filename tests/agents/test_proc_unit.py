@@ -6,7 +6,6 @@ from __future__ import annotations
 import os
 import subprocess
 import threading
-import time
 
 import pytest
 
@@ -23,6 +22,7 @@ from purepcp.pmapi.ids import PM_IN_NULL
 from purepcp.pmapi.pdu.constants import Attr
 from purepcp.pmapi.pdu.records import AttrPDU, ErrorPDU, FetchPDU, InstanceReqPDU, ResultPDU
 from purepcp.pmapi.values import Result, Timestamp, ValueSet
+from tests.support.waiting import DEADLINE, wait_until
 
 ROOT_CTX, NOBODY_CTX, TCP_CTX = 5, 6, 7
 NOBODY = 65534
@@ -132,10 +132,11 @@ def test_a_long_command_line_is_cut_where_pmdaprocs_buffer_ends(proc: Proc) -> N
     try:
         # the exec is done when Popen returns, but the kernel sets the new command line
         # a moment later: wait for it
-        deadline = time.monotonic() + 10
-        while fields.read_file(f"/proc/{child.pid}/cmdline") in (None, b""):
-            assert time.monotonic() < deadline, "the shell never showed its command line"
-            time.sleep(0.001)
+        wait_until(
+            "the shell to show its command line",
+            lambda: fields.read_file(f"/proc/{child.pid}/cmdline") not in (None, b""),
+            child,
+        )
         want = ("sh -c " + script)[: 4096 - len(f"{child.pid:06d} ") - 1]
         assert len(want.encode()) == 4096 - len(f"{child.pid:06d} ") - 1
         assert fields.command_line(f"/proc/{child.pid}", child.pid) == want
@@ -188,12 +189,12 @@ def test_acting_as_a_client_changes_only_the_calling_thread() -> None:
         with creds.acting_as(NOBODY, NOBODY):
             seen["thread"] = os.geteuid()
             inside.set()
-            done.wait(10)
+            done.wait(DEADLINE)
         seen["after"] = os.geteuid()
 
     thread = threading.Thread(target=act)
     thread.start()
-    assert inside.wait(10)
+    assert inside.wait(DEADLINE)
     seen["main"] = os.geteuid()
     done.set()
     thread.join()

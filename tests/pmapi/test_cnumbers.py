@@ -265,3 +265,46 @@ def test_long_double_is_x87s(sec, nsec):
     theirs = ld(sec) + ld(nsec) / ld(10**9)
     ours = C.long_double(sec + C.long_double(Fraction(nsec, 10**9)))
     assert ours == Fraction(*theirs.as_integer_ratio())
+
+
+@settings(max_examples=examples(2000))
+@given(
+    st.one_of(
+        texts,
+        st.decimals(allow_nan=False, allow_infinity=False).map(str),
+        st.floats(allow_nan=False, allow_infinity=False).map(repr),
+        st.floats(allow_nan=False, allow_infinity=False, width=32).map(lambda x: f"{x:.2f}"),
+    )
+)
+@example("-0")
+@example("0.10")
+@example("1.00000005960464477550")
+@example("3.4028235677973366e38")
+@example("1e-50")
+def test_strtof_decimal_is_strtofs(text):
+    theirs = c_scan(libc.strtof, text.encode()).value
+    for ours in (C.strtof_decimal(text), C.strtof_decimal(text.encode())):
+        assert same_float(ours, theirs) or (math.isnan(ours) and math.isnan(theirs)), text
+
+
+@given(
+    texts, st.integers(1, 4), st.sampled_from([(64, False), (32, False), (32, True), (64, True)])
+)
+@example("1 2 3\n", 3, (64, False))
+@example("9223372036854775807 9999999999999999999 18446744073709551615", 3, (64, True))
+@example(" 12\n", 1, (32, True))
+def test_short_ways_read_as_the_long_way(text, count, kind):
+    """scan_int's and scan_ints' plain-digits short ways give what strtol/strtoul read."""
+    bits, signed = kind
+    read = C.strtol if signed else C.strtoul
+    found, at = [], 0
+    while len(found) < count:
+        scan = read(text, 10, at)
+        if scan.end == at:
+            break
+        found.append(C.wrap(int(scan.value), bits, signed))
+        at = scan.end
+    assert C.scan_ints(text.encode(), count, bits, signed) == found
+    first = C.scan_int(text, bits, signed)
+    assert first == C.scan_int(text.encode(), bits, signed)
+    assert first == (C.wrap(int(read(text).value), bits, signed) if read(text).end else None)

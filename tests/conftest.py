@@ -1,10 +1,14 @@
-"""Session set-up: PCP's tool names on $PATH must mean the reference PCP's tools.
+"""Session set-up: the hypothesis profile, $PATH, the derived metrics, our layout, and the
+turns of `serial` tests under xdist.
 
 Installing this project puts its own pminfo, pmval, pmstore and pmprobe beside
 the Python that runs the tests.  With that directory on $PATH (an activated
 virtualenv), an interop test asking for PCP's `pminfo` would run ours and compare
 ours with itself.  Our tools are always run as `python -m purepcp.tools.TOOL`, so that
 directory is taken off $PATH for the whole session.
+
+The whole suite (CI, the README's second line): `pytest -n auto`.  The inner loop:
+`HYPOTHESIS_PROFILE=dev pytest -n auto -m "not slow"`.
 """
 
 from __future__ import annotations
@@ -17,6 +21,32 @@ import tempfile
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, settings
+
+from tests.support import serial
+from tests.support.layout import layout_text
+
+# Hypothesis: the profile named by $HYPOTHESIS_PROFILE (or `pytest --hypothesis-profile`).
+# `ci`, the default (what the README's test command runs): hypothesis's 100 examples a
+# test, derandomized so that a run is repeatable, no example database.  `dev`, for the
+# inner loop: 10 examples a test, at random, failing examples kept in .hypothesis/.  Both
+# drop the wall-clock limits (the 200 ms deadline per example and the too_slow health
+# check), which a busy machine, or the other xdist worker, trips without any fault.  A
+# test wanting more or fewer examples asks for tests.support.examples.examples(N): N
+# under `ci`, scaled under `dev`.
+settings.register_profile(
+    "ci",
+    max_examples=100,
+    derandomize=True,
+    database=None,
+    deadline=None,
+    print_blob=True,
+    suppress_health_check=[HealthCheck.too_slow],
+)
+settings.register_profile(
+    "dev", max_examples=10, deadline=None, suppress_health_check=[HealthCheck.too_slow]
+)
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE") or "ci")
 
 _ours = Path(sys.executable).parent.resolve()
 os.environ["PATH"] = os.pathsep.join(
@@ -34,20 +64,6 @@ os.environ["PCP_DERIVED_CONFIG"] = ""
 # Our tools' layout (pmapi.paths) points into a directory of the session's own, so that no
 # test reads or writes the machine's or the user's purepcp configuration, logs or run files.
 # (PUREPCP_CONF is ours alone: PCP's own tools, which the interop tests run, never read it.)
-def layout_text(top: Path) -> str:
-    """A pcp.conf-style layout putting every directory of ours under TOP."""
-    return "".join(
-        f"{name}={top / sub}\n"
-        for name, sub in (
-            ("PCP_SYSCONF_DIR", "etc"),
-            ("PCP_VAR_DIR", "var"),
-            ("PCP_LOG_DIR", "log"),
-            ("PCP_RUN_DIR", "run"),
-            ("PCP_SYSTEMDUNIT_DIR", "units"),
-        )
-    )
-
-
 _layout = Path(tempfile.mkdtemp(prefix="purepcp-tests-"))
 (_layout / "pcp.conf").write_text(layout_text(_layout))
 os.environ["PUREPCP_CONF"] = str(_layout / "pcp.conf")
@@ -61,3 +77,11 @@ def _fresh_derived_metrics(monkeypatch):
     from purepcp.pmapi.derived import registry
 
     monkeypatch.setattr(registry, "_default", None)
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_protocol(item, nextitem):
+    """Under xdist, a test marked `serial` runs (set-up to tear-down) while no other test
+    runs on any worker (tests/support/serial.py says why and how)."""
+    with serial.turn(item):
+        return (yield)

@@ -35,7 +35,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import layout_text
+from tests.support.layout import layout_text
 from tests.support.our_pmcd import _stop, _wait_for_port, start_daemon
 from tests.support.waiting import Notifications
 

@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.pmda.test_pmda_new import can_build_wheels_offline
+from tests.support.wheels import can_build_wheels_offline
 
 ROOT = Path(__file__).resolve().parents[1]
 TOP_LEVEL = {"purepcp"}

@@ -100,9 +100,9 @@ COMMANDS: dict[str, tuple[str, ...]] = {
 
 
 def test_shape_masks_numbers_not_words() -> None:
-    assert shape("Mem:  24684084  173124 1.5k  N/A -\n\n cpu0  12.50 1e+03 ") == [
+    assert shape("Mem:  24684084  173124 1.5k  N/A -\n\n cpu0  12.50 1e+03 inf info") == [
         "Mem: N N N N/A -",
-        "cpu0 N N",
+        "cpu0 N N N info",
     ]
 
 

@@ -55,29 +55,10 @@ from purepcp.pmapi.labels import LabelSet
 from purepcp.pmapi.types import PMSem, PMType
 from purepcp.pmapi.units import Units
 from purepcp.pmapi.values import Result, Timestamp, ValueSet
+from tests.support.qa_archives import qa
 from tests.support.reference_pmcd import require_reference
 
 ROOT = Path(__file__).resolve().parents[2]
-#: where PCP's QA archives are: $PCP_QA_ARCHIVES, the pcp-testsuite package installed, or
-#: its files unpacked under /opt/pcp-testsuite (.ci/run does that, without installing it)
-QA_DIRS = [
-    *([Path(os.environ["PCP_QA_ARCHIVES"])] if os.environ.get("PCP_QA_ARCHIVES") else []),
-    Path("/var/lib/pcp/testsuite"),
-    Path("/opt/pcp-testsuite/var/lib/pcp/testsuite"),
-]
-
-
-def qa(name: str) -> str:
-    """PCP's QA archive NAME (from qa/archives or qa/badarchives); skips, saying why,
-    when PCP's QA archives are not on this machine."""
-    for top in QA_DIRS:
-        for sub in ("archives", "badarchives"):
-            if (top / sub / f"{name}.meta").exists():
-                return str(top / sub / name)
-    pytest.skip(
-        f"PCP's QA archive {name} is not here: install or unpack Debian's pcp-testsuite "
-        "package (or set PCP_QA_ARCHIVES to its testsuite directory)"
-    )
 
 
 T0 = 1_700_000_000  # Tue Nov 14 22:13:20 2023 UTC
@@ -506,6 +487,7 @@ _TOOLS = [
 
 
 @pytest.mark.interop
+@pytest.mark.slow  # a sweep: 50 damaged archives, each through four of PCP's tools and ours
 @pytest.mark.parametrize("part", [".0", ".meta"])
 @pytest.mark.parametrize("seed", range(25))
 def test_damaged_archives_against_pcp(tmp_path, part, seed):

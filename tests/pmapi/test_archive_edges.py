@@ -31,6 +31,7 @@ from purepcp.pmapi.types import PMSem, PMType
 from purepcp.pmapi.values import Result, Timestamp, ValueSet
 from purepcp.tools import pmval
 from tests.support.reference_pmcd import require_reference
+from tests.support.replay_archives import carried
 
 S = 1_000_000_000
 T0 = 1_700_000_000
@@ -216,10 +217,8 @@ def test_edges_beside_pcps_pmval(wild, argv, wrap):
         text=True,
         env=env,
     )
-    from tests.pmapi.test_archive_replay import _carried
-
     assert (mine.returncode, mine.stdout, mine.stderr) == (
-        theirs.returncode, _carried(theirs.stdout), theirs.stderr)  # fmt: skip
+        theirs.returncode, carried(theirs.stdout), theirs.stderr)  # fmt: skip
     assert len(rows(theirs.stdout)) > 3
 
 

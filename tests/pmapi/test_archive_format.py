@@ -33,6 +33,7 @@ from purepcp.pmapi.labels import LabelSet
 from purepcp.pmapi.types import PMSem, PMType, ValFmt
 from purepcp.pmapi.values import Result, Timestamp, ValueSet
 from tests.support import strategies as S
+from tests.support.examples import examples
 from tests.support.reference_pmcd import require_reference
 
 T0 = Timestamp(1_700_000_000, 250_000_000)
@@ -133,7 +134,9 @@ def test_records_decode_as_the_declarations_say(tmp_path):
 
 
 @settings(
-    max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+    max_examples=examples(60),
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
 )
 @given(
     results=st.lists(S.results(highres=False), min_size=1, max_size=6),
@@ -310,7 +313,7 @@ def test_we_read_what_pmlogger_writes(tmp_path):
     )
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(result=S.results(highres=True), highres=st.booleans())
 def test_a_layout_decoded_result_is_recorded_as_a_careful_one(result, highres):
     """The writer's shortcut (copying the PDU of a result a cached layout decoded) writes the

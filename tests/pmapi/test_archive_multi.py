@@ -31,6 +31,7 @@ from purepcp.pmapi.errors import (
 from purepcp.pmapi.types import PMSem, PMType
 from purepcp.pmapi.values import Result, Timestamp, ValueSet
 from tests.support.reference_pmcd import require_reference
+from tests.support.replay_archives import carried
 
 S = 1_000_000_000
 T0 = 1_700_000_000
@@ -317,16 +318,9 @@ def _both(tool: str, *argv: str) -> tuple[tuple, tuple]:
     theirs = subprocess.run([tool, *argv], capture_output=True, text=True, env=env, timeout=120)
     ours = _ours(tool, *argv)
     return (
-        (theirs.returncode, _carried(theirs.stdout), theirs.stderr),
+        (theirs.returncode, carried(theirs.stdout), theirs.stderr),
         (ours.returncode, ours.stdout, ours.stderr),
     )
-
-
-def _carried(text: str) -> str:
-    """PCP 6.0.3's pmval writes a time whose milliseconds round to 1000 as "SS.1000"."""
-    from tests.pmapi.test_archive_replay import _carried as carried
-
-    return carried(text)
 
 
 def _pcp_words(stderr: str) -> str:

@@ -8,12 +8,8 @@ its own fetch-by-fetch loop; and counters beside PCP's pmval -a (interop).
 
 from __future__ import annotations
 
-import io
-import itertools
 import re
 import subprocess
-from contextlib import redirect_stdout
-from datetime import datetime, timedelta
 
 import numpy as np
 import pytest
@@ -24,45 +20,33 @@ from purepcp.pmapi.archive import ArchiveWriter
 from purepcp.pmapi.archive.context import PM_MODE_FORW, PM_MODE_INTERP, ArchiveContext
 from purepcp.pmapi.desc import Desc
 from purepcp.pmapi.errors import PM_ERR_EOL, PM_ERR_PMID_LOG, PMError
-from purepcp.pmapi.types import PMSem, PMType
-from purepcp.pmapi.values import Result, Timestamp, ValueSet
-from purepcp.tools import pmval
-from tests.pmapi.test_interp import COUNTS, LEVELS, TIMES, plain
+from purepcp.pmapi.types import PMType
+from purepcp.pmapi.values import Result, ValueSet
+from tests.support.examples import examples
 from tests.support.reference_pmcd import require_reference
-
-S = 1_000_000_000
-T0 = 1_700_000_000
-COUNTER, INSTANT, DISCRETE = PMSem.PM_SEM_COUNTER, PMSem.PM_SEM_INSTANT, PMSem.PM_SEM_DISCRETE
-U32, DBL = PMType.PM_TYPE_U32, PMType.PM_TYPE_DOUBLE
-NULL = 0xFFFFFFFF
-CTR, INS, DIS, COL = 0x0F000001, 0x0F000002, 0x0F000003, 0x0F000004
-INDOM = 0x0F000001
-
-
-def at(sec: float) -> Timestamp:
-    ns = T0 * S + round(sec * S)
-    return Timestamp(*divmod(ns, S))
-
-
-def _classic(path, marks=(), tail=False) -> str:
-    """Seed 001's example: records at 10..90 s after the label start, marks where asked;
-    with TAIL, the archive goes on to 100 s with another metric."""
-    base = str(path / "classic")
-    with ArchiveWriter(base, hostname="seed", timezone="UTC", start=at(0)) as w:
-        w.put_desc(Desc(CTR, U32, sem=COUNTER), ["ex.counter"])
-        w.put_desc(Desc(INS, U32, sem=INSTANT), ["ex.instant"])
-        w.put_desc(Desc(DIS, U32, sem=DISCRETE), ["ex.discrete"])
-        for t, count, level in zip(TIMES, COUNTS, LEVELS, strict=True):
-            w.put_result(Result(at(t), (ValueSet.of_atoms(CTR, U32, [(NULL, count)]),
-                                        ValueSet.of_atoms(INS, U32, [(NULL, level)]),
-                                        ValueSet.of_atoms(DIS, U32, [(NULL, level)]))))  # fmt: skip
-            for m in marks:
-                if t < m < t + 10:
-                    w.put_mark(at(m))
-        if tail:
-            w.put_desc(Desc(COL, U32, sem=INSTANT), ["ex.other"])
-            w.put_result(Result(at(100), (ValueSet.of_atoms(COL, U32, [(NULL, 1)]),)))
-    return base
+from tests.support.replay_archives import (
+    COL,
+    COUNTER,
+    CTR,
+    DBL,
+    DIS,
+    DISCRETE,
+    INDOM,
+    INS,
+    INSTANT,
+    NULL,
+    T0,
+    U32,
+    S,
+    archives,
+    at,
+    carried,
+    churn,
+    classic,
+    plain,
+    run_pmval,
+    write_records,
+)
 
 
 def _values(ctx, pmids, start, step, count):
@@ -85,7 +69,7 @@ def _values(ctx, pmids, start, step, count):
 
 
 def test_the_seeds_tables_through_a_context(tmp_path):
-    with ArchiveContext(_classic(tmp_path, tail=True)) as ctx:
+    with ArchiveContext(classic(tmp_path, tail=True)) as ctx:
         assert _values(ctx, [CTR], 10, 25, 4) == [610, 1020, 1050, 1205]
         assert _values(ctx, [INS], 10, 15, 6) == [400, 880, 1120, 1120, 580, 1200]  # ties: prior
         got = _values(ctx, [DIS], 10, 4, 22)
@@ -96,7 +80,7 @@ def test_the_seeds_tables_through_a_context(tmp_path):
 
 
 def test_fetch_times_and_the_end_of_the_log(tmp_path):
-    with ArchiveContext(_classic(tmp_path)) as ctx:
+    with ArchiveContext(classic(tmp_path)) as ctx:
         ctx.set_mode(PM_MODE_INTERP, at(35.5), 10 * S)
         fetched = ctx.fetch([CTR])
         assert fetched.timestamp == at(35.5)  # the time asked for, not a record's
@@ -114,7 +98,7 @@ def test_fetch_times_and_the_end_of_the_log(tmp_path):
 
 
 def test_marks_cut_each_semantics_differently(tmp_path):
-    with ArchiveContext(_classic(tmp_path, marks=[55])) as ctx:
+    with ArchiveContext(classic(tmp_path, marks=[55])) as ctx:
         # region A (after 50, before the mark): only the discrete prior; B: nothing
         assert _values(ctx, [CTR, INS, DIS], 52, 1, 1) == [[None, None, 1120]]
         assert _values(ctx, [CTR, INS, DIS], 57, 1, 1) == [[None, None, None]]
@@ -123,30 +107,11 @@ def test_marks_cut_each_semantics_differently(tmp_path):
 
 
 def test_unknown_metrics_and_the_default_mode(tmp_path):
-    with ArchiveContext(_classic(tmp_path)) as ctx:
+    with ArchiveContext(classic(tmp_path)) as ctx:
         assert ctx.mode == PM_MODE_FORW  # as libpcp opens an archive
         ctx.set_mode(PM_MODE_INTERP, at(20), S)
         vsets = ctx.fetch([0x0F000999, CTR]).result.vsets
         assert vsets[0].numval == PM_ERR_PMID_LOG and vsets[1].numval == 1
-
-
-def _churn(path) -> str:
-    """red (0) throughout; green (1) missing from the records at 3 and 4 s; blue (2) only
-    from 5 s, when the instance domain gains it; a mark at 7.5 s."""
-    base = str(path / "churn")
-    with ArchiveWriter(base, hostname="h", timezone="UTC", start=at(0)) as w:
-        w.put_desc(Desc(COL, DBL, INDOM, INSTANT), ["c.level"])
-        w.put_indom(at(0), INDOM, [0, 1], ["red", "green"])
-        for t in range(1, 11):
-            if t == 5:
-                w.put_indom(at(5), INDOM, [0, 1, 2], ["red", "green", "blue"])
-            insts = [0] + ([1] if t not in (3, 4) else []) + ([2] if t >= 5 else [])
-            w.put_result(
-                Result(at(t), (ValueSet.of_atoms(COL, DBL, [(i, t + i / 10) for i in insts]),))
-            )
-            if t == 7:
-                w.put_mark(at(7.5))
-    return base
 
 
 def _by_inst(fetched) -> dict[int, float]:
@@ -155,7 +120,7 @@ def _by_inst(fetched) -> dict[int, float]:
 
 
 def test_instances_come_and_go_and_the_profile_narrows_them(tmp_path):
-    with ArchiveContext(_churn(tmp_path)) as ctx:
+    with ArchiveContext(churn(tmp_path)) as ctx:
         ctx.set_mode(PM_MODE_INTERP, at(3.4), S)
         assert _by_inst(ctx.fetch([COL])) == {0: 3.0, 1: 2.1}  # green bridged over 3 and 4
         assert _by_inst(ctx.fetch([COL])) == {0: 4.0, 1: 5.1}  # 5 s is nearer than 2 s
@@ -174,39 +139,6 @@ def test_instances_come_and_go_and_the_profile_narrows_them(tmp_path):
 # -- at random, against a plain reading ----------------------------------------------------
 
 
-@st.composite
-def archives(draw):
-    """Records at random whole seconds, each with a random subset of 3 instances of a
-    counter, an instantaneous and a discrete metric; random marks between records."""
-    times = sorted(draw(st.sets(st.integers(1, 60), min_size=0, max_size=15)))
-    records = []
-    for t in times:
-        insts = draw(st.sets(st.integers(0, 2), max_size=3))
-        records.append((t, {i: draw(st.integers(0, 10_000)) for i in insts}))
-    gaps = [t + 0.5 for t in times if draw(st.booleans()) and draw(st.booleans())]
-    return records, gaps
-
-
-_SERIAL = itertools.count()
-
-
-def _write(path, records, marks) -> str:
-    base = str(path / f"r{next(_SERIAL)}")
-    with ArchiveWriter(base, hostname="h", timezone="UTC", start=at(0)) as w:
-        for pmid, sem in ((CTR, COUNTER), (INS, INSTANT), (DIS, DISCRETE)):
-            w.put_desc(Desc(pmid, DBL, INDOM, sem), [f"r.m{pmid & 0xFF}"])
-        w.put_indom(at(0), INDOM, [0, 1, 2], ["a", "b", "c"])
-        for t, values in records:
-            pairs = sorted(values.items())
-            w.put_result(
-                Result(at(t), tuple(ValueSet.of_atoms(p, DBL, pairs) for p in (CTR, INS, DIS)))
-            )
-            for m in marks:
-                if t < m < t + 1:
-                    w.put_mark(at(m))
-    return base
-
-
 def _expected(records, marks, t_ns, sem):
     out = {}
     for inst in (0, 1, 2):
@@ -219,14 +151,16 @@ def _expected(records, marks, t_ns, sem):
 
 
 @settings(
-    max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+    max_examples=examples(60),
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
 )
 @given(case=archives(), start=st.integers(-2, 70), step=st.integers(1, 9), runs=st.data())
 def test_fetches_agree_with_the_plain_reading(tmp_path, case, start, step, runs):
     records, marks = case
     if not records:
         return
-    base = _write(tmp_path, records, marks)
+    base = write_records(tmp_path, records, marks)
     end = max([t for t, _ in records] + [m for m in marks])
     before = None  # (the fetch before: its time, and whether the counter had values)
     with ArchiveContext(base) as ctx:
@@ -263,7 +197,7 @@ def test_fetches_agree_with_the_plain_reading(tmp_path, case, start, step, runs)
 
 
 def test_a_replay_is_the_fetches_it_stands_for(tmp_path):
-    base = _churn(tmp_path)
+    base = churn(tmp_path)
     with ArchiveContext(base) as one, ArchiveContext(base) as other:
         one.set_mode(PM_MODE_INTERP, at(0.3), 700_000_000)
         other.set_mode(PM_MODE_INTERP, at(0.3), 700_000_000)
@@ -282,20 +216,6 @@ def test_a_replay_is_the_fetches_it_stands_for(tmp_path):
 # -- pmval -a ------------------------------------------------------------------------------
 
 
-def _pmval(monkeypatch, argv, per_fetch=False) -> str:
-    if per_fetch:
-        import purepcp.tools.pmval_replay as replayed
-
-        monkeypatch.setattr(replayed, "replay_loop", lambda rep, n: pmval.loop(rep, n, 0.0))
-    monkeypatch.setenv("TZ", "UTC")
-    out = io.StringIO()
-    with redirect_stdout(out):
-        status = pmval.main(argv)
-    monkeypatch.undo()
-    assert status == 0
-    return out.getvalue()
-
-
 @pytest.mark.parametrize(
     "argv",
     [
@@ -308,10 +228,10 @@ def _pmval(monkeypatch, argv, per_fetch=False) -> str:
     ],
 )
 def test_pmval_replays_as_its_fetch_loop_would(tmp_path, monkeypatch, argv):
-    base = _classic(tmp_path, marks=[55])
+    base = classic(tmp_path, marks=[55])
     full = ["-a", base, "-z", *argv]
-    fast = _pmval(monkeypatch, full)
-    assert fast == _pmval(monkeypatch, full, per_fetch=True)
+    fast = run_pmval(monkeypatch, full)
+    assert fast == run_pmval(monkeypatch, full, per_fetch=True)
     assert "No values available" in fast or "-r" in argv or "-T" in argv
 
 
@@ -319,9 +239,9 @@ def test_pmval_replays_as_its_fetch_loop_would(tmp_path, monkeypatch, argv):
     "argv", [["-t", "0.5"], ["-t", "2", "-i", "blue,red"], ["-t", "1.5", "-r"]]
 )
 def test_pmval_replays_instances_as_its_fetch_loop_would(tmp_path, monkeypatch, argv):
-    full = ["-a", _churn(tmp_path), "-z", *argv, "c.level"]
-    fast = _pmval(monkeypatch, full)
-    assert fast == _pmval(monkeypatch, full, per_fetch=True)
+    full = ["-a", churn(tmp_path), "-z", *argv, "c.level"]
+    fast = run_pmval(monkeypatch, full)
+    assert fast == run_pmval(monkeypatch, full, per_fetch=True)
     assert "?" in fast
 
 
@@ -331,8 +251,8 @@ def test_pmval_replay_by_hand(tmp_path, monkeypatch):
     the fetch before it (50 s) had a value and the mark at 55 s lies between them, so
     (libpcp's rule, no rate across a mark) 60 s has none, and 70 s starts the rates
     again (PCP 6.0.3's pmval prints these lines)."""
-    out = _pmval(
-        monkeypatch, ["-a", _classic(tmp_path, marks=[55]), "-z", "-t", "10", "ex.counter"]
+    out = run_pmval(
+        monkeypatch, ["-a", classic(tmp_path, marks=[55]), "-z", "-t", "10", "ex.counter"]
     )
     assert out.splitlines()[-12:] == [
         "samples:   10",
@@ -379,17 +299,6 @@ def _pcp_archive(path) -> str:
 _GAP = re.compile(r"^22:13:4[0-6]\.")  # b's gap (20.25 to 26.25 s): the two rules differ there
 
 
-def _carried(text: str) -> str:
-    """PCP 6.0.3's pmval prints a time whose milliseconds round up to 1000 as "SS.1000"
-    (the next second, unnormalised): written here as the next second, as ours prints it."""
-
-    def carry(m: re.Match) -> str:
-        then = datetime.strptime(m.group(1), "%H:%M:%S") + timedelta(seconds=1)
-        return then.strftime("%H:%M:%S") + ".000"
-
-    return re.sub(r"(\d\d:\d\d:\d\d)\.1000", carry, text)
-
-
 @pytest.mark.interop
 @pytest.mark.parametrize(
     "argv",
@@ -408,10 +317,10 @@ def test_replay_beside_pcps_pmval(tmp_path, monkeypatch, argv):
     require_reference("pmval")
     base = _pcp_archive(tmp_path)
     full = ["-a", base, "-z", *argv]
-    ours = _pmval(monkeypatch, full).splitlines()
+    ours = run_pmval(monkeypatch, full).splitlines()
     env = {"TZ": "UTC", "PATH": "/usr/bin:/bin"}
     run = subprocess.run(["pmval", *full], capture_output=True, text=True, env=env, check=True)
-    theirs = _carried(run.stdout).splitlines()
+    theirs = carried(run.stdout).splitlines()
     if argv[-1] != "i.counter":
         ours, theirs = (
             [line for line in lines if not _GAP.match(line)] for lines in (ours, theirs)
@@ -434,7 +343,7 @@ def test_the_docs_worked_example(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     for command, shown in re.findall(r"\$ pmval (.*?)\n(.*?)(?=\$ |```)", part, re.S):
         want = [line.split("  #")[0].rstrip() for line in shown.strip().splitlines()]
-        got = _pmval(monkeypatch, command.split()).splitlines()
+        got = run_pmval(monkeypatch, command.split()).splitlines()
         monkeypatch.chdir(tmp_path)
         assert [line.rstrip() for line in got[-len(want) :]] == want, command
     done = subprocess.run([sys.executable, "-c", blocks[1]], cwd=tmp_path, env=env,

@@ -23,15 +23,16 @@ from purepcp.pmapi.archive.context import PM_MODE_INTERP, ArchiveContext
 from purepcp.pmapi.desc import Desc
 from purepcp.pmapi.types import PMSem, PMType
 from purepcp.pmapi.values import Result, Timestamp, ValueSet
-from tests.pmapi.test_archive_replay import (
+from tests.support.examples import examples
+from tests.support.replay_archives import (
     CTR,
     DIS,
     INS,
-    _churn,
-    _classic,
-    _pmval,
-    _write,
     archives,
+    churn,
+    classic,
+    run_pmval,
+    write_records,
 )
 
 S = 1_000_000_000
@@ -61,7 +62,9 @@ def answers(base: str, pmids, origin: float, step: float, count: int) -> list:
 
 
 @settings(
-    max_examples=50, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+    max_examples=examples(50),
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
 )
 @given(
     case=archives(),
@@ -78,7 +81,7 @@ def test_tiny_chunks_answer_as_one(tmp_path, monkeypatch, case, start, step, cou
     records, marks = case
     if not records:
         return
-    base = _write(tmp_path, records, marks)
+    base = write_records(tmp_path, records, marks)
     with monkeypatch.context() as m:
         m.setattr(columns, "_FEW", few)
         whole = answers(base, [CTR, INS, DIS], start / 2, step / 2, count)
@@ -95,18 +98,18 @@ def test_tiny_chunks_answer_as_one(tmp_path, monkeypatch, case, start, step, cou
     ],
 )
 def test_pmval_in_tiny_chunks_prints_the_same(tmp_path, monkeypatch, argv):
-    full = ["-a", _classic(tmp_path, marks=[55]), "-z", *argv]
-    whole = _pmval(monkeypatch, full)
+    full = ["-a", classic(tmp_path, marks=[55]), "-z", *argv]
+    whole = run_pmval(monkeypatch, full)
     tiny(monkeypatch)
-    assert _pmval(monkeypatch, full) == whole
+    assert run_pmval(monkeypatch, full) == whole
     assert len(whole.splitlines()) > 15
 
 
 def test_pmval_in_tiny_chunks_with_instances(tmp_path, monkeypatch):
-    full = ["-a", _churn(tmp_path), "-z", "-t", "0.5", "c.level"]
-    whole = _pmval(monkeypatch, full)
+    full = ["-a", churn(tmp_path), "-z", "-t", "0.5", "c.level"]
+    whole = run_pmval(monkeypatch, full)
     tiny(monkeypatch)
-    assert _pmval(monkeypatch, full) == whole
+    assert run_pmval(monkeypatch, full) == whole
 
 
 class Counting:

@@ -22,6 +22,7 @@ from purepcp.pmapi.desc import Desc
 from purepcp.pmapi.ids import PM_IN_NULL
 from purepcp.pmapi.types import PMType, ValFmt
 from purepcp.pmapi.values import NO_BLOCKS, Result, Timestamp, ValueSet
+from tests.support.examples import examples
 
 T0 = 1_700_000_000 * NSEC
 I32, U32, I64, U64 = PMType.PM_TYPE_32, PMType.PM_TYPE_U32, PMType.PM_TYPE_64, PMType.PM_TYPE_U64
@@ -193,7 +194,7 @@ def plans(draw: st.DrawFn) -> tuple[int, list, list[Step], frozenset[int]]:
 
 
 @settings(
-    max_examples=150,
+    max_examples=examples(150),
     deadline=None,
     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
 )

@@ -30,6 +30,7 @@ from purepcp.pmapi.ids import (
 )
 from purepcp.pmapi.types import PMSem, PMType, pmSemStr, pmTypeStr, type_description
 from purepcp.pmapi.units import Space, Time, Units, pmUnitsStr
+from tests.support.examples import examples
 from tests.support.reference import c_text, libpcp
 from tests.support.strategies import units
 
@@ -133,7 +134,7 @@ def test_units_reject_out_of_range():
 
 
 @pytest.mark.interop
-@settings(max_examples=2000)
+@settings(max_examples=examples(2000))
 @given(st.integers(0, 0xFFFFFFFF))
 def test_units_text_matches_libpcp(word):
     lib = libpcp()

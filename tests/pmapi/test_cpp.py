@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 
 from purepcp.pmapi.cpp import MAX_INCLUDE_LEVEL, SourceLine, preprocess, preprocess_file
 from purepcp.pmapi.errors import PM_ERR_PMNS, PMError, SourceError
+from tests.support.examples import examples
 
 DATA = Path(__file__).parents[1] / "data" / "pmns"
 PMCPP = "/usr/lib/pcp/bin/pmcpp"
@@ -305,7 +306,7 @@ def test_test_data_root_with_header_dir():
     assert body[-1] == ("pmns", 15, "}")
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(
     st.lists(
         st.sampled_from(

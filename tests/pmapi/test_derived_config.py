@@ -34,7 +34,8 @@ from purepcp.pmapi.derived.registry import (
 from purepcp.pmapi.errors import pmErrStr
 from purepcp.pmapi.ids import pmID_build, pmIDStr
 from purepcp.pmapi.types import PMType
-from tests.pmapi.test_derived_parse import ERRORS
+from tests.support.derived_archive import write_archive
+from tests.support.derived_errors import ERRORS
 from tests.support.reference import libpcp
 
 PMINFO = "/usr/bin/pminfo"
@@ -426,8 +427,6 @@ def test_unset_pcp_derived_config_means_the_global_directory(fresh, tmp_path):
 def reference_archive(tmp_path_factory) -> str:
     if not os.path.exists(PMINFO):
         pytest.skip(f"reference PCP 6 is not installed: no {PMINFO} (Debian package pcp)")
-    from tests.pmapi.test_derived_interop import write_archive
-
     return write_archive(str(tmp_path_factory.mktemp("derived") / "a"))
 
 

@@ -35,7 +35,7 @@ from purepcp.pmapi.desc import Desc
 from purepcp.pmapi.types import PMSem, PMType
 from purepcp.pmapi.units import Units
 from purepcp.pmapi.values import Result, Timestamp, ValueSet
-from tests.pmapi.test_derived_interop import run_ours_many
+from tests.support.forked_tools import run_ours_many
 from tests.support.reference_pmcd import require_reference
 
 ROOT = Path(__file__).resolve().parents[2]

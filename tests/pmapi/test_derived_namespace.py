@@ -26,8 +26,8 @@ import pytest
 
 from purepcp.pmapi.derived.registry import SHIPPED_DIR, pcp_global_dir
 from purepcp.tools.stdio import BlockStdout, c_stdout
-from tests.pmapi.test_derived_interop import write_archive
 from tests.support.client_servers import ours_serving
+from tests.support.derived_archive import write_archive
 from tests.support.our_pmcd import OurPMCD
 from tests.support.reference_pmcd import require_reference
 

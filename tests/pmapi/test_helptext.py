@@ -23,6 +23,7 @@ from purepcp.pmapi.helptext import (
 )
 from purepcp.pmapi.ids import pmID_build, pmInDom_build
 from purepcp.pmapi.pmns import PMNS
+from tests.support.examples import examples
 
 DATA = Path(__file__).parents[1] / "data"
 SIMPLE_HELP = DATA / "help" / "simple.help"
@@ -210,7 +211,7 @@ def test_missing_help_file(tmp_path: Path, simple: PMNS):
     assert info.value.code < 0
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(
     st.lists(
         st.sampled_from(

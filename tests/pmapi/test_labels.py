@@ -44,6 +44,7 @@ from purepcp.pmapi.labels import (
     pmMergeLabelSets,
     pmPrintLabelSets,
 )
+from tests.support.examples import examples
 
 EINVAL = -errno.EINVAL
 E2BIG = -errno.E2BIG
@@ -640,7 +641,7 @@ def test_merge_is_dict_update(sets: list[tuple[dict, int]]) -> None:
 json_alphabet = st.sampled_from(list('{}[]":,.\\ \t\nabcAZ_019-+eEtrufalsn\x00é'))
 
 
-@settings(max_examples=300)
+@settings(max_examples=examples(300))
 @given(st.one_of(st.text(max_size=40), st.text(json_alphabet, max_size=40), st.binary(max_size=40)))
 def test_fuzz_only_pmerror(text: str | bytes) -> None:
     for flags in (0, PM_LABEL_COMPOUND):

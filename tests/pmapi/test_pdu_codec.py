@@ -27,6 +27,7 @@ from purepcp.pmapi.pdu.records import (
 from purepcp.pmapi.pdu.result import decode_result, encode_result
 from purepcp.pmapi.types import PMType, ValFmt
 from purepcp.pmapi.values import Result, Timestamp, ValueSet, block_payload, string_value
+from tests.support.examples import examples
 from tests.support.strategies import pdus, results
 
 FIXTURES = Path(__file__).parents[1] / "fixtures" / "pdus"
@@ -82,7 +83,7 @@ def test_connection_greeting_from_pmcd():
 # -- every record round-trips ----------------------------------------------------------
 
 
-@settings(max_examples=600)
+@settings(max_examples=examples(600))
 @given(pdus)
 def test_record_round_trip(pdu):
     data = encode(pdu)
@@ -192,7 +193,7 @@ def test_fast_result_decode_matches_construct(stream):
             )
 
 
-@settings(max_examples=400)
+@settings(max_examples=examples(400))
 @given(results())
 def test_fast_result_encode_matches_construct(result):
     for highres in (False, True):
@@ -366,7 +367,7 @@ def test_framer_lets_a_big_pdus_buffer_go_once_it_is_taken():
     assert framer.buffered == 0 and len(framer._buf) == 0  # the buffer itself is gone
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(results())
 def test_batched_and_set_by_set_encodings_are_the_same_bytes(result: Result) -> None:
     """Packing runs of fixed-size blocks together changes no byte of the record."""

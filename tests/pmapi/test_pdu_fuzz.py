@@ -22,10 +22,11 @@ from hypothesis import strategies as st
 from purepcp.pmapi.pdu.codec import PDUError, decode, encode
 from purepcp.pmapi.pdu.constants import PDUType
 from purepcp.pmapi.pdu.framer import PDUFramer, split_stream
+from tests.support.examples import examples
 
 FIXTURES = Path(__file__).parents[1] / "fixtures" / "pdus"
 FRAMES = [f for s in sorted(FIXTURES.glob("*.bin")) for f in split_stream(s.read_bytes())]
-EXAMPLES = 25_000
+EXAMPLES = examples(25_000)
 HOSTILE = [
     0,
     1,
@@ -81,6 +82,7 @@ def check(data: bytes) -> None:
     encode(pdu)
 
 
+@pytest.mark.slow  # 25,000 examples: about a minute
 @FUZZ
 @given(
     frames,
@@ -94,6 +96,7 @@ def test_fuzz_overwritten_bytes(frame, edits, fix):
     check(_fix_length(data, fix))
 
 
+@pytest.mark.slow  # 25,000 examples: about a minute
 @FUZZ
 @given(
     frames,
@@ -109,6 +112,7 @@ def test_fuzz_hostile_words(frame, edits, fix):
     check(_fix_length(data, fix or edits[0][0] % words == 0))
 
 
+@pytest.mark.slow  # 25,000 examples: about a minute
 @FUZZ
 @given(frames, st.integers(0, 1 << 16), st.binary(max_size=64), st.booleans())
 def test_fuzz_cut_and_extended(frame, cut, extra, fix):
@@ -116,6 +120,7 @@ def test_fuzz_cut_and_extended(frame, cut, extra, fix):
     check(_fix_length(data, fix))
 
 
+@pytest.mark.slow  # 25,000 examples: about a minute
 @FUZZ
 @given(frames, frames, st.integers(0, 1 << 16), st.booleans())
 def test_fuzz_spliced(first, second, at, fix):
@@ -124,7 +129,7 @@ def test_fuzz_spliced(first, second, at, fix):
     check(_fix_length(data, fix))
 
 
-@settings(max_examples=2_000, deadline=None, database=None)
+@settings(max_examples=examples(2_000), deadline=None, database=None)
 @given(st.lists(st.sampled_from(FRAMES), max_size=6), st.binary(max_size=40), st.integers(1, 64))
 def test_fuzz_framer_stream(chunks, junk, size):
     """A stream of real PDUs with junk inserted: PDUs, then at worst one PDUError."""

@@ -38,6 +38,7 @@ from purepcp.pmapi.pmns import (
     PMNS_NONLEAF_STATUS,
     DynamicRoot,
 )
+from tests.support.examples import examples
 
 DATA = Path(__file__).parents[1] / "data" / "pmns"
 REAL_ROOT = "/var/lib/pcp/pmns/root"
@@ -529,7 +530,7 @@ def _write(tree: dict, rnd: random.Random) -> str:
     return "\n".join(blocks)
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(_tree, st.randoms(use_true_random=False))
 def test_random_trees_load_and_round_trip(tree: dict, rnd: random.Random):
     pmns = load(_write(tree, rnd))
@@ -586,7 +587,7 @@ _GARBAGE = st.lists(
 ).map("".join)
 
 
-@settings(max_examples=400, deadline=None)
+@settings(max_examples=examples(400), deadline=None)
 @given(_GARBAGE | st.text(), st.booleans(), st.booleans())
 def test_garbage_raises_only_pcp_errors(text: str, cpp: bool, dupok: bool):
     try:

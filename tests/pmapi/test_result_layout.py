@@ -29,6 +29,7 @@ from purepcp.pmapi.pdu.result_layout import (
 )
 from purepcp.pmapi.types import PMType
 from purepcp.pmapi.values import Result, Timestamp, ValueSet
+from tests.support.examples import examples
 from tests.support.strategies import results
 
 FIXTURES = Path(__file__).parents[1] / "fixtures" / "pdus"
@@ -82,7 +83,7 @@ def test_real_results_decode_and_encode_the_same_through_a_layout(index):
     assert encode(other(got, 5)) == encode(other(plain, 5))
 
 
-@settings(max_examples=300)
+@settings(max_examples=examples(300))
 @given(results(), st.data())
 def test_random_results_through_a_layout(result, data):
     frame = encode(ResultPDU(result, 3))

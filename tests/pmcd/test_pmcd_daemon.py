@@ -26,9 +26,8 @@ from purepcp.pmapi.errors import (
     PM_ERR_PERMISSION,
 )
 from purepcp.pmapi.ids import PM_ID_NULL, pmID_build, pmInDom_build
-from purepcp.pmapi.pdu.codec import decode, encode
+from purepcp.pmapi.pdu.codec import encode
 from purepcp.pmapi.pdu.constants import PMCDState
-from purepcp.pmapi.pdu.framer import PDUFramer
 from purepcp.pmapi.pdu.records import (
     Cred,
     CredsPDU,
@@ -44,7 +43,6 @@ from purepcp.pmapi.pdu.records import (
     InstanceReqPDU,
     LabelPDU,
     LabelReqPDU,
-    PDUInfo,
     PMNSIdsPDU,
     PMNSNamesPDU,
     PMNSTraversePDU,
@@ -55,15 +53,14 @@ from purepcp.pmapi.pdu.records import (
 )
 from purepcp.pmapi.values import Result, Timestamp, ValueSet
 from purepcp.pmcd.config import parse_config
-from purepcp.pmcd.daemon import Daemon, Settings, namespace_for
+from purepcp.pmcd.daemon import namespace_for
+from tests.support.pdu_client import COLOR, NUMFETCH, SIMPLE, TRIVIAL, TRIVIAL_TIME, Client, start
+from tests.support.waiting import DEADLINE
 
 pytestmark = pytest.mark.trio
 
-SIMPLE, TRIVIAL = 253, 250
-NUMFETCH, COLOR = pmID_build(SIMPLE, 0, 0), pmID_build(SIMPLE, 0, 1)
-TRIVIAL_TIME = pmID_build(TRIVIAL, 0, 1)
 SLEEPY = """
-import time
+import os, time
 from purepcp.pmda import U32, Agent, metric
 
 class Sleepy(Agent):
@@ -74,7 +71,9 @@ class Sleepy(Agent):
         delay = float(open(__file__ + ".delay").read())
         if delay:
             open(__file__ + ".entered", "w").close()  # (what the tests wait for)
-        time.sleep(delay)
+        end = time.monotonic() + delay  # or until the test releases it
+        while time.monotonic() < end and not os.path.exists(__file__ + ".release"):
+            time.sleep(0.01)
         return 1
 """
 
@@ -82,61 +81,10 @@ class Sleepy(Agent):
 async def inside_its_fetch(sleepy) -> None:
     """Wait until the SLEEPY agent at SLEEPY has begun a slow fetch (it says so in a file)."""
     entered = sleepy.with_name(sleepy.name + ".entered")
-    with trio.move_on_after(20) as waited:
+    with trio.move_on_after(DEADLINE) as waited:
         while not entered.exists():
             await trio.sleep(0.01)
     assert not waited.cancelled_caught, "the agent never began its slow fetch"
-
-
-class Client:
-    """A bare PCP client connection: send a request record, get the reply record."""
-
-    def __init__(self, stream: trio.abc.Stream) -> None:
-        self.stream = stream
-        self.framer = PDUFramer()
-        self.changes = 0  # pmcd state changes told so far (positive ERROR PDUs)
-
-    @classmethod
-    async def connect(cls, port: int) -> Client:
-        client = cls(await trio.open_tcp_stream("127.0.0.1", port))
-        greeting = await client.receive()
-        assert isinstance(greeting, ErrorPDU) and greeting.code == 0
-        assert PDUInfo.unpack(greeting.datum).version == 2
-        await client.send(CredsPDU((Cred(1, 2, 0, 0),), 1234))
-        return client
-
-    async def send(self, pdu) -> None:
-        await self.stream.send_all(encode(pdu))
-
-    async def receive(self):
-        while (frame := self.framer.next_frame()) is None:
-            data = await self.stream.receive_some(65536)
-            if not data:
-                return None
-            self.framer.feed(data)
-        return decode(frame)
-
-    async def ask(self, pdu):
-        """The reply to PDU; news of state changes before it is added to self.changes."""
-        await self.send(pdu)
-        reply = await self.receive()
-        while isinstance(reply, ErrorPDU) and reply.code > 0:
-            self.changes |= reply.code
-            reply = await self.receive()
-        return reply
-
-
-async def start(nursery, conf: str, timeout: float = 5.0) -> tuple[Daemon, int]:
-    config = parse_config(conf)
-    assert config.ok, config.messages
-    settings = Settings(timeout=timeout, port=0, addresses=["127.0.0.1"])
-    daemon = Daemon(config, namespace_for(config, None), settings)
-    where = await nursery.start(daemon.run)
-    port = int(where[0].rsplit(":", 1)[1])
-    with trio.fail_after(20):
-        while len([c for c in daemon.channels.values() if c.alive]) < len(config.agents):
-            await trio.sleep(0.02)
-    return daemon, port
 
 
 CONF = (
@@ -203,7 +151,7 @@ async def test_a_client_that_resets_with_answers_pending_ends_only_its_connectio
             await sock.send(encode(PMNSTraversePDU("")) * 50)
             sock.setsockopt(trio.socket.SOL_SOCKET, trio.socket.SO_LINGER, struct.pack("ii", 1, 0))
             sock.close()  # with linger 0: a reset, so pmcd's next send fails
-        with trio.move_on_after(20) as waited:  # pmcd has ended every one of them
+        with trio.move_on_after(DEADLINE) as waited:  # pmcd has ended every one of them
             while daemon.sessions:
                 await trio.sleep(0.01)
         assert not waited.cancelled_caught, f"{len(daemon.sessions)} sessions left"
@@ -235,7 +183,7 @@ async def test_a_client_with_requests_always_waiting_does_not_keep_others_waitin
         reply = await other.ask(HighResFetchPDU(0, (COLOR,)))
         assert isinstance(reply, HighResResultPDU)
         assert len(got) < total / 2, f"answered after {len(got)} of the other's {total}"
-        with trio.fail_after(60):
+        with trio.fail_after(DEADLINE):
             while len(got) < total:
                 await trio.sleep(0.01)
         assert all(r == PMNSIdsPDU(1, (COLOR,)) for r in got)
@@ -253,11 +201,11 @@ def sleepy(tmp_path):
 async def test_a_slow_agent_delays_only_its_own_client(sleepy):
     conf = f"trivial 250 dso Sleepy {sleepy}\nsimple 253 dso Simple purepcp.agents.simple\n"
     async with trio.open_nursery() as nursery:
-        _, port = await start(nursery, conf, timeout=30)
+        _, port = await start(nursery, conf)
         slow, fast = await Client.connect(port), await Client.connect(port)
         for c in (slow, fast):
             await c.send(ProfilePDU(0, 0, ()))
-        sleepy.with_name("sleepy.py.delay").write_text("1.5")
+        sleepy.with_name("sleepy.py.delay").write_text(str(DEADLINE))  # until released
         done = trio.Event()
 
         async def slow_fetch():
@@ -271,6 +219,7 @@ async def test_a_slow_agent_delays_only_its_own_client(sleepy):
             reply = await fast.ask(HighResFetchPDU(0, (NUMFETCH,)))
             assert isinstance(reply, HighResResultPDU)
         assert not done.is_set()  # the fast client's answers did not wait for the slow one
+        sleepy.with_name("sleepy.py.release").touch()
         await done.wait()
         nursery.cancel_scope.cancel()
 
@@ -287,7 +236,7 @@ async def test_an_agent_that_times_out_is_reported_then_restarted(sleepy):
         second = (await c.ask(HighResFetchPDU(0, (TRIVIAL_TIME,)))).result
         assert second.vsets[0].numval == PM_ERR_NOAGENT
         sleepy.with_name("sleepy.py.delay").write_text("0")
-        with trio.fail_after(15):  # restarted within about 2 seconds
+        with trio.fail_after(DEADLINE):  # (restarted within about 2 seconds)
             while not (daemon.channels.get(TRIVIAL) and daemon.channels[TRIVIAL].alive):
                 await trio.sleep(0.05)
         third = (await c.ask(HighResFetchPDU(0, (TRIVIAL_TIME,)))).result
@@ -350,6 +299,7 @@ async def test_access_rules_refuse_stores_or_whole_clients():
         nursery.cancel_scope.cancel()
 
 
+@pytest.mark.slow  # a load test: 400 connections at once
 async def test_ten_thousand_malformed_pdus_leave_the_daemon_serving():
     """Garbage on 400 connections (25 PDUs each): each ends its connection, nothing else."""
     rng = random.Random(4)
@@ -385,6 +335,7 @@ async def test_ten_thousand_malformed_pdus_leave_the_daemon_serving():
         nursery.cancel_scope.cancel()
 
 
+@pytest.mark.slow  # a load test: 500 clients at once
 async def test_five_hundred_clients_fetching_at_once_are_all_answered():
     async with trio.open_nursery() as nursery:
         _, port = await start(nursery, CONF)
@@ -397,7 +348,7 @@ async def test_five_hundred_clients_fetching_at_once_are_all_answered():
             answered.append(isinstance(reply, HighResResultPDU) and reply.result.vsets[0].numval)
             await c.stream.aclose()
 
-        with trio.fail_after(60):
+        with trio.fail_after(DEADLINE):
             async with trio.open_nursery() as clients:
                 for _ in range(500):
                     clients.start_soon(one_client)
@@ -413,7 +364,7 @@ async def test_a_pipe_agent_killed_mid_fetch_is_reported_and_restarted(sleepy):
     )
     conf = f"trivial 250 pipe binary {sys.executable} {sleepy}\n"
     async with trio.open_nursery() as nursery:
-        daemon, port = await start(nursery, conf, timeout=30)
+        daemon, port = await start(nursery, conf)
         first_pid = daemon.channels[TRIVIAL].pid
         c = await Client.connect(port)
         await c.send(ProfilePDU(0, 0, ()))
@@ -421,11 +372,11 @@ async def test_a_pipe_agent_killed_mid_fetch_is_reported_and_restarted(sleepy):
         await c.send(HighResFetchPDU(0, (TRIVIAL_TIME,)))
         await inside_its_fetch(sleepy)
         os.kill(first_pid, signal.SIGKILL)
-        with trio.fail_after(10):
+        with trio.fail_after(DEADLINE):
             reply = await c.receive()
         assert reply.result.vsets[0].numval == PM_ERR_NOAGENT
         sleepy.with_name("sleepy.py.delay").write_text("0")
-        with trio.fail_after(15):
+        with trio.fail_after(DEADLINE):
             while not (
                 (channel := daemon.channels.get(TRIVIAL))
                 and channel.alive

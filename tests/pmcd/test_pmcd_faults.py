@@ -76,8 +76,12 @@ from purepcp.pmapi.ids import pmID_build
 from purepcp.pmapi.pdu.records import ErrorPDU, HighResFetchPDU, HighResResultPDU, ProfilePDU
 from tests.support.our_pmcd import ROOT, OurPMCD, our_pmcd
 from tests.support.reference_pmcd import require_reference
+from tests.support.waiting import DEADLINE
 
-pytestmark = pytest.mark.interop  # PCP's own pminfo, pmprobe and pmstore are among the clients
+pytestmark = [
+    pytest.mark.interop,  # PCP's own pminfo, pmprobe and pmstore are among the clients
+    pytest.mark.slow,  # the whole matrix of moments and faults: 3 to 10 s a case, 2 min in all
+]
 
 #: The default seed, chosen because its draws use every corruption variant, and both
 #: a RESULT short of a value set and a reply that is no PDU at all from the in-process agent.
@@ -87,14 +91,14 @@ AGENT = ROOT / "tests" / "fixtures" / "faulty" / "agent.py"
 
 #: pmcd's -t (seconds to wait for an agent's answer) and -q (for its CREDS).
 AGENT_TIMEOUT, CREDS_TIMEOUT = 1.5, 2.0
-#: How long a client may wait for an answer while an agent misbehaves: pmcd's
-#: timeout, and a margin for a busy two-core machine.
-ANSWER_WITHIN = AGENT_TIMEOUT + 8.0
-#: How long an agent may take to reach a point, and to be back after a fault
-#: (restarts come after 2 s, then 4 s, ... while it keeps failing).
-EVENT_WITHIN, BACK_WITHIN = 20.0, 20.0
+#: How long a client may wait for an answer while an agent misbehaves (it comes after
+#: pmcd's -t at most): a hang guard, which only a pmcd that never answers trips.
+ANSWER_WITHIN = DEADLINE
+#: How long an agent may take to reach a point, and to be back after a fault (restarts
+#: come after 2 s, then 4 s, ... while it keeps failing): hang guards too.
+EVENT_WITHIN, BACK_WITHIN = DEADLINE, DEADLINE
 #: Every test ends within this (each wait has a deadline of its own, all shorter).
-TEST_DEADLINE = 100.0
+TEST_DEADLINE = 3 * DEADLINE
 
 #: How PCP words PM_ERR_NOAGENT (pmapi/errors.py, as libpcp).
 NOAGENT_TEXT = "No PMCD agent for domain of request"
@@ -405,7 +409,7 @@ class Run:
 
     def tool(self, *argv: str) -> subprocess.CompletedProcess:
         """Run one of PCP's tools against this pmcd (a hung one raises TimeoutExpired)."""
-        return self.pmcd.run(*argv, timeout=30)
+        return self.pmcd.run(*argv, timeout=DEADLINE)
 
     # -- checks ----------------------------------------------------------------------
 
@@ -710,7 +714,7 @@ def at_creds(run: Run, remote: Remote, fault: str, action: str, event: Event) ->
     if spec.process:
         resume = strike(spec, fault, event)
         if fault == "stop":  # frozen in its handshake: pmcd's -q gives up on it
-            if not wait_for(lambda: given_up(remote, event), CREDS_TIMEOUT + 10, run.gone):
+            if not wait_for(lambda: given_up(remote, event), DEADLINE, run.gone):
                 run.fail(spec.name, "pmcd never gave up on an agent stopped in its handshake")
             resume()
     elif action == "hang":

@@ -15,7 +15,6 @@ import socket
 import struct
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -43,8 +42,9 @@ from purepcp.pmapi.values import Result, Timestamp, ValueSet
 from purepcp.pmcd.config import parse_config
 from purepcp.pmcd.daemon import Daemon, Settings, namespace_for
 from purepcp.pmcd.session import MAX_PROFILES, PROFILE_BYTES
-from tests.pmcd.test_pmcd_daemon import NUMFETCH, SIMPLE, TRIVIAL_TIME, Client
 from tests.support.our_pmcd import ROOT, our_pmcd
+from tests.support.pdu_client import NUMFETCH, SIMPLE, TRIVIAL_TIME, Client
+from tests.support.waiting import DEADLINE, wait_until
 
 CONF = (
     "trivial 250 dso Trivial purepcp.agents.trivial\nsimple 253 dso Simple purepcp.agents.simple\n"
@@ -52,7 +52,8 @@ CONF = (
 PMCD_CONF = "pmcd 2 dso PmcdAgent purepcp.pmcd.pmcd_agent\n" + CONF
 
 
-async def _start(nursery, timeout: float = 5.0, **more) -> tuple[Daemon, int]:
+async def _start(nursery, timeout: float = DEADLINE, **more) -> tuple[Daemon, int]:
+    """Our pmcd in NURSERY: (daemon, port); TIMEOUT, its agent timeout, as in pdu_client.start."""
     config = parse_config(CONF)
     settings = Settings(timeout=timeout, port=0, addresses=["127.0.0.1"], **more)
     daemon = Daemon(config, namespace_for(config, None), settings)
@@ -67,7 +68,7 @@ async def test_a_client_holding_half_a_pdu_is_closed_after_pmcds_timeout():
         c = await Client.connect(port)
         frame = encode(PMNSNamesPDU(("simple.numfetch",)))
         await c.stream.send_all(frame[: len(frame) // 2])
-        with trio.fail_after(10):
+        with trio.fail_after(DEADLINE):
             assert await c.receive() is None  # closed by pmcd
         # a client that sends its PDUs whole, however slowly between them, stays
         slow = await Client.connect(port)
@@ -99,7 +100,7 @@ async def test_a_client_that_never_reads_its_answers_is_closed():
         stream.socket.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
         await stream.send_all(encode(CredsPDU((Cred.version(0, 2),), 1)))
         request = encode(PMNSNamesPDU(tuple(f"simple.{n}" for n in range(500))))
-        with trio.fail_after(20):
+        with trio.fail_after(DEADLINE):
             while daemon.sessions:  # answers pile up unread until pmcd gives up on it
                 try:
                     await stream.send_all(request)
@@ -111,7 +112,7 @@ async def test_a_client_that_never_reads_its_answers_is_closed():
         nursery.cancel_scope.cancel()
 
 
-async def _until(condition, seconds: float = 20) -> None:
+async def _until(condition, seconds: float = DEADLINE) -> None:
     with trio.fail_after(seconds):
         while not condition():
             await trio.sleep(0.02)
@@ -163,14 +164,6 @@ def _rss_mb(pid: int) -> float:
     raise AssertionError("no VmRSS")
 
 
-def _wait(condition, seconds: float = 30, what: str = "condition") -> None:
-    deadline = time.monotonic() + seconds
-    while not condition():
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out waiting for {what}")
-        time.sleep(0.05)
-
-
 def _numclients(pmcd) -> int:
     run = subprocess.run(
         [sys.executable, "-m", "purepcp.tools.pminfo", "-h", pmcd.host, "-f", "pmcd.numclients"],
@@ -185,12 +178,13 @@ def _numclients(pmcd) -> int:
     return int(found.group(1)) - 1  # not counting the asking pminfo
 
 
+@pytest.mark.slow  # a load test: 400 connections held
 def test_the_memory_of_400_held_connections_comes_back(tmp_path: Path):
     """400 connections each holding 30 KB of a PDU: before, pmcd ended 21 MB bigger after
     they had all gone; now what they took is given back (a few MB of Python's own stay)."""
     with our_pmcd(PMCD_CONF, tmp_path, "-t", "60") as pmcd:
         port = int(pmcd.host.rsplit(":", 1)[1])
-        _wait(lambda: _numclients(pmcd) == 0, what="a quiet pmcd")
+        wait_until("a quiet pmcd", lambda: _numclients(pmcd) == 0)
         before = _rss_mb(pmcd.pid)
         held = []
         for _ in range(400):
@@ -198,13 +192,13 @@ def test_the_memory_of_400_held_connections_comes_back(tmp_path: Path):
             s.recv(64)  # the greeting
             s.sendall(struct.pack(">iii", 60000, 0x7003, 0) + bytes(30000))
             held.append(s)
-        _wait(lambda: _numclients(pmcd) == 400, what="400 clients")
+        wait_until("400 clients", lambda: _numclients(pmcd) == 400)
         during = _rss_mb(pmcd.pid)
         for s in held:
             s.close()
-        _wait(lambda: _numclients(pmcd) == 0, what="the clients to be gone")
+        wait_until("the clients to be gone", lambda: _numclients(pmcd) == 0)
         # pmcd gives memory back a second after the last of a burst of clients left
-        _wait(lambda: _rss_mb(pmcd.pid) - before < 10, what="RSS to come back")
+        wait_until("RSS to come back", lambda: _rss_mb(pmcd.pid) - before < 10)
         after = _rss_mb(pmcd.pid)
         assert during - before > 10  # (the connections did cost something)
         assert after - before < 10, (before, during, after)
@@ -234,11 +228,11 @@ def test_at_the_descriptor_limit_pmcd_logs_once_and_serves_the_clients_it_has(tm
         for _ in range(100):  # more than pmcd has descriptors for
             s = socket.create_connection(("127.0.0.1", port))
             crowd.append(s)
-        _wait(lambda: "cannot accept connections" in pmcd.log(), what="the log line")
+        wait_until("the log line", lambda: "cannot accept connections" in pmcd.log())
         assert first.fetch_ok()  # a client it already had is still served
         for s in crowd:
             s.close()
-        _wait(lambda: "accepting connections on" in pmcd.log(), what="pmcd to accept again")
+        wait_until("pmcd to accept again", lambda: "accepting connections on" in pmcd.log())
         second = SyncClient(port)
         assert second.fetch_ok()
         log = pmcd.log()
@@ -254,7 +248,7 @@ class SyncClient:
     """A blocking PDU client: greeting, CREDS, PROFILE, and fetches of trivial.time."""
 
     def __init__(self, port: int) -> None:
-        self.sock = socket.create_connection(("127.0.0.1", port), timeout=10)
+        self.sock = socket.create_connection(("127.0.0.1", port), timeout=DEADLINE)
         self.sock.recv(64)
         self.sock.sendall(encode(CredsPDU((Cred.version(0, 2),), 1)) + encode(ProfilePDU(0, 0)))
 
@@ -269,7 +263,7 @@ def test_a_second_pmcd_on_the_same_layout_refuses_and_touches_nothing(tmp_path: 
     its exit; the first ran on, unreachable through local: and unseen by pmda install."""
     with our_pmcd(CONF, tmp_path) as pmcd:
         pid_file = tmp_path / "pmcd.pid"
-        _wait(pid_file.exists, what="the pid file")
+        wait_until("the pid file", pid_file.exists)
         sock_inode = os.stat(pmcd.unix).st_ino
         second = subprocess.run(
             [

@@ -26,7 +26,7 @@ from purepcp.pmapi.pdu.records import (
     TextPDU,
     TextReqPDU,
 )
-from tests.pmcd.test_pmcd_daemon import Client, start
+from tests.support.pdu_client import Client, start
 
 pytestmark = pytest.mark.trio
 

@@ -21,7 +21,8 @@ from purepcp.pmapi.ids import pmID_build, pmInDom_build
 from purepcp.pmapi.pdu.records import HighResFetchPDU, InDomProfile, ProfilePDU
 from purepcp.pmcd.config import parse_config
 from purepcp.pmcd.daemon import Daemon, Settings, namespace_for
-from tests.pmcd.test_pmcd_daemon import NUMFETCH, SIMPLE, TRIVIAL_TIME, Client
+from tests.support.pdu_client import NUMFETCH, SIMPLE, TRIVIAL_TIME, Client
+from tests.support.waiting import DEADLINE
 
 TRIVIAL = 250
 
@@ -29,13 +30,14 @@ TRIVIAL = 250
 async def _start(nursery, conf: str, **settings) -> tuple[Daemon, int]:
     config = parse_config(conf)
     assert config.ok, config.messages
-    defaults = dict(timeout=5.0, port=0, addresses=["127.0.0.1"])
+    # pmcd's agent timeout (-t) a hang guard, as in pdu_client.start, but where a test sets it
+    defaults = dict(timeout=DEADLINE, port=0, addresses=["127.0.0.1"])
     daemon = Daemon(config, namespace_for(config, None), Settings(**{**defaults, **settings}))
     where = await nursery.start(daemon.run)
     return daemon, int(where[0].rsplit(":", 1)[1])
 
 
-async def _until(condition, seconds: float = 20) -> None:
+async def _until(condition, seconds: float = DEADLINE) -> None:
     with trio.fail_after(seconds):
         while not condition():
             await trio.sleep(0.02)
@@ -189,7 +191,7 @@ async def test_an_agent_that_stops_reading_cannot_hold_a_client_for_ever(tmp_pat
         insts = tuple(range(15000))
         await c.send(ProfilePDU(0, 0, (InDomProfile(pmInDom_build(SIMPLE, 0), 1, insts),)))
         big = tuple(pmID_build(SIMPLE, 0, i % 3) for i in range(10000))
-        with trio.fail_after(10):
+        with trio.fail_after(DEADLINE):
             reply = await c.ask(HighResFetchPDU(0, big))
         assert reply.result.vsets[0].numval == PM_ERR_NOAGENT
         nursery.cancel_scope.cancel()

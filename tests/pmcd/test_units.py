@@ -21,7 +21,7 @@ from purepcp.pmapi.archive.context import ArchiveContext
 from purepcp.pmapi.paths import paths
 from purepcp.pmcd.units import UNITS, install_units, render_units
 from tests.support.our_pmcd import _stop, start_daemon
-from tests.support.waiting import Notifications, complete_records, wait_until
+from tests.support.waiting import DEADLINE, Notifications, complete_records, wait_until
 
 SYSTEMD_ANALYZE = shutil.which("systemd-analyze")
 
@@ -150,7 +150,7 @@ def test_pmcd_unit_command_by_hand_notifies_and_reloads(tmp_path):
         assert (layout.run_dir / "pmcd.pid").read_text() == str(pmcd.pid)
         assert (layout.log_dir / "pmcd" / "pmcd.log").exists()
         reload = command_of(settings["ExecReload"][0], MAINPID=str(pmcd.pid))
-        subprocess.run(reload, env=env, check=True, timeout=30)
+        subprocess.run(reload, env=env, check=True, timeout=DEADLINE)
         notify.wait(pmcd, "RELOADING", "pmcd's reload")
         notify.wait(pmcd, "READY", "pmcd's reload")
         probe = subprocess.run(

@@ -57,6 +57,7 @@ from purepcp.pmda import COUNTER, NOSUPPORT, U32, U64, Agent, InDom, Metric, met
 from purepcp.pmda.inproc import AgentLoadError, load_agent
 from purepcp.pmda.serve import answer_requests, serve_stream
 from purepcp.pmda.serve import main as pmda_main
+from tests.support.waiting import DEADLINE
 
 SIMPLE = 253
 NUMFETCH, COLOR = pmID_build(SIMPLE, 0, 0), pmID_build(SIMPLE, 0, 1)
@@ -248,7 +249,7 @@ def test_background_refresh_feeds_fetches_without_running_in_them(toy):
     toy.refreshed.clear()
     toy.start()  # runs the refresh once at once, then every 10 ms in a thread
     try:
-        assert toy.refreshed.wait(10)
+        assert toy.refreshed.wait(DEADLINE)
         assert values(toy, cached) == [{PM_IN_NULL: 99}]
     finally:
         toy.stop()

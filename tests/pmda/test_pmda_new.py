@@ -29,6 +29,7 @@ from purepcp.pmda.cli import newagent
 from purepcp.pmda.cli.newagent import SHIPPED_AGENTS, NewAgentError, create_agent
 from purepcp.pmda.inproc import agent_class, load_agent
 from purepcp.pmda.testing import AgentHarness
+from tests.support.wheels import can_build_wheels_offline
 
 ROOT = Path(__file__).resolve().parents[2]
 TEMPLATES = ROOT / "pmda" / "templates" / "agent"
@@ -188,19 +189,6 @@ def test_the_readme_dbpmda_session(demo):
     assert "[Number of fetch requests the demo agent has answered]" in out
     values = [line.strip() for line in out.splitlines() if line.strip().startswith("value ")]
     assert values == ["value 1", "value 1", "value 1"]  # reset by the store, then a new agent
-
-
-def can_build_wheels_offline() -> bool:
-    """Whether pip can build a wheel with this environment's setuptools, without fetching:
-    setuptools 70.1 and later have bdist_wheel; before that it comes from the wheel package."""
-    if importlib.util.find_spec("wheel") is not None:
-        return True
-    try:
-        version = importlib.metadata.version("setuptools")
-    except importlib.metadata.PackageNotFoundError:
-        return False
-    major, minor = (int(part) for part in [*version.split("."), "0"][:2])
-    return (major, minor) >= (70, 1)
 
 
 INSTALLED_CHECK = """

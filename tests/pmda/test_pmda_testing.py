@@ -25,6 +25,7 @@ from purepcp.pmapi.errors import (
 from purepcp.pmapi.ids import PM_INDOM_NULL, pmID_build, pmID_domain, pmInDom_build
 from purepcp.pmda import COUNTER, DOUBLE, I32, U32, Agent, InDom, metric, refresh
 from purepcp.pmda.testing import AgentHarness
+from tests.support.waiting import DEADLINE
 
 
 @pytest.fixture
@@ -155,7 +156,7 @@ def test_closing_stops_background_refreshes(odd):
     def running():
         return [t.name for t in threading.enumerate() if t.name == "odd-background"]
 
-    assert odd.agent.refreshed.wait(10) and running() == ["odd-background"]
+    assert odd.agent.refreshed.wait(DEADLINE) and running() == ["odd-background"]
     odd.close()
     assert running() == []
 

@@ -229,6 +229,7 @@ def test_our_archive_from_pcps_pmcd_passes_pcp(tmp_path):
 
 
 @pytest.mark.interop
+@pytest.mark.slow  # a soak: twenty loggers killed at random, 30 s
 def test_sigkill_at_random_moments_leaves_valid_archives(tmp_path):
     require_reference("pmlogcheck")
     rng = random.Random(6)

@@ -19,8 +19,8 @@ from purepcp.pmapi.desc import Desc
 from purepcp.pmapi.types import PMSem, PMType
 from purepcp.pmapi.values import Result, Timestamp, ValueSet
 from purepcp.pmlogger import compress, daily
-from tests.pmlogger.test_pmlogger_rotate import _wait
 from tests.support.client_servers import ours_serving, tool_env
+from tests.support.waiting import DEADLINE, wait_until
 
 DAY = 86400
 NOW = time.time()
@@ -277,9 +277,9 @@ def test_with_the_primary_pmlogger_running(layout, capsys):
         env = dict(tool_env(), PCP_RUN_DIR=str(run_dir))
         proc = subprocess.Popen(argv, cwd=tmp, env=env, start_new_session=True)
         try:
-            _wait("the PID file", (run_dir / "pmlogger.pid").exists, proc)
+            wait_until("the PID file", (run_dir / "pmlogger.pid").exists, proc)
             live = _bases(host)[-1]
-            _wait("a first sample", lambda: _readable(host / live), proc)
+            wait_until("a first sample", lambda: _readable(host / live), proc)
             # newer than the live one (so not protected as the newest) and as old as can be
             _make_archive(host / "29991231.23.59", age_days=-1)
 
@@ -300,12 +300,12 @@ def test_with_the_primary_pmlogger_running(layout, capsys):
 
             status, out, err = _daily(capsys, "-Z", "-k", "forever", "-x", "never")
             assert status == 0, err
-            _wait("a second archive", lambda: len(_bases(host)) == 3, proc)
+            wait_until("a second archive", lambda: len(_bases(host)) == 3, proc)
             second = _bases(host)[1]
-            _wait("its first sample", lambda: _readable(host / second), proc)
+            wait_until("its first sample", lambda: _readable(host / second), proc)
         finally:
             proc.send_signal(signal.SIGTERM)
-            assert proc.wait(30) == 0
+            assert proc.wait(DEADLINE) == 0
     assert not (run_dir / "pmlogger.pid").exists()
     assert second == live + "-00" or (second > live and "-" not in second)  # (a later minute)
     # the first archive, once old, is compressed; it reads back, as the second does

@@ -8,7 +8,6 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -17,6 +16,7 @@ from purepcp.pmapi.archive import Archive
 from purepcp.pmapi.ids import pmID_build
 from purepcp.pmlogger.archname import ArchiveNameError, archive_exists, choose, expand, make_parents
 from tests.support.client_servers import ours_serving, tool_env
+from tests.support.waiting import wait_until
 
 WHEN = 1_700_000_000  # Tue Nov 14 22:13:20 2023 UTC
 ARCHIVE_PMID = pmID_build(2, 3, 2)  # pmcd.pmlogger.archive
@@ -98,17 +98,6 @@ def test_missing_directories_are_made(tmp_path):
 # -- a running pmlogger ------------------------------------------------------------------------
 
 
-def _wait(what: str, ready: Callable[[], bool], proc: subprocess.Popen, limit: float = 60) -> None:
-    """Poll READY until it holds; fail (naming WHAT) if PROC ends or LIMIT seconds pass."""
-    deadline = time.monotonic() + limit
-    while not ready():
-        if proc.poll() is not None:
-            pytest.fail(f"pmlogger exited ({proc.returncode}) waiting for {what}")
-        if time.monotonic() > deadline:
-            pytest.fail(f"gave up waiting for {what}")
-        time.sleep(0.05)
-
-
 def _records(base: str) -> list:
     with Archive(base) as a:
         assert a.problems == []
@@ -154,11 +143,11 @@ def rotated(tmp_path_factory):
         proc = subprocess.Popen(argv, cwd=tmp, env=env, start_new_session=True)
         try:
             pidfile = tmp / "run" / "pmlogger.pid"
-            _wait("the PID file", lambda: pidfile.exists() and pidfile.read_text() != "", proc)
+            wait_until("the PID file", lambda: pidfile.exists() and pidfile.read_text() != "", proc)
             assert pidfile.read_text() == str(proc.pid)  # (as PCP writes it: no newline)
-            _wait("the first archive", lambda: len(_bases(archives)) == 1, proc)
+            wait_until("the first archive", lambda: len(_bases(archives)) == 1, proc)
             first = _bases(archives)[0]
-            _wait("a first sample", lambda: _has_samples(first, 1), proc)
+            wait_until("a first sample", lambda: _has_samples(first, 1), proc)
             proc.send_signal(signal.SIGUSR2)
             status = proc.wait(60)
         finally:
@@ -232,8 +221,8 @@ def test_sigusr2_without_metacharacters_exits_as_pcps_does(tmp_path):
             start_new_session=True,
         )
         try:
-            _wait("a first sample", lambda: _has_samples(str(tmp_path / "fixed"), 1), proc)
-            _wait("the PID file", (tmp_path / "run" / "pmlogger.pid").exists, proc)
+            wait_until("a first sample", lambda: _has_samples(str(tmp_path / "fixed"), 1), proc)
+            wait_until("the PID file", (tmp_path / "run" / "pmlogger.pid").exists, proc)
             proc.send_signal(signal.SIGUSR2)
             status = proc.wait(60)
             stderr = proc.stderr.read()

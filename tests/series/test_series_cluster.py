@@ -8,8 +8,8 @@ import pytest
 from purepcp.series.load import ArchiveLoader
 from purepcp.series.read import SeriesReader
 from purepcp.series.store import Store, StoreConfig
-from tests.series.test_series_load import write_mixed
 from tests.support.redis_servers import redis_cluster, redis_server, require_redis
+from tests.support.series_archives import write_mixed
 from tests.support.series_dump import differences, dump
 from tests.support.series_reference import pcp_pmseries, require_pcp_series
 

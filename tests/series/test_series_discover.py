@@ -23,7 +23,7 @@ from purepcp.series.read import SeriesReader
 from purepcp.series.store import Store, StoreConfig
 from tests.support.pmproxy_servers import our_pmproxy
 from tests.support.redis_servers import redis_server, require_redis
-from tests.support.waiting import wait_until
+from tests.support.waiting import DEADLINE, wait_until
 
 T0 = 1_700_000_000
 PMID = pmID_build(245, 0, 7)
@@ -200,4 +200,4 @@ def test_live_pmcd_logged_and_discovered(tmp_path):
                 assert values == sorted(values, reverse=True)  # (newest first; a counter)
         finally:
             logger.terminate()
-            logger.wait(timeout=30)
+            logger.wait(timeout=DEADLINE)

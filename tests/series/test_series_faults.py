@@ -8,9 +8,10 @@ import pytest
 
 from purepcp.series.load import ArchiveLoader, LoadError
 from purepcp.series.store import Store, StoreConfig
-from tests.series.test_series_load import write_mixed
 from tests.support.redis_servers import redis_server, require_redis
+from tests.support.series_archives import write_mixed
 from tests.support.series_dump import differences, dump
+from tests.support.waiting import DEADLINE
 
 
 class RestartingStore(Store):
@@ -31,7 +32,9 @@ class RestartingStore(Store):
 
 
 def config(port: int) -> StoreConfig:
-    return StoreConfig(servers=(("127.0.0.1", port),), timeout=2.0)
+    # (a stopped server refuses connections at once: the command timeout is only a hang
+    # guard here, which a busy machine must not trip in a healthy server's answer)
+    return StoreConfig(servers=(("127.0.0.1", port),), timeout=DEADLINE)
 
 
 @pytest.fixture
@@ -70,6 +73,7 @@ def test_restart_between_batches_is_seamless(archive, tmp_path, at):
         assert differences(expected, got) == []
 
 
+@pytest.mark.slow  # a fault matrix that waits out the Redis client's reconnect backoff
 @pytest.mark.parametrize("at", BATCHES)
 @pytest.mark.parametrize("persistent", [True, False])
 def test_server_down_then_back_resumes(archive, tmp_path, at, persistent):
@@ -95,6 +99,7 @@ def test_server_down_then_back_resumes(archive, tmp_path, at, persistent):
         assert differences(expected, got) == []
 
 
+@pytest.mark.slow  # it waits out the Redis client's reconnect backoff, twice
 def test_server_gone_for_good_names_archive_and_volume(archive, tmp_path):
     require_redis()
     import redis

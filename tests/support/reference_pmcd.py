@@ -33,6 +33,8 @@ from dataclasses import dataclass
 
 import pytest
 
+from tests.support.waiting import DEADLINE
+
 PMCD = "/usr/lib/pcp/bin/pmcd"
 PMNS_ROOT = "/var/lib/pcp/pmns/root"
 
@@ -73,7 +75,7 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-def _wait_answering(proc: subprocess.Popen, port: int, timeout: float = 60.0) -> bool:
+def _wait_answering(proc: subprocess.Popen, port: int, timeout: float = DEADLINE) -> bool:
     """Whether pmcd PROC greets a client on PORT (so its start-up log is complete)
     before it exits or TIMEOUT seconds pass; see the module's docstring."""
     deadline = time.monotonic() + timeout

@@ -40,19 +40,12 @@ import pytest
 
 from tests.support.our_pmcd import _stop, start_daemon
 from tests.support.pmproxy_servers import PCP_PMPROXY, Proxy, get
+from tests.support.qa_archives import QA_DIRS
 from tests.support.redis_servers import HOST, PORT_ATTEMPTS, free_port
 from tests.support.waiting import DEADLINE, wait_until
 
 PMSERIES = "/usr/bin/pmseries"
 SYSTEM_PYTHON = "/usr/bin/python3"
-
-#: where PCP's QA archives may be: $PCP_QA_ARCHIVES, the pcp-testsuite package
-#: installed, or its files unpacked under /opt/pcp-testsuite (as test_archive_damage)
-QA_DIRS = [
-    *([Path(os.environ["PCP_QA_ARCHIVES"])] if os.environ.get("PCP_QA_ARCHIVES") else []),
-    Path("/var/lib/pcp/testsuite"),
-    Path("/opt/pcp-testsuite/var/lib/pcp/testsuite"),
-]
 
 
 def require_pcp_series() -> None:

@@ -23,8 +23,12 @@ from pathlib import Path
 
 import pytest
 
-#: The longest any test waits for another process to reach a state.
-DEADLINE = 60.0
+#: The longest any test waits for another process (or its own server) to reach a state: a
+#: hang guard, which only a real hang trips.  It is minutes, not seconds: a wait is on an
+#: event or a condition and ends the moment that comes, so a generous bound costs nothing
+#: until something hangs, while on a busy machine (the other xdist worker, other work) a
+#: start-up can take many times its usual second.
+DEADLINE = 300.0
 
 _names = itertools.count()
 

@@ -943,6 +943,7 @@ SOURCES = ["logger2", "logger3", "pmi2", "pmi3", "ours2", "ours3", "odd2", "odd3
 
 
 @pytest.mark.interop
+@pytest.mark.slow  # a sweep: 25 flag sets on 10 kinds of archive, each beside PCP's
 @pytest.mark.parametrize("kind", SOURCES)
 @pytest.mark.parametrize("flags", FLAGS)
 def test_every_flag_on_every_kind_of_archive(archives, kind, flags):

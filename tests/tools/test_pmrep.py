@@ -26,6 +26,7 @@ from purepcp.tools.report.config import ConfigError, Loaded, compact_spec, load,
 from purepcp.tools.report.model import Kind
 from purepcp.tools.report.resolve import fetch_conversion
 from purepcp.tools.report.settings import Settings
+from tests.support.examples import examples
 
 ROOT = Path(__file__).resolve().parents[2]
 T0 = 1_700_000_000
@@ -277,7 +278,7 @@ def pcp_stdout_cell(value, width: int, precision: int) -> str:
     return f"{value:>{width}.{width}}"
 
 
-@settings(max_examples=400, deadline=None)
+@settings(max_examples=examples(400), deadline=None)
 @given(
     st.lists(
         st.one_of(
@@ -298,7 +299,7 @@ def test_stdout_cells_as_pcp_formats_them(values, width, precision):
     assert lines == [pcp_stdout_cell(v, width, precision) for v in values]
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(st.lists(st.integers(-(2**53), 2**53), min_size=1, max_size=20), st.integers(3, 12))
 def test_integer_cells_as_pcp_formats_them(values, width):
     renderer = Renderer([CellSpec(Kind.INT, width, 3)], " ")

@@ -552,6 +552,7 @@ def test_option_errors(ours, args, message):
     assert run == Run(1, "", message + PCP_USAGE)
 
 
+@pytest.mark.slow  # four refused connections, each retried by the Redis client for ~4 s
 def test_connection_refused_is_one_line(ours):
     port = free_port()
     for args in (["-S"], ["-a", LOAD], ["kernel.all.load"], ["-v", "hostname"]):

@@ -22,7 +22,8 @@ from purepcp.pmapi.types import PMSem, PMType
 from purepcp.pmapi.units import Units
 from purepcp.pmapi.values import Result, Timestamp, ValueSet
 from purepcp.tools import pmstore
-from tests.tools.test_pmprobe import free_port, option_column, run, running_pmcd
+from tests.support.reference_pmcd import free_port
+from tests.support.tool_pmcds import option_column, run, running_pmcd
 
 
 @pytest.fixture(autouse=True)

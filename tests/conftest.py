@@ -69,6 +69,21 @@ _layout = Path(tempfile.mkdtemp(prefix="purepcp-tests-"))
 os.environ["PUREPCP_CONF"] = str(_layout / "pcp.conf")
 atexit.register(shutil.rmtree, _layout, True)
 
+# PCP's daemons and tools keep their port files (a running pmlogger's, pmie's) under
+# $PCP_TMP_DIR, and every pmcd, PCP's or ours, reports the pmloggers it finds there
+# (pmcd.pmlogger.*).  The session's own directory keeps a pmlogger one test (or the other
+# xdist worker) starts out of the pmcd another test is comparing.
+(_layout / "tmp" / "pmlogger").mkdir(parents=True)
+os.environ["PCP_TMP_DIR"] = str(_layout / "tmp")
+
+
+def pytest_xdist_auto_num_workers(config) -> int:
+    """`-n auto`: two workers a CPU (eight at most).  Most tests spend their time waiting on
+    the processes they start (pmcd, agents, PCP's tools, Redis servers), so one worker a
+    CPU leaves the CPUs half idle: on two CPUs, four workers run the suite in two thirds
+    of the time."""
+    return min(8, 2 * (os.cpu_count() or 1))
+
 
 @pytest.fixture(autouse=True)
 def _fresh_derived_metrics(monkeypatch):

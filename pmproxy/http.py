@@ -157,8 +157,11 @@ async def _send(
     await stream.send_all(data)
 
 
-async def serve_connection(stream: trio.abc.Stream, handler: Handler, peer: str = "") -> None:
-    """Answer the requests on STREAM until the client closes it or must be dropped."""
+async def serve_connection(
+    stream: trio.abc.Stream, handler: Handler, peer: str = "", address: str = ""
+) -> None:
+    """Answer the requests on STREAM until the client closes it or must be dropped.
+    PEER names the client in log lines; ADDRESS is its address ("" on a unix socket)."""
     conn = h11.Connection(h11.SERVER, max_incomplete_event_size=MAX_HEAD)
     wire = _Wire(stream)
     try:
@@ -174,7 +177,7 @@ async def serve_connection(stream: trio.abc.Stream, handler: Handler, peer: str 
                     return
                 if not isinstance(event, h11.Request):
                     return  # (closed, or a state h11 will not go on from)
-                await _answer(conn, wire, event, handler)
+                await _answer(conn, wire, event, handler, address)
                 if conn.our_state is h11.MUST_CLOSE:
                     return
                 conn.start_next_cycle()
@@ -187,7 +190,7 @@ async def serve_connection(stream: trio.abc.Stream, handler: Handler, peer: str 
 
 
 async def _answer(
-    conn: h11.Connection, stream: _Wire, request: h11.Request, handler: Handler
+    conn: h11.Connection, stream: _Wire, request: h11.Request, handler: Handler, address: str
 ) -> None:
     headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in request.headers}
     method = request.method.decode("ascii", "replace")
@@ -200,7 +203,7 @@ async def _answer(
     else:
         path, params = parse_target(target)
         try:
-            reply = await handler(Request(method, path, params, body, headers))
+            reply = await handler(Request(method, path, params, body, headers, address))
         except Exception as exc:  # a fault of ours: this request fails, the client stays
             log.error("pmproxy: %s %s: internal error: %r", method, path, exc)
             reply = html_error(500, "webapi", "internal error")

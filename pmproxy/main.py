@@ -17,8 +17,10 @@ from purepcp.pmapi.options import HELP, VERSION, Opt, Tool
 from purepcp.pmapi.paths import LayoutError, paths
 from purepcp.pmapi.service import daemon_ended, notify_ready, open_daemon_log, raise_fd_limit
 from purepcp.series.discover import Discovery
+from purepcp.series.limits import QueryLimits
 from purepcp.series.store import Store, StoreConfig, StoreError
 
+from .access import WriteAccess
 from .groups import DEFAULT_TIMEOUT, DEFAULT_WORK, WebGroups
 from .http import serve_connection
 from .series import SeriesAPI
@@ -60,6 +62,9 @@ class Settings:
     terminate: float | None
     log: str | None = None  # -l (None: the layout's pmproxy.log)
     series: StoreConfig = field(default_factory=StoreConfig)  # [redis], [pmseries]...
+    writers: WriteAccess = field(default_factory=WriteAccess)  # [pmwebapi] allow.store
+    limits: QueryLimits = field(default_factory=QueryLimits)  # [pmseries] limit.*
+    load_paths: tuple[str, ...] = ()  # [pmseries] load.paths (none: /series/load is off)
 
 
 def default_port() -> int:
@@ -91,6 +96,7 @@ def options(argv: list[str]) -> Settings:
                 ports.append(int(part))
     timeout, work = DEFAULT_TIMEOUT, DEFAULT_WORK
     series = StoreConfig()
+    writers, limits, load_paths = WriteAccess(), QueryLimits(), ()
     config_path = parsed.get("config")
     if config_path is not None:
         config = configparser.ConfigParser(interpolation=None, strict=False)
@@ -105,7 +111,8 @@ def options(argv: list[str]) -> Settings:
         work = _seconds_from_ms(config, "work", work)
         try:
             series = StoreConfig.from_parser(config)
-        except StoreError as exc:
+            writers, limits, load_paths = _guards(config)
+        except (StoreError, ValueError) as exc:
             TOOL.fail(f"{config_path}: {exc}")
     terminate = None
     if "T" in parsed:
@@ -122,7 +129,49 @@ def options(argv: list[str]) -> Settings:
         terminate=terminate,
         log=parsed.get("log"),
         series=series,
+        writers=writers,
+        limits=limits,
+        load_paths=load_paths,
     )
+
+
+def _guards(
+    config: configparser.ConfigParser,
+) -> tuple[WriteAccess, QueryLimits, tuple[str, ...]]:
+    """[pmwebapi] allow.store, [pmseries] limit.terms/series/seconds and load.paths;
+    ValueError naming the section and key of a value that cannot be read."""
+
+    def text(section: str, key: str) -> str | None:
+        value = config.get(section, key, fallback=None)
+        return value.strip() if value is not None else None
+
+    def limit(key: str, default: float | None, kind: type) -> float | None:
+        value = text("pmseries", key)
+        if value is None or value == "":
+            return default
+        try:
+            number = kind(value)
+        except ValueError:
+            raise ValueError(f"[pmseries] {key} = {value}: not a number") from None
+        if number < 0:
+            raise ValueError(f"[pmseries] {key} = {value}: not a number of 0 or more")
+        return number or None  # (0: no limit)
+
+    writers = WriteAccess()
+    allow = text("pmwebapi", "allow.store")
+    if allow is not None:
+        try:
+            writers = WriteAccess.from_text(allow)
+        except ValueError as exc:
+            raise ValueError(f"[pmwebapi] allow.store: {exc}") from None
+    defaults = QueryLimits()
+    limits = QueryLimits(
+        terms=limit("limit.terms", defaults.terms, int),  # type: ignore[arg-type]
+        series=limit("limit.series", defaults.series, int),  # type: ignore[arg-type]
+        seconds=limit("limit.seconds", defaults.seconds, float),
+    )
+    paths = tuple(p for p in (text("pmseries", "load.paths") or "").replace(",", " ").split())
+    return writers, limits, paths
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -204,8 +253,8 @@ async def serve(settings: Settings, task_status=trio.TASK_STATUS_IGNORED) -> Non
     """Listen, answer requests until SIGTERM or SIGINT (or -T's time), then close."""
     log = logging.getLogger("pmproxy")
     groups = WebGroups(settings.hostspec, settings.timeout, settings.work)
-    api = WebAPI(groups)
-    series = SeriesAPI(settings.series)
+    api = WebAPI(groups, settings.writers)
+    series = SeriesAPI(settings.series, settings.limits, settings.load_paths)
 
     async def route(request: Request) -> Reply:
         if request.path.startswith("/series/"):
@@ -227,9 +276,10 @@ async def serve(settings: Settings, task_status=trio.TASK_STATUS_IGNORED) -> Non
         try:
             peer = stream.socket.getpeername()
             name = f"{peer[0]}:{peer[1]}" if isinstance(peer, tuple) else str(peer)
+            address = peer[0] if isinstance(peer, tuple) else ""
         except OSError:
-            name = "?"
-        await serve_connection(stream, route, name)
+            name, address = "?", "?"  # (gone already: nothing it asks may write)
+        await serve_connection(stream, route, name, address)
 
     try:
         with trio.open_signal_receiver(signal.SIGTERM, signal.SIGINT) as signals:

@@ -8,16 +8,27 @@ serving the rest of its API, whether or not the key server is there.
 
 from __future__ import annotations
 
+import logging
+import os
 import re
 import threading
-from collections.abc import Callable, Mapping
+import time
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 from urllib.parse import parse_qsl
 
 import trio
 
-from purepcp.pmapi.timewindow import parse_interval_ns
+from purepcp.pmapi.cnumbers import strtoul, uint32
+from purepcp.pmapi.timewindow import (
+    NSEC,
+    PM_MAX_TIME_T,
+    TimeParseError,
+    parse_interval_ns,
+    parse_time,
+)
 from purepcp.series.functions import values_of_expression
+from purepcp.series.limits import Budget, QueryLimitError, QueryLimits
 from purepcp.series.load import ArchiveLoader, LoadError
 from purepcp.series.loadspec import LoadSpecError, load_spec
 from purepcp.series.query import run_query
@@ -26,6 +37,7 @@ from purepcp.series.store import Store, StoreConfig, StoreError
 
 from .webapi import JSON, Reply, Request, html_error
 
+log = logging.getLogger("pmproxy")
 OCTETS = "application/octet-stream"
 #: the calls, matched by prefix after /series/ as pmproxy does
 CALLS = ("query", "descs", "instances", "labels", "metrics", "sources", "values", "load", "ping")
@@ -70,8 +82,16 @@ def _wrap(client: str | None, body: str) -> str:
 class SeriesAPI:
     """The /series/ calls over one key server (or cluster)."""
 
-    def __init__(self, config: StoreConfig) -> None:
+    def __init__(
+        self,
+        config: StoreConfig,
+        limits: QueryLimits | None = None,
+        load_paths: Sequence[str] = (),
+    ) -> None:
         self.config = config
+        self.limits = limits if limits is not None else QueryLimits()
+        #: the directories /series/load may load archives from, their links resolved
+        self.load_paths = tuple(os.path.realpath(p) for p in load_paths)
         self._store: Store | None = None
         self._lock = threading.Lock()
 
@@ -110,13 +130,16 @@ class SeriesAPI:
             return self._success(client)
         if call == "values" and not params.get("series"):
             return Reply(400, JSON, b'{"success":false}\r\n')
-        work: Callable[[SeriesReader], Any] = getattr(self, "_" + call)(params)
         try:
+            work: Callable[[SeriesReader], Any] = getattr(self, "_" + call)(params)
             body = await trio.to_thread.run_sync(self._run, work)
         except (SeriesError, StoreError) as exc:
+            status = getattr(exc, "status", 400)
+            if isinstance(exc, QueryLimitError) or status != 400:  # (a line for whoever runs it)
+                log.warning("pmproxy: %s from %s: %s", request.path, request.peer or "local", exc)
             who = f'"client":{sds_repr(client)},' if client is not None else ""
             text = f'{{{who}"message":{sds_repr(str(exc))},"success":false}}'
-            return Reply(400, JSON, (text + "\r\n").encode())
+            return Reply(status, JSON, (text + "\r\n").encode())
         if body is None:
             return self._success(client)
         content = OCTETS if body in ("[]", "{}") else JSON
@@ -231,11 +254,14 @@ class SeriesAPI:
         window = window_of(params)
 
         def work(reader: SeriesReader) -> str:
+            budget = Budget(self.limits)
+            budget.check_series(len(sids))
             found = []
             for sid in sids:
+                budget.check_time()
                 values = reader.series_values(sid, window)
                 if not values:  # (an expression's id: its query is evaluated again)
-                    values = values_of_expression(reader, sid, window) or []
+                    values = values_of_expression(reader, sid, window, budget=budget) or []
                 found += values
             return values_json(found)
 
@@ -245,7 +271,7 @@ class SeriesAPI:
         text = params["expr"]
 
         def work(reader: SeriesReader) -> str:
-            answer = run_query(reader, text)
+            answer = run_query(reader, text, budget=Budget(self.limits))
             if answer.values is not None:
                 return values_json(answer.values)
             return "[" + ",".join(f'"{sid}"' for sid in answer.sids) + "]"
@@ -261,6 +287,7 @@ class SeriesAPI:
                 spec = load_spec(text)
             except LoadSpecError as exc:
                 raise SeriesError(str(exc)) from None
+            self._check_load_path(spec.path)
             with self._lock:
                 store = self._store
             if store is None:
@@ -276,6 +303,23 @@ class SeriesAPI:
 
         return work
 
+    def _check_load_path(self, path: str) -> None:
+        """Refuse (403) an archive that is not under one of [pmseries] load.paths: a
+        client must not make pmproxy read whatever files it can read."""
+        if not self.load_paths:
+            raise Refused("loading archives is off in this pmproxy ([pmseries] load.paths)")
+        real = os.path.realpath(path)
+        for allowed in self.load_paths:
+            if os.path.commonpath((real, allowed)) == allowed:
+                return
+        raise Refused(f"{path} is not under a directory in [pmseries] load.paths")
+
+
+class Refused(SeriesError):
+    """A request this pmproxy will not carry out for anyone (HTTP 403)."""
+
+    status = 403
+
 
 def values_json(values) -> str:
     items = []
@@ -290,41 +334,64 @@ def values_json(values) -> str:
     return "[" + ",".join(items) + "]"
 
 
-WINDOW_KEYS = ("samples", "count", "interval", "delta", "start", "begin", "finish", "end",
-               "range", "offset", "align", "zone")  # fmt: skip
+#: The /series/values parameters of each window field (the first one given wins), in the
+#: order pmSeriesValues reads them, so that the first bad one is the one reported.
+VALUES_WINDOW = (
+    ("delta", ("interval", "delta")),
+    ("align", ("align",)),
+    ("start", ("start", "begin")),
+    ("end", ("finish", "end")),
+    ("range", ("range",)),
+    ("count", ("samples", "count")),
+    ("offset", ("offset",)),
+    ("zone", ("zone",)),
+)
 
 
-def window_of(params: Mapping[str, str]) -> Window:
-    """The values window of a /series/values request: start/begin, finish/end (seconds
-    since the epoch), interval/delta, samples/count."""
-
-    def seconds(*keys: str) -> int:
-        for key in keys:
-            if params.get(key):
-                try:
-                    return int(float(params[key]) * 1_000_000_000)
-                except ValueError:
-                    raise SeriesError(f"invalid {key} {params[key]!r}") from None
-        return 0
-
-    def interval(*keys: str) -> int:
-        for key in keys:
-            if params.get(key):
-                try:
-                    return parse_interval_ns(params[key])
-                except Exception:
-                    raise SeriesError(f"invalid {key} {params[key]!r}") from None
-        return 0
-
-    count = 0 if any(params.get(k) for k in WINDOW_KEYS) else 1  # (no window: the newest)
-    for key in ("samples", "count"):
-        if params.get(key):
-            if not params[key].isdigit():
-                raise SeriesError(f"invalid {key} {params[key]!r}")
-            count = int(params[key])
+def window_of(params: Mapping[str, str], now: int | None = None) -> Window:
+    """The values window of a /series/values request, read as PCP 6.0.3's pmSeriesValues
+    reads it: start/begin and finish/end with __pmParseHighResTime from the epoch with no
+    end (a bare number is seconds since the epoch; "-2000second" and other dates are read
+    against the clock, "-2000s" is an error),
+    interval/delta and range as intervals, samples/count and offset as strtoul reads them;
+    a parameter given empty still counts as given.  NOW is ns since the epoch (default the
+    clock).  Raises SeriesError with PCP's message for the first text it refuses."""
+    texts = {f: next((params[k] for k in keys if k in params), None) for f, keys in VALUES_WINDOW}
+    now_ns = time.time_ns() if now is None else now
+    clock = (now_ns // NSEC, now_ns % NSEC)
+    times: dict[str, int] = {}
+    for field, text in texts.items():
+        if text is None or field == "zone":  # (any zone: pmNewZone accepts every text)
+            continue
+        try:
+            if field in ("delta", "range"):
+                times[field] = parse_interval_ns(text)
+            elif field in ("start", "end", "align"):
+                times[field] = parse_time(text, 0, None, now=clock)
+        except TimeParseError as exc:
+            parser = "pmParseHighResInterval" if field in ("delta", "range") else \
+                "__pmParseHighResTime"  # fmt: skip
+            raise SeriesError(f"Cannot parse time {field} with {parser}:\n{exc.errmsg}") from None
+        if field in ("count", "offset"):
+            scan = strtoul(text)
+            if scan.end != len(text):
+                word = "count" if field == "count" else "offset"
+                raise SeriesError(f"Invalid sample {word} requested - {text}")
+            times[field] = uint32(int(scan.value))
+    given = {f for f, text in texts.items() if text is not None}
+    start, end = times.get("start", 0), times.get("end", 0)
+    if "range" in times:  # (from that long ago, with no end)
+        start, end = now_ns - times["range"], 0
+    timed = bool(given & {"range", "delta", "start", "end"})
+    count = times.get("count", 0)
+    if not timed and "count" not in given:
+        count = 1  # (no window at all: the newest value)
+    if start < 0:  # (a range reaching before the epoch: nothing, as PCP answers)
+        return Window(start=1, end=1)
     return Window(
-        start=seconds("start", "begin"),
-        end=seconds("finish", "end"),
-        delta=interval("interval", "delta"),
+        start=start,
+        end=max(end, 0) if end < PM_MAX_TIME_T * NSEC else 0,
+        delta=times.get("delta", 0),
         count=count,
+        count_only=bool(count) and not timed,
     )

@@ -10,14 +10,16 @@ PMIDs and instance domains, fewer keys).
 from __future__ import annotations
 
 import json
+import logging
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from purepcp.pmapi.errors import PMError, pmErrStr
+from purepcp.pmapi.errors import PM_ERR_PERMISSION, PMError, pmErrStr
 from purepcp.pmapi.ids import PM_INDOM_NULL, pmIDStr, pmInDomStr
 from purepcp.pmapi.types import pmSemStr
 
+from .access import WriteAccess
 from .groups import WebGroups
 from .openmetrics import scrape_text
 from .webgroup import WebContext
@@ -27,6 +29,7 @@ from .webtext import check_match, name_matcher, parse_indom, parse_pmid, type_na
 JSON = "application/json"
 TEXT = "text/plain"
 HTML = "text/html"
+log = logging.getLogger("pmproxy")
 #: pmproxy's scrape asks for metrics this many names at a time
 BATCH = 256
 
@@ -54,6 +57,8 @@ class Request:
     params: Mapping[str, str]
     body: bytes = b""
     headers: Mapping[str, str] = None  # type: ignore[assignment]
+    #: the client's address without its port ("" on a unix socket: this host)
+    peer: str = ""
 
 
 @dataclass(frozen=True)
@@ -107,8 +112,9 @@ def _labels(text: str | None) -> str:
 class WebAPI:
     """The REST API over a set of web contexts: ``await api.handle(request)``."""
 
-    def __init__(self, groups: WebGroups) -> None:
+    def __init__(self, groups: WebGroups, writers: WriteAccess | None = None) -> None:
         self.groups = groups
+        self.writers = writers if writers is not None else WriteAccess()
 
     async def handle(self, request: Request) -> Reply:
         path = request.path
@@ -127,6 +133,12 @@ class WebAPI:
             allow = dict(COMMANDS).get(command, "GET")
             return Reply(200, JSON, b"", allow=allow)
         client = params.get("client")
+        if command == "store" and not self.writers.allows(request.peer):
+            what = params.get("name", params.get("pmid", ""))
+            log.warning("pmproxy: refused a store to %s from %s: not in [pmwebapi] allow.store",
+                        what, request.peer)  # fmt: skip
+            message = f"failed to store value to metric {what}: {pmErrStr(PM_ERR_PERMISSION)}"
+            return json_error(ident, message, 403)
         handler = getattr(self, "_" + command)
         try:
             return await handler(ident, params, compat, client)

@@ -10,6 +10,7 @@ import time
 from purepcp.pmapi.cnumbers import uint32
 
 from .. import schema
+from ..limits import Budget
 from ..parse import Binary, Call, Expr, Query, QuerySyntaxError, parse
 from ..read import SeriesError, SeriesReader, SeriesValue, Window
 from ..vectors import QueryAnswer, select
@@ -22,13 +23,18 @@ __all__ = ["run_function", "values_of_expression"]
 
 
 def _evaluate(
-    reader: SeriesReader, expr: Expr, sampling: Sampling | None, now: int
+    reader: SeriesReader,
+    expr: Expr,
+    sampling: Sampling | None,
+    now: int,
+    budget: Budget | None = None,
 ) -> tuple[str | None, list[Series]]:
     """EXPR computed over READER's store: its id and result series (values picked with
-    SAMPLING; without it, descriptors only).  SeriesError with PCP's first message."""
-    run = Run()
+    SAMPLING; without it, descriptors only).  SeriesError with PCP's first message
+    (QueryLimitError when it goes over BUDGET's limits)."""
+    run = Run(budget)
     root = tree(expr, run)
-    load(reader, root, sampling, now, select)
+    load(reader, root, sampling, now, budget.selector(select) if budget is not None else select)
     calculate(root, run)
     sid = hash_expression(reader, root, run)
     if run.failed:
@@ -45,7 +51,9 @@ def _values(series: list[Series]) -> list[SeriesValue]:
     ]
 
 
-def run_function(reader: SeriesReader, query: Query, *, now: int | None = None) -> QueryAnswer:
+def run_function(
+    reader: SeriesReader, query: Query, *, now: int | None = None, budget: Budget | None = None
+) -> QueryAnswer:
     """The answer to QUERY, whose expression is a function call or arithmetic: without a
     time window the expression's id (`[]` when nothing matched), with one its values.
     NOW (ns since the epoch) is what relative times count from.  Writes the expression's
@@ -53,18 +61,23 @@ def run_function(reader: SeriesReader, query: Query, *, now: int | None = None) 
     PCP's message for an expression PCP refuses."""
     now = time.time_ns() if now is None else now
     if not query.wants_values:
-        sid, _ = _evaluate(reader, query.expr, None, now)
+        sid, _ = _evaluate(reader, query.expr, None, now, budget)
         return QueryAnswer([sid] if sid else [], expression=True)
     timing = resolve(query.window, now)
     sampling = Sampling(start=timing.start, delta=timing.delta, count=uint32(timing.count))
-    sid, series = _evaluate(reader, query.expr, sampling, now)
+    sid, series = _evaluate(reader, query.expr, sampling, now, budget)
     if sid is None:
         return QueryAnswer([], [], expression=True)
     return QueryAnswer([sid], _values(series), expression=True)
 
 
 def values_of_expression(
-    reader: SeriesReader, sid: str, window: Window, *, now: int | None = None
+    reader: SeriesReader,
+    sid: str,
+    window: Window,
+    *,
+    now: int | None = None,
+    budget: Budget | None = None,
 ) -> list[SeriesValue] | None:
     """/series/values for SID when it is an expression's id (series_query_expr_reply):
     the canonical text stored in `pcp:expr:series:<sid>` parsed again and evaluated with
@@ -85,13 +98,15 @@ def values_of_expression(
         raise SeriesError(exc.message) from None
     if not isinstance(query.expr, (Call, Binary)):
         return None
+    if budget is not None:
+        budget.check_terms(query.expr)
     now = time.time_ns() if now is None else now
     start = now - window.range if window.range else window.start
     count = window.count
     if not (window.start or window.end or window.delta or window.count or window.range):
         count = 1
     sampling = Sampling(start=start, delta=window.delta, count=uint32(count))
-    expr_sid, series = _evaluate(reader, query.expr, sampling, now)
+    expr_sid, series = _evaluate(reader, query.expr, sampling, now, budget)
     if expr_sid is None:
         return []
     return _values(series)

@@ -220,12 +220,18 @@ def _meta_update(s: Series, units: Units, ops: _Operands, otype: int) -> None:
 
 
 def _dims(a: Units, b: Units, op: Arith) -> tuple[int, int, int]:
+    """The result's dimensions, kept in pmUnits' 4-bit fields as C keeps them (wrapping)."""
     la, lb = (a.dimSpace, a.dimTime, a.dimCount), (b.dimSpace, b.dimTime, b.dimCount)
     if op is Arith.STAR:
-        return (la[0] + lb[0], la[1] + lb[1], la[2] + lb[2])
+        return (dim4(la[0] + lb[0]), dim4(la[1] + lb[1]), dim4(la[2] + lb[2]))
     if op is Arith.SLASH:
-        return (la[0] - lb[0], la[1] - lb[1], la[2] - lb[2])
+        return (dim4(la[0] - lb[0]), dim4(la[1] - lb[1]), dim4(la[2] - lb[2]))
     return la
+
+
+def dim4(n: int) -> int:
+    """N stored in a pmUnits dimension (a signed 4-bit field): -8 - 1 is 7, as in C."""
+    return wrap(n, 4)
 
 
 def _apply(op: Arith, run: Run, left: Series, right: Series) -> _BinaryState | None:

@@ -59,6 +59,8 @@ def calculate(node: Node, run: Run) -> None:
     """series_calculate: children first, then this node's function or operator."""
     for child in node.children:
         calculate(child, run)
+    if run.budget is not None:
+        run.budget.check_time()
     if isinstance(node.expr, Binary):
         binary(node, run)
     elif isinstance(node.expr, Call):

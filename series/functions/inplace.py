@@ -76,7 +76,7 @@ def rate(node: Node, run: Run) -> None:
             run.fail(f"Can't rate convert '{expr}', counter semantics required\n")
             s.num_samples = -s.num_samples
         units = units_of(s.desc.units) or Units()
-        units = replace(units, dimTime=units.dimTime - 1, scaleTime=3)
+        units = replace(units, dimTime=wrap(units.dimTime - 1, 4), scaleTime=3)  # (C's 4 bits)
         s.desc.type = "double"
         s.desc.semantics = "instant"
         s.desc.units = pmUnitsStr(units)

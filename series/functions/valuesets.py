@@ -7,12 +7,16 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from purepcp.pmapi.timewindow import NSEC
 
 from ..parse import Binary, Call, Expr, Number, Vector, canonical
+
+if TYPE_CHECKING:
+    from ..limits import Budget
 
 __all__ = ["EXPR_PMID", "Desc", "Node", "Run", "Series", "Value", "timespec_delta", "tree"]
 
@@ -99,9 +103,10 @@ class Run:
     """One evaluation: the messages PCP would report (the first is the answer) and the
     data nodes by vector."""
 
-    def __init__(self) -> None:
+    def __init__(self, budget: Budget | None = None) -> None:
         self.messages: list[str] = []
         self.vectors: dict[int, Node] = {}
+        self.budget = budget  # (the request's limits: time is checked at each node)
 
     def fail(self, message: str) -> None:
         self.messages.append(message)

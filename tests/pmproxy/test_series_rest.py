@@ -122,6 +122,28 @@ def test_answers_are_pcps(path, proxies):
     assert (got[0], got[1], _same_page(got[2])) == (want[0], want[1], _same_page(want[2]))
 
 
+#: /series/values windows in PCP's time forms, good and bad (ours answered some with 500)
+WINDOWS = [
+    "start=-2000second", "start=-2000s", "start=abc", "finish=-5min", "interval=xyz",
+    "samples=-1", "start=1e400", "samples=abc", "start=@10:00", "zone=Nowhere/X", "offset=x",
+    "finish=xyz", "end=xyz", "begin=xyz", "delta=xyz", "samples=99999999999", "samples=",
+    "samples=+2", "samples=%202", "samples=2%20", "count=x", "align=x", "range=x",
+    "start=1317633024", "start=1317633024.5&samples=1", "start=@", "start=-", "start=",
+    "finish=", "interval=", "range=", "offset=", "range=100000000000",
+    "start=1960-01-01%2000:00:00", "finish=1%20hour%20ago", "start=2011-10-03&finish=2011-10-04",
+    "start=1317633023&finish=1317633024&interval=0.5s", "interval=-1", "samples=3&interval=1",
+    "offset=1&samples=2", "start=now", "finish=now",
+]  # fmt: skip
+
+
+@pytest.mark.interop
+@pytest.mark.parametrize("window", WINDOWS)
+def test_values_windows_are_pcps(window, proxies):
+    theirs, ours = proxies
+    path = f"/series/values?series={LOAD_AVG}&{window}"
+    assert ours.get(path) == theirs.get(path)
+
+
 @pytest.mark.interop
 def test_post_form_is_a_get(proxies):
     """grafana-pcp POSTs a form when the URL would be too long."""
@@ -174,7 +196,9 @@ def test_load_call_loads_an_archive(tmp_path):
     write_mixed(base)
     with redis_server(tmp_path / "redis") as server:
         conf = tmp_path / "ours.conf"
-        conf.write_text(f"[redis]\nservers = 127.0.0.1:{server.port}\n")
+        conf.write_text(
+            f"[redis]\nservers = 127.0.0.1:{server.port}\n[pmseries]\nload.paths = {tmp_path}\n"
+        )
         with our_pmproxy("localhost", tmp_path / "ours", "-c", str(conf)) as ours:
             expr = q('{source.path: "' + base + '"}')
             assert ours.get(f"/series/load?expr={expr}")[2] == b'{"success":true}\r\n'

@@ -373,3 +373,34 @@ def test_extended_header_goes_to_the_output_file(archive, tmp_path):
     text = target.read_text()
     assert text.startswith(f"\n  archive: {archive}\n     host: box\n")
     assert text.endswith("  t.mem\n  Kbyte\n      0\n   2048\n")
+
+
+@pytest.mark.parametrize("output", ["csv", "stdout", "json"])
+def test_an_output_file_it_cannot_write_is_one_line(archive, output):
+    """PCP's pmrep's words (its IOError printed), exit 1, and no traceback."""
+    target = "/nonexistent/dir/out.txt"
+    out = pmrep("-a", archive, "-o", output, "-F", target, "t.mem")
+    assert (out.returncode, out.stdout) == (1, "")
+    assert out.stderr == f"[Errno 2] No such file or directory: '{target}'\n"
+
+
+@pytest.mark.interop
+@pytest.mark.parametrize("output", ["csv", "stdout"])
+def test_an_output_file_it_cannot_write_as_pcp_says(archive, tmp_path, output):
+    from tests.support.reference_pmcd import require_reference
+
+    require_reference("pmrep")
+    argv = ["-a", archive, "-o", output, "-F", str(tmp_path / "no" / "out.csv"), "t.mem"]
+    env = dict(os.environ, TZ="UTC", PCP_PYTHON_PROG="/usr/bin/python3")
+    theirs = subprocess.run(["/usr/bin/pmrep", *argv], env=env, capture_output=True, text=True,
+                            timeout=60)  # fmt: skip
+    ours = pmrep(*argv)
+    assert (ours.returncode, ours.stdout, ours.stderr) == (
+        theirs.returncode, theirs.stdout, theirs.stderr)  # fmt: skip
+    assert theirs.returncode == 1
+
+
+def test_an_empty_window_is_the_header_alone(archive):
+    """As PCP 6.0.3's pmrep: no samples in the window, the header, and exit 0."""
+    out = pmrep("-a", archive, "-S", "+10", "t.mem")
+    assert (out.returncode, out.stdout, out.stderr) == (0, "  t.mem\n  Kbyte\n", "")

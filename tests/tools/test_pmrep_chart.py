@@ -14,11 +14,17 @@ import pytest
 from purepcp.pmapi.ids import PM_IN_NULL, PM_INDOM_NULL
 from purepcp.tools.report.chart import (
     NO_VALUES,
+    NOTHING_TO_CHART,
+    ChartError,
     ChartOptions,
     ChartWriter,
     MissingExtra,
+    NoValues,
     date_numbers,
+    grid_shape,
+    legend_rows,
     require_matplotlib,
+    time_axis,
 )
 from purepcp.tools.report.model import Block, Column, Kind
 
@@ -42,9 +48,9 @@ def _private_matplotlib_cache(tmp_path_factory):
 
 
 def column(metric: str, label: str, instance: str | None, inst: int, unit: str,
-           kind: Kind = Kind.FLOAT) -> Column:  # fmt: skip
+           kind: Kind = Kind.FLOAT, named: bool = False) -> Column:  # fmt: skip
     indom = PM_INDOM_NULL if instance is None else 1
-    return Column(metric, label, instance, inst, unit, 8, 2, kind, indom)
+    return Column(metric, label, instance, inst, unit, 8, 2, kind, indom, named=named)
 
 
 COLUMNS = [
@@ -142,14 +148,28 @@ def test_png_size_and_lines_where_the_values_are(tmp_path):
     assert abs(ys[xs >= right - left - 3].mean() - expect) <= 2.0
 
 
-def test_labels_legend_and_title(tmp_path):
+def test_titles_units_legend_and_title(tmp_path):
+    """Each chart is titled with the metric's full name, not pmrep's abbreviation (t.a),
+    and the y axis says the unit."""
     writer, _ = render(tmp_path, known_block(), title="somehost")
     a, b = writer.axes_by_metric["test.a"], writer.axes_by_metric["test.b"]
-    assert a.get_ylabel() == "t.a [KB]"
-    assert b.get_ylabel() == "t.b"  # no unit: no brackets
+    assert (a.get_title(loc="left"), a.get_ylabel()) == ("test.a", "KB")
+    assert (b.get_title(loc="left"), b.get_ylabel()) == ("test.b", "")  # unitless: no label
     assert [t.get_text() for t in a.get_legend().get_texts()] == ["one", "two"]
     assert b.get_legend() is None  # a singular metric needs no legend
     assert writer.figures[0].get_suptitle() == "somehost"
+    assert writer.figures[0].get_supxlabel() == "time (UTC)"
+
+
+def test_the_users_label_comes_with_the_full_name(tmp_path):
+    """A label the user gave (a metricset's "free") titles the chart, the name after it."""
+    columns = [column("mem.util.free", "free", None, PM_IN_NULL, "KB", named=True),
+               column("mem.util.used", "m.u.used", None, PM_IN_NULL, "KB")]  # fmt: skip
+    block = known_block()
+    writer, _ = render(tmp_path, Block(block.times, block.values[:, :2], block.has[:, :2], {}),
+                       columns=columns)  # fmt: skip
+    titles = {m: ax.get_title(loc="left") for m, ax in writer.axes_by_metric.items()}
+    assert titles == {"mem.util.free": "free (mem.util.free)", "mem.util.used": "mem.util.used"}
 
 
 def test_missing_values_are_gaps(tmp_path):
@@ -222,10 +242,24 @@ def test_no_values_still_draws_the_axes(tmp_path):
     assert [t.get_text() for t in b.texts] == [NO_VALUES]
     assert len(writer.axes_by_metric["test.a"].texts) == 0
 
-    writer, [path] = render(tmp_path, [], "empty.png")  # no samples at all
-    texts = [[t.get_text() for t in ax.texts] for ax in writer.axes_by_metric.values()]
-    assert texts == [[NO_VALUES], [NO_VALUES]]
-    assert Path(path).exists()
+
+@pytest.mark.parametrize("case", ["no samples", "no values", "strings only"])
+def test_nothing_to_chart_writes_no_file(tmp_path, case):
+    """An empty window, or not one value in it, is NoValues: no 1970 chart of nothing."""
+    columns, block = COLUMNS, known_block()
+    if case == "no samples":
+        blocks = []
+    elif case == "no values":
+        blocks = [Block(block.times, block.values, np.zeros(block.has.shape, bool), {})]
+    else:
+        columns = [column("test.s", "t.s", None, PM_IN_NULL, "", Kind.STRING)]
+        strings = {0: np.array(["x"] * ROWS, dtype=object)}
+        blocks = [Block(block.times, np.zeros((ROWS, 1)), np.ones((ROWS, 1), bool), strings)]
+    with pytest.raises(NoValues) as caught:
+        render(tmp_path, blocks, "empty.png", columns=columns)
+    assert str(caught.value) == NOTHING_TO_CHART
+    assert isinstance(caught.value, ChartError)
+    assert os.listdir(tmp_path) == []
 
 
 def test_lone_samples_get_a_marker(tmp_path):
@@ -256,3 +290,111 @@ def test_missing_matplotlib(monkeypatch):
     message = str(caught.value)
     assert "purepcp[plot]" in message
     assert "\n" not in message
+
+
+def many(metrics: int, rows: int = ROWS) -> tuple[list[Column], Block]:
+    """METRICS singular metrics, each a ramp of its own."""
+    columns = [
+        column(f"test.m{i:02d}", f"t.m{i:02d}", None, PM_IN_NULL, "") for i in range(metrics)
+    ]
+    values = np.linspace(0.0, 1.0, rows)[:, None] * np.arange(1, metrics + 1)
+    return columns, Block(times(rows), values, np.ones(values.shape, bool), {})
+
+
+@pytest.mark.parametrize(
+    ("charts", "shape"),
+    [(1, (1, 1)), (3, (3, 1)), (4, (2, 2)), (8, (4, 2)), (9, (3, 3)), (17, (6, 3)), (40, (14, 3))],
+)
+def test_grid_shape(charts, shape):
+    assert grid_shape(charts) == shape
+    assert grid_shape(charts, 1) == (charts, 1)  # --columns 1: a column of them
+    assert grid_shape(2, 5) == (1, 2)  # never more columns than charts
+
+
+def test_many_charts_are_a_grid_of_same_sized_charts(tmp_path):
+    """:vmstat's 17 metrics: six rows of three charts, each WIDTH x HEIGHT inches, not one
+    column 17 charts tall; each column's lowest chart (row 6, or row 5 where the last row
+    has no chart) shows the times."""
+    columns, block = many(17)
+    writer, [path] = render(tmp_path, block, "grid.png", columns=columns)
+    assert rgb(path).shape[:2] == (int(6 * HEIGHT * DPI), int(3 * WIDTH * DPI))
+    [fig] = writer.figures
+    assert len(fig.axes) == 17  # the last row's empty place is no chart
+    place = {}
+    for ax in fig.axes:
+        spec = ax.get_subplotspec()
+        place[ax.get_title(loc="left")] = (spec.rowspan.start, spec.colspan.start)
+        assert ax.get_window_extent().width > 0.6 * WIDTH * DPI  # (the labels take the rest)
+        assert ax.get_window_extent().height > 0.4 * HEIGHT * DPI
+    assert place["test.m00"] == (0, 0) and place["test.m02"] == (0, 2)  # a row at a time
+    assert place["test.m16"] == (5, 1)
+    shows_times = sorted(
+        place[ax.get_title(loc="left")] for ax in fig.axes
+        if any(t.get_visible() and t.get_text() for t in ax.get_xticklabels())
+    )  # fmt: skip
+    assert shows_times == [(4, 2), (5, 0), (5, 1)]
+
+
+def test_columns_asked_for(tmp_path):
+    """--columns 2: three charts in two rows of two."""
+    columns, block = many(3)
+    options = ChartOptions(str(tmp_path / "two.png"), "png", width=WIDTH, height=HEIGHT, dpi=DPI,
+                           columns=2)  # fmt: skip
+    writer = ChartWriter(columns, options)
+    writer.write(block)
+    [path] = writer.close()
+    assert rgb(path).shape[:2] == (int(2 * HEIGHT * DPI), int(2 * WIDTH * DPI))
+
+
+SPANS = [int(s) for s in np.geomspace(2, 3 * 365 * 86_400, 60)]  # 2 seconds to 3 years
+
+
+@pytest.mark.parametrize("width", [2.0, 6.4, 20.0])
+def test_time_axis_has_three_ticks_or_more_and_room_for_them(width):
+    """Any span, any chart width: at least three times on the axis, and no more than one
+    every TICK_INCHES (matplotlib's own intervals left 9 seconds with two)."""
+    from matplotlib.dates import date2num
+    from matplotlib.figure import Figure
+
+    from purepcp.tools.report.chart import TICK_INCHES
+
+    start = np.datetime64(START_NS, "ns")
+    for span in SPANS:
+        ax = Figure(figsize=(width, HEIGHT)).subplots()
+        time_axis(ax, None, width)
+        lo, hi = date2num(start), date2num(start + np.timedelta64(span, "s"))
+        ax.set_xlim(lo, hi)
+        ticks = [t for t in ax.xaxis.get_major_locator()() if lo <= t <= hi]
+        assert 3 <= len(ticks) <= max(7, width / TICK_INCHES), (span, len(ticks))
+
+
+@pytest.mark.parametrize("span_s", [6, 9, 20 * 60, 86_400, 7 * 86_400])
+def test_drawn_time_labels_are_several_and_distinct(tmp_path, span_s):
+    rows = 200
+    stamps = START_NS + np.linspace(0, span_s * 10**9, rows).astype(np.int64)
+    block = known_block(rows)
+    writer, _ = render(tmp_path, Block(stamps, block.values, block.has, {}))
+    labels = [t.get_text() for t in writer.axes_by_metric["test.b"].get_xticklabels()]
+    labels = [text for text in labels if text]
+    assert len(set(labels)) == len(labels) >= 3, labels
+
+
+@pytest.mark.filterwarnings("error")  # (a legend taller than its chart collapses the layout)
+def test_a_long_legend_is_cut_short(tmp_path):
+    rows = legend_rows(HEIGHT)
+    count = 2 * rows + 8
+    columns = [column("test.cpu", "t.cpu", f"cpu{i}", i, "") for i in range(count)]
+    values = np.arange(ROWS, dtype=float)[:, None] + np.arange(count)
+    writer, _ = render(tmp_path, Block(times(), values, np.ones(values.shape, bool), {}),
+                       columns=columns)  # fmt: skip
+    ax = writer.axes_by_metric["test.cpu"]
+    texts = [t.get_text() for t in ax.get_legend().get_texts()]
+    assert texts == [f"cpu{i}" for i in range(2 * rows - 1)] + ["(+9 more)"]
+    assert len(ax.get_lines()) == count  # every instance is still drawn
+    assert ax.get_window_extent().width > 0.4 * WIDTH * DPI
+
+
+def test_a_file_that_cannot_be_written_is_a_one_line_error(tmp_path):
+    with pytest.raises(ChartError) as caught:
+        render(tmp_path / "no" / "such", known_block(), "x.png")
+    assert str(caught.value) == f"cannot write {tmp_path}/no/such/x.png: No such file or directory"

@@ -9,6 +9,7 @@ through the same conversion and formatting.
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 import sys
 import time
@@ -51,7 +52,7 @@ from purepcp.tools.report.config import (
     parse_instances,
     wanted_metrics,
 )
-from purepcp.tools.report.settings import Settings
+from purepcp.tools.report.settings import CHART_DPI, CHART_SIZE, Settings
 
 PROG = "pmrep"
 NSEC = 1_000_000_000
@@ -119,13 +120,30 @@ REPORTING = (
 #: pmplot's (and pmrep -o png|svg's) chart options
 CHART = (
     Opt(None, "separate", None, "one file per metric (BASE-METRIC.png) instead of a grid"),
-    Opt(None, "chart-size", "WxH", "each chart's size in inches (default 10x3)"),
-    Opt(None, "dpi", "N", "dots per inch of PNG charts (default 100)"),
-)
+    Opt(None, "chart-size", "WxH",
+        "each chart's size in inches (default {}x{})".format(*CHART_SIZE)),
+    Opt(None, "columns", "N", "charts side by side (default: 1 up to 3 charts, 2 up to 8, else 3)"),
+    Opt(None, "dpi", "N", f"dots per inch of PNG charts (default {CHART_DPI})"),
+)  # fmt: skip
 GENERAL = (ARCHIVE, Opt(None, "archive-folio", "FILE", "read metric source list from FILE"),
            Opt(None, "container", "NAME", "specify an individual container to be queried"),
            HOST, LOCALPMDA, SPECLOCAL, CONFIG, CHECK, OUTPUT, OUTFILE, DERIVED, DAEMONIZE,
            DEBUG, VERSION, HELP)  # fmt: skip
+#: what only a text report uses (pmplot has none of these)
+TEXT_ONLY = {
+    "no-header", "no-unit-info", "no-inst-info", "timestamps", "overall-rank",
+    "overall-rank-alt", "sort-metric", "include-labels", "include-texts", "colxrow", "width",
+    "width-force", "precision", "precision-force", "delimiter", "extended-csv",
+    "extended-header", "fixed-header", "repeat-header", "dynamic-header", "separate-header",
+    "timestamp-format",
+}  # fmt: skip
+#: pmplot's options: pmrep's, but -o and -F name a chart, and no text-only options
+PLOT_OUTPUT = Opt("o", "output", "FORMAT", "chart format: png or svg (default: -F's suffix)")
+PLOT_OUTFILE = Opt("F", "output-file", "OUTFILE", "chart file, .png or .svg (default pmplot.png)")
+PLOT_GENERAL = tuple(
+    PLOT_OUTPUT if opt is OUTPUT else PLOT_OUTFILE if opt is OUTFILE else opt for opt in GENERAL
+)
+PLOT_REPORTING = tuple(opt for opt in REPORTING if opt.long not in TEXT_ONLY)
 TOOL = Tool(
     PROG,
     "[option...] metricspec [...]",
@@ -173,9 +191,9 @@ def fail(message: str) -> NoReturn:
     raise SystemExit(1)
 
 
-def settings_for(parsed: Parsed) -> tuple[Settings, Any]:
+def settings_for(parsed: Parsed, prog: str = PROG) -> tuple[Settings, Any]:
     """The settings: defaults, then pmrep.conf's [options] and metricsets, then the command
-    line; and what the configuration files hold."""
+    line; and what the configuration files hold (PROG: the command, for its messages)."""
     s = Settings()
     path = parsed.get("config")
     if path is not None:
@@ -206,9 +224,11 @@ def settings_for(parsed: Parsed) -> tuple[Settings, Any]:
         elif key == "separate":
             s.chart_grid = False
         elif key == "chart-size":
-            s.chart_size = chart_size(str(value))
+            s.chart_size = chart_size(str(value), prog)
+        elif key == "columns":
+            s.chart_columns = positive_int("--columns", str(value), prog)
         elif key == "dpi":
-            s.chart_dpi = positive_int("--dpi", str(value))
+            s.chart_dpi = positive_int("--dpi", str(value), prog)
         elif key == "no-progress":
             s.progress = False
         elif key == "spec-local":
@@ -216,7 +236,7 @@ def settings_for(parsed: Parsed) -> tuple[Settings, Any]:
     return s, loaded
 
 
-def chart_size(text: str) -> tuple[float, float]:
+def chart_size(text: str, prog: str = PROG) -> tuple[float, float]:
     """--chart-size WxH, in inches (each chart's)."""
     try:
         width, height = (float(x) for x in text.lower().split("x"))
@@ -224,13 +244,13 @@ def chart_size(text: str) -> tuple[float, float]:
             return width, height
     except ValueError:
         pass
-    fail(f"{PROG}: --chart-size wants WIDTHxHEIGHT in inches, not '{text}'")
+    fail(f"{prog}: --chart-size wants WIDTHxHEIGHT in inches, not '{text}'")
 
 
-def positive_int(flag: str, text: str) -> int:
+def positive_int(flag: str, text: str, prog: str = PROG) -> int:
     if text.isdigit() and int(text) > 0:
         return int(text)
-    fail(f"{PROG}: {flag} requires a positive numeric argument")
+    fail(f"{prog}: {flag} requires a positive numeric argument")
 
 
 def check_outfile(path: str) -> None:
@@ -241,7 +261,27 @@ def check_outfile(path: str) -> None:
         fail(f"{kind} {path} already exists.")
 
 
-def validate(s: Settings, parsed: Parsed) -> None:
+def chart_file(path: str, fmt: str | None, prog: str = PROG) -> str:
+    """The chart format for -F PATH (FMT: -o's, None when not given): PATH's suffix says
+    it, and must agree with -o; no suffix is FMT, else png.  Any other suffix is refused
+    (no PNG bytes under a .jpg name), as is a directory that is not there to write in."""
+    suffix = Path(path).suffix.lower().lstrip(".")
+    if suffix and suffix not in CHARTS:
+        fail(f"{prog}: cannot write {path}: charts are png or svg, name the file .png or .svg")
+    if suffix and fmt and suffix != fmt:
+        fail(f"{prog}: cannot write {path} as {fmt}: name the file .{fmt}")
+    where = os.path.dirname(path) or "."
+    problem = None
+    if not os.path.isdir(where):
+        problem = errno.ENOTDIR if os.path.exists(where) else errno.ENOENT
+    elif not os.access(where, os.W_OK | os.X_OK):
+        problem = errno.EACCES
+    if problem is not None:
+        fail(f"{prog}: cannot write {path}: {os.strerror(problem)}")
+    return suffix or fmt or "png"
+
+
+def validate(s: Settings, parsed: Parsed, prog: str = PROG) -> None:
     """pmrep's checks of the settings before any connection is made."""
     if s.version != 1:
         fail(f"Incompatible configuration file version (read v{s.version}, need v1).")
@@ -272,7 +312,7 @@ def validate(s: Settings, parsed: Parsed) -> None:
         except ValueError:
             fail("Error while reading option repeat_header: Non-negative integer expected.")
     if s.include_labels and s.output == "archive":
-        fail(f"{PROG}: -m with -o archive is not implemented by this pmrep yet.")
+        fail(f"{prog}: -m with -o archive is not implemented by this pmrep yet.")
     if (s.overall_rank or s.overall_rank_alt) and not s.rank:
         fail("Overall ranking requires ranking enabled.")
     if s.output not in OUTPUTS:
@@ -282,6 +322,8 @@ def validate(s: Settings, parsed: Parsed) -> None:
     if s.output in ("archive", *CHARTS) and not s.outfile:
         what = "Output archive" if s.output == "archive" else "Output chart file"
         fail(f"{what} must be defined with {s.output} output.")
+    if s.output in CHARTS:
+        chart_file(str(s.outfile), s.output, prog)
     if s.output == "archive":
         outdir = os.path.dirname(s.outfile or "") or "."
         if not os.access(outdir, os.W_OK | os.X_OK):
@@ -289,20 +331,21 @@ def validate(s: Settings, parsed: Parsed) -> None:
     for key, flag in NOT_BUILT.items():
         attr = FLAGS.get(key, (key.replace("-", "_"), 1))[0]
         if key in parsed or getattr(s, attr, 0) not in (0, None, ""):
-            fail(f"{PROG}: option {flag} ({key}) is not implemented by this pmrep yet.")
+            fail(f"{prog}: option {flag} ({key}) is not implemented by this pmrep yet.")
 
 
-def open_context(s: Settings, parsed: Parsed):
+def open_context(s: Settings, parsed: Parsed, tool: Tool = TOOL):
     """The metrics source: -a, -h or -L, else the configuration's source, else local:."""
+    prog = tool.prog
     values = dict(parsed.values)
     if "archive-folio" in values:
         try:
             folio = archive_folio(str(values.pop("archive-folio")))
         except ValueError as exc:
-            fail(f"{PROG}: {exc}")
+            fail(f"{prog}: {exc}")
         if not folio or "archive" in values or "host" in values:
-            fail(f"{PROG}: only one of hosts or archives allowed" if folio else
-                 f"{PROG}: archive folio lists no archives")  # fmt: skip
+            fail(f"{prog}: only one of hosts or archives allowed" if folio else
+                 f"{prog}: archive folio lists no archives")  # fmt: skip
         values["archive"] = ",".join(folio)
     if not any(k in values for k in ("archive", "host", "local-PMDA")):
         source = s.source or "local:"
@@ -315,7 +358,7 @@ def open_context(s: Settings, parsed: Parsed):
         elif source != "local:":
             values["host"] = source
     specs = [x for x in (s.speclocal or "").split(";") if x]
-    return TOOL.context(Parsed(values=values, specs=specs, operands=parsed.operands))
+    return tool.context(Parsed(values=values, specs=specs, operands=parsed.operands))
 
 
 def run(argv: list[str], tool: Tool = TOOL, chart: str | None = None) -> int:
@@ -325,26 +368,42 @@ def run(argv: list[str], tool: Tool = TOOL, chart: str | None = None) -> int:
         sys.stderr.write("No metrics specified.\n")
         sys.stderr.write(tool.usage())
         return 1
+    prog = tool.prog
     try:
-        s, loaded = settings_for(parsed)
+        s, loaded = settings_for(parsed, prog)
         if chart is not None:
-            if "output" not in parsed:
-                s.output = Path(s.outfile or "").suffix.lstrip(".") if s.outfile else chart
-                s.output = s.output if s.output in CHARTS else chart
-            s.outfile = s.outfile or f"pmplot.{s.output}"
-        validate(s, parsed)
+            plot_output(s, parsed, prog, chart)
+        validate(s, parsed, prog)
         wanted = wanted_metrics(parsed.operands, loaded, s)
     except ConfigError as exc:
         fail(str(exc))
-    ctx = open_context(s, parsed)
+    ctx = open_context(s, parsed, tool)
     try:
-        return report(ctx, s, parsed, wanted, tool.prog)
+        return report(ctx, s, parsed, wanted, prog)
     except ConfigError as exc:
+        fail(str(exc))
+    except BrokenPipeError:
+        raise
+    except OSError as exc:  # (a file that cannot be written: PCP's pmrep prints it so)
         fail(str(exc))
     finally:
         with contextlib.suppress(PMError, OSError):
             ctx.close()
     return 0
+
+
+def plot_output(s: Settings, parsed: Parsed, prog: str, default: str) -> None:
+    """pmplot's output: a chart only (-o png|svg, or -F's suffix), to -F or pmplot.FORMAT;
+    what a configuration file says of outputs does not apply."""
+    asked = str(parsed.get("output")) if "output" in parsed else None
+    if asked is not None and asked not in CHARTS:
+        fail(f"{prog}: invalid output '{asked}': {prog} draws charts, -o png or -o svg "
+             f"(for text, csv, json or an archive use pmrep)")  # fmt: skip
+    if s.outfile:
+        s.output = chart_file(s.outfile, asked, prog)
+    else:
+        s.output = asked or default
+        s.outfile = f"{prog}.{s.output}"
 
 
 @dataclass(frozen=True)
@@ -380,7 +439,7 @@ def reporting_zone(ctx, parsed: Parsed, archive: bool):
     return tzinfo_for(None)
 
 
-def timing(ctx, s: Settings, parsed: Parsed, archive: bool, zone) -> Timing:
+def timing(ctx, s: Settings, parsed: Parsed, archive: bool, zone, prog: str = PROG) -> Timing:
     """pmrep's samples: -t, -s, and -S/-T/-O/-A within an archive (-T alone when live);
     -T with -s spreads the samples over the window, -T alone counts them."""
     from purepcp.pmapi.timewindow import TimeParseError, parse_interval, parse_time_window
@@ -388,12 +447,12 @@ def timing(ctx, s: Settings, parsed: Parsed, archive: bool, zone) -> Timing:
     try:
         interval = parse_interval(str(s.interval))
     except TimeParseError as exc:
-        fail(f"{PROG}: -t argument not in pmParseInterval(3) format: {one_line(exc.errmsg)}")
+        fail(f"{prog}: -t argument not in pmParseInterval(3) format: {one_line(exc.errmsg)}")
     samples: int | None = None
     if s.samples not in (None, ""):
         text = str(s.samples)
         if not text.isdigit():
-            fail(f"{PROG}: -s requires a positive numeric argument")
+            fail(f"{prog}: -s requires a positive numeric argument")
         samples = int(text)
     now = time.time_ns()
     try:
@@ -402,12 +461,12 @@ def timing(ctx, s: Settings, parsed: Parsed, archive: bool, zone) -> Timing:
             window = parse_time_window(parsed.get("start"), parsed.get("finish"),
                                        parsed.get("align"), parsed.get("origin"),
                                        ctx.archive.label.start,
-                                       archive_end(PROG, name, ctx.archive), tz=zone)  # fmt: skip
+                                       archive_end(prog, name, ctx.archive), tz=zone)  # fmt: skip
         else:
             window = parse_time_window(None, parsed.get("finish"), None, None,
                                        (now // NSEC, now % NSEC), None, tz=zone)  # fmt: skip
     except TimeParseError as exc:
-        fail(f"{PROG}: invalid time window: {one_line(exc.errmsg)}")
+        fail(f"{prog}: invalid time window: {one_line(exc.errmsg)}")
     origin_ns = window.origin_ns if archive else now
     if "finish" in parsed:
         runtime = (window.end_ns - origin_ns) / NSEC
@@ -437,12 +496,12 @@ def report(ctx, s: Settings, parsed: Parsed, wanted, prog: str = PROG) -> int:
     metrics = resolver.resolve(wanted)
     check_predicates(predicates, metrics)
     zone = reporting_zone(ctx, parsed, archive)
-    when = timing(ctx, s, parsed, archive, zone)
+    when = timing(ctx, s, parsed, archive, zone, prog)
     layout = Layout(metrics)
     columns = [c for m in metrics for c in m.columns()]
     # the text goes to -F's file, but an archive's is the archive and stdout says so
     text = s.outfile and s.output in ("stdout", "csv", "json")
-    out = open(s.outfile, "w") if text else sys.stdout  # noqa: SIM115
+    out = open(s.outfile, "w") if text else sys.stdout  # noqa: SIM115 (an OSError: see run)
     writer = make_writer(s, ctx, archive, metrics, columns, zone, when, parsed, out, prog)
     if s.extheader:
         name = str(getattr(ctx, "name", None) or parsed.get("archive") or s.source)
@@ -456,19 +515,38 @@ def report(ctx, s: Settings, parsed: Parsed, wanted, prog: str = PROG) -> int:
     converter = Converter(layout, int(s.rank or 0), bool(s.invert_filter), predicates)
     try:
         if archive and s.interpol and not s.delay:
-            blocks = replay_blocks(ctx, metrics, layout, when, s)
+            blocks = replay_blocks(ctx, metrics, layout, when, s, prog)
         else:
             blocks = fetch_blocks(ctx, metrics, layout, s, when, archive)
         for raw in blocks:
             writer.write(converter.convert(raw))
             if not archive:
                 out.flush()
-    finally:
+    except BaseException:  # (Ctrl-C: what was sampled is still written; the error is told)
+        finish(writer, out, prog, quiet=True)
+        raise
+    finish(writer, out, prog)
+    return 0
+
+
+def finish(writer, out, prog: str, quiet: bool = False) -> None:
+    """Close the output (a chart is drawn then) and say which files were written.  A
+    chart that cannot be written is a one-line error, unless QUIET (another is told)."""
+    from purepcp.tools.report.chart import ChartError
+
+    try:
         for path in writer.close() or ():
             sys.stderr.write(f"{prog}: wrote {path}\n")
+    except ChartError as exc:
+        if not quiet:
+            fail(f"{prog}: {exc}")
+    finally:
         if out is not sys.stdout:
-            out.close()
-    return 0
+            try:
+                out.close()
+            except OSError:
+                if not quiet:
+                    raise
 
 
 def make_writer(s, ctx, archive, metrics, columns, zone, when: Timing, parsed, out, prog=PROG):
@@ -515,10 +593,11 @@ def make_writer(s, ctx, archive, metrics, columns, zone, when: Timing, parsed, o
             require_matplotlib()
         except MissingExtra as exc:  # (its text names pmrep; pmplot says its own name)
             fail(f"{prog}: {str(exc).split(': ', 1)[-1]}")
-        title = str(parsed.get("archive")) if archive else host
+        title = f"{host}: {parsed.get('archive') or s.source}" if archive else host
         width, height = s.chart_size
         options = ChartOptions(str(s.outfile), s.output, grid=s.chart_grid, width=width,
-                               height=height, dpi=s.chart_dpi, title=title, tz=zone)  # fmt: skip
+                               height=height, dpi=s.chart_dpi, title=title, tz=zone,
+                               columns=s.chart_columns)  # fmt: skip
         return ChartWriter(columns, options)
     common = dict(delimiter=delimiter, timestamp=bool(s.timestamp), timefmt=timefmt, zone=zone,
                   header=bool(s.header), instinfo=bool(s.instinfo), unitinfo=bool(s.unitinfo),
@@ -600,7 +679,7 @@ def utc_offset(zone) -> str:
     return f"UTC{sign}{hours}" + (f":{mins:02d}" if mins else "")
 
 
-def replay_blocks(ctx, metrics, layout, when: Timing, s: Settings) -> Iterator:
+def replay_blocks(ctx, metrics, layout, when: Timing, s: Settings, prog: str = PROG) -> Iterator:
     """The archive's samples, interpolated, a chunk at a time (until -s, -T or its end)."""
     from purepcp.pmapi.archive.context import PM_MODE_INTERP
     from purepcp.pmapi.archive.replay import EOL_SLOP_NS
@@ -613,7 +692,7 @@ def replay_blocks(ctx, metrics, layout, when: Timing, s: Settings) -> Iterator:
             0 if end + EOL_SLOP_NS < origin_ns else (end + EOL_SLOP_NS - origin_ns) // delta_ns + 1
         )
     ctx.set_mode(PM_MODE_INTERP, Timestamp(origin_ns // NSEC, origin_ns % NSEC), delta_ns)
-    progress = _progress(count, s) if count > 0 else None
+    progress = _progress(count, s, prog) if count > 0 else None
     try:
         for chunk in ctx.replays([m.pmid for m in metrics], count):
             eol = chunk.eol
@@ -632,7 +711,7 @@ def replay_blocks(ctx, metrics, layout, when: Timing, s: Settings) -> Iterator:
             progress.close()
 
 
-def _progress(total: int, s: Settings):
+def _progress(total: int, s: Settings, prog: str = PROG):
     """A progress bar on stderr for a replay that takes over two seconds, when stderr is a
     terminal (--no-progress or PCP_NO_PROGRESS=1 turns it off)."""
     if not s.progress or os.environ.get("PCP_NO_PROGRESS") or not sys.stderr.isatty():
@@ -640,7 +719,7 @@ def _progress(total: int, s: Settings):
     from tqdm import tqdm
 
     return tqdm(total=total, unit=" samples", file=sys.stderr, leave=False, delay=2.0,
-                mininterval=0.5, desc=PROG)  # fmt: skip
+                mininterval=0.5, desc=prog)  # fmt: skip
 
 
 def fetch_blocks(ctx, metrics, layout, s: Settings, when: Timing, archive: bool) -> Iterator:

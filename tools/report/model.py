@@ -37,6 +37,7 @@ class Column:
     indom: int  # the metric's instance domain (PM_INDOM_NULL when singular)
     labels: str = ""  # -m: its PCP labels, "{'name':'value',...}"
     metric_labels: str = ""  # -m: its metric's, without the instance's own (for -X)
+    named: bool = False  # LABEL is the user's (a spec's or metricset's), not pmrep's m.u.free
 
 
 @dataclass(frozen=True)

@@ -62,6 +62,7 @@ class ReportMetric:
     raw: bool
     shown: tuple[bool, ...] | None = None  # -j: which instances the live filter lets through
     labels: tuple[str, ...] = ()  # -m: the metric's label string, then each instance's
+    named: bool = False  # LABEL is the spec's own (a metricset's "r", not pmrep's k.a.running)
 
     def columns(self) -> list[Column]:
         kind = self.conv.kind()
@@ -70,7 +71,7 @@ class ReportMetric:
         labels = self.labels[1:] or ("",) * len(self.insts)
         whole = self.labels[0] if self.labels else ""
         return [
-            Column(*shape, name, inst, *rest, text, whole)
+            Column(*shape, name, inst, *rest, text, whole, self.named)
             for inst, name, text in zip(self.insts, self.names, labels, strict=True)
         ]
 
@@ -391,7 +392,8 @@ class Resolver:
 
             labels = tuple(column_labels(self.ctx, pmid, desc.indom, [PM_IN_NULL, *ids]))
         return ReportMetric(name, pmid, desc, tuple(ids), tuple(names), label, text, conv,
-                            width, precision, limit, raw, shown, labels)  # fmt: skip
+                            width, precision, limit, raw, shown, labels,
+                            named=bool(spec.label))  # fmt: skip
 
 
 def _non_negative(text: str, name: str) -> int:

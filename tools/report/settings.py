@@ -62,6 +62,10 @@ KEYS = [
     "include_texts",
 ]
 
+#: a chart's default size in inches (--chart-size), and its default resolution (--dpi)
+CHART_SIZE = (6.4, 2.6)
+CHART_DPI = 100
+
 TRUE_WORDS = ("true", "True", "y", "yes", "Yes")
 FALSE_WORDS = ("false", "False", "n", "no", "No")
 
@@ -128,8 +132,9 @@ class Settings:
     outfile: str | None = None
     progress: bool = True
     chart_grid: bool = True  # one image of every chart (False: a file per metric)
-    chart_size: tuple[float, float] = (10.0, 3.0)
-    chart_dpi: int = 100
+    chart_size: tuple[float, float] = CHART_SIZE  # each chart's, in inches
+    chart_dpi: int = CHART_DPI
+    chart_columns: int | None = None  # charts side by side (None: by how many there are)
 
     def set_from_file(self, name: str, value: str) -> None:
         """Set NAME from a configuration file's VALUE, as PCP's pmConfig.set_attr does."""

@@ -6,7 +6,7 @@ the one import name ``purepcp`` (a namespace of folders, as this file maps them)
 project claims no generic name in site-packages.  The data go into the package that reads
 them: the agents' namespace and help sources into ``purepcp.pmda`` (Agent.source_file reads
 them), the systemd unit templates into ``purepcp.pmcd`` (``pmcd --install-units`` renders
-them).
+them), and the documents those units name (their Documentation=) beside them.
 """
 
 from setuptools import find_packages, setup
@@ -18,6 +18,12 @@ DATA_FOLDERS = {
     "purepcp.pmda.pmns": "pmns",
     "purepcp.pmda.help": "help",
     "purepcp.pmcd.systemd": "systemd",
+    "purepcp.pmcd.docs": "docs",
+}
+#: what each data folder ships (all its files unless said here)
+DATA_FILES = {
+    # only the documents the systemd units name in Documentation= (purepcp.pmcd.units)
+    "purepcp.pmcd.docs": ["operations.md", "pmproxy.md"],
 }
 
 PACKAGES = [
@@ -31,7 +37,7 @@ setup(
     packages=PACKAGES + list(DATA_FOLDERS),
     package_dir={**{f"purepcp.{top}": top for top in CODE_FOLDERS}, **DATA_FOLDERS},
     package_data={
-        **{package: ["*"] for package in DATA_FOLDERS},
+        **{package: DATA_FILES.get(package, ["*"]) for package in DATA_FOLDERS},
         "purepcp.agents": ["*/*.conf"],
         "purepcp.pmcd": ["pmcd.conf"],
         "purepcp.pmlogger": ["config.default"],

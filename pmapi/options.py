@@ -19,7 +19,7 @@ from typing import Any, NoReturn
 
 from purepcp.pmapi import version_line
 from purepcp.pmapi.errors import PMError
-from purepcp.pmapi.paths import LayoutError
+from purepcp.pmapi.paths import LayoutError, check_layout_file
 
 
 @dataclass(frozen=True)
@@ -60,6 +60,8 @@ TIMEZONE = Opt("Z", "timezone", "TZ", "report times in timezone TZ")
 HOSTZONE = Opt("z", "hostzone", None, "report times in the metrics source's timezone")
 DERIVED = Opt(None, "derived", "FILE", "load derived metric definitions from FILE")
 VERSION = Opt("V", "version", None, "print the version and exit")
+#: --version alone, for a command whose -V means something else (pmlogger_daily's verbose)
+LONG_VERSION = Opt(None, "version", None, "print the version and exit")
 HELP = Opt("?", "help", None, "print this usage message and exit")
 
 GENERAL = (ARCHIVE, HOST, LOCALPMDA, SPECLOCAL, NAMESPACE)
@@ -92,8 +94,12 @@ class Tool:
         sections: Sequence[tuple[str, Sequence[Opt]]],
         posix: bool = False,
         help_status: int = 1,
+        checks_layout: bool = True,
     ):
         self.help_status = help_status  # the exit status of --help (PCP's tools differ)
+        # parse refuses a $PUREPCP_CONF naming no file, as PCP's tools refuse a $PCP_CONF
+        # they cannot open (pmcd checks it itself: its --install-units writes that file)
+        self.checks_layout = checks_layout
         self.prog = prog
         self.synopsis = synopsis
         self.sections = sections
@@ -111,7 +117,7 @@ class Tool:
             return body(args)
         except SystemExit as done:
             return done.code if isinstance(done.code, int) else int(done.code is not None)
-        except (PMError, LayoutError) as exc:  # (LayoutError: a bad $PUREPCP_CONF line)
+        except (PMError, LayoutError) as exc:  # (LayoutError: a bad or missing $PUREPCP_CONF)
             sys.stdout.flush()
             sys.stderr.write(f"{self.prog}: {exc}\n")
             return 1
@@ -160,12 +166,14 @@ class Tool:
             if opt is HELP:
                 sys.stderr.write(self.usage())
                 raise SystemExit(self.help_status)
-            if opt is VERSION:
+            if opt is VERSION or opt is LONG_VERSION:
                 sys.stderr.write(version_line(self.prog) + "\n")
                 raise SystemExit(0)
             if opt is SPECLOCAL:
                 parsed.specs.append(value)
             parsed.values[key] = value if opt.arg else True
+        if self.checks_layout:  # (after -? and -V, which need no layout)
+            check_layout_file()
         return parsed
 
     def namespace(self, parsed: Parsed):

@@ -4,7 +4,8 @@ Each variable (PCP_VAR_DIR, PCP_PMCDCONF_PATH, PMCD_PORT, ...) comes from, in or
 
 1. the environment, as in PCP (a variable already set wins over pcp.conf);
 2. the layout file, pcp.conf's format (``NAME=value`` lines, ``#`` comments; a value
-   may use ``$NAME`` or ``${NAME}`` for another variable): ``$PUREPCP_CONF`` if set,
+   may use ``$NAME`` or ``${NAME}`` for another variable): ``$PUREPCP_CONF`` if set
+   (it must exist: a file named there and missing is an error, from every command),
    else the chosen layout's own file, ``/etc/purepcp/pcp.conf`` (system) or
    ``$XDG_CONFIG_HOME/purepcp/pcp.conf`` (per-user), when it exists;
 3. the defaults: a system layout (``/etc/purepcp``, ``/var/lib/purepcp``,
@@ -30,7 +31,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-__all__ = ["LayoutError", "Paths", "layout_file", "paths", "read_layout"]
+__all__ = ["LayoutError", "Paths", "check_layout_file", "layout_file", "paths", "read_layout"]
 
 #: Each variable's default, by layout; "$NAME" refers to another variable.
 SYSTEM_DEFAULTS: Mapping[str, str] = {
@@ -244,15 +245,47 @@ def _refuse_other_layout(file: str, system: bool) -> None:
     )
 
 
-def paths(environ: Mapping[str, str] | None = None, *, system: bool | None = None) -> Paths:
+def check_layout_file(environ: Mapping[str, str] | None = None) -> None:
+    """LayoutError if $PUREPCP_CONF names a file that does not exist (or cannot be read, or
+    has a line that is no setting), as every PCP command refuses a $PCP_CONF it cannot open.
+
+    A default layout file may be missing (nothing has to exist at first); one named in the
+    environment is a choice, and a mistyped name must not leave a command quietly running
+    on the defaults."""
+    environ = os.environ if environ is None else environ
+    named = environ.get("PUREPCP_CONF")
+    if named:
+        _require(named)
+        read_layout(named)
+
+
+def _require(named: str) -> None:
+    """LayoutError unless NAMED, the file $PUREPCP_CONF names, exists."""
+    if not os.path.exists(named):
+        raise LayoutError(
+            f"{named}: no such layout file (PUREPCP_CONF names it): create it "
+            "(`pmcd --install-units` writes one), or correct or unset PUREPCP_CONF"
+        )
+
+
+def paths(
+    environ: Mapping[str, str] | None = None,
+    *,
+    system: bool | None = None,
+    missing_ok: bool = False,
+) -> Paths:
     """Resolve every variable from ENVIRON (default os.environ), the layout file and defaults.
 
-    Raises LayoutError when the layout file cannot be read or refers in circles.
+    Raises LayoutError when the layout file cannot be read or refers in circles, or when
+    $PUREPCP_CONF names a file that does not exist (check_layout_file), unless MISSING_OK
+    (for `pmcd --install-units`, which writes it).
     """
     environ = os.environ if environ is None else environ
     if system is None:
         system = _kind(environ.get("PUREPCP_LAYOUT"), "environment")
     file = layout_file(environ, system=system)
+    if environ.get("PUREPCP_CONF") and not missing_ok:
+        _require(file)
     settings = read_layout(file)
     if system is None:
         system = _kind(settings.get("PUREPCP_LAYOUT"), file)

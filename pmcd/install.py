@@ -36,7 +36,7 @@ from purepcp.pmda.agent import Agent, combined_pmns
 from purepcp.pmda.inproc import AgentLoadError, agent_class
 
 from .config import parse_config
-from .files import default_namespace, pmcd_conf_path, running_pid
+from .files import default_namespace, namespace_root, pmcd_conf_path, running_pid
 
 #: The entry-point group through which pip-installed agent packages announce themselves.
 ENTRY_POINT_GROUP = "purepcp.agents"
@@ -165,10 +165,27 @@ def conf_with(text: str, name: str, line: str | None) -> str:
 def agent_namespace(agent: AgentRef, domain: int) -> PMNS:
     """The agent's own pmns file, its domain symbol replaced by DOMAIN."""
     path = agent.cls.source_file("pmns")
+    if not path.is_file():
+        raise InstallError(_no_namespace(agent))
     try:
         return combined_pmns([path], {agent.name.upper(): domain})
-    except (PMError, OSError) as exc:
+    except OSError as exc:
+        raise InstallError(f"{path}: cannot read the agent's namespace: {exc.strerror}") from None
+    except PMError as exc:
         raise InstallError(f"{path}: the agent's namespace does not load: {exc}") from None
+
+
+def _no_namespace(agent: AgentRef) -> str:
+    """What to do about an agent with no namespace file, in the user's terms: the file to
+    write is `pmns` beside the module defining the agent (not where purepcp keeps its
+    own agents' files, which is where Agent.source_file looks last)."""
+    module = sys.modules.get(agent.cls.__module__)
+    where = getattr(module, "__file__", None)
+    target = Path(where).with_name("pmns") if where else "a file named pmns beside its module"
+    return (
+        f"agent {agent.name} has no namespace file: write its metric names and PMIDs to "
+        f"{target} (PCP's pmns format, domain {agent.name.upper()})"
+    )
 
 
 def namespace_without(pmns: PMNS, domain: int) -> tuple[PMNS, list[str]]:
@@ -257,6 +274,12 @@ class Installer:
     def _namespace(self, conf_text: str) -> PMNS:
 
         config = parse_config(conf_text, path=str(self.layout.pmcdconf_path))
+        root = namespace_root(self.layout)
+        if root is not None and not root.exists():  # (chosen, so no fallback: files.py)
+            raise InstallError(
+                f"no namespace file {root} (PMNS_DEFAULT names it): create it, or unset "
+                "PMNS_DEFAULT to have pmcd's namespace made from its agents' own files"
+            )
         try:
             return default_namespace(config, self.layout)
         except (PMError, OSError) as exc:

@@ -59,6 +59,7 @@ TOOL = Tool(
         ("Connection options", [INTERFACE, PORT, SOCKET]),
         ("Diagnostic options", [LOG, STARTUP_LOG]),
     ],
+    checks_layout=False,  # (_run does: --install-units writes a missing layout file)
 )
 
 
@@ -153,7 +154,7 @@ def main(argv: list[str] | None = None) -> int:
 def _run(argv: list[str]) -> int:
     args = options(argv)
     try:
-        layout = paths()
+        layout = paths(missing_ok=args.install_units is not None)
     except LayoutError as exc:
         print(f"pmcd: {exc}", file=sys.stderr)
         return 1

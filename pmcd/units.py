@@ -22,6 +22,8 @@ from purepcp.pmapi.paths import Paths
 from purepcp.pmapi.shipped import shipped_dir
 
 TEMPLATES = shipped_dir(__file__, "systemd")
+#: The documents the units name (Documentation=): installed beside the templates (setup.py).
+DOCS = shipped_dir(__file__, "docs")
 #: The units written, in the order they are reported.
 UNITS = (
     "pmcd.service",
@@ -108,7 +110,7 @@ def render_units(layout: Paths) -> dict[str, str]:
     prefix = Path(sys.prefix)
     values = {
         "prefix": str(prefix),
-        "docs": str(Path(__file__).resolve().parents[1] / "docs"),
+        "docs": str(DOCS),
         "layout_file": layout.file,
         "pmcd": command_path("pmcd"),
         "pmlogger": command_path("pmlogger"),

@@ -1,6 +1,10 @@
 """pmlogger_daily: the daily housekeeping of the archives under $PCP_ARCHIVE_DIR.
 
     pmlogger_daily [-KMNrVzZ] [-k TIME] [-x TIME] [-X xz]
+    pmlogger_daily --version
+
+-V is --verbose, as in PCP's script (which has no version option): it runs the job and
+says what it does.  --version prints the version and runs nothing.
 
 Run once a day (pmlogger_daily.timer), as PCP 6's script is, it
 
@@ -52,7 +56,7 @@ from pathlib import Path
 
 from purepcp.pmapi.archive.format import decode_label
 from purepcp.pmapi.errors import PMError
-from purepcp.pmapi.options import HELP, Opt, Tool
+from purepcp.pmapi.options import HELP, LONG_VERSION, Opt, Tool
 from purepcp.pmapi.paths import LayoutError, paths
 from purepcp.pmapi.pidfile import read_pid
 
@@ -65,7 +69,7 @@ DISCARD = Opt("k", "discard", "TIME", "remove archives after TIME (format DD[:HH
 NOMERGE = Opt("M", None, None, "do not rewrite, merge or rename archives (never done here)")
 SHOWME = Opt("N", "showme", None, "perform a dry run, showing what would be done")
 NOREWRITE = Opt("r", "norewrite", None, "do not rewrite archives (never done here)")
-VERBOSE = Opt("V", "verbose", None, "verbose output")
+VERBOSE = Opt("V", "verbose", None, "verbose output (as in PCP; the version is --version)")
 AFTER = Opt("x", "compress-after", "TIME", "compress archive data files after TIME")
 COMPRESSOR = Opt("X", "compressor", "PROGRAM", "program for compression (only xz)")
 FORCE_USR2 = Opt("Z", None, None, "send the primary pmlogger SIGUSR2 even if not needed")
@@ -79,7 +83,8 @@ TOOL = Tool(
             "Options",
             [COMPRESSONLY, DISCARD, NOMERGE, SHOWME, NOREWRITE, VERBOSE, AFTER, COMPRESSOR],
         ),
-        ("QA options", [FORCE_USR2, SKIP_USR2, HELP]),
+        ("QA options", [FORCE_USR2, SKIP_USR2]),
+        ("General options", [LONG_VERSION, HELP]),
     ],
 )
 

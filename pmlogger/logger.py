@@ -27,7 +27,7 @@ from purepcp.pmapi.archive.format import (
     LabelRecord,
 )
 from purepcp.pmapi.desc import Desc
-from purepcp.pmapi.errors import PM_ERR_NAME, PM_ERR_PMID, PMError
+from purepcp.pmapi.errors import PM_ERR_INDOM, PM_ERR_NAME, PM_ERR_PMID, PMError
 from purepcp.pmapi.ids import PM_ID_NULL, PM_IN_NULL, PM_INDOM_NULL, pmID_domain, pmIDStr
 from purepcp.pmapi.labels import (
     PM_LABEL_CLUSTER,
@@ -186,10 +186,11 @@ class Logger:
                         self.not_logged(spec, name, PMError(PM_ERR_PMID).message)
                         continue
                     insts = None
-                    if spec.instances and desc.indom != PM_INDOM_NULL:
-                        insts = self._instance_ids(desc.indom, spec.instances)
-                    if insts != ():  # (none of its instances known: not asked for)
-                        task.append(Request(pmid, desc.indom, insts))
+                    if spec.instances:
+                        insts = self._instance_ids(spec, name, desc.indom)
+                        if not insts:  # (none of its instances known: not logged, as PCP)
+                            continue
+                    task.append(Request(pmid, desc.indom, insts))
                     if pmid in g.pmids:
                         continue
                     g.pmids.append(pmid)
@@ -202,24 +203,38 @@ class Logger:
         self.describe_rank = describe_order([once, *tasks.values()])
         return resolved
 
-    def _instance_ids(self, indom: int, wanted: Sequence[str | int]) -> tuple[int, ...]:
+    def _instance_ids(self, spec: MetricSpec, name: str, indom: int) -> tuple[int, ...]:
+        """The instances of SPEC's list that metric NAME (of INDOM) has, each checked with
+        pmcd as PCP's pmlogger checks them; a warning for each one it does not have."""
         ids = []
-        for item in wanted:
-            if isinstance(item, int):
-                ids.append(item)
-                continue
+        for item in spec.instances:
             try:
-                ids.append(self.ctx.instance_id(indom, item))
-            except PMError as exc:
-                self.warn(f'instance "{item}" of InDom {indom:#x}: {exc.message}')
+                if indom == PM_INDOM_NULL:  # (a singular metric has no instance to name)
+                    raise PMError(PM_ERR_INDOM)
+                if isinstance(item, int):
+                    self.ctx.instance_name(indom, item)
+                    inst = item
+                else:
+                    inst = self.ctx.instance_id(indom, item)
+            except PMError:
+                self.warn_at(spec, f'Instance "{item}" is not defined for the metric "{name}"')
+                continue
+            if inst not in ids:
+                ids.append(inst)
         return tuple(ids)
 
     def not_logged(self, spec: MetricSpec, name: str, reason: str) -> None:
         """pmlogger's warning for a configured name that cannot be logged, and why."""
+        self.warn_at(
+            spec,
+            f'Problem with lookup for metric "{name}" ... logging not activated\nReason: {reason}',
+        )
+
+    def warn_at(self, spec: MetricSpec, text: str) -> None:
+        """pmlogger's warning about the configuration at SPEC: where, then TEXT (gram.y's
+        yywarn)."""
         file, line = spec.where
-        self.log.write(f"Warning [{file}, line {line}]\n")
-        self.log.write(f'Problem with lookup for metric "{name}" ... logging not activated\n')
-        self.log.write(f"Reason: {reason}\n")
+        self.log.write(f"Warning [{file}, line {line}]\n{text}\n")
         self.log.flush()
 
     def warn(self, text: str) -> None:

@@ -126,9 +126,13 @@ def _run(argv: list[str]) -> int:
     )
     if not settings.check_only:
         log.write("Config parsed\n")
-    if not logger.groups:
+    if not logger.groups:  # (the warnings above, in the log, say why)
         ctx.close()
-        TOOL.fail("no metrics to log: the configuration has nothing mandatory on")
+        message = "no metrics to log: nothing mandatory on in the configuration can be logged"
+        if not _same_file(log, sys.stderr):
+            log.write(f"pmlogger: {message}\n")
+            logfile.footer(log)
+        TOOL.fail(message)
     if settings.check_only:  # -C: the configuration parsed, every group resolved by pmcd
         ctx.close()
         return 0
@@ -417,11 +421,25 @@ class _Run:
         """The archive could not be created or written: one line, in the log and on stderr."""
         detail = (exc.detail or exc.message) if isinstance(exc, PMError) else str(exc)
         message = f"pmlogger: {detail}\n"
-        if self.log is not sys.stderr:  # (first: the log may be on the disk that is full)
+        if not _same_file(self.log, sys.stderr):  # (first: the log may be on the full disk)
             sys.stderr.write(message)
+            sys.stderr.flush()
         self.log.write(message)
         self.log.flush()
         return 1
+
+
+def _same_file(one: TextIO, other: TextIO) -> bool:
+    """Whether ONE and OTHER write to the same file: the log is stderr (-l -), or stderr
+    was sent to the log file (``-l LOG 2>>LOG``, ``-l /dev/stderr``, a service manager's
+    StandardError=append:LOG), where a line told to both would be in the log twice."""
+    if one is other:
+        return True
+    try:
+        a, b = os.fstat(one.fileno()), os.fstat(other.fileno())
+    except (OSError, ValueError, io.UnsupportedOperation):
+        return False
+    return (a.st_dev, a.st_ino) == (b.st_dev, b.st_ino)
 
 
 def _deadline(run_seconds: float | None, finish: str | None) -> float | None:

@@ -31,14 +31,20 @@ LAYERS = {"pmapi", "pmda", "series", "agents", "pmcd", "pmlogger", "pmproxy", "t
 INSTALLED_CHECK = """
 import json, sys
 from purepcp.pmapi.context import Context
-from purepcp.pmcd.units import TEMPLATES
+from purepcp.pmapi.paths import paths
+from purepcp.pmcd.units import TEMPLATES, render_units
 from purepcp.agents.simple import Simple
 with Context.local() as ctx:
     names = ctx.traverse("simple")
+units = render_units(paths(missing_ok=True))
 print(json.dumps({
     "pmns": str(Simple.source_file("pmns")),
     "help": str(Simple.source_file("help")),
     "units": str(TEMPLATES),
+    "documentation": [
+        uri for text in units.values() for line in text.splitlines()
+        if line.startswith("Documentation=") for uri in line.split("=", 1)[1].split()
+    ],
     "names": names,
     "paths": [p for p in sys.path if "site" in p],
 }))
@@ -87,6 +93,8 @@ def test_the_distribution_is_purepcp_and_claims_only_our_import_names(wheel):
             assert f"purepcp/pmda/{data}/{agent}" in names
     assert "purepcp/pmcd/systemd/pmcd.service" in names
     assert "purepcp/pmcd/systemd/pmproxy.service" in names
+    for doc in ("operations.md", "pmproxy.md"):  # (the units' Documentation=)
+        assert f"purepcp/pmcd/docs/{doc}" in names
     assert "purepcp/pmcd/pmcd.conf" in names
     assert "purepcp/series/entries.lua" in names
     assert "purepcp/tools/report/conf/vmstat.conf" in names
@@ -111,4 +119,12 @@ def test_installed_copy_runs_on_its_own_data(wheel, tmp_path):
     assert Path(found["pmns"]) == site / "purepcp" / "pmda" / "pmns" / "simple"
     assert Path(found["help"]) == site / "purepcp" / "pmda" / "help" / "simple"
     assert Path(found["units"]) == site / "purepcp" / "pmcd" / "systemd"
+    # every Documentation= of the installed copy's units is a file it installed (they
+    # named the repository's docs/, which pip does not install)
+    docs = site / "purepcp" / "pmcd" / "docs"
+    assert sorted(set(found["documentation"])) == [
+        f"file://{docs / 'operations.md'}",
+        f"file://{docs / 'pmproxy.md'}",
+    ]
+    assert all(Path(uri.removeprefix("file://")).is_file() for uri in found["documentation"])
     assert "simple.color" in found["names"]

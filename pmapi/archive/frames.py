@@ -106,13 +106,15 @@ class Frames:
         offsets: list[int] = []
         rest: list[tuple[int, ...]] = []
         released = at
-        while at < end:  # the rest, one record at a time, checked as the reader checks it
+        # the rest, one record at a time, checked as the reader checks it; fewer bytes
+        # than a length word are the end of the volume, as in libpcp (Archive.records)
+        while end - at >= 4:
             if end - at >= head.size:
                 words_at = head.unpack_from(data, at)
                 length = words_at[0]
             else:  # (too few bytes for a record: a bad frame)
                 words_at = ()
-                length = _FRAME.unpack_from(data, at)[0] if end - at >= 4 else 0
+                length = _FRAME.unpack_from(data, at)[0]
             if self._bad_frame(data, at, length):
                 self.problem = self._frame_error(vol, data, at)
                 break
@@ -129,7 +131,7 @@ class Frames:
     def _bad_frame(self, data: Any, at: int, length: int) -> bool:
         """Whether the frame of LENGTH at AT in DATA is one the reader refuses."""
         end = len(data)
-        if end - at < 4 or length < self.smallest or length & 3 or at + length > end:
+        if length < self.smallest or length & 3 or at + length > end:
             return True
         return _FRAME.unpack_from(data, at + length - 4)[0] != length
 

@@ -442,10 +442,13 @@ class Archive:
         """PDU with each value block's type set to its metric's descriptor type; None if
         no block needs it or the value sets cannot be walked."""
         v3 = self.version == PM_LOG_VERS03
+        preamble = _V3_PREAMBLE if v3 else _V2_PREAMBLE
+        if len(pdu) < preamble:  # (a record too short for its header: nothing to walk)
+            return None
         buf = bytearray(pdu)
         nw = len(buf) >> 2
-        numpmid = _WORD.unpack_from(buf, 24 if v3 else 20)[0]
-        o = (_V3_PREAMBLE if v3 else _V2_PREAMBLE) >> 2
+        numpmid = _WORD.unpack_from(buf, preamble - 4)[0]
+        o = preamble >> 2
         changed = False
         for _ in range(max(numpmid, 0)):
             if o + 2 > nw:
@@ -473,6 +476,9 @@ class Archive:
         trailer; ArchiveError, in the words every reader of the archive uses, if bad."""
         end = len(data)
         path = self.volume_paths[vol]
+        if end - at < 4:  # (a walk ends there: see records)
+            what = f"{end - at} stray bytes at the end, too few for a record length"
+            raise ArchiveError(PM_ERR_LOGREC, path, at, what)
         length = FRAME.unpack_from(data, at)[0]
         smallest = 24 if self.version == PM_LOG_VERS03 else 20
         if length < smallest or length & 3:
@@ -518,13 +524,14 @@ class Archive:
     def _walk_back(self, vol: int, data: bytes | mmap.mmap, at: int) -> Iterator[LogRecord]:
         path = self.volume_paths[vol]
         floor = self._label_bytes
+        smallest = 24 if self.version == PM_LOG_VERS03 else 20  # (as frame_length)
         while at > floor:
             if at - floor < 4:
                 what = f"{at - floor} stray bytes between the label and byte {at}"
                 raise ArchiveError(PM_ERR_LOGREC, path, floor, what)
             length = FRAME.unpack_from(data, at - 4)[0]
             start = at - length
-            if length < 20 or start < floor:
+            if length < smallest or length & 3 or start < floor:
                 what = f"bad record length {length} in the trailer ending at byte {at}"
                 raise ArchiveError(PM_ERR_LOGREC, path, at - 4, what)
             head = FRAME.unpack_from(data, start)[0]

@@ -40,6 +40,7 @@ from purepcp.pmapi.archive.format import (
     encode_text,
     read_meta,
 )
+from purepcp.pmapi.archive.frames import Frames
 from purepcp.pmapi.desc import Desc
 from purepcp.pmapi.errors import (
     PM_ERR_LABEL,
@@ -343,6 +344,69 @@ def test_stray_bytes_end_a_volume_as_in_libpcp(small):
     )
 
 
+@pytest.mark.parametrize("stray", [1, 2, 3])
+def test_stray_bytes_end_the_frames_as_they_end_a_walk(small, stray):
+    """The column reader (interpolation: pmval -t, pmrep) framed fewer than 4 bytes as a
+    bad record and asked the reader why, which died in struct.error; they are the end of
+    the volume, as for Archive.records and libpcp."""
+    with open(small + ".0", "ab") as f:
+        f.write(b"\1\2\3"[:stray])
+    size = os.path.getsize(small + ".0")
+    with Archive(small) as a:
+        frames = Frames(a)
+        assert (len(frames.offsets), frames.problem) == (30, None)
+        with pytest.raises(ArchiveError) as err:  # (asked directly, it says so)
+            a.frame_length(0, a.volume(0), size - stray)
+    assert (err.value.code, err.value.offset) == (PM_ERR_LOGREC, size - stray)
+    assert err.value.reason == f"{stray} stray bytes at the end, too few for a record length"
+
+
+def _label_and(base: str, tail: bytes) -> None:
+    """BASE's first volume cut to its label, followed by TAIL (PCP's badlen-11 is a label
+    and one byte)."""
+    path = Path(base + ".0")
+    path.write_bytes(path.read_bytes()[:LABEL_V2] + tail)
+
+
+def test_pmval_interpolating_a_label_and_one_byte(small):
+    """pmval -t on a volume of a label and one byte: PCP's warning, no values, status 0
+    (it used to end in a struct.error traceback)."""
+    _label_and(small, b"\1")
+    run = _ours("pmval", "-a", small, "-t", "7.3", "-f", "3", "d.ctr")
+    assert (run.returncode, run.stderr) == (0, _CANNOT_LOCATE_END.format(small))
+    assert run.stdout.endswith("samples:   all\n22:13:20.000  No values available\n")
+
+
+#: What PCP's pmval says of an archive whose end it cannot find.
+_CANNOT_LOCATE_END = (
+    "pmval: Cannot locate end of archive {}: Corrupted record in a PCP archive log\n\n"
+    "WARNING: This archive is sufficiently damaged that it may not be possible to\n"
+    "         produce complete information.  Continuing and hoping for the best.\n\n"
+)
+
+
+def test_a_v3_trailer_too_short_for_a_record(tmp_path):
+    """A v3 volume ending in 20 bytes framed as a record (the v2 size, 4 short of v3's):
+    reading back from the end died in struct.error; now the reader refuses the record,
+    as it does going forwards, and the end is the record before it."""
+    base = str(tmp_path / "v3")
+    write_small(base, version=3)
+    with open(base + ".0", "ab") as f:
+        f.write(struct.pack(">iqii", 20, 0, 0, 20))
+    size = os.path.getsize(base + ".0")
+    with Archive(base) as a:
+        assert a.end() == Timestamp(T0 + 29, 0)
+        with pytest.raises(ArchiveError) as back:
+            next(a.records(backwards=True))
+        with pytest.raises(ArchiveError) as err:
+            a.decode_record(0, 808, struct.pack(">iqii", 20, 0, 0, 20))
+    assert (back.value.offset, back.value.reason) == (
+        size - 4,
+        f"bad record length 20 in the trailer ending at byte {size}",
+    )
+    assert err.value.code == PM_ERR_LOGREC
+
+
 def test_the_end_is_found_through_the_index(small):
     """A damaged last record: the end is the last record before it, read forwards from
     the index entry before the damage (__pmGetArchiveEnd)."""
@@ -545,6 +609,28 @@ def test_qa_archives_against_pcp(name):
         theirs, ours = _reference(tool, *args), _ours(tool, *args)
         _same_story(theirs, ours)
         assert ours.stdout == theirs.stdout, (tool, args)
+
+
+@pytest.mark.interop
+@pytest.mark.parametrize("which", ["badlen-11", "ours cut to a label and one byte"])
+def test_pmval_interpolating_stray_bytes_against_pcp(tmp_path, which):
+    """pmval -t over a volume of a label and a stray byte: PCP's output, word for word
+    (this ended in a struct.error traceback, where PCP prints "No values available")."""
+    require_reference("pmval")
+    if which == "badlen-11":
+        base, metric = qa("badlen-11"), "sample.seconds"
+    else:
+        base, metric = str(tmp_path / "cut"), "d.ctr"
+        write_small(base)
+        _label_and(base, b"\1")
+    args = ["-a", base, "-t", "7.3", "-f", "3", metric]
+    theirs, ours = _reference("pmval", *args), _ours("pmval", *args)
+    assert (ours.returncode, ours.stdout, ours.stderr) == (
+        theirs.returncode,
+        theirs.stdout,
+        theirs.stderr,
+    )
+    assert theirs.returncode == 0 and theirs.stdout.endswith("No values available\n")
 
 
 @pytest.mark.interop

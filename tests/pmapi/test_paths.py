@@ -9,11 +9,17 @@ from pathlib import Path
 
 import pytest
 
-from purepcp.pmapi.paths import LayoutError, layout_file, paths, read_layout
+from purepcp.pmapi.paths import (
+    LayoutError,
+    check_layout_file,
+    layout_file,
+    paths,
+    read_layout,
+)
 
 
 def test_system_defaults_are_purepcps_own_directories(tmp_path):
-    layout = paths({"PUREPCP_CONF": str(tmp_path / "none.conf")}, system=True)
+    layout = paths({"PUREPCP_CONF": str(tmp_path / "none.conf")}, system=True, missing_ok=True)
     assert layout.system and layout.file == str(tmp_path / "none.conf")
     assert layout.pmcdconf_path == Path("/etc/purepcp/pmcd/pmcd.conf")
     assert layout.pmns_default == Path("/var/lib/purepcp/pmns/root")
@@ -103,7 +109,7 @@ def test_missing_file_is_no_error_and_the_default_file_depends_on_the_user():
 
 def test_the_layout_file_can_pick_the_system_defaults_for_any_user(tmp_path):
     conf = tmp_path / "pcp.conf"
-    conf.write_text(paths({"PUREPCP_CONF": str(conf)}, system=True).as_config())
+    conf.write_text(paths({"PUREPCP_CONF": str(conf)}, system=True, missing_ok=True).as_config())
     assert "\nPUREPCP_LAYOUT=system\n" in conf.read_text()
     layout = paths({"PUREPCP_CONF": str(conf), "HOME": "/var/lib/pcp"})  # a service's user
     assert layout.system and layout.run_dir == Path("/run/purepcp")
@@ -140,6 +146,82 @@ def test_a_bad_layout_file_is_one_line_from_every_tool(tmp_path, tool, prog, arg
         1,
         f"{prog}: {conf}:2: expected NAME=value, not 'garbage line'\n",
     )
+
+
+def test_a_missing_named_layout_file_is_an_error(tmp_path):
+    """$PUREPCP_CONF naming no file used to be taken as an empty file: every command ran
+    on the defaults and said nothing.  It is refused, as PCP refuses such a $PCP_CONF;
+    `pmcd --install-units` (missing_ok) may still write it."""
+    missing = tmp_path / "typo.conf"
+    with pytest.raises(LayoutError) as refused:
+        paths({"PUREPCP_CONF": str(missing)}, system=True)
+    assert str(refused.value) == _NO_LAYOUT.format(missing)
+    with pytest.raises(LayoutError):
+        check_layout_file({"PUREPCP_CONF": str(missing)})
+    check_layout_file({})  # (none named: the default file may be missing)
+    assert paths({"PUREPCP_CONF": str(missing)}, system=True, missing_ok=True).is_default(
+        "PCP_VAR_DIR"
+    )
+
+
+#: The one line every command gives for a $PUREPCP_CONF that names no file.
+_NO_LAYOUT = (
+    "{}: no such layout file (PUREPCP_CONF names it): create it "
+    "(`pmcd --install-units` writes one), or correct or unset PUREPCP_CONF"
+)
+
+
+@pytest.mark.parametrize(
+    ("tool", "prog", "argv"),
+    [
+        ("purepcp.tools.pminfo", "pminfo", ["kernel.all.load"]),
+        ("purepcp.tools.pminfo", "pminfo", ["-a", "ARCHIVE"]),  # (no layout needed: still)
+        ("purepcp.tools.pmval", "pmval", ["-a", "ARCHIVE", "sample.seconds"]),
+        ("purepcp.pmda.cli.dbpmda", "dbpmda", []),
+        ("purepcp.pmcd.pmda_tool", "pmda", ["list"]),
+        ("purepcp.pmcd.main", "pmcd", ["-f"]),
+        ("purepcp.pmlogger.main", "pmlogger", ["-C", "arch"]),
+        ("purepcp.pmlogger.daily", "pmlogger_daily", ["-N"]),
+    ],
+)
+def test_a_missing_named_layout_file_is_one_line_from_every_tool(tmp_path, tool, prog, argv):
+    """Each of these exited 0 (or went on to other work) on the defaults, silently."""
+    missing = tmp_path / "typo.conf"
+    argv = [str(tmp_path / "arch") if a == "ARCHIVE" else a for a in argv]
+    done = subprocess.run(
+        [sys.executable, "-m", tool, *argv],
+        env={**os.environ, "PUREPCP_CONF": str(missing)},
+        capture_output=True,
+        text=True,
+        timeout=60,
+        stdin=subprocess.DEVNULL,
+        cwd=tmp_path,
+    )
+    assert (done.returncode, done.stdout, done.stderr) == (
+        1,
+        "",
+        f"{prog}: {_NO_LAYOUT.format(missing)}\n",
+    )
+    assert not missing.exists()
+
+
+def test_version_needs_no_layout_file_and_install_units_writes_it(tmp_path):
+    """-V answers whatever the layout (as PCP's tools do); pmcd --install-units writes
+    the file $PUREPCP_CONF names when it does not exist yet."""
+    missing = tmp_path / "new.conf"
+    env = {k: v for k, v in os.environ.items() if not k.startswith("XDG_")}
+    env.update(PUREPCP_CONF=str(missing), PUREPCP_LAYOUT="user", HOME=str(tmp_path))
+    version = subprocess.run(
+        [sys.executable, "-m", "purepcp.tools.pminfo", "-V"],
+        env=env, capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+    assert version.returncode == 0 and version.stderr.startswith("pminfo version ")
+    units = subprocess.run(
+        [sys.executable, "-m", "purepcp.pmcd.main", "--install-units", str(tmp_path / "units")],
+        env=env, capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+    assert units.returncode == 0, units.stderr
+    assert f"Wrote {missing}\n" in units.stdout and missing.exists()
 
 
 def test_the_layout_file_follows_the_layout_chosen_in_the_environment(monkeypatch, tmp_path):

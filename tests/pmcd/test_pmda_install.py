@@ -305,6 +305,45 @@ def test_unknown_agents_are_named_in_one_line(tmp_path):
     )
 
 
+@pytest.mark.parametrize("spec", ["pkg/mine.py", "mine:Mine"])
+def test_an_agent_without_a_namespace_file_is_told_which_file_to_write(tmp_path, spec):
+    """It used to be told of a file among purepcp's own agents' data, in site-packages
+    (where Agent.source_file looks last), with Python's errno text: now the file to write
+    beside the agent's module, in one line, and nothing changes."""
+    made = make_layout(tmp_path)
+    made.conf.write_text(PACKAGED_CONF.read_text())
+    (_write_mine(tmp_path / "pkg").parent / "pmns").unlink()
+    before = made.files()
+    done = subprocess.run(
+        [sys.executable, "-m", "purepcp.pmcd.pmda_tool", "install", spec, "--no-check"],
+        env={**made.env, "PYTHONPATH": f"{tmp_path / 'pkg'}{os.pathsep}{ROOT}"},
+        capture_output=True, text=True, timeout=120, cwd=tmp_path,
+    )  # fmt: skip
+    assert (done.returncode, done.stdout) == (1, "")
+    assert done.stderr == (
+        f"pmda: agent mine has no namespace file: write its metric names and PMIDs to "
+        f"{tmp_path / 'pkg' / 'pmns'} (PCP's pmns format, domain MINE)\n"
+    )
+    assert made.files() == before
+
+
+def test_a_missing_chosen_namespace_root_is_named_with_what_to_do(tmp_path):
+    """PMNS_DEFAULT chosen and missing: the file, the variable, and the way out."""
+    made = make_layout(tmp_path)
+    made.conf.write_text(PACKAGED_CONF.read_text())
+    env = {**made.env, "PMNS_DEFAULT": str(tmp_path / "nowhere" / "root")}
+    done = subprocess.run(
+        [sys.executable, "-m", "purepcp.pmcd.pmda_tool", "install", "trivial", "--no-check"],
+        env=env, capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert (done.returncode, done.stdout) == (1, "")
+    assert done.stderr == (
+        f"pmda: no namespace file {tmp_path / 'nowhere' / 'root'} (PMNS_DEFAULT names it): "
+        "create it, or unset PMNS_DEFAULT to have pmcd's namespace made from its agents' "
+        "own files\n"
+    )
+
+
 def _write_mine(directory: Path) -> Path:
     """An agent package of one file (its namespace beside it), as a user would write one."""
     directory.mkdir()

@@ -19,7 +19,7 @@ import pytest
 
 from purepcp.pmapi.archive.context import ArchiveContext
 from purepcp.pmapi.paths import paths
-from purepcp.pmcd.units import UNITS, install_units, render_units
+from purepcp.pmcd.units import DOCS, UNITS, install_units, render_units
 from tests.support.our_pmcd import _stop, start_daemon
 from tests.support.waiting import DEADLINE, Notifications, complete_records, wait_until
 
@@ -92,8 +92,48 @@ def test_units_name_installed_commands_and_the_layout(tmp_path):
     assert proxy["Type"] == ["notify"] and proxy["After"] == ["pmcd.service network-online.target"]
 
 
+#: Documentation= URIs systemd.unit(5) takes that name no file of this machine to check.
+_DOC_SCHEMES = ("http://", "https://", "man:", "info:")
+
+
+def documentation_targets(units: dict[str, str]) -> dict[str, list[str]]:
+    """Each unit's Documentation= URIs (space-separated, possibly on several lines)."""
+    return {
+        name: [
+            uri for value in unit_settings(text).get("Documentation", []) for uri in value.split()
+        ]
+        for name, text in units.items()
+    }
+
+
+def unresolvable(uris: list[str]) -> list[str]:
+    """Those of URIS that are neither a URL systemd resolves itself nor an existing file."""
+    return [
+        uri
+        for uri in uris
+        if not (
+            uri.startswith(_DOC_SCHEMES) or (uri.startswith("file://") and Path(uri[7:]).is_file())
+        )
+    ]
+
+
+def test_every_documentation_target_resolves(tmp_path):
+    """Every service names its documentation, and every target is there: a URL, or a file
+    that is installed (the units used to name the repository's docs/, which pip does not
+    install; tests/test_packaging.py checks the installed copy's units the same way)."""
+    targets = documentation_targets(render_units(layout_in(tmp_path)))
+    for name, uris in targets.items():
+        assert uris or name.endswith(".timer"), name
+        assert unresolvable(uris) == [], name
+    assert {uri for uris in targets.values() for uri in uris} == {
+        f"file://{DOCS / 'operations.md'}",
+        f"file://{DOCS / 'pmproxy.md'}",
+    }
+
+
 def test_system_layout_units_use_systemds_directories():
-    units = render_units(paths({"PUREPCP_CONF": "/nonexistent/pcp.conf"}, system=True))
+    layout = paths({"PUREPCP_CONF": "/nonexistent/pcp.conf"}, system=True, missing_ok=True)
+    units = render_units(layout)
     pmcd = unit_settings(units["pmcd.service"])
     assert pmcd["RuntimeDirectory"] == ["purepcp"] and pmcd["StateDirectory"] == ["purepcp"]
     assert pmcd["LogsDirectory"] == ["purepcp purepcp/pmcd purepcp/pmlogger purepcp/pmproxy"]

@@ -100,6 +100,97 @@ def test_an_instance_list_restricts_what_is_logged(tmp_path):
             assert sets == {load: (1, 15), color: (0, 1, 2)}
 
 
+#: A configuration naming instances that are not there, one way and another, and one that is.
+UNKNOWN_INSTANCES = """log mandatory on every 100 msec {
+  kernel.all.load ["nosuch"]
+  simple.color [ 99 ]
+  hinv.ncpu ["x"]
+  kernel.all.nprocs
+  simple.now ["bogus" 1]
+}
+"""
+#: What PCP's pmlogger writes to its log for it (gram.y's yywarn), and so ours.
+UNKNOWN_INSTANCE_WARNINGS = [
+    "Warning [{cfg}, line 2]",
+    'Instance "nosuch" is not defined for the metric "kernel.all.load"',
+    "Warning [{cfg}, line 3]",
+    'Instance "99" is not defined for the metric "simple.color"',
+    "Warning [{cfg}, line 4]",
+    'Instance "x" is not defined for the metric "hinv.ncpu"',
+    "Warning [{cfg}, line 6]",
+    'Instance "bogus" is not defined for the metric "simple.now"',
+]
+
+
+def _warnings(log: str) -> list[str]:
+    """The lines of a pmlogger log from the first warning up to "Config parsed"."""
+    lines = log.splitlines()
+    start = next(i for i, line in enumerate(lines) if line.startswith("Warning"))
+    return lines[start : lines.index("Config parsed")]
+
+
+def test_unknown_instances_are_warned_of_and_not_logged(tmp_path):
+    """A misspelled instance was logged as a metric with no values and said nothing (an
+    unknown number or an instance of a singular metric not even that): each is PCP's
+    warning in the log, and a metric left with no instance is not logged at all."""
+    (tmp_path / "cfg").write_text(UNKNOWN_INSTANCES)
+    with ours_serving(tmp_path) as pmcd:
+        run = _run_pmlogger(tmp_path, "-h", pmcd.host, "-c", "cfg", "-s", "2", "-l", "log", "a")
+    assert (run.returncode, run.stderr) == (0, "")
+    assert _warnings((tmp_path / "log").read_text()) == [
+        line.format(cfg="cfg") for line in UNKNOWN_INSTANCE_WARNINGS
+    ]
+    with Archive(str(tmp_path / "a")) as a:
+        names = {n for names in a.names.values() for n in names}
+        samples = list(a.records())[1:-1]
+    assert names >= {"kernel.all.nprocs", "simple.now"}
+    assert not names & {"kernel.all.load", "simple.color", "hinv.ncpu"}
+    now = pmID_build(253, 2, 4)
+    assert [tuple(vs.insts) for r in samples for vs in r.result.vsets if vs.pmid == now] == [
+        (1,),
+        (1,),
+    ]
+
+
+def test_a_configuration_left_with_nothing_to_log_says_so(tmp_path):
+    """The one metric's one instance misspelled: it used to log that metric, with no
+    values, for ever.  PCP's warning in the log, then why nothing is logged, in the log
+    and on stderr, status 1 and no archive."""
+    (tmp_path / "cfg").write_text('log mandatory on 1 sec { kernel.all.load ["nosuch"] }\n')
+    with ours_serving(tmp_path) as pmcd:
+        run = _run_pmlogger(tmp_path, "-h", pmcd.host, "-c", "cfg", "-s", "2", "-l", "log", "a")
+    why = "pmlogger: no metrics to log: nothing mandatory on in the configuration can be logged"
+    assert (run.returncode, run.stderr) == (1, why + "\n")
+    log = (tmp_path / "log").read_text().splitlines()
+    assert log[log.index("Warning [cfg, line 1]") :][:5] == [
+        "Warning [cfg, line 1]",
+        'Instance "nosuch" is not defined for the metric "kernel.all.load"',
+        "Config parsed",
+        why,
+        "",
+    ]
+    assert log[-1].startswith("Log finished ") and not list(tmp_path.glob("a.*"))
+
+
+@pytest.mark.interop
+def test_unknown_instances_warned_of_as_pcps_pmlogger_does(tmp_path):
+    """The same configuration to PCP's pmlogger: the same warnings, word for word."""
+    require_reference("pmlogger")
+    config = tmp_path / "cfg"
+    config.write_text(UNKNOWN_INSTANCES)
+    (tmp_path / "ours").mkdir()
+    (tmp_path / "pcps").mkdir()
+    with ours_serving(tmp_path) as pmcd:
+        common = ["-h", pmcd.host, "-c", str(config), "-s", "2", "-l", "log", "arch"]
+        ours = _run_pmlogger(tmp_path / "ours", *common)
+        pcps = subprocess.run(
+            ["pmlogger", *common], cwd=tmp_path / "pcps", env=tool_env(), timeout=60
+        )
+    assert (ours.returncode, pcps.returncode) == (0, 0)
+    mine, theirs = (_warnings((tmp_path / d / "log").read_text()) for d in ("ours", "pcps"))
+    assert mine == theirs == [line.format(cfg=config) for line in UNKNOWN_INSTANCE_WARNINGS]
+
+
 def test_signals_switch_volumes_and_end_cleanly(tmp_path):
     with ours_serving(tmp_path) as pmcd:
         proc = _pmlogger(tmp_path, pmcd.host, "arch")

@@ -124,6 +124,29 @@ def test_showme_changes_nothing_and_says_what_it_would_do(four, capsys):
     ]
 
 
+def test_version_prints_the_version_and_runs_nothing(four, capsys):
+    """--version used to be refused and -V runs the job (as PCP's -V, verbose): a user
+    after the version had no way but a run.  --version prints it and does nothing else,
+    whatever the layout, and the usage says which is which."""
+    before = _state(four)
+    status, out, err = _daily(capsys, "--version")
+    assert (status, out) == (0, "")
+    assert err.startswith("pmlogger_daily version ") and err.count("\n") == 1
+    assert _state(four) == before
+    status, _, err = _daily(capsys, "--help")
+    assert "  -V, --verbose         verbose output (as in PCP; the version is --version)\n" in err
+    assert "  --version             print the version and exit\n" in err
+
+
+def test_dash_v_alone_is_verbose_as_in_pcp(four, layout, capsys):
+    """-V alone runs the job, saying what it does (PCP's -V: --verbose)."""
+    status, out, _ = _daily(capsys, "-V", "-N")
+    quiet_status, quiet, _ = _daily(capsys, "-N")
+    assert status == quiet_status == 0
+    assert quiet.splitlines() == [line for line in out.splitlines() if line.startswith("+ ")]
+    assert len(out.splitlines()) > len(quiet.splitlines())
+
+
 def test_the_periods_come_from_flags_then_the_layout(four, capsys, monkeypatch):
     monkeypatch.setenv("PCP_CULLAFTER", "2:12")  # 2.5 days: the 3-day-old archive goes too
     monkeypatch.setenv("PCP_COMPRESSAFTER", "never")

@@ -141,6 +141,26 @@ def test_a_full_disk_is_one_line_and_the_archive_stays_whole(tmp_path, pmcd):
     assert dump.returncode == 0 and dump.stderr == "", dump.stderr
 
 
+@pytest.mark.parametrize("log", ["log", "/dev/stderr"])
+def test_a_full_disk_is_told_once_in_a_log_that_is_stderr_too(tmp_path, pmcd, log):
+    """With stderr sent to the log file (``-l log 2>>log``, as a service manager or a
+    script may start it) or -l /dev/stderr, the line was written to both: twice in the
+    one log.  It is there once."""
+    (tmp_path / "cfg").write_text(FAST)
+    argv = [sys.executable, "-m", "purepcp.pmlogger.main", "-c", "cfg", "-l", log]
+    with open(tmp_path / "log", "ab") as stderr:
+        run = subprocess.run(
+            [*argv, "-h", pmcd.host, "-s", "100000", "arch"],
+            cwd=tmp_path, env=tool_env(), preexec_fn=_limited(6002), stdin=subprocess.DEVNULL,
+            stderr=stderr, timeout=120,
+        )  # fmt: skip
+    assert run.returncode == 1
+    text = (tmp_path / "log").read_text()
+    failed = [line for line in text.splitlines(keepends=True) if "write failed" in line]
+    assert len(failed) == 1 and WRITE_FAILED.fullmatch(failed[0]), text
+    assert "Traceback" not in text
+
+
 @pytest.mark.interop
 def test_pcp_reads_what_a_full_disk_left(tmp_path, pmcd):
     """PCP's pmlogcheck and pmdumplog -a read it all (PCP's own pmlogger leaves a torn

@@ -144,7 +144,7 @@ def class_name(name: str) -> str:
 
 def render(template: str, values: dict[str, str]) -> str:
     """The text of TEMPLATE (a file of pmda/templates/agent) with VALUES filled in."""
-    text = (files("pmda") / "templates" / "agent" / template).read_text(encoding="utf-8")
+    text = (files("purepcp.pmda") / "templates" / "agent" / template).read_text(encoding="utf-8")
     return Template(text).substitute(values)
 
 

@@ -319,3 +319,17 @@ def test_the_shipped_agents_are_the_ones_refused():
     shipped = {name: agent_class(spec) for name, spec in declared["purepcp.agents"].items()}
     shipped["pmcd"] = PmcdAgent
     assert {name: cls.domain for name, cls in shipped.items()} == SHIPPED_AGENTS
+
+
+def test_pmda_new_runs_outside_the_source_tree(tmp_path):
+    """The templates are read as purepcp.pmda's package data: run from any directory (the
+    tree's top-level `pmda` folder not importable), `pmda new` writes the agent.  It
+    once looked them up as a top-level package `pmda`, found only in the tree."""
+    done = subprocess.run(
+        [sys.executable, "-m", "purepcp.pmcd.pmda_tool", "new", "--domain", "300", "outside"],
+        cwd=tmp_path, capture_output=True, text=True, timeout=120,
+        env={k: v for k, v in os.environ.items() if k != "PYTHONPATH"},
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert (tmp_path / "pmda-outside" / "pyproject.toml").exists()
+    assert "Traceback" not in done.stderr

@@ -23,6 +23,7 @@ from pathlib import Path
 
 import trio
 
+from purepcp.pmapi import memory
 from purepcp.pmapi.errors import PM_ERR_TIMEOUT, PMError
 from purepcp.pmapi.labels import PM_LABEL_CONTEXT, LabelSet
 from purepcp.pmapi.pdu.codec import encode
@@ -32,7 +33,6 @@ from purepcp.pmapi.pmns import PMNS
 from purepcp.pmda.agent import DATA_DIR, combined_pmns
 from purepcp.pmda.inproc import AgentLoadError, agent_class, load_agent
 
-from . import memory
 from .access import Gatekeeper, Peer
 from .agent_changes import AgentChanges, compare_agents
 from .channels import (
@@ -462,7 +462,7 @@ class Daemon:
 
     async def _settle_after_clients(self) -> None:
         """Once clients have left (a second after the last of a burst), give the memory
-        they took back to the system (pmcd.memory)."""
+        they took back to the system (pmapi.memory)."""
         while True:
             await self._client_left.wait()
             while self._client_left.is_set():  # wait for a quiet second

@@ -12,6 +12,7 @@ from typing import Any
 
 import trio
 
+from purepcp.pmapi import memory
 from purepcp.pmapi.errors import PMError
 from purepcp.pmapi.options import HELP, NAMESPACE, VERSION, Opt, Tool
 from purepcp.pmapi.paths import LayoutError, Paths, paths
@@ -25,7 +26,7 @@ from purepcp.pmapi.service import (
     raise_fd_limit,
 )
 
-from . import files, memory
+from . import files
 from .config import PmcdConfig, load_config
 from .daemon import Daemon, Settings, namespace_for
 

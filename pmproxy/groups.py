@@ -9,6 +9,7 @@ expired (libpcp_web's timer and garbage collection).
 
 from __future__ import annotations
 
+import logging
 import random
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
@@ -16,6 +17,7 @@ from typing import Any, TypeVar
 
 import trio
 
+from purepcp.pmapi import memory
 from purepcp.pmapi.cnumbers import uint32
 from purepcp.pmapi.context import Context
 
@@ -23,14 +25,27 @@ from .webgroup import WebContext
 from .webrecords import WebError
 
 T = TypeVar("T")
+log = logging.getLogger("pmproxy")
 
 #: pmwebapi.timeout: seconds a context lives after its last use
 DEFAULT_TIMEOUT = 5.0
 #: pmwebapi.work: seconds between sweeps for expired contexts
 DEFAULT_WORK = 2.0
+#: contexts being made at once to one pmcd: PCP's pmcd accepts only 5 pending connections
+#: (MAXPENDING); more at once and the kernel drops the handshakes of the rest, which then
+#: wait seconds for a retransmission and can miss PMCD_CONNECT_TIMEOUT
+CONNECTS_AT_ONCE = 4
 #: seconds a /metrics scraper context lives after its last scrape (longer than
 #: Prometheus's usual scrape intervals, so each scrape finds the last one's metadata)
 SCRAPER_TIMEOUT = 300.0
+
+
+@dataclass
+class _Gate:
+    """The contexts being made to one pmcd: at most CONNECTS_AT_ONCE, the rest waiting."""
+
+    slots: trio.Semaphore = field(default_factory=lambda: trio.Semaphore(CONNECTS_AT_ONCE))
+    waiting: int = 0
 
 
 @dataclass
@@ -59,12 +74,32 @@ class WebGroups:
         #: the contexts that answer /metrics requests naming no context, by hostspec
         self.scrapers: dict[str, _Entry] = {}
         self._random = random.SystemRandom()
+        self._gates: dict[str, _Gate] = {}  # (by hostspec, while anyone connects to it)
+        self._making: set[int] = set()  # context numbers whose contexts are being made
+
+    async def _open(self, ident: int, hostspec: str, timeout: float) -> WebContext:
+        """A new web context on HOSTSPEC's pmcd, made in a worker thread, no more than
+        CONNECTS_AT_ONCE to one pmcd at a time."""
+        gate = self._gates.setdefault(hostspec, _Gate())
+        gate.waiting += 1
+        try:
+            async with gate.slots:
+                return await trio.to_thread.run_sync(
+                    WebContext, ident, hostspec, timeout, self.connect
+                )
+        finally:
+            gate.waiting -= 1
+            if gate.waiting == 0:
+                del self._gates[hostspec]
 
     async def sweep_forever(self) -> None:
         """Close expired contexts every ``work`` seconds (run in the server's nursery)."""
         while True:
             await trio.sleep(self.work)
-            self.sweep()
+            closed = self.sweep()
+            if closed:
+                log.info("pmproxy: closed %d idle context(s)", closed)
+                memory.settle()
 
     def sweep(self) -> int:
         """Close the contexts idle past their deadline; how many there were."""
@@ -97,9 +132,7 @@ class WebGroups:
         entry = self.scrapers.get(hostspec)
         if entry is None:
             number = self._random.randrange(1, 1 << 31)  # (named only in error answers)
-            web = await trio.to_thread.run_sync(
-                WebContext, number, hostspec, SCRAPER_TIMEOUT, self.connect
-            )
+            web = await self._open(number, hostspec, SCRAPER_TIMEOUT)
             entry = self.scrapers.setdefault(hostspec, _Entry(web))
             if entry.web is not web:  # (another scrape made one meanwhile)
                 web.close()
@@ -165,9 +198,12 @@ class WebGroups:
                 raise WebError("invalid timeout requested in polltime") from None
         hostspec = params.get("hostspec") or params.get("hostname") or self.hostspec
         ident = self._random.randrange(1, 1 << 31)
-        while ident in self.contexts:
+        while ident in self.contexts or ident in self._making:
             ident = self._random.randrange(1, 1 << 31)
-        web = await trio.to_thread.run_sync(WebContext, ident, hostspec, timeout, self.connect)
-        entry = _Entry(web, deadline=trio.current_time() + timeout)
-        self.contexts[ident] = entry
+        self._making.add(ident)  # (the number is taken while its context is made)
+        try:
+            web = await self._open(ident, hostspec, timeout)
+        finally:
+            self._making.discard(ident)
+        entry = self.contexts[ident] = _Entry(web, deadline=trio.current_time() + timeout)
         return entry

@@ -10,8 +10,10 @@ from __future__ import annotations
 
 import logging
 import os
+import re
 import time
 from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
 from email.utils import formatdate
 from http import HTTPStatus
 from urllib.parse import parse_qsl, unquote
@@ -157,27 +159,78 @@ async def _send(
     await stream.send_all(data)
 
 
+@dataclass(frozen=True)
+class HttpLimits:
+    """[pmproxy] http.*: what one connection may hold of pmproxy (docs/pmproxy.md)."""
+
+    #: seconds a kept-alive connection may wait with no request before it is closed
+    idle: float = 60.0
+    #: seconds a request may take to arrive whole, head and body, from its first byte
+    timeout: float = 10.0
+    #: bytes of request line and headers
+    max_head: int = MAX_HEAD
+    #: connections open at once; more are answered 503 and closed
+    max_connections: int = 2000
+
+
+_TOKEN = re.compile(rb"[!#$%&'*+.^_`|~0-9A-Za-z-]{1,32}")
+_LINE_REST = re.compile(rb"[^\x00-\x08\x0a-\x1f\x7f]*\r?")
+
+
+def head_problem(buffer: bytes, max_line: int = MAX_URL + 64) -> str | None:
+    """Why BUFFER, the start of a request not yet whole, can never be one: a request line
+    must begin with a method token and a space and hold no control characters.  None
+    while it may still become a request (h11 judges the whole head when it has it)."""
+    buffer = buffer.lstrip(b"\r\n")  # (empty lines before a request are allowed)
+    line, newline, _ = buffer.partition(b"\n")
+    method = _TOKEN.match(line)
+    if line and (method is None or line[method.end() : method.end() + 1] not in (b"", b" ")):
+        return "the request line does not start with a method"
+    if not _LINE_REST.fullmatch(line):
+        return "control characters in the request line"
+    if not newline and len(line) > max_line:
+        return "request line too long"
+    return None
+
+
 async def serve_connection(
-    stream: trio.abc.Stream, handler: Handler, peer: str = "", address: str = ""
+    stream: trio.abc.Stream,
+    handler: Handler,
+    peer: str = "",
+    address: str = "",
+    limits: HttpLimits = HttpLimits(),
 ) -> None:
-    """Answer the requests on STREAM until the client closes it or must be dropped.
-    PEER names the client in log lines; ADDRESS is its address ("" on a unix socket)."""
-    conn = h11.Connection(h11.SERVER, max_incomplete_event_size=MAX_HEAD)
+    """Answer the requests on STREAM until the client closes it or must be dropped: it
+    waits past LIMITS.idle with no request, takes past LIMITS.timeout to send one, or
+    sends what cannot be HTTP.  PEER names the client in log lines; ADDRESS is its
+    address ("" on a unix socket)."""
+    conn = h11.Connection(h11.SERVER, max_incomplete_event_size=limits.max_head)
     wire = _Wire(stream)
     try:
         async with stream:
             while True:
-                try:
-                    event = await _next_event(conn, wire)
-                except h11.RemoteProtocolError as exc:
+                if not conn.trailing_data[0]:  # (nothing pipelined: wait for a request)
+                    with trio.move_on_after(limits.idle):
+                        data = await wire.receive()
+                        conn.receive_data(data)
+                        if not data:
+                            return
+                    if not conn.trailing_data[0] and not conn.trailing_data[1]:
+                        return  # (idle too long: closed without a word, as keep-alive is)
+                request: _Incoming | None = None
+                with trio.move_on_after(limits.timeout):
+                    request = await _receive(conn, wire)
+                if request is None:
+                    log.info("pmproxy: client %s: no whole request in %gs, closed",
+                             peer, limits.timeout)  # fmt: skip
                     if conn.our_state in (h11.IDLE, h11.SEND_RESPONSE):
-                        status = exc.error_status_hint
-                        reply = html_error(status, "unknown", f"bad HTTP request: {exc}")
+                        reply = html_error(408, "unknown", "request timed out")
                         await _send(conn, wire, reply, {}, head=False)
                     return
-                if not isinstance(event, h11.Request):
-                    return  # (closed, or a state h11 will not go on from)
-                await _answer(conn, wire, event, handler, address)
+                if isinstance(request, Reply):  # (not HTTP: the client hears why, and goes)
+                    await _send(conn, wire, request, {}, head=False)
+                    return
+                await _answer(conn, wire, request, handler, address)
                 if conn.our_state is h11.MUST_CLOSE:
                     return
                 conn.start_next_cycle()
@@ -189,13 +242,59 @@ async def serve_connection(
         log.error("pmproxy: client %s: internal error: %r", peer, exc)
 
 
+async def refuse_connection(stream: trio.abc.Stream) -> None:
+    """Answer a connection pmproxy has no room for with a 503, and close it."""
+    reply = html_error(503, "unknown", "too many connections")
+    head = (
+        f"HTTP/1.1 503 Service Unavailable\r\nConnection: close\r\n"
+        f"Content-Type: {reply.content_type}\r\nContent-Length: {len(reply.body)}\r\n\r\n"
+    )
+    with trio.move_on_after(1.0):  # (a client that will not read is not waited for)
+        try:
+            async with stream:
+                await stream.send_all(head.encode() + reply.body)
+        except (trio.BrokenResourceError, trio.ClosedResourceError):
+            pass
+
+
+@dataclass(frozen=True)
+class _Incoming:
+    """A request received whole: its head and body (None: the body was too large)."""
+
+    head: h11.Request
+    body: bytes | None
+
+
+async def _receive(conn: h11.Connection, wire: _Wire) -> _Incoming | Reply | None:
+    """The next request, head and body; a Reply (400, 431, 414) for bytes that are not
+    one; None when the client closed or h11 cannot go on."""
+    try:
+        while True:
+            event = conn.next_event()
+            if event is not h11.NEED_DATA:
+                break
+            if conn.their_state is h11.IDLE:
+                problem = head_problem(conn.trailing_data[0])
+                if problem is not None:
+                    status = 414 if problem == "request line too long" else 400
+                    return html_error(status, "unknown", f"bad HTTP request: {problem}")
+            conn.receive_data(await wire.receive())
+    except h11.RemoteProtocolError as exc:
+        if conn.our_state not in (h11.IDLE, h11.SEND_RESPONSE):
+            raise _Closed from None
+        return html_error(exc.error_status_hint, "unknown", f"bad HTTP request: {exc}")
+    if not isinstance(event, h11.Request):
+        raise _Closed  # (closed, or a state h11 will not go on from)
+    return _Incoming(event, await _read_body(conn, wire))
+
+
 async def _answer(
-    conn: h11.Connection, stream: _Wire, request: h11.Request, handler: Handler, address: str
+    conn: h11.Connection, stream: _Wire, incoming: _Incoming, handler: Handler, address: str
 ) -> None:
+    request, body = incoming.head, incoming.body
     headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in request.headers}
     method = request.method.decode("ascii", "replace")
     target = request.target.decode("latin-1")
-    body = await _read_body(conn, stream)
     if len(target) >= MAX_URL:
         reply = html_error(414, "unknown", "request URL too long")
     elif body is None:

@@ -7,11 +7,12 @@ import logging
 import os
 import signal
 import sys
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import trio
 
+from purepcp.pmapi import memory
 from purepcp.pmapi.inifile import config_error
 from purepcp.pmapi.options import HELP, VERSION, Opt, Tool
 from purepcp.pmapi.paths import LayoutError, paths
@@ -22,7 +23,7 @@ from purepcp.series.store import Store, StoreConfig, StoreError
 
 from .access import WriteAccess
 from .groups import DEFAULT_TIMEOUT, DEFAULT_WORK, WebGroups
-from .http import serve_connection
+from .http import HttpLimits, refuse_connection, serve_connection
 from .series import SeriesAPI
 from .webapi import Reply, Request, WebAPI
 
@@ -65,6 +66,7 @@ class Settings:
     writers: WriteAccess = field(default_factory=WriteAccess)  # [pmwebapi] allow.store
     limits: QueryLimits = field(default_factory=QueryLimits)  # [pmseries] limit.*
     load_paths: tuple[str, ...] = ()  # [pmseries] load.paths (none: /series/load is off)
+    http: HttpLimits = field(default_factory=HttpLimits)  # [pmproxy] http.*
 
 
 def default_port() -> int:
@@ -96,7 +98,7 @@ def options(argv: list[str]) -> Settings:
                 ports.append(int(part))
     timeout, work = DEFAULT_TIMEOUT, DEFAULT_WORK
     series = StoreConfig()
-    writers, limits, load_paths = WriteAccess(), QueryLimits(), ()
+    writers, limits, load_paths, http = WriteAccess(), QueryLimits(), (), HttpLimits()
     config_path = parsed.get("config")
     if config_path is not None:
         config = configparser.ConfigParser(interpolation=None, strict=False)
@@ -112,6 +114,7 @@ def options(argv: list[str]) -> Settings:
         try:
             series = StoreConfig.from_parser(config)
             writers, limits, load_paths = _guards(config)
+            http = _http_limits(config)
         except (StoreError, ValueError) as exc:
             TOOL.fail(f"{config_path}: {exc}")
     terminate = None
@@ -132,7 +135,31 @@ def options(argv: list[str]) -> Settings:
         writers=writers,
         limits=limits,
         load_paths=load_paths,
+        http=http,
     )
+
+
+def _http_limits(config: configparser.ConfigParser) -> HttpLimits:
+    """[pmproxy] http.idle, http.timeout (seconds), http.max.head and
+    http.max.connections; ValueError naming the key of a value that cannot be read."""
+    defaults = HttpLimits()
+    values: dict[str, float] = {}
+    for key, name, kind in (
+        ("http.idle", "idle", float),
+        ("http.timeout", "timeout", float),
+        ("http.max.head", "max_head", int),
+        ("http.max.connections", "max_connections", int),
+    ):
+        text = config.get("pmproxy", key, fallback="").strip()
+        if not text:
+            continue
+        try:
+            values[name] = kind(text)
+        except ValueError:
+            raise ValueError(f"[pmproxy] {key} = {text}: not a number") from None
+        if values[name] <= 0:
+            raise ValueError(f"[pmproxy] {key} = {text}: not a number above 0")
+    return replace(defaults, **values)
 
 
 def _guards(
@@ -188,6 +215,7 @@ def _run(argv: list[str]) -> int:
     except OSError as exc:
         print(f"pmproxy: {exc.filename}: {exc.strerror}", file=sys.stderr)
         return 1
+    memory.tune()  # (large buffers are their own mappings, returned when freed)
     # (each web context holds a connection to its pmcd while it lives)
     logging.getLogger("pmproxy").info("pmproxy: %s", raise_fd_limit())
     try:
@@ -272,14 +300,29 @@ async def serve(settings: Settings, task_status=trio.TASK_STATUS_IGNORED) -> Non
         where.append(f"{sockname[0]}:{sockname[1]}" if ":" not in sockname[0]
                      else f"[{sockname[0]}]:{sockname[1]}")  # fmt: skip
 
+    connections = 0
+    refused = _Refusals(log)
+
     async def accept(stream: trio.SocketStream) -> None:
+        nonlocal connections
+        if connections >= settings.http.max_connections:
+            refused.note(settings.http.max_connections)
+            await refuse_connection(stream)
+            return
+        connections += 1
+        try:
+            await _serve_one(stream)
+        finally:
+            connections -= 1
+
+    async def _serve_one(stream: trio.SocketStream) -> None:
         try:
             peer = stream.socket.getpeername()
             name = f"{peer[0]}:{peer[1]}" if isinstance(peer, tuple) else str(peer)
             address = peer[0] if isinstance(peer, tuple) else ""
         except OSError:
             name, address = "?", "?"  # (gone already: nothing it asks may write)
-        await serve_connection(stream, route, name, address)
+        await serve_connection(stream, route, name, address, settings.http)
 
     try:
         with trio.open_signal_receiver(signal.SIGTERM, signal.SIGINT) as signals:
@@ -301,6 +344,24 @@ async def serve(settings: Settings, task_status=trio.TASK_STATUS_IGNORED) -> Non
     finally:
         groups.close()
         series.close()
+
+
+class _Refusals:
+    """Connections refused for being over http.max.connections: a log line a second at
+    most, with how many were refused, however many clients try."""
+
+    def __init__(self, log: logging.Logger) -> None:
+        self.log = log
+        self.count = 0
+        self.last = -1.0
+
+    def note(self, limit: int) -> None:
+        self.count += 1
+        now = trio.current_time()
+        if now - self.last >= 1.0:
+            self.log.warning("pmproxy: %d connection(s) refused: %d open, [pmproxy] "
+                             "http.max.connections", self.count, limit)  # fmt: skip
+            self.count, self.last = 0, now
 
 
 if __name__ == "__main__":

@@ -71,8 +71,10 @@ class Reply:
 
 def html_error(status: int, servlet: str, text: str) -> Reply:
     """pmproxy's HTML page for a request it cannot route or whose parameters are missing."""
-    reason = {400: "Bad Request", 404: "Not Found", 413: "Payload Too Large",
-              414: "URI Too Long"}.get(status, "Error")  # fmt: skip
+    reason = {400: "Bad Request", 403: "Forbidden", 404: "Not Found", 408: "Request Timeout",
+              413: "Payload Too Large", 414: "URI Too Long",
+              431: "Request Header Fields Too Large",
+              503: "Service Unavailable"}.get(status, "Error")  # fmt: skip
     from . import __version__
 
     page = (

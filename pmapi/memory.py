@@ -1,4 +1,4 @@
-"""Giving memory back: what a burst of clients or a huge agent reply took, pmcd returns.
+"""Giving memory back: what a burst of clients or a huge reply took, a daemon returns.
 
 CPython frees objects into its own arenas and glibc's heap, and glibc keeps freed heap
 memory for reuse unless asked to give it back (malloc_trim).  A pmcd that served 400

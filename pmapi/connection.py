@@ -83,8 +83,11 @@ def connect_error(spec: HostSpec, code: int) -> PMError:
     return PMError(code, f'Cannot connect to PMCD on host "{spec.text}"')
 
 
-def os_code(exc: OSError) -> int:
-    if isinstance(exc, socket.gaierror):
+def os_code(exc: OSError | UnicodeError) -> int:
+    """The PCP error code for a failed connection: EXC from the socket calls, or the
+    UnicodeError of a host name that cannot be a DNS name at all (an empty or overlong
+    label), which is a name that does not resolve."""
+    if isinstance(exc, (socket.gaierror, UnicodeError)):
         return -errno.EHOSTUNREACH  # as libpcp: a name that does not resolve is unreachable
     if isinstance(exc, TimeoutError):
         return PM_ERR_TIMEOUT
@@ -140,7 +143,7 @@ class Connection:
             sock = socket.create_connection((spec.host, spec.port), timeout)
             sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
             return sock
-        except OSError as exc:
+        except (OSError, UnicodeError) as exc:
             raise connect_error(spec, os_code(exc)) from None
 
     def _handshake(self) -> None:

@@ -165,7 +165,7 @@ class AsyncHostSource:
                     stream = await trio.open_tcp_stream("localhost", default_port())
             else:
                 stream = await trio.open_tcp_stream(spec.host, spec.port)
-        except OSError as exc:
+        except (OSError, UnicodeError) as exc:
             raise connect_error(spec, os_code(exc)) from None
         self.stream, self.framer = stream, PDUFramer()
         try:

@@ -7,6 +7,8 @@ import os
 import re
 from dataclasses import dataclass
 
+from purepcp.pmapi.cnumbers import cstring
+
 from .parse import QuerySyntaxError, parse_window
 from .window import WindowError, resolve_window
 
@@ -32,8 +34,9 @@ class LoadSpec:
 
 
 def load_spec(text: str) -> LoadSpec:
-    """TEXT as pmseries --load reads it; a bare path stands for {source.path: PATH}."""
-    text = text.strip()
+    """TEXT as pmseries --load reads it; a bare path stands for {source.path: PATH}.
+    Text after a NUL is not read (PCP reads a C string)."""
+    text = cstring(text).strip()
     if not text.startswith("{"):
         if not text:
             raise LoadSpecError("found no context to load")

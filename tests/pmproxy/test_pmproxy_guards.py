@@ -296,3 +296,26 @@ def test_a_store_over_the_network_is_refused_and_over_loopback_is_not(tmp_path):
             "refused a store to simple.numfetch from " + address
             in (proxy.tmp / "pmproxy.log").read_text()
         )
+
+
+def test_a_load_path_with_a_nul_is_read_as_c_reads_it(served):
+    """Found by the fuzz: a NUL in /series/load's expression was a 500 (Python's file calls
+    refuse it); PCP reads the expression as a C string, up to the NUL."""
+    proxy, _, allowed = served
+    expr = q('{source.path: "' + str(allowed / "mixed") + '"}\x00junk')
+    assert proxy.get(f"/series/load?expr={expr}")[:1] == (200,)
+    expr = q("/etc/passwd\x00" + str(allowed / "mixed"))
+    assert _message(proxy, f"/series/load?expr={expr}") == (
+        403,
+        "/etc/passwd is not under a directory in [pmseries] load.paths",
+    )
+
+
+@pytest.mark.trio
+async def test_a_hostspec_that_cannot_be_a_host_name_is_an_error_not_a_500():
+    """Found by the fuzz: a DNS label over 63 characters made Python's resolver raise
+    UnicodeError, which reached pmproxy as a 500; it is a host that does not resolve."""
+    api = WebAPI(WebGroups("localhost"))
+    reply = await api.handle(Request("GET", "/pmapi/context", {"hostspec": "a" * 70 + ".x"}))
+    assert reply.status == 400
+    assert json.loads(reply.body)["message"].startswith("cannot connect to PMCD")

@@ -63,15 +63,6 @@ def archive(tmp_path_factory) -> str:
     return base
 
 
-@pytest.fixture(scope="module", autouse=True)
-def _private_matplotlib_cache(tmp_path_factory):
-    """matplotlib's font cache goes to a directory of the test's, not the user's home."""
-    with pytest.MonkeyPatch.context() as mp:
-        if "matplotlib.font_manager" not in sys.modules:
-            mp.setenv("MPLCONFIGDIR", str(tmp_path_factory.mktemp("mplconfig")))
-        yield
-
-
 def environ() -> dict[str, str]:
     return {"TZ": "UTC", "PCP_DERIVED_CONFIG": "", "PCP_SYSCONF_DIR": "/nonexistent"}
 

@@ -38,15 +38,6 @@ C0, C1 = (0x1F, 0x77, 0xB4), (0xFF, 0x7F, 0x0E)  # matplotlib's default cycle's 
 TOLERANCE = 0.05  # RGB distance (0..1 scale) from a series' colour blended over white
 
 
-@pytest.fixture(scope="module", autouse=True)
-def _private_matplotlib_cache(tmp_path_factory):
-    """matplotlib's font cache goes to a directory of the test's, not the user's home."""
-    with pytest.MonkeyPatch.context() as mp:
-        if "matplotlib.font_manager" not in sys.modules:
-            mp.setenv("MPLCONFIGDIR", str(tmp_path_factory.mktemp("mplconfig")))
-        yield
-
-
 def column(metric: str, label: str, instance: str | None, inst: int, unit: str,
            kind: Kind = Kind.FLOAT, named: bool = False) -> Column:  # fmt: skip
     indom = PM_INDOM_NULL if instance is None else 1

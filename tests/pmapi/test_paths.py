@@ -182,6 +182,8 @@ _NO_LAYOUT = (
         ("purepcp.pmcd.main", "pmcd", ["-f"]),
         ("purepcp.pmlogger.main", "pmlogger", ["-C", "arch"]),
         ("purepcp.pmlogger.daily", "pmlogger_daily", ["-N"]),
+        ("purepcp.tools.pmdumplog", "pmdumplog", ["-a", "ARCHIVE"]),
+        ("purepcp.tools.pmseries", "pmseries", ["kernel.all.load"]),
     ],
 )
 def test_a_missing_named_layout_file_is_one_line_from_every_tool(tmp_path, tool, prog, argv):

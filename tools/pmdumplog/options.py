@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 from purepcp.pmapi import version_line
 from purepcp.pmapi.errors import PM_ERR_PMNS, PMError, SourceError, pmErrStr
 from purepcp.pmapi.options import Opt, Tool, debug_spec_ok, pcp_getopt
+from purepcp.pmapi.paths import check_layout_file
 
 if TYPE_CHECKING:
     from purepcp.pmapi.pmns import PMNS
@@ -192,6 +193,8 @@ def parse_options(argv: Sequence[str]) -> Options:
         action = ACTIONS.get(letter)
         if action is not None:
             action(o, value)
+    if not o.exit_now:  # (as every command: a $PUREPCP_CONF naming no file is an error)
+        check_layout_file()
     return o
 
 

@@ -10,6 +10,7 @@ from typing import NoReturn
 
 from purepcp.pmapi import version_line
 from purepcp.pmapi.options import Opt, Tool, debug_spec_ok, pcp_getopt
+from purepcp.pmapi.paths import check_layout_file
 
 from .request import Mode, Request, Show
 from .sids import issid
@@ -158,6 +159,8 @@ def read_options(argv: Sequence[str]) -> CommandLine:
             line.given.add(opt)
             if value is not None:
                 line.values[opt] = value
+    if not line.version:  # (as every command: a $PUREPCP_CONF naming no file is an error)
+        check_layout_file()
     return line
 
 

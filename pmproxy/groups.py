@@ -10,6 +10,7 @@ expired (libpcp_web's timer and garbage collection).
 from __future__ import annotations
 
 import logging
+import math
 import random
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
@@ -18,7 +19,7 @@ from typing import Any, TypeVar
 import trio
 
 from purepcp.pmapi import memory
-from purepcp.pmapi.cnumbers import uint32
+from purepcp.pmapi.cnumbers import cstring, strtod, uint32
 from purepcp.pmapi.context import Context
 
 from .webgroup import WebContext
@@ -38,6 +39,28 @@ CONNECTS_AT_ONCE = 4
 #: seconds a /metrics scraper context lives after its last scrape (longer than
 #: Prometheus's usual scrape intervals, so each scrape finds the last one's metadata)
 SCRAPER_TIMEOUT = 300.0
+
+
+#: the longest polltimeout a context can have: PCP keeps it in milliseconds in an
+#: unsigned int
+MAX_POLLTIMEOUT = (2**32 - 1) / 1000
+
+
+def poll_timeout(params: Mapping[str, str], default: float) -> float:
+    """A request's polltimeout in seconds (DEFAULT when it gives none), read as PCP reads
+    it (strtod, and nothing may follow the number), kept between 0 and MAX_POLLTIMEOUT so
+    that no client can make a context that never expires.  WebError with PCP's message."""
+    text = params.get("polltimeout")
+    if text is None:
+        return default
+    text = cstring(text)
+    scan = strtod(text)
+    if scan.end != len(text):
+        raise WebError("invalid timeout requested in polltime")
+    seconds = float(scan.value)
+    if math.isnan(seconds):
+        return 0.0
+    return min(max(seconds, 0.0), MAX_POLLTIMEOUT)
 
 
 @dataclass
@@ -128,6 +151,7 @@ class WebGroups:
         context for every scrape instead."""
         if ident is not None:
             return (await self.call(ident, params, work))[1]
+        poll_timeout(params, SCRAPER_TIMEOUT)  # (checked as PCP checks it; the shared one's stays)
         hostspec = params.get("hostspec") or params.get("hostname") or self.hostspec
         entry = self.scrapers.get(hostspec)
         if entry is None:
@@ -189,13 +213,7 @@ class WebGroups:
         return entry
 
     async def _create(self, params: Mapping[str, str]) -> _Entry:
-        timeout = self.timeout
-        text = params.get("polltimeout")
-        if text is not None:
-            try:
-                timeout = float(text)
-            except ValueError:
-                raise WebError("invalid timeout requested in polltime") from None
+        timeout = poll_timeout(params, self.timeout)
         hostspec = params.get("hostspec") or params.get("hostname") or self.hostspec
         ident = self._random.randrange(1, 1 << 31)
         while ident in self.contexts or ident in self._making:

@@ -15,7 +15,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from purepcp.pmapi.errors import PM_ERR_PERMISSION, PMError, pmErrStr
+from purepcp.pmapi.cnumbers import cstring
+from purepcp.pmapi.errors import PM_ERR_PERMISSION, PM_ERR_TOOSMALL, PMError, pmErrStr
 from purepcp.pmapi.ids import PM_INDOM_NULL, pmIDStr, pmInDomStr
 from purepcp.pmapi.types import pmSemStr
 
@@ -247,9 +248,12 @@ class WebAPI:
             names = params.get("pmids")
             if names is None:
                 names, single = params.get("pmid"), True
+        empty = names is not None and not cstring(names)  # (C splits "" into no names)
         wanted = _split(names)
 
         def work(web: WebContext):
+            if empty:  # (the context is made first: PCP's answer names it)
+                raise WebError(pmErrStr(PM_ERR_TOOSMALL))
             if by_pmid:
                 metrics = [web.metric_by_pmid(parse_pmid(p)) for p in wanted]
             else:
@@ -259,7 +263,7 @@ class WebAPI:
             return web.fetch(metrics)
 
         def fast(web: WebContext):
-            metrics = None if by_pmid else web.known_for_fetch(wanted)
+            metrics = None if by_pmid or empty else web.known_for_fetch(wanted)
             return None if metrics is None else web.fetch_async(metrics)
 
         number, (stamp, values) = await self.groups.call_fast(ident, params, fast, work)

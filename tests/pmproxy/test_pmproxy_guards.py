@@ -14,9 +14,10 @@ import urllib.parse
 import pytest
 
 from purepcp.pmproxy.access import WriteAccess
-from purepcp.pmproxy.groups import WebGroups
+from purepcp.pmproxy.groups import MAX_POLLTIMEOUT, WebGroups, poll_timeout
 from purepcp.pmproxy.series import window_of
 from purepcp.pmproxy.webapi import Request, WebAPI
+from purepcp.pmproxy.webrecords import WebError
 from purepcp.series.limits import Budget, QueryLimitError, QueryLimits, count_terms
 from purepcp.series.load import ArchiveLoader
 from purepcp.series.parse import parse
@@ -319,3 +320,18 @@ async def test_a_hostspec_that_cannot_be_a_host_name_is_an_error_not_a_500():
     reply = await api.handle(Request("GET", "/pmapi/context", {"hostspec": "a" * 70 + ".x"}))
     assert reply.status == 400
     assert json.loads(reply.body)["message"].startswith("cannot connect to PMCD")
+
+
+def test_polltimeout_is_read_as_pcp_reads_it_and_kept_finite():
+    """A context asked to live for ever (inf) lived for ever; PCP keeps milliseconds in an
+    unsigned int.  "1_0" was ten seconds to Python's float(); to strtod it is an error."""
+    assert poll_timeout({}, 5.0) == 5.0
+    assert poll_timeout({"polltimeout": "2.5"}, 5.0) == 2.5
+    assert poll_timeout({"polltimeout": "inf"}, 5.0) == MAX_POLLTIMEOUT
+    assert poll_timeout({"polltimeout": "1e300"}, 5.0) == MAX_POLLTIMEOUT
+    assert poll_timeout({"polltimeout": "nan"}, 5.0) == 0.0
+    assert poll_timeout({"polltimeout": "-3"}, 5.0) == 0.0
+    assert poll_timeout({"polltimeout": ""}, 5.0) == 0.0
+    for bad in ("1_0", "5x", " 5 ", "soon"):
+        with pytest.raises(WebError, match="invalid timeout requested in polltime"):
+            poll_timeout({"polltimeout": bad}, 5.0)

@@ -128,6 +128,15 @@ CALLS = [
     "/pmapi/fetch?names=hinv.ncpu&polltimeout=soon",
     "/pmapi/fetch?names=hinv.ncpu,kernel.uname.release&hostspec={h}",
     "/metrics?names=no.such.metric",
+    # (answered 200 by ours until a comparison of 1,500 generated requests found them)
+    "/pmapi/{c}/fetch?names=",
+    "/pmapi/{c}/fetch?pmids=",
+    "/pmapi/{c}/fetch?pmid=",
+    "/pmapi/{c}/fetch?pmids=%00",
+    "/pmapi/{c}/_fetch?pmids=",
+    "/pmapi/{c}/fetch?names=,,",
+    "/metrics?polltimeout=x",
+    "/pmapi/context?polltimeout=1_0",
 ]
 
 

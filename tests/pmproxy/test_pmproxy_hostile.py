@@ -35,6 +35,9 @@ from tests.support.reference_pmcd import require_reference
 from tests.support.series_archives import write_mixed
 from tests.support.waiting import DEADLINE, wait_until
 
+#: a fault matrix of hundreds of connections: CI runs it, the inner loop leaves it out
+pytestmark = pytest.mark.slow
+
 #: how much pmproxy's RSS may grow over the whole suite
 RSS_SLACK_KB = 10 * 1024
 

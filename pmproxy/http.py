@@ -28,6 +28,12 @@ MAX_HEAD = 16384
 MAX_URL = 8192
 #: The largest request body (a derived-metric configuration, a stored value)
 MAX_BODY = 1 << 20
+#: the methods PCP's HTTP parser (http-parser) knows; any other ends the connection
+HTTP_METHODS = frozenset(
+    b"DELETE GET HEAD POST PUT CONNECT OPTIONS TRACE COPY LOCK MKCOL MOVE PROPFIND "
+    b"PROPPATCH SEARCH UNLOCK BIND REBIND UNBIND ACL REPORT MKACTIVITY CHECKOUT MERGE "
+    b"M-SEARCH NOTIFY SUBSCRIBE UNSUBSCRIBE PATCH PURGE MKCALENDAR LINK UNLINK SOURCE".split()
+)
 ALLOWED_HEADERS = b"Accept, Accept-Language, Content-Language, Content-Type"
 
 Handler = Callable[[Request], Awaitable[Reply]]
@@ -285,6 +291,9 @@ async def _receive(conn: h11.Connection, wire: _Wire) -> _Incoming | Reply | Non
         return html_error(exc.error_status_hint, "unknown", f"bad HTTP request: {exc}")
     if not isinstance(event, h11.Request):
         raise _Closed  # (closed, or a state h11 will not go on from)
+    if event.method not in HTTP_METHODS:  # (PCP's parser drops the connection)
+        method = event.method.decode("ascii", "replace")
+        return html_error(400, "unknown", f"bad HTTP request: unknown method {method}")
     return _Incoming(event, await _read_body(conn, wire))
 
 

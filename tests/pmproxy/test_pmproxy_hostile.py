@@ -181,6 +181,16 @@ def test_garbage_gets_its_400_at_once(proxy):
     healthy_after(proxy)
 
 
+def test_an_unknown_method_is_400_and_closed(proxy):
+    """BREW was answered as a GET; PCP's parser knows a fixed set of methods and drops
+    the connection for any other."""
+    sock = connect(proxy)
+    sock.sendall(b"BREW /pmapi/context HTTP/1.1\r\nHost: x\r\n\r\n")
+    reply = reply_of(sock)
+    assert status_of(reply) == 400 and b"unknown method BREW" in reply
+    healthy_after(proxy)
+
+
 @pytest.mark.parametrize(
     ("request_bytes", "status"),
     [

@@ -139,10 +139,27 @@ def options(argv: list[str]) -> Settings:
     )
 
 
+def _number(
+    config: configparser.ConfigParser, section: str, key: str, kind: type, *, zero: bool
+) -> float | None:
+    """[SECTION] KEY as a number of KIND, None when unset; ValueError naming the section
+    and key when it is not a number, is negative, or (unless ZERO) is 0."""
+    text = config.get(section, key, fallback="").strip()
+    if not text:
+        return None
+    try:
+        number = kind(text)
+    except ValueError:
+        raise ValueError(f"[{section}] {key} = {text}: not a number") from None
+    if number < 0 or (number == 0 and not zero):
+        least = "of 0 or more" if zero else "above 0"
+        raise ValueError(f"[{section}] {key} = {text}: not a number {least}")
+    return number
+
+
 def _http_limits(config: configparser.ConfigParser) -> HttpLimits:
     """[pmproxy] http.idle, http.timeout (seconds), http.max.head and
     http.max.connections; ValueError naming the key of a value that cannot be read."""
-    defaults = HttpLimits()
     values: dict[str, float] = {}
     for key, name, kind in (
         ("http.idle", "idle", float),
@@ -150,42 +167,24 @@ def _http_limits(config: configparser.ConfigParser) -> HttpLimits:
         ("http.max.head", "max_head", int),
         ("http.max.connections", "max_connections", int),
     ):
-        text = config.get("pmproxy", key, fallback="").strip()
-        if not text:
-            continue
-        try:
-            values[name] = kind(text)
-        except ValueError:
-            raise ValueError(f"[pmproxy] {key} = {text}: not a number") from None
-        if values[name] <= 0:
-            raise ValueError(f"[pmproxy] {key} = {text}: not a number above 0")
-    return replace(defaults, **values)
+        number = _number(config, "pmproxy", key, kind, zero=False)
+        if number is not None:
+            values[name] = number
+    return replace(HttpLimits(), **values)
 
 
 def _guards(
     config: configparser.ConfigParser,
 ) -> tuple[WriteAccess, QueryLimits, tuple[str, ...]]:
-    """[pmwebapi] allow.store, [pmseries] limit.terms/series/seconds and load.paths;
-    ValueError naming the section and key of a value that cannot be read."""
-
-    def text(section: str, key: str) -> str | None:
-        value = config.get(section, key, fallback=None)
-        return value.strip() if value is not None else None
+    """[pmwebapi] allow.store, [pmseries] limit.terms/series/seconds (0: no limit) and
+    load.paths; ValueError naming the section and key of a value that cannot be read."""
 
     def limit(key: str, default: float | None, kind: type) -> float | None:
-        value = text("pmseries", key)
-        if value is None or value == "":
-            return default
-        try:
-            number = kind(value)
-        except ValueError:
-            raise ValueError(f"[pmseries] {key} = {value}: not a number") from None
-        if number < 0:
-            raise ValueError(f"[pmseries] {key} = {value}: not a number of 0 or more")
-        return number or None  # (0: no limit)
+        number = _number(config, "pmseries", key, kind, zero=True)
+        return default if number is None else number or None
 
     writers = WriteAccess()
-    allow = text("pmwebapi", "allow.store")
+    allow = config.get("pmwebapi", "allow.store", fallback=None)
     if allow is not None:
         try:
             writers = WriteAccess.from_text(allow)
@@ -197,7 +196,7 @@ def _guards(
         series=limit("limit.series", defaults.series, int),  # type: ignore[arg-type]
         seconds=limit("limit.seconds", defaults.seconds, float),
     )
-    paths = tuple(p for p in (text("pmseries", "load.paths") or "").replace(",", " ").split())
+    paths = tuple(config.get("pmseries", "load.paths", fallback="").replace(",", " ").split())
     return writers, limits, paths
 
 

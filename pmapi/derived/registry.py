@@ -107,6 +107,25 @@ class Registry:
         self._names: dict[int, str] = {}
         self._last: tuple[int, int] | None = None  # (cluster, item) of the latest
         self._lock = threading.RLock()
+        #: (definitions, names) as they stand, shared read-only with the contexts made
+        #: from this registry until either side changes (a web server makes thousands)
+        self._frozen: tuple[dict[str, Definition], dict[int, str]] | None = None
+        self._borrowed = False  # _defs and _names are another registry's frozen pair
+
+    def _shared(self) -> tuple[dict[str, Definition], dict[int, str]]:
+        """This registry's definitions and names, to be shared and never changed."""
+        with self._lock:
+            if self._frozen is None:  # (borrowed dicts are frozen already)
+                pair = (self._defs, self._names)
+                self._frozen = pair if self._borrowed else (dict(pair[0]), dict(pair[1]))
+            return self._frozen
+
+    def _writable(self) -> None:
+        """Before a change: stop sharing (callers hold the lock)."""
+        self._frozen = None
+        if self._borrowed:
+            self._defs, self._names = dict(self._defs), dict(self._names)
+            self._borrowed = False
 
     def __iter__(self) -> Iterator[Definition]:
         with self._lock:
@@ -158,6 +177,7 @@ class Registry:
             if getattr(old, attr) is not None:
                 raise DerivedError(f"duplicate value for attribute ({attr}) of metric ({name})")
             new = dataclasses.replace(old, **{attr: value})
+            self._writable()
             self._defs[name] = new
             return new
 
@@ -173,6 +193,7 @@ class Registry:
         self._last = (cluster, item)
         pmid = pmID_build(DYNAMIC_PMID, cluster, item)
         definition = Definition(name, text, tree, pmid, anon_type=anon)
+        self._writable()
         self._defs[name] = definition
         self._names[pmid] = name
         return definition
@@ -184,9 +205,9 @@ class ContextRegistry(Registry):
 
     def __init__(self, base: Registry | None = None) -> None:
         super().__init__()
-        for d in base or ():
-            self._defs[d.name] = d
-            self._names[d.pmid] = d.name
+        if base is not None:  # base's definitions as they stand now, copied on a change
+            self._defs, self._names = base._shared()
+            self._borrowed = True
         self._own: tuple[int, int] | None = None  # (cluster, item) of the latest own PMID
 
     def copy(self) -> ContextRegistry:
@@ -216,6 +237,7 @@ class ContextRegistry(Registry):
             self._own = (cluster, item)
             pmid = pmID_build(DYNAMIC_PMID, cluster, item)
             definition = Definition(name, expr, tree, pmid)
+            self._writable()
             self._defs[name] = definition
             self._names[pmid] = name
             return definition
@@ -223,9 +245,11 @@ class ContextRegistry(Registry):
     def discard(self, name: str) -> None:
         """Forget NAME (one that failed to bind when added); its PMID stays used."""
         with self._lock:
-            d = self._defs.pop(name, None)
-            if d is not None:
-                self._names.pop(d.pmid, None)
+            if name not in self._defs:
+                return
+            self._writable()
+            d = self._defs.pop(name)
+            self._names.pop(d.pmid, None)
 
 
 # ------------------------------------------------------------------- messages

@@ -536,3 +536,26 @@ def test_anon_tree_is_none_and_text_parses_to_the_same_anon():
     reg = Registry()
     d = reg.register_anon("e.f", PMType.PM_TYPE_U32)
     assert d.tree is None and reg.register("e.g", d.text).tree == Anon("U32")
+
+
+def test_contexts_share_the_global_definitions_until_one_changes():
+    """A context starts with the global derived metrics as they stand; thousands of
+    contexts (a web server's) share one copy of them, each copying only when it adds its
+    own, and a later global registration reaches only contexts made after it."""
+    from purepcp.pmapi.derived.registry import ContextRegistry, Registry
+
+    base = Registry()
+    base.register("g.one", "1")
+    a, b = ContextRegistry(base), ContextRegistry(base)
+    assert a._defs is b._defs  # one copy for both
+    a.add("mine", "2")
+    assert "mine" in a and "mine" not in b and "mine" not in base
+    base.register("g.two", "3")
+    assert "g.two" not in a and "g.two" not in b
+    c = ContextRegistry(base)
+    assert [d.name for d in c] == ["g.one", "g.two"]
+    twin = c.copy()
+    twin.add("other", "4")
+    assert "other" not in c and [d.name for d in twin][-1] == "other"
+    twin.discard("g.one")
+    assert "g.one" in c and "g.one" in base and "g.one" not in twin

@@ -14,8 +14,8 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
-from purepcp.pmapi.archive.context import PM_MODE_FORW
-from purepcp.pmapi.archive.format import ArchiveError
+from purepcp.pmapi.archive.damage import ArchiveError
+from purepcp.pmapi.archive.modes import PM_MODE_FORW
 from purepcp.pmapi.desc import Desc
 from purepcp.pmapi.errors import PM_ERR_NAME, PM_ERR_PROFILE, PMError, pmErrStr
 from purepcp.pmapi.ids import (

@@ -14,8 +14,8 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from purepcp.pmapi import version_line
-from purepcp.pmapi.archive.context import PM_MODE_FORW
-from purepcp.pmapi.archive.format import ArchiveError
+from purepcp.pmapi.archive.damage import ArchiveError
+from purepcp.pmapi.archive.modes import PM_MODE_FORW
 from purepcp.pmapi.cnumbers import int32, strtol
 from purepcp.pmapi.errors import PMError, pmErrStr
 from purepcp.pmapi.ids import PM_INDOM_NULL

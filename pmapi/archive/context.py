@@ -38,16 +38,12 @@ from ..pmns import PMNS
 from ..types import ValFmt
 from ..values import NO_BLOCKS, Result, Timestamp, ValueSet
 from .format import PM_TEXT_HELP, PM_TEXT_INDOM, PM_TEXT_ONELINE, PM_TEXT_PMID
+from .modes import PM_MODE_BACK, PM_MODE_FORW, PM_MODE_INTERP, PM_MODE_LIVE  # noqa: F401
 from .multi import ArchiveSet, find_end, open_one, open_source
 from .reader import Archive, LogRecord
 
 if TYPE_CHECKING:  # (replay.py needs NumPy: loaded on the first interpolated fetch)
     from .replay import Observations, Replay, Sequel, Span
-
-PM_MODE_LIVE = 0
-PM_MODE_INTERP = 1
-PM_MODE_FORW = 2
-PM_MODE_BACK = 3
 
 
 class ArchiveSource:

@@ -38,11 +38,11 @@ from ..errors import (
     PM_ERR_LOGREC,
     PM_ERR_NODATA,
     PM_ERR_RECTYPE,
-    PMError,
 )
 from ..labels import PM_MAXLABELJSONLEN, PM_MAXLABELS, Label, LabelSet
 from ..units import Units
 from ..values import Timestamp
+from .damage import ArchiveError  # (its own module: a live query catches it cheaply)
 
 PM_LOG_MAGIC = 0x50052600
 PM_LOG_VERS02 = 2
@@ -369,16 +369,6 @@ def _cstr(field: bytes) -> str:
 
 
 # -- errors ----------------------------------------------------------------------------
-
-
-class ArchiveError(PMError):
-    """Damage or a misfit in an archive file: a PCP code, the file and the byte offset."""
-
-    def __init__(self, code: int, file: str, offset: int, detail: str) -> None:
-        super().__init__(code, f"{file}: offset {offset}: {detail}")
-        self.file = file
-        self.offset = offset
-        self.reason = detail
 
 
 # -- metadata records ------------------------------------------------------------------

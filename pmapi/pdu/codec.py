@@ -4,10 +4,10 @@ decode() takes exactly one PDU (header included; see framer.py for streams) and
 returns its record, or raises PDUError: any input whatsoever gives one or the
 other.  Counts are checked against the bytes present before anything is built,
 so a hostile length cannot make the decoder allocate or loop beyond the input's
-size.  Bodies are read with the construct layouts in layouts.py; the hot paths use
-precompiled structs that the tests hold to the layouts byte for byte: FETCH and
-RESULT (result.py), and the fixed-size metadata requests and replies (DESC_REQ,
-DESC, TEXT_REQ, LABEL_REQ), which pmcd relays one per metric for tools like pminfo.
+size.  The construct layouts in layouts.py are the definition; every PDU but LABEL
+is read and written with precompiled structs that the tests hold to those layouts
+byte for byte (RESULT's in result.py).  Struct is quicker, and a client never imports
+construct (30 ms of every command's start) unless it reads or sends labels.
 """
 
 from __future__ import annotations
@@ -16,13 +16,10 @@ import struct
 from collections.abc import Callable
 from typing import Any
 
-from construct import ConstructError, Container, FocusedSeq, Terminated, TerminatedError
-
 from ..desc import Desc
 from ..errors import PM_ERR_IPC, PM_ERR_TOOBIG, PMError
 from ..labels import Label, LabelSet
 from ..units import Units
-from . import layouts as L
 from .constants import (
     HEADER_SIZE,
     LIMIT_ATTR_PDU,
@@ -82,6 +79,13 @@ _IDENT_TYPE = struct.Struct(">Ii")  # TEXT_REQ and LABEL_REQ: ident, type
 _DESC_REQ_PDU = struct.Struct(">iiiI")
 _DESC_PDU = struct.Struct(">iiiIiIiI")
 _IDENT_TYPE_PDU = struct.Struct(">iiiIi")
+_XTEND_ERROR = struct.Struct(">iI")  # code, datum: pmcd's connection reply
+_PROFILE_HEAD = struct.Struct(">iiii")  # ctxid, g_state, numprof, pad
+_PROFILE_INDOM = struct.Struct(">Iiii")  # indom, state, numinst, pad
+_INSTANCE_REQ = struct.Struct(">I8xIi")  # indom, unused timestamp, inst, namelen
+_INDOM_COUNT = struct.Struct(">Ii")  # INSTANCE: indom, numinst; an entry: inst, namelen
+_IDENT_LEN = struct.Struct(">Ii")  # TEXT: ident, buflen
+_TWO_INTS = struct.Struct(">ii")  # PMNS_CHILD and PMNS_TRAVERSE: subtype, namelen
 
 
 def _text(raw: bytes) -> str:
@@ -90,6 +94,32 @@ def _text(raw: bytes) -> str:
 
 def _raw(text: str) -> bytes:
     return text.encode("utf-8", "surrogateescape")
+
+
+def _padded(raw: bytes) -> bytes:
+    """RAW padded with '~' to a 4-byte boundary, as libpcp pads strings."""
+    return raw + b"~" * (-len(raw) % 4)
+
+
+def _string_at(frame: bytes, at: int, length: int, what: str) -> tuple[bytes, int]:
+    """The LENGTH-byte string at AT, and where the next field starts (after its padding)."""
+    if length < 0:
+        raise PDUError(f"negative {what} length {length}")
+    after = at + length + (-length % 4)
+    if after > len(frame):
+        raise PDUError(f"{what} of {length} bytes runs past the end of the PDU")
+    return frame[at : at + length], after
+
+
+def _all_used(frame: bytes, at: int, what: str) -> None:
+    """Refuse bytes after the last field (AT), as libpcp refuses a PDU it cannot account for."""
+    if at != len(frame):
+        raise PDUError(f"bytes left over after the {what}")
+
+
+def _construct_failure(exc: Exception) -> bool:
+    """Whether EXC is construct's own (only LABEL is still read and written with it)."""
+    return type(exc).__module__.split(".")[0] == "construct"
 
 
 def _type_label(pdutype: int) -> str:
@@ -122,25 +152,13 @@ def decode(frame: bytes | bytearray | memoryview) -> PDU:
         raise PDUError(f"{_type_label(pdutype)}: {exc.detail}", exc.code) from None
     except PMError as exc:  # e.g. a malformed value set: still a protocol failure
         raise PDUError(f"{_type_label(pdutype)}: {exc.detail or exc.message}") from None
-    except ConstructError as exc:
-        reason = str(exc).splitlines()[-1].strip() or type(exc).__name__
-        raise PDUError(f"{_type_label(pdutype)}: malformed body ({reason})") from None
     except (ValueError, OverflowError, struct.error) as exc:
         raise PDUError(f"{_type_label(pdutype)}: malformed body ({exc})") from None
-
-
-_WHOLE: dict[int, FocusedSeq] = {}
-
-
-def _parse(layout, frame: bytes, what: str) -> Container:
-    """Parse the body with LAYOUT, requiring it to use every byte."""
-    whole = _WHOLE.get(id(layout))
-    if whole is None:
-        whole = _WHOLE[id(layout)] = FocusedSeq("body", "body" / layout, Terminated)
-    try:
-        return whole.parse(frame[HEADER_SIZE:])
-    except TerminatedError:
-        raise PDUError(f"bytes left over after the {what}") from None
+    except Exception as exc:
+        if not _construct_failure(exc):
+            raise
+        reason = str(exc).splitlines()[-1].strip() or type(exc).__name__
+        raise PDUError(f"{_type_label(pdutype)}: malformed body ({reason})") from None
 
 
 def _need(count: int, unit: int, frame: bytes, offset: int, what: str) -> None:
@@ -155,11 +173,10 @@ def _decode_error(frame: bytes, sender: int) -> ErrorPDU:
     if len(frame) == HEADER_SIZE + 4:
         return ErrorPDU(_INT.unpack_from(frame, HEADER_SIZE)[0], None, sender)
     if len(frame) == HEADER_SIZE + 8:
-        body = L.XtendError.parse(frame[HEADER_SIZE:])
-        code = body.code
+        code, datum = _XTEND_ERROR.unpack_from(frame, HEADER_SIZE)
         if code <= -PM_ERR_BASE1:  # the connection reply carries a PCP 1.x code
             code += PM_ERR_BASE1 - PM_ERR_BASE2
-        return ErrorPDU(code, body.datum, sender)
+        return ErrorPDU(code, datum, sender)
     raise PDUError(f"length {len(frame)} is neither 16 nor 20 bytes")
 
 
@@ -231,10 +248,6 @@ def _decode_desc_req(frame: bytes, sender: int) -> DescReqPDU:
     return DescReqPDU(_PMID.unpack_from(frame, HEADER_SIZE)[0], sender)
 
 
-def _desc(body: Container) -> Desc:
-    return Desc(body.pmid, body.type, body.indom, body.sem, Units.unpack(body.units))
-
-
 def _decode_desc(frame: bytes, sender: int) -> DescPDU:
     _exact(frame, 20)
     pmid, type_, indom, sem, units = _DESC.unpack_from(frame, HEADER_SIZE)
@@ -248,8 +261,12 @@ def _decode_descs(frame: bytes, sender: int) -> DescsPDU:
     if numdescs <= 0:
         raise PDUError(f"numdescs {numdescs} is not positive")
     _need(numdescs, 20, frame, HEADER_SIZE + 4, "descriptor")
-    body = _parse(L.Descs, frame, "descriptors")
-    return DescsPDU(tuple(_desc(d) for d in body.descs), sender)
+    _all_used(frame, HEADER_SIZE + 4 + 20 * numdescs, "descriptors")
+    descs = tuple(
+        Desc(pmid, type_, indom, sem, Units.unpack(units))
+        for pmid, type_, indom, sem, units in _DESC.iter_unpack(frame[HEADER_SIZE + 4 :])
+    )
+    return DescsPDU(descs, sender)
 
 
 def _id_list(frame: bytes) -> tuple[int, tuple[int, ...]]:
@@ -278,27 +295,30 @@ def _decode_pmns_ids(frame: bytes, sender: int) -> PMNSIdsPDU:
 
 
 def _decode_instance_req(frame: bytes, sender: int) -> InstanceReqPDU:
-    body = _parse(L.InstanceReq, frame, "instance request")
-    name = _text(body.name) if body.namelen > 0 else None
-    return InstanceReqPDU(body.indom, body.inst, name, sender)
+    indom, inst, namelen = _INSTANCE_REQ.unpack_from(frame, HEADER_SIZE)
+    name, at = _string_at(frame, HEADER_SIZE + _INSTANCE_REQ.size, namelen, "instance name")
+    _all_used(frame, at, "instance request")
+    return InstanceReqPDU(indom, inst, _text(name) if namelen > 0 else None, sender)
 
 
 def _decode_instance(frame: bytes, sender: int) -> InstancePDU:
     if len(frame) < HEADER_SIZE + 8:
         raise PDUError(f"length {len(frame)} is shorter than an instance list")
-    (numinst,) = struct.unpack_from(">i", frame, HEADER_SIZE + 4)
+    indom, numinst = _INDOM_COUNT.unpack_from(frame, HEADER_SIZE)
     _need(numinst, 8, frame, HEADER_SIZE + 8, "instance")
-    body = _parse(L.Instance, frame, "instances")
-    entries = body.instances
-    for entry in entries:
-        if entry.namelen < 0:
-            raise PDUError(f"negative name length for instance {entry.inst}")
-    return InstancePDU(
-        body.indom,
-        tuple(e.inst for e in entries),
-        tuple(_text(e.name) for e in entries),
-        sender,
-    )
+    insts, names = [], []
+    at = HEADER_SIZE + 8
+    for _ in range(numinst):
+        if at + 8 > len(frame):
+            raise PDUError("instance list ends inside an entry")
+        inst, namelen = _INDOM_COUNT.unpack_from(frame, at)
+        if namelen < 0:
+            raise PDUError(f"negative name length for instance {inst}")
+        name, at = _string_at(frame, at + 8, namelen, "instance name")
+        insts.append(inst)
+        names.append(_text(name))
+    _all_used(frame, at, "instances")
+    return InstancePDU(indom, tuple(insts), tuple(names), sender)
 
 
 def _decode_text_req(frame: bytes, sender: int) -> TextReqPDU:
@@ -307,8 +327,10 @@ def _decode_text_req(frame: bytes, sender: int) -> TextReqPDU:
 
 
 def _decode_text(frame: bytes, sender: int) -> TextPDU:
-    body = _parse(L.Text, frame, "text")
-    return TextPDU(body.ident, _text(body.buffer), sender)
+    ident, buflen = _IDENT_LEN.unpack_from(frame, HEADER_SIZE)
+    buffer, at = _string_at(frame, HEADER_SIZE + 8, buflen, "text")
+    _all_used(frame, at, "text")
+    return TextPDU(ident, _text(buffer), sender)
 
 
 def _decode_creds(frame: bytes, sender: int) -> CredsPDU:
@@ -317,8 +339,10 @@ def _decode_creds(frame: bytes, sender: int) -> CredsPDU:
     (numcreds,) = struct.unpack_from(">i", frame, HEADER_SIZE)
     if not 0 <= numcreds <= LIMIT_CREDS:
         raise PDUError(f"credential count {numcreds} outside 0..{LIMIT_CREDS}")
-    body = _parse(L.Creds, frame, "credentials")
-    return CredsPDU(tuple(Cred.unpack(w) for w in body.creds), sender)
+    _need(numcreds, 4, frame, HEADER_SIZE + 4, "credential")
+    _all_used(frame, HEADER_SIZE + 4 + 4 * numcreds, "credentials")
+    words = struct.unpack_from(f">{numcreds}I", frame, HEADER_SIZE + 4)
+    return CredsPDU(tuple(Cred.unpack(w) for w in words), sender)
 
 
 def _decode_pmns_names(frame: bytes, sender: int) -> PMNSNamesPDU:
@@ -351,18 +375,20 @@ def _decode_pmns_names(frame: bytes, sender: int) -> PMNSNamesPDU:
     return PMNSNamesPDU(tuple(names), tuple(statuses) if numstatus else None, sender)
 
 
-def _decode_name_req(frame: bytes) -> Container:
-    return _parse(L.NameReq, frame, "name")
+def _decode_name_req(frame: bytes) -> tuple[str, int]:
+    """(name, subtype) of a PMNS_CHILD or PMNS_TRAVERSE request."""
+    subtype, namelen = _TWO_INTS.unpack_from(frame, HEADER_SIZE)
+    name, at = _string_at(frame, HEADER_SIZE + 8, namelen, "name")
+    _all_used(frame, at, "name")
+    return _text(name), subtype
 
 
 def _decode_pmns_child(frame: bytes, sender: int) -> PMNSChildPDU:
-    body = _decode_name_req(frame)
-    return PMNSChildPDU(_text(body.name), body.subtype, sender)
+    return PMNSChildPDU(*_decode_name_req(frame), sender)
 
 
 def _decode_pmns_traverse(frame: bytes, sender: int) -> PMNSTraversePDU:
-    body = _decode_name_req(frame)
-    return PMNSTraversePDU(_text(body.name), body.subtype, sender)
+    return PMNSTraversePDU(*_decode_name_req(frame), sender)
 
 
 def _decode_attr(frame: bytes, sender: int) -> AttrPDU:
@@ -370,8 +396,8 @@ def _decode_attr(frame: bytes, sender: int) -> AttrPDU:
         raise PDUError(f"length {len(frame)} is shorter than an attribute")
     if len(frame) - HEADER_SIZE - 4 >= LIMIT_ATTR_PDU:
         raise PDUError(f"attribute value of {len(frame) - HEADER_SIZE - 4} bytes is too long")
-    body = L.Attr.parse(frame[HEADER_SIZE:])
-    return AttrPDU(body.attr, bytes(body.value), sender)
+    (attr,) = _INT.unpack_from(frame, HEADER_SIZE)
+    return AttrPDU(attr, frame[HEADER_SIZE + 4 :], sender)
 
 
 def _decode_label_req(frame: bytes, sender: int) -> LabelReqPDU:
@@ -384,6 +410,8 @@ def _decode_label(frame: bytes, sender: int) -> LabelPDU:
         raise PDUError(f"length {len(frame)} is shorter than a label list")
     (nsets,) = struct.unpack_from(">i", frame, HEADER_SIZE + 12)
     _need(nsets, 16, frame, HEADER_SIZE + 16, "label set")
+    from . import layouts as L  # (construct: loaded by the first label list only)
+
     body = L.Label.parse(frame[HEADER_SIZE:])
     sets = []
     for i, s in enumerate(body.sets):
@@ -441,24 +469,15 @@ def _encode_error(pdu: ErrorPDU) -> bytes:
         code += PM_ERR_BASE2 - PM_ERR_BASE1
     elif code <= -PM_ERR_BASE1:
         raise PDUError(f"code {code} cannot be sent in an extended error (PCP 1.x range)")
-    return _frame(pdu.TYPE, pdu.sender, L.XtendError.build(dict(code=code, datum=pdu.datum)))
+    return _frame(pdu.TYPE, pdu.sender, _XTEND_ERROR.pack(code, pdu.datum))
 
 
 def _encode_profile(pdu: ProfilePDU) -> bytes:
-    body = L.Profile.build(
-        dict(
-            ctxid=pdu.ctxid,
-            g_state=pdu.state,
-            numprof=len(pdu.profiles),
-            pad=0,
-            profiles=[
-                dict(indom=p.indom, state=p.state, numinst=len(p.insts), pad=0)
-                for p in pdu.profiles
-            ],
-            instances=[inst for p in pdu.profiles for inst in p.insts],
-        )
-    )
-    return _frame(pdu.TYPE, pdu.sender, body)
+    parts = [_PROFILE_HEAD.pack(pdu.ctxid, pdu.state, len(pdu.profiles), 0)]
+    parts += [_PROFILE_INDOM.pack(p.indom, p.state, len(p.insts), 0) for p in pdu.profiles]
+    insts = [inst for p in pdu.profiles for inst in p.insts]
+    parts.append(struct.pack(f">{len(insts)}I", *insts))
+    return _frame(pdu.TYPE, pdu.sender, b"".join(parts))
 
 
 def _encode_fetch(pdu: FetchPDU | HighResFetchPDU) -> bytes:
@@ -468,10 +487,41 @@ def _encode_fetch(pdu: FetchPDU | HighResFetchPDU) -> bytes:
     )
 
 
-def _desc_dict(desc: Desc) -> dict[str, int]:
-    return dict(
-        pmid=desc.pmid, type=desc.type, indom=desc.indom, sem=desc.sem, units=desc.units.pack()
-    )
+def _encode_descs(pdu: DescsPDU) -> bytes:
+    parts = [_INT.pack(len(pdu.descs))]
+    parts += [_DESC.pack(d.pmid, d.type, d.indom, d.sem, d.units.pack()) for d in pdu.descs]
+    return _frame(pdu.TYPE, pdu.sender, b"".join(parts))
+
+
+def _encode_instance_req(pdu: InstanceReqPDU) -> bytes:
+    name = _raw(pdu.name or "")
+    body = _INSTANCE_REQ.pack(pdu.indom, pdu.inst, len(name)) + _padded(name)
+    return _frame(pdu.TYPE, pdu.sender, body)
+
+
+def _encode_instance(pdu: InstancePDU) -> bytes:
+    if len(pdu.insts) != len(pdu.names):
+        raise PDUError(f"{len(pdu.insts)} instances for {len(pdu.names)} names")
+    parts = [_INDOM_COUNT.pack(pdu.indom, len(pdu.insts))]
+    for inst, text in zip(pdu.insts, pdu.names, strict=True):
+        name = _raw(text)
+        parts.append(_INDOM_COUNT.pack(inst, len(name)) + _padded(name))
+    return _frame(pdu.TYPE, pdu.sender, b"".join(parts))
+
+
+def _encode_text(pdu: TextPDU) -> bytes:
+    buffer = _raw(pdu.text)
+    return _frame(pdu.TYPE, pdu.sender, _IDENT_LEN.pack(pdu.ident, len(buffer)) + _padded(buffer))
+
+
+def _encode_creds(pdu: CredsPDU) -> bytes:
+    words = [c.pack() for c in pdu.creds]
+    return _frame(pdu.TYPE, pdu.sender, struct.pack(f">i{len(words)}I", len(words), *words))
+
+
+def _encode_name_req(pdu: PMNSChildPDU | PMNSTraversePDU) -> bytes:
+    name = _raw(pdu.name)
+    return _frame(pdu.TYPE, pdu.sender, _TWO_INTS.pack(pdu.subtype, len(name)) + _padded(name))
 
 
 def _encode_id_list(pdu: DescIdsPDU | PMNSIdsPDU, status: int) -> bytes:
@@ -501,10 +551,6 @@ def _encode_pmns_names(pdu: PMNSNamesPDU) -> bytes:
     return _frame(pdu.TYPE, pdu.sender, b"".join(parts))
 
 
-def _named(name: bytes) -> dict[str, Any]:
-    return dict(namelen=len(name), name=name)
-
-
 def _encode_label(pdu: LabelPDU) -> bytes:
     offset = HEADER_SIZE + 16 + sum(16 + 8 * max(s.nlabels, 0) for s in pdu.sets)
     headers = []
@@ -528,6 +574,8 @@ def _encode_label(pdu: LabelPDU) -> bytes:
             )
         )
         offset += len(s.json)
+    from . import layouts as L  # (construct: loaded by the first label list only)
+
     body = L.Label.build(
         dict(
             ident=pdu.ident,
@@ -560,53 +608,19 @@ _ENCODERS: dict[type, Callable[[Any], bytes]] = {
         p.desc.units.pack(),
     ),
     DescIdsPDU: lambda p: _encode_id_list(p, -1),
-    DescsPDU: lambda p: _frame(
-        p.TYPE,
-        p.sender,
-        L.Descs.build(dict(numdescs=len(p.descs), descs=[_desc_dict(d) for d in p.descs])),
-    ),
-    InstanceReqPDU: lambda p: _frame(
-        p.TYPE,
-        p.sender,
-        L.InstanceReq.build(
-            dict(indom=p.indom, unused=bytes(8), inst=p.inst, **_named(_raw(p.name or "")))
-        ),
-    ),
-    InstancePDU: lambda p: _frame(
-        p.TYPE,
-        p.sender,
-        L.Instance.build(
-            dict(
-                indom=p.indom,
-                numinst=len(p.insts),
-                instances=[
-                    dict(inst=i, **_named(_raw(n))) for i, n in zip(p.insts, p.names, strict=True)
-                ],
-            )
-        ),
-    ),
+    DescsPDU: _encode_descs,
+    InstanceReqPDU: _encode_instance_req,
+    InstancePDU: _encode_instance,
     TextReqPDU: lambda p: _IDENT_TYPE_PDU.pack(
         _IDENT_TYPE_PDU.size, p.TYPE, p.sender, p.ident, p.type
     ),
-    TextPDU: lambda p: _frame(
-        p.TYPE,
-        p.sender,
-        L.Text.build(dict(ident=p.ident, buflen=len(_raw(p.text)), buffer=_raw(p.text))),
-    ),
-    CredsPDU: lambda p: _frame(
-        p.TYPE,
-        p.sender,
-        L.Creds.build(dict(numcreds=len(p.creds), creds=[c.pack() for c in p.creds])),
-    ),
+    TextPDU: _encode_text,
+    CredsPDU: _encode_creds,
     PMNSIdsPDU: lambda p: _encode_id_list(p, p.status),
     PMNSNamesPDU: _encode_pmns_names,
-    PMNSChildPDU: lambda p: _frame(
-        p.TYPE, p.sender, L.NameReq.build(dict(subtype=p.subtype, **_named(_raw(p.name))))
-    ),
-    PMNSTraversePDU: lambda p: _frame(
-        p.TYPE, p.sender, L.NameReq.build(dict(subtype=p.subtype, **_named(_raw(p.name))))
-    ),
-    AttrPDU: lambda p: _frame(p.TYPE, p.sender, L.Attr.build(dict(attr=p.attr, value=p.value))),
+    PMNSChildPDU: _encode_name_req,
+    PMNSTraversePDU: _encode_name_req,
+    AttrPDU: lambda p: _frame(p.TYPE, p.sender, _INT.pack(p.attr) + bytes(p.value)),
     LabelReqPDU: lambda p: _IDENT_TYPE_PDU.pack(
         _IDENT_TYPE_PDU.size, p.TYPE, p.sender, p.ident, p.type
     ),
@@ -625,7 +639,10 @@ def encode(pdu: PDU) -> bytes:
         raise
     except PMError as exc:
         raise PDUError(f"{pdu.TYPE.label}: {exc.detail or exc.message}", exc.code) from None
-    except (ConstructError, ValueError, OverflowError, struct.error, TypeError) as exc:
+    except Exception as exc:
+        known = isinstance(exc, ValueError | OverflowError | struct.error | TypeError)
+        if not known and not _construct_failure(exc):
+            raise
         reason = str(exc).splitlines()[-1].strip() or type(exc).__name__
         raise PDUError(f"{pdu.TYPE.label}: cannot encode ({reason})") from None
     if len(data) > 0x7FFFFFFF - 1024:

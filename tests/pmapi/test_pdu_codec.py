@@ -439,3 +439,98 @@ def test_the_struct_coded_metadata_pdus_are_the_layouts_byte_for_byte():
             pdu = kind(word(), signed(), 9)
             assert encode(pdu) == head(pdu, layout.build(dict(ident=pdu.ident, type=pdu.type)))
             assert decode(encode(pdu)) == pdu
+
+
+def _construct_body(pdu) -> bytes | None:
+    """PDU's body built with the construct layouts alone (the definition), for the PDUs the
+    codec writes with struct; None for the others."""
+    from purepcp.pmapi.pdu.records import (
+        AttrPDU,
+        CredsPDU,
+        DescsPDU,
+        ErrorPDU,
+        InstancePDU,
+        InstanceReqPDU,
+        PMNSChildPDU,
+        PMNSTraversePDU,
+        ProfilePDU,
+        TextPDU,
+    )
+
+    def named(text: str) -> dict:
+        raw = text.encode("utf-8", "surrogateescape")
+        return dict(namelen=len(raw), name=raw)
+
+    if isinstance(pdu, ErrorPDU) and pdu.datum is not None:
+        from purepcp.pmapi.pdu.constants import PM_ERR_BASE1, PM_ERR_BASE2
+
+        code = pdu.code  # (the connection reply carries a PCP 1.x code)
+        code += PM_ERR_BASE2 - PM_ERR_BASE1 if code <= -PM_ERR_BASE2 else 0
+        return L.XtendError.build(dict(code=code, datum=pdu.datum))
+    if isinstance(pdu, ProfilePDU):
+        return L.Profile.build(
+            dict(
+                ctxid=pdu.ctxid, g_state=pdu.state, numprof=len(pdu.profiles), pad=0,
+                profiles=[dict(indom=p.indom, state=p.state, numinst=len(p.insts), pad=0)
+                          for p in pdu.profiles],
+                instances=[i for p in pdu.profiles for i in p.insts],
+            )
+        )  # fmt: skip
+    if isinstance(pdu, DescsPDU):
+        descs = [dict(pmid=d.pmid, type=d.type, indom=d.indom, sem=d.sem, units=d.units.pack())
+                 for d in pdu.descs]  # fmt: skip
+        return L.Descs.build(dict(numdescs=len(descs), descs=descs))
+    if isinstance(pdu, InstanceReqPDU):
+        return L.InstanceReq.build(
+            dict(indom=pdu.indom, unused=bytes(8), inst=pdu.inst, **named(pdu.name or ""))
+        )
+    if isinstance(pdu, InstancePDU):
+        entries = [dict(inst=i, **named(n)) for i, n in zip(pdu.insts, pdu.names, strict=True)]
+        return L.Instance.build(dict(indom=pdu.indom, numinst=len(entries), instances=entries))
+    if isinstance(pdu, TextPDU):
+        raw = named(pdu.text)["name"]
+        return L.Text.build(dict(ident=pdu.ident, buflen=len(raw), buffer=raw))
+    if isinstance(pdu, CredsPDU):
+        return L.Creds.build(dict(numcreds=len(pdu.creds), creds=[c.pack() for c in pdu.creds]))
+    if isinstance(pdu, PMNSChildPDU | PMNSTraversePDU):
+        return L.NameReq.build(dict(subtype=pdu.subtype, **named(pdu.name)))
+    if isinstance(pdu, AttrPDU):
+        return L.Attr.build(dict(attr=pdu.attr, value=pdu.value))
+    return None
+
+
+@given(pdus)
+def test_the_struct_coded_pdus_are_the_construct_layouts_byte_for_byte(pdu):
+    """Every PDU but LABEL (and RESULT, held to its layouts above) is written and read
+    with struct, so that a client never imports construct; the layouts stay the
+    definition, and each such PDU's bytes are what its layout builds."""
+    body = _construct_body(pdu)
+    if body is None:
+        return
+    frame = encode(pdu)
+    assert frame[12:] == body
+    assert decode(frame) == pdu
+
+
+def test_a_client_conversation_does_not_import_construct():
+    """Greeting, credentials, names, descriptors, instances, help text, profile and fetch:
+    none loads construct (it costs a command 30 ms of start-up); a label list does."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys\n"
+        "from pathlib import Path\n"
+        "from purepcp.pmapi.pdu.codec import decode, encode\n"
+        "from purepcp.pmapi.pdu.framer import split_stream\n"
+        "from purepcp.pmapi.pdu.constants import PDUType\n"
+        "for path in sys.argv[1:]:\n"
+        "    for frame in split_stream(Path(path).read_bytes()):\n"
+        "        if int.from_bytes(frame[4:8], 'big') != PDUType.PDU_LABEL:\n"
+        "            encode(decode(frame))\n"
+        "print(sorted(m for m in sys.modules if m.split('.')[0] == 'construct'))\n"
+    )
+    streams = [str(s) for s in STREAMS]
+    done = subprocess.run([sys.executable, "-c", code, *streams], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "[]"

@@ -8,7 +8,7 @@ from __future__ import annotations
 import time
 from datetime import tzinfo
 
-from purepcp.pmapi.archive.format import ArchiveError
+from purepcp.pmapi.archive.damage import ArchiveError
 from purepcp.pmapi.cnumbers import uint32
 from purepcp.pmapi.convert import pmExtractValue
 from purepcp.pmapi.errors import PM_ERR_EOL, PM_ERR_NOTCONN, PMError, pmErrStr

@@ -201,6 +201,8 @@ class BaseContext:
 
     def traverse(self, name: str) -> list[str]:
         """pmTraversePMNS: the leaf names at or below NAME ("" for all)."""
+        if self._one_real_metric(name):
+            return [name]
         if self.derived() is None:  # (an AsyncContext's call gives an awaitable)
             return self._real_traverse(name)
         return list(self.walk(name))
@@ -210,7 +212,12 @@ class BaseContext:
         namespace, its names, then the derived ones below NAME that bind in this context
         (each bound only then, its semantic error reported then, as libpcp's
         __dmtraverse); from a local namespace (-n, an archive's, a local context's), the
-        derived names in their places in the tree, unbound."""
+        derived names in their places in the tree, unbound.  A NAME that is one real
+        metric is just that: the derived definitions are not loaded for it (no derived
+        metric can sit below a leaf, and none may take a real metric's name)."""
+        if self._one_real_metric(name):
+            yield name
+            return
         dm = self.derived()
         if dm is None:
             yield from self._real_traverse(name)
@@ -236,6 +243,19 @@ class BaseContext:
                 raise
             real = []
         yield from _merged_leaves(real, extra)
+
+    def _one_real_metric(self, name: str) -> bool:
+        """Whether NAME is one real metric, found without loading the derived definitions
+        (a traversal of it then needs none: no derived metric can sit below a leaf, and
+        none may take a real metric's name).  False once they are loaded anyway."""
+        if self._derived is not None or not name:
+            return False
+        try:
+            return self._real_traverse(name) == [name]
+        except PMError as exc:
+            if exc.code != PM_ERR_NAME:
+                raise
+            return False
 
     def _real_traverse(self, name: str) -> list[str]:
         if self.pmns is not None:
@@ -641,6 +661,9 @@ class AsyncContext(BaseContext):
     def derived(self) -> None:
         """No derived metrics in trio contexts (yet): their calls are the real ones."""
         return None
+
+    def _one_real_metric(self, name: str) -> bool:
+        return False  # (its traverse is the real one already)
 
     async def _run(self, op: Generator) -> Any:  # type: ignore[override]
         source = self.source

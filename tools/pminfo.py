@@ -8,7 +8,6 @@ The output is byte for byte what PCP 6's pminfo prints for the same metrics.
 
 from __future__ import annotations
 
-import hashlib
 import re
 import sys
 from collections.abc import Sequence
@@ -517,6 +516,8 @@ class Report:
 
 
 def _sha1(text: str) -> str:
+    import hashlib  # (only -M's series identifiers need it)
+
     return hashlib.sha1(text.encode("utf-8", "surrogateescape")).hexdigest()
 
 

@@ -9,6 +9,7 @@ import signal
 import sys
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import trio
 
@@ -17,15 +18,19 @@ from purepcp.pmapi.inifile import config_error
 from purepcp.pmapi.options import HELP, VERSION, Opt, Tool
 from purepcp.pmapi.paths import LayoutError, paths
 from purepcp.pmapi.service import daemon_ended, notify_ready, open_daemon_log, raise_fd_limit
-from purepcp.series.discover import Discovery
 from purepcp.series.limits import QueryLimits
-from purepcp.series.store import Store, StoreConfig, StoreError
+from purepcp.series.storeconfig import StoreConfig, StoreError
 
 from .access import WriteAccess
 from .groups import DEFAULT_TIMEOUT, DEFAULT_WORK, WebGroups
 from .http import HttpLimits, refuse_connection, serve_connection
-from .series import SeriesAPI
 from .webapi import Reply, Request, WebAPI
+
+if TYPE_CHECKING:  # (the series engine, Redis's client and NumPy load when first used)
+    from purepcp.series.discover import Discovery
+    from purepcp.series.store import Store
+
+    from .series import SeriesAPI
 
 NO_AVAHI = Opt("A", None, None, "disable service advertisement (none is done)")
 FOREGROUND = Opt("f", "foreground", None, "run in the foreground (pmproxy always does)")
@@ -242,7 +247,9 @@ async def discover_forever(config: StoreConfig, log: logging.Logger) -> None:
     while True:
         try:
             if discovery is None:
-                store = await trio.to_thread.run_sync(Store, config)
+                store = await trio.to_thread.run_sync(_new_store, config)
+                from purepcp.series.discover import Discovery
+
                 discovery = Discovery(root, store, log=lambda m: log.info("pmproxy: %s", m))
                 log.info("pmproxy: discovering archives under %s", root)
             reports = await trio.to_thread.run_sync(discovery.scan)
@@ -261,10 +268,17 @@ async def discover_forever(config: StoreConfig, log: logging.Logger) -> None:
         await trio.sleep(DISCOVER_EVERY)
 
 
+def _new_store(config: StoreConfig) -> Store:
+    """A connection to the key server (Redis's client loads with the first)."""
+    from purepcp.series.store import Store
+
+    return Store(config)
+
+
 async def _reconnect(config: StoreConfig) -> Store:
     while True:
         try:
-            return await trio.to_thread.run_sync(Store, config)
+            return await trio.to_thread.run_sync(_new_store, config)
         except StoreError:
             await trio.sleep(DISCOVER_EVERY)
 
@@ -281,10 +295,16 @@ async def serve(settings: Settings, task_status=trio.TASK_STATUS_IGNORED) -> Non
     log = logging.getLogger("pmproxy")
     groups = WebGroups(settings.hostspec, settings.timeout, settings.work)
     api = WebAPI(groups, settings.writers)
-    series = SeriesAPI(settings.series, settings.limits, settings.load_paths)
+    series: SeriesAPI | None = None
+    series_loaded = trio.Lock()
 
     async def route(request: Request) -> Reply:
+        nonlocal series
         if request.path.startswith("/series/"):
+            if series is None:
+                async with series_loaded:  # the first /series request loads the engine,
+                    if series is None:  # in a thread: other clients go on meanwhile
+                        series = await trio.to_thread.run_sync(_series_api, settings)
             return await series.handle(request)
         return await api.handle(request)
 
@@ -342,7 +362,16 @@ async def serve(settings: Settings, task_status=trio.TASK_STATUS_IGNORED) -> Non
                 nursery.cancel_scope.cancel()
     finally:
         groups.close()
-        series.close()
+        if series is not None:
+            series.close()
+
+
+def _series_api(settings: Settings) -> SeriesAPI:
+    """The /series/ calls: their engine, Redis's client and NumPy are 25 MB and 150 ms
+    that a pmproxy serving only /pmapi and /metrics never spends."""
+    from .series import SeriesAPI
+
+    return SeriesAPI(settings.series, settings.limits, settings.load_paths)
 
 
 class _Refusals:

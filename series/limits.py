@@ -10,8 +10,7 @@ import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, fields, is_dataclass
 
-from .read import SeriesError
-from .window import Window
+from .errors import SeriesError
 
 __all__ = ["Budget", "QueryLimitError", "QueryLimits", "count_terms"]
 
@@ -52,6 +51,8 @@ def _children(node: object) -> Iterator[object]:
 def count_terms(expr: object) -> int:
     """The parse nodes of EXPR (its windows not counted), walked without recursion so
     that a chain of thousands of terms costs no stack."""
+    from .window import Window  # (a query has been parsed: the parser is loaded already)
+
     count, stack = 0, [expr]
     while stack:
         node = stack.pop()

@@ -12,13 +12,10 @@ from dataclasses import dataclass
 from typing import Any, NamedTuple
 
 from . import schema
+from .errors import SeriesError
 from .ids import string_id
 
 NSEC = 1_000_000_000
-
-
-class SeriesError(ValueError):
-    """A request that cannot be answered: MESSAGE is PCP's text."""
 
 
 @dataclass(frozen=True)

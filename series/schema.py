@@ -4,9 +4,7 @@ and how values and descriptors are written as text.  See docs/series-notes.md.""
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
-
-import numpy as np
+from typing import TYPE_CHECKING, Any
 
 from purepcp.pmapi.desc import Desc
 from purepcp.pmapi.errors import PM_ERR_NYI
@@ -20,6 +18,9 @@ from purepcp.pmapi.ids import (
 )
 from purepcp.pmapi.types import PMType, pmSemStr
 from purepcp.pmapi.units import pmUnitsStr
+
+if TYPE_CHECKING:  # (NumPy loads with the first values written: a reader needs none)
+    import numpy as np
 
 SCHEMA_VERSION = 2
 VERSION_KEY = "pcp:version:schema"
@@ -147,6 +148,8 @@ def stream_id(ns: int) -> str:
 
 def stream_ids(ns: np.ndarray) -> list[str]:
     """stream_id over an array of times."""
+    import numpy as np
+
     ns = np.asarray(ns, dtype=np.int64)
     ms = ns // 1_000_000
     usec = ns % 1_000_000 // 1000
@@ -189,6 +192,8 @@ def encode_string(data: bytes) -> str:
 def value_texts(type_: int, values: Sequence[Any] | np.ndarray) -> list[str]:
     """VALUES of TYPE as PCP writes them in streams: integers in decimal, floats with
     %e, strings quoted (encode_string), anything else PM_ERR_NYI's number."""
+    import numpy as np
+
     n = len(values)
     if not n:
         return []

@@ -4,13 +4,14 @@ Every file of an archive (volumes .0 .1 ..., .meta, .index) starts with a log la
 record; volume and .meta records are framed by their length before and after; the
 .index is a bare run of fixed-size entries.  All integers are big-endian.
 
-The construct declarations below are the layouts, written once.  Metadata records
-are few and are encoded through them directly; they are read back by read_meta, which
-reads a .meta as libpcp's __pmLogLoadMeta does (a stream read field by field, with its
-checks and its leniencies), tested against the declarations by round trips.  Volume
-records (one per sample, the bulk of an archive) go through the precompiled pmResult
-codec in pdu/result.py, and index entries through one struct, each tested byte for
-byte against its declaration here.
+The construct declarations in declarations.py are the layouts, written once.
+Metadata records are few and are encoded through them directly (construct loads with
+the first record written); everything is read with struct: labels, index entries, and
+.meta records by read_meta, which reads a .meta as libpcp's __pmLogLoadMeta does (a
+stream read field by field, with its checks and its leniencies), tested against the
+declarations by round trips.  Volume records (one per sample, the bulk of an archive)
+go through the precompiled pmResult codec in pdu/result.py.  A tool that only reads an
+archive never imports construct.
 """
 
 from __future__ import annotations
@@ -18,18 +19,6 @@ from __future__ import annotations
 import struct
 from dataclasses import dataclass
 from enum import IntEnum
-
-from construct import (
-    Array,
-    Bytes,
-    Const,
-    ExprSymmetricAdapter,
-    Int32sb,
-    Int32ub,
-    Int64sb,
-    Struct,
-    this,
-)
 
 from ..cnumbers import int32, int64
 from ..desc import Desc
@@ -86,104 +75,14 @@ def swap_sec(sec: int) -> int:
     return int64(u)
 
 
-#: The seconds of a v3 timestamp (label, record, index entry, indom and label records).
-SecV3 = ExprSymmetricAdapter(Int64sb, lambda obj, ctx: swap_sec(obj))
-
-#: __pmLabel_v2 inside its frame: 132 bytes in all.
-LabelV2 = Struct(
-    "len" / Const(132, Int32sb),
-    "magic" / Const(PM_LOG_MAGIC | PM_LOG_VERS02, Int32ub),
-    "pid" / Int32sb,
-    "sec" / Int32sb,
-    "usec" / Int32sb,
-    "vol" / Int32sb,
-    "hostname" / Bytes(64),
-    "timezone" / Bytes(40),
-    "trailer" / Const(132, Int32sb),
-)
-#: __pmLabel_v3 inside its frame: 64-bit seconds, features, and a zoneinfo string.
-LabelV3 = Struct(
-    "len" / Const(808, Int32sb),
-    "magic" / Const(PM_LOG_MAGIC | PM_LOG_VERS03, Int32ub),
-    "pid" / Int32sb,
-    "sec" / SecV3,
-    "nsec" / Int32sb,
-    "vol" / Int32sb,
-    "features" / Int32ub,
-    "reserved" / Int32ub,
-    "hostname" / Bytes(256),
-    "timezone" / Bytes(256),
-    "zoneinfo" / Bytes(256),
-    "trailer" / Const(808, Int32sb),
-)
-#: The start of a volume record (after its length): pmTimeval and the metric count.
-ResultHeadV2 = Struct("sec" / Int32sb, "usec" / Int32sb, "numpmid" / Int32sb)
-ResultHeadV3 = Struct("sec" / SecV3, "nsec" / Int32sb, "numpmid" / Int32sb)
-#: Temporal index entries: v2 with 32-bit offsets, v3 with 64-bit seconds and offsets.
-IndexV2 = Struct(
-    "sec" / Int32sb, "usec" / Int32sb, "vol" / Int32sb, "meta" / Int32sb, "log" / Int32sb
-)
-IndexV3 = Struct(
-    "sec" / SecV3, "nsec" / Int32sb, "vol" / Int32sb, "meta" / Int64sb, "log" / Int64sb
-)
-#: TYPE_DESC body: pmDesc, then the metric's names (length-prefixed, no NUL, no padding).
-DescBody = Struct(
-    "pmid" / Int32ub,
-    "type" / Int32sb,
-    "indom" / Int32ub,
-    "sem" / Int32sb,
-    "units" / Int32ub,
-    "numnames" / Int32sb,
-    "names" / Array(this.numnames, Struct("len" / Int32sb, "name" / Bytes(this.len))),
-)
-#: TYPE_INDOM_V2 / TYPE_INDOM(_DELTA) body up to the string table, which fills the rest:
-#: names are NUL-terminated at byte offsets (stridx) from the table's start; -1 in a
-#: delta record marks an instance that went away.
-InDomHeadV2 = Struct(
-    "sec" / Int32sb,
-    "usec" / Int32sb,
-    "indom" / Int32ub,
-    "numinst" / Int32sb,
-    "insts" / Array(this.numinst, Int32sb),
-    "stridx" / Array(this.numinst, Int32sb),
-)
-InDomHeadV3 = Struct(
-    "sec" / SecV3,
-    "nsec" / Int32sb,
-    "indom" / Int32ub,
-    "numinst" / Int32sb,
-    "insts" / Array(this.numinst, Int32sb),
-    "stridx" / Array(this.numinst, Int32sb),
-)
-#: One label set in a label record: its JSONB inline, then its pmLabel index.
-LabelSetBody = Struct(
-    "inst" / Int32ub,
-    "jsonlen" / Int32sb,
-    "json" / Bytes(lambda ctx: max(ctx.jsonlen, 0)),
-    "nlabels" / Int32sb,
-    "labels"
-    / Array(
-        lambda ctx: max(ctx.nlabels, 0),
-        Struct(
-            "name" / Int32ub,  # u16 name offset, u8 namelen, u8 flags: one word
-            "value" / Int32ub,  # u16 value offset, u16 valuelen
-        ),
-    ),
-)
-LabelHeadV2 = Struct(
-    "sec" / Int32sb, "usec" / Int32sb, "type" / Int32ub, "ident" / Int32ub, "nsets" / Int32sb
-)
-LabelHeadV3 = Struct(
-    "sec" / SecV3, "nsec" / Int32sb, "type" / Int32ub, "ident" / Int32ub, "nsets" / Int32sb
-)
-#: TYPE_TEXT body: the text's kind (PM_TEXT_* bits), the PMID or InDom, NUL-ended text.
-TextHead = Struct("type" / Int32ub, "ident" / Int32ub)
-
 FRAME = struct.Struct(">i")
 META_HEADER = struct.Struct(">ii")  # length, type
 INDEX_V2 = struct.Struct(">iiiii")
 INDEX_V3 = struct.Struct(">qiiqq")
-LABEL_BYTES = {PM_LOG_VERS02: LabelV2.sizeof(), PM_LOG_VERS03: LabelV3.sizeof()}
+#: The log label records inside their frames (declarations.LabelV2 and LabelV3).
+LABEL_V2 = struct.Struct(">iIiiii64s40si")
+LABEL_V3 = struct.Struct(">iIiqiiII256s256s256si")
+LABEL_BYTES = {PM_LOG_VERS02: LABEL_V2.size, PM_LOG_VERS03: LABEL_V3.size}
 
 
 # -- records -------------------------------------------------------------------------
@@ -272,6 +171,13 @@ MetaRecord = DescRecord | InDomRecord | LabelRecord | TextRecord
 # -- labels ----------------------------------------------------------------------------
 
 
+def _layouts():  # (a module)
+    """The construct declarations: loaded by the first record written, never by a reader."""
+    from . import declarations
+
+    return declarations
+
+
 def _text(raw: bytes) -> str:
     return raw.decode("utf-8", "surrogateescape")
 
@@ -283,7 +189,7 @@ def _raw(text: str) -> bytes:
 def encode_label(label: LogLabel) -> bytes:
     """The framed label record for LABEL (hostname and zones cut to their fields, as PCP does)."""
     if label.version == PM_LOG_VERS03:
-        return LabelV3.build(
+        return _layouts().LabelV3.build(
             dict(
                 pid=label.pid,
                 sec=label.start.sec,
@@ -296,7 +202,7 @@ def encode_label(label: LogLabel) -> bytes:
                 zoneinfo=_fit(label.zoneinfo, 256),
             )
         )
-    return LabelV2.build(
+    return _layouts().LabelV2.build(
         dict(
             pid=label.pid,
             sec=label.start.sec,
@@ -340,21 +246,12 @@ def decode_label(data: bytes, where: str) -> LogLabel:
         what = f"label trailer {trailer} does not match its length {size}"
         raise ArchiveError(PM_ERR_LABEL, where, size - 4, what)
     if version == PM_LOG_VERS03:
-        c = LabelV3.parse(data[:size])
-        stamp = Timestamp(c.sec, c.nsec)
-        return LogLabel(
-            version,
-            c.pid,
-            stamp,
-            c.vol,
-            _cstr(c.hostname),
-            _cstr(c.timezone),
-            _cstr(c.zoneinfo),
-            c.features,
-        )
-    c = LabelV2.parse(data[:size])
-    stamp = Timestamp(c.sec, usec_ns(c.usec))
-    return LogLabel(version, c.pid, stamp, c.vol, _cstr(c.hostname), _cstr(c.timezone))
+        _, _, pid, sec, nsec, vol, features, _, host, tz, zoneinfo, _ = LABEL_V3.unpack_from(data)
+        stamp = Timestamp(swap_sec(sec), nsec)
+        return LogLabel(version, pid, stamp, vol, _cstr(host), _cstr(tz), _cstr(zoneinfo), features)
+    _, _, pid, sec, usec, vol, host, tz, _ = LABEL_V2.unpack_from(data)
+    stamp = Timestamp(sec, usec_ns(usec))
+    return LogLabel(version, pid, stamp, vol, _cstr(host), _cstr(tz))
 
 
 def usec_ns(usec: int) -> int:
@@ -383,7 +280,7 @@ def encode_desc(record: DescRecord) -> bytes:
     """A framed TYPE_DESC record."""
     d = record.desc
     names = [_raw(n) for n in record.names]
-    body = DescBody.build(
+    body = _layouts().DescBody.build(
         dict(
             pmid=d.pmid,
             type=d.type,
@@ -415,10 +312,10 @@ def encode_indom(record: InDomRecord, version: int) -> bytes:
     )
     s = record.stamp
     if version == PM_LOG_VERS03:
-        head = InDomHeadV3.build(dict(fields, sec=s.sec, nsec=s.nsec))
+        head = _layouts().InDomHeadV3.build(dict(fields, sec=s.sec, nsec=s.nsec))
         mtype = MetaType.TYPE_INDOM_DELTA if record.delta else MetaType.TYPE_INDOM
     else:
-        head = InDomHeadV2.build(dict(fields, sec=s.sec, usec=s.nsec // 1000))
+        head = _layouts().InDomHeadV2.build(dict(fields, sec=s.sec, usec=s.nsec // 1000))
         mtype = MetaType.TYPE_INDOM_V2
     return _frame(mtype, head + bytes(table))
 
@@ -428,15 +325,15 @@ def encode_labels(record: LabelRecord, version: int) -> bytes:
     s = record.stamp
     common = dict(type=record.type, ident=record.ident, nsets=len(record.sets))
     if version == PM_LOG_VERS03:
-        head = LabelHeadV3.build(dict(common, sec=s.sec, nsec=s.nsec))
+        head = _layouts().LabelHeadV3.build(dict(common, sec=s.sec, nsec=s.nsec))
         mtype = MetaType.TYPE_LABEL
     else:
-        head = LabelHeadV2.build(dict(common, sec=s.sec, usec=s.nsec // 1000))
+        head = _layouts().LabelHeadV2.build(dict(common, sec=s.sec, usec=s.nsec // 1000))
         mtype = MetaType.TYPE_LABEL_V2
     parts = [head]
     for ls in record.sets:
         parts.append(
-            LabelSetBody.build(
+            _layouts().LabelSetBody.build(
                 dict(
                     inst=ls.inst,
                     jsonlen=len(ls.json),
@@ -457,7 +354,11 @@ def encode_labels(record: LabelRecord, version: int) -> bytes:
 
 def encode_text(record: TextRecord) -> bytes:
     """A framed TYPE_TEXT record (the text NUL-terminated)."""
-    body = TextHead.build(dict(type=record.type, ident=record.ident)) + _raw(record.text) + b"\0"
+    body = (
+        _layouts().TextHead.build(dict(type=record.type, ident=record.ident))
+        + _raw(record.text)
+        + b"\0"
+    )
     return _frame(MetaType.TYPE_TEXT, body)
 
 

@@ -13,17 +13,22 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from purepcp.pmapi.archive import Archive, ArchiveError, ArchiveWriter, encode_record
-from purepcp.pmapi.archive.format import (
-    INDEX_V2,
-    INDEX_V3,
+from purepcp.pmapi.archive.declarations import (
     IndexV2,
     IndexV3,
     LabelV2,
     LabelV3,
-    LogLabel,
     ResultHeadV2,
     ResultHeadV3,
+)
+from purepcp.pmapi.archive.format import (
+    INDEX_V2,
+    INDEX_V3,
+    LABEL_V2,
+    LABEL_V3,
+    LogLabel,
     TextRecord,
+    decode_label,
     encode_label,
     encode_text,
 )
@@ -127,6 +132,7 @@ def test_records_decode_as_the_declarations_say(tmp_path):
     assert parsed.hostname.rstrip(b"\0") == b"h" * 63  # cut to leave its NUL, as PCP does
     assert LabelV3.parse(encode_label(LogLabel(3, 1, T0, -1, "h", "UTC", "Europe/Paris"))).vol == -1
     assert IndexV2.sizeof() == INDEX_V2.size and IndexV3.sizeof() == INDEX_V3.size
+    assert LabelV2.sizeof() == LABEL_V2.size and LabelV3.sizeof() == LABEL_V3.size
     rec = encode_text(TextRecord(6, LOAD, "help"))
     assert rec == bytes.fromhex("0000001900000004") + (6).to_bytes(4, "big") + LOAD.to_bytes(
         4, "big"
@@ -349,3 +355,30 @@ def test_the_shortcut_is_taken_for_a_recurring_result():
     assert type(decoded[-1].vsets) is ColumnValueSets
     careful = encode_record(Result(result.timestamp, tuple(decoded[0].vsets)))
     assert encode_record(decoded[-1]) == careful
+
+
+@given(
+    version=st.sampled_from((2, 3)),
+    pid=st.integers(-(2**31), 2**31 - 1),
+    sec=st.integers(0, 2**31 - 1),
+    frac=st.integers(0, 999_999),
+    vol=st.integers(-2, 2**31 - 1),
+    host=st.text(st.characters(min_codepoint=1, max_codepoint=0x7F), max_size=70),
+    zone=st.text(st.characters(min_codepoint=1, max_codepoint=0x7F), max_size=50),
+)
+def test_labels_read_with_struct_are_what_the_declarations_parse(version, pid, sec, frac, vol,
+                                                                 host, zone):  # fmt: skip
+    """A log label is read with struct (a reader never imports construct); what it reads
+    is what the construct declaration parses from the same bytes."""
+    stamp = Timestamp(sec, frac * 1000)
+    data = encode_label(LogLabel(version, pid, stamp, vol, host, zone, zone, 0))
+    read = decode_label(data, "x")
+    declared = (LabelV3 if version == 3 else LabelV2).parse(data)
+    assert (read.pid, read.vol) == (declared.pid, declared.vol)
+    assert read.hostname.encode() == declared.hostname.split(b"\0")[0]
+    assert read.timezone.encode() == declared.timezone.split(b"\0")[0]
+    if version == 3:
+        assert (declared.sec, declared.nsec) == (read.start.sec, read.start.nsec)
+        assert read.zoneinfo.encode() == declared.zoneinfo.split(b"\0")[0]
+    else:
+        assert (declared.sec, declared.usec * 1000) == (read.start.sec, read.start.nsec)

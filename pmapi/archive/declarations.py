@@ -20,7 +20,7 @@ from construct import (
     this,
 )
 
-from .format import PM_LOG_MAGIC, PM_LOG_VERS02, PM_LOG_VERS03, swap_sec
+from .versions import PM_LOG_MAGIC, PM_LOG_VERS02, PM_LOG_VERS03, swap_sec
 
 #: The seconds of a v3 timestamp (label, record, index entry, indom and label records).
 SecV3 = ExprSymmetricAdapter(Int64sb, lambda obj, ctx: swap_sec(obj))

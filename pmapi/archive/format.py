@@ -20,7 +20,7 @@ import struct
 from dataclasses import dataclass
 from enum import IntEnum
 
-from ..cnumbers import int32, int64
+from ..cnumbers import int32
 from ..desc import Desc
 from ..errors import (
     PM_ERR_LABEL,
@@ -32,10 +32,8 @@ from ..labels import PM_MAXLABELJSONLEN, PM_MAXLABELS, Label, LabelSet
 from ..units import Units
 from ..values import Timestamp
 from .damage import ArchiveError  # (its own module: a live query catches it cheaply)
+from .versions import PM_LOG_MAGIC, PM_LOG_VERS02, PM_LOG_VERS03, swap_sec
 
-PM_LOG_MAGIC = 0x50052600
-PM_LOG_VERS02 = 2
-PM_LOG_VERS03 = 3
 PM_LOG_VOL_TI = -2  # the label's volume number in the .index
 PM_LOG_VOL_META = -1  # ... and in the .meta
 #: A volume may not grow past this: the v2 index holds 32-bit offsets.
@@ -60,19 +58,7 @@ class MetaType(IntEnum):
     TYPE_LABEL = 7
 
 
-# -- declarations ----------------------------------------------------------------------
-
-
-def swap_sec(sec: int) -> int:
-    """A v3 timestamp's seconds as PCP 6.0 stores them, or back (the swap is its own inverse).
-
-    __pmPutTimestamp writes the 64-bit seconds as two big-endian words with the low word
-    first (on the little-endian hosts PCP runs on): read as one big-endian int64, that
-    is the true value with its halves swapped.
-    """
-    u = sec & 0xFFFF_FFFF_FFFF_FFFF
-    u = (u & 0xFFFF_FFFF) << 32 | u >> 32
-    return int64(u)
+# -- struct layouts ------------------------------------------------------------------
 
 
 FRAME = struct.Struct(">i")

@@ -146,7 +146,7 @@ class Frames:
 
     def _heads(self, words: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """The times (ns) and numpmid of records whose first words are WORDS (a row each)."""
-        if self.v3:  # 64-bit seconds, low word first (see format.swap_sec)
+        if self.v3:  # 64-bit seconds, low word first (see versions.swap_sec)
             low = words[:, 1].view(np.uint32).astype(np.int64)
             sec = words[:, 2].astype(np.int64) << 32 | low
             nsec = words[:, 3].astype(np.int64)

@@ -79,11 +79,15 @@ class Settings:
     pdu_limit: int = CLIENT_PDU_CEILING
     #: seconds before a failed agent's first restart (doubling to LONGEST_RESTART)
     first_restart: float = FIRST_RESTART
+    #: -H: the host name pmcd gives (pmcd.hostname, the hostname context label); None:
+    #: this host's own
+    hostname: str | None = None
 
 
-def host_context_labels() -> tuple[LabelSet, ...]:
-    """The context labels of this host: hostname, domain name and machine id."""
-    labels = {"domainname": _domainname(), "hostname": socket.gethostname()}
+def host_context_labels(hostname: str | None = None) -> tuple[LabelSet, ...]:
+    """The context labels of this host: hostname (HOSTNAME if given), domain name and
+    machine id."""
+    labels = {"domainname": _domainname(), "hostname": hostname or socket.gethostname()}
     machine_id = _read("/etc/machine-id")
     if machine_id:
         labels["machineid"] = machine_id
@@ -127,6 +131,7 @@ class Daemon:
         self.gatekeeper = Gatekeeper(config.access)
         self.state = DaemonState(creds_timeout=round(settings.creds_timeout))
         self.state.timeout = settings.timeout  # type: ignore[assignment]  # -t may be fractional
+        self.state.hostname = settings.hostname
         self.state.set_agents(_agent_record(a, None) for a in config.agents)
         self._supervisors: dict[int, tuple[trio.CancelScope, trio.Event]] = {}
         self._nursery: trio.Nursery | None = None
@@ -321,7 +326,7 @@ class Daemon:
     def context_labels(self) -> tuple[LabelSet, ...]:
         """pmcd's context labels: hostname, domain name and machine id (found once)."""
         if self._context_labels is None:
-            self._context_labels = host_context_labels()
+            self._context_labels = host_context_labels(self.settings.hostname)
         return self._context_labels
 
     def mark_changes(self, changes: int) -> None:

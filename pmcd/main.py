@@ -35,7 +35,7 @@ DEFAULT_CONF = files.PACKAGED_CONF
 
 
 FOREGROUND = Opt("f", "foreground", None, "run in the foreground")
-HOSTNAME = Opt("H", "hostname", "HOST", "accepted for PCP compatibility; not used")
+HOSTNAME = Opt("H", "hostname", "HOST", "set the hostname to be used for pmcd.hostname metric")
 NO_AVAHI = Opt("A", None, None, "disable service advertisement (none is done)")
 USERNAME = Opt("U", "username", "USER", "accepted for PCP compatibility; not used")
 CONFIG = Opt("c", "config", "PATH", "path to configuration file")
@@ -80,6 +80,7 @@ class Args:
     socket: str | None = None
     verify: bool = False
     install_units: str | None = None  # None: not asked; "": the default directory
+    hostname: str | None = None  # -H: pmcd.hostname and the hostname context label
 
 
 def _number(kind: type, text: str, message: str) -> Any:
@@ -129,6 +130,7 @@ def options(argv: list[str]) -> Args:
         socket=parsed.get("socket"),
         verify="verify" in parsed,
         install_units=(parsed.operands[0] if parsed.operands else "") if units else None,
+        hostname=parsed.get("hostname") or None,
     )
 
 
@@ -211,6 +213,7 @@ def _run(argv: list[str]) -> int:
         unix_path=unix or None,
         agent_dir=str(Path(log_path).resolve().parent) if log_path != "-" else str(rundir),
         pdu_limit=args.pdu_limit,
+        hostname=args.hostname,
     )
     daemon = Daemon(config, pmns, settings)
     try:

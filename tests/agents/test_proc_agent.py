@@ -199,6 +199,9 @@ def _pminfo(pmcd: RunningPMCD, *args: str, host: str | None = None, user: str | 
 
 _METRIC_LINE = re.compile(r"(?:hot)?proc\.[\w.]+")
 _VALUE_LINE = re.compile(r'    inst \[\d+ or "(.*)"\] value (.*)')
+#: an instance pminfo could not name: its process ended between the fetch and the name
+#: lookup (other tests' processes come and go); nothing to compare
+_UNNAMED_LINE = re.compile(r"    inst \[\d+\] value .*")
 
 
 def _values(text: str) -> dict[str, dict[str, str] | str]:
@@ -216,6 +219,8 @@ def _values(text: str) -> dict[str, dict[str, str] | str]:
             out[line] = values
         elif found := _VALUE_LINE.fullmatch(line):
             values[found.group(1)] = found.group(2)
+        elif _UNNAMED_LINE.fullmatch(line):
+            pass
         elif line.startswith("    value "):
             values[""] = line[10:]
         elif line and not values and out:

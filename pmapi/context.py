@@ -201,11 +201,12 @@ class BaseContext:
 
     def traverse(self, name: str) -> list[str]:
         """pmTraversePMNS: the leaf names at or below NAME ("" for all)."""
-        if self._one_real_metric(name):
-            return [name]
+        real = self._real_before_derived(name)
+        if real == [name]:
+            return real
         if self.derived() is None:  # (an AsyncContext's call gives an awaitable)
             return self._real_traverse(name)
-        return list(self.walk(name))
+        return list(self._walk(name, real))
 
     def walk(self, name: str) -> Iterator[str]:
         """traverse(NAME) one name at a time, as pmTraversePMNS calls back: from a pmcd's
@@ -215,20 +216,26 @@ class BaseContext:
         derived names in their places in the tree, unbound.  A NAME that is one real
         metric is just that: the derived definitions are not loaded for it (no derived
         metric can sit below a leaf, and none may take a real metric's name)."""
-        if self._one_real_metric(name):
+        real = self._real_before_derived(name)
+        if real == [name]:
             yield name
             return
+        yield from self._walk(name, real)
+
+    def _walk(self, name: str, real: list[str] | None) -> Iterator[str]:
+        """walk(NAME), REAL being NAME's real leaves when already asked (else None)."""
         dm = self.derived()
         if dm is None:
             yield from self._real_traverse(name)
             return
         if self.pmns is None and self.kind == "host":
-            try:
-                real = self._real_traverse(name)
-            except PMError as exc:
-                if exc.code != PM_ERR_NAME:
-                    raise
-                real = []
+            if real is None:
+                try:
+                    real = self._real_traverse(name)
+                except PMError as exc:
+                    if exc.code != PM_ERR_NAME:
+                        raise
+                    real = []
             yield from real
             extra = dm.bound_leaves(name)
             if not real and not extra:
@@ -244,18 +251,19 @@ class BaseContext:
             real = []
         yield from _merged_leaves(real, extra)
 
-    def _one_real_metric(self, name: str) -> bool:
-        """Whether NAME is one real metric, found without loading the derived definitions
-        (a traversal of it then needs none: no derived metric can sit below a leaf, and
-        none may take a real metric's name).  False once they are loaded anyway."""
+    def _real_before_derived(self, name: str) -> list[str] | None:
+        """NAME's real leaves ([] for none), asked before the derived definitions are
+        loaded, so that a NAME that is one real metric never loads them (a traversal of
+        it needs none: no derived metric can sit below a leaf, and none may take a real
+        metric's name).  None once they are loaded anyway, or for the whole namespace."""
         if self._derived is not None or not name:
-            return False
+            return None
         try:
-            return self._real_traverse(name) == [name]
+            return self._real_traverse(name)
         except PMError as exc:
             if exc.code != PM_ERR_NAME:
                 raise
-            return False
+            return []
 
     def _real_traverse(self, name: str) -> list[str]:
         if self.pmns is not None:
@@ -662,8 +670,8 @@ class AsyncContext(BaseContext):
         """No derived metrics in trio contexts (yet): their calls are the real ones."""
         return None
 
-    def _one_real_metric(self, name: str) -> bool:
-        return False  # (its traverse is the real one already)
+    def _real_before_derived(self, name: str) -> None:  # type: ignore[override]
+        return None  # (its traverse is the real one already)
 
     async def _run(self, op: Generator) -> Any:  # type: ignore[override]
         source = self.source

@@ -183,6 +183,7 @@ class Archive:
         self.labels: list[LabelRecord] = []
         self.texts: dict[tuple[int, int], str] = {}
         self.index: list[IndexEntry] = []
+        self._index_size = -1
         self._index_stamps: list[Timestamp] = []
         try:
             self._open()
@@ -264,6 +265,7 @@ class Archive:
         records, stop = read_meta(data, self._label_bytes, path)
         for at, record in records:
             self._add_meta(at, record)
+        self._meta_stop = stop
         if not self.descs:
             raise ArchiveError(PM_ERR_LOGREC, path, stop, "no metric descriptors in the file")
         if stop < len(data):  # (libpcp reads no further either, and says nothing)
@@ -301,6 +303,42 @@ class Archive:
         elif isinstance(record, TextRecord):
             self.texts[(record.type, record.ident)] = record.text
 
+    def refresh(self) -> None:
+        """Take in what a logger has written since: new volumes (the last one read again
+        at its new length), then the .meta records added after the last read (a record
+        still being written waits for the next refresh), then the .index.  The volumes
+        are mapped before the .meta is read, so every record in them has its metadata
+        (pmlogger writes a record's metadata first)."""
+        self._volumes.clear()  # (a map does not grow with its file; dropped, not closed:
+        self._end = False  # records' views may still hold one)
+        self.volume_paths = self._find_volumes() or self.volume_paths
+        with contextlib.suppress(PMError):  # (the last is the one being written)
+            self.volume(max(self.volume_paths))
+        try:
+            grown = os.stat(self.meta_path).st_size > self._meta_stop
+        except OSError as exc:
+            raise PMError(PM_ERR_LOGFILE, f"{self.meta_path}: {exc.strerror}") from None
+        if grown:
+            meta = _read_file(self.meta_path)
+            start = self._meta_stop
+            try:
+                records, stop = read_meta(meta, start, self.meta_path)
+            except ArchiveError as exc:  # (the records before it are whole: keep them)
+                try:
+                    records, stop = read_meta(meta[: exc.offset], start, self.meta_path)
+                except ArchiveError:
+                    records, stop = [], start
+            for at, record in records:
+                self._add_meta(at, record)
+            self._meta_stop = stop
+        if self.index_path is not None:
+            with contextlib.suppress(PMError, OSError):
+                size = os.stat(self.index_path).st_size
+                if size != self._index_size:
+                    self.index, _ = decode_index(_read_file(self.index_path), self.version)
+                    self._index_stamps = [e.stamp for e in self.index]
+                    self._index_size = size
+
     def _check_same_desc(self, offset: int, known: Desc, new: Desc) -> None:
         """A metric described twice must be described alike (__pmLogAddDesc's checks)."""
         for field, code in _DESC_CHANGES:
@@ -313,6 +351,7 @@ class Archive:
 
     def _load_index(self, data: bytes | mmap.mmap) -> None:
         assert self.index_path is not None
+        self._index_size = len(data)
         self.index, stray = decode_index(data, self.version)
         self._index_stamps = [e.stamp for e in self.index]
         if stray:  # (libpcp stops at a partial entry, as here)

@@ -2,11 +2,11 @@
 (an uncompressed .meta) under a directory, its records loaded as they are written.
 
 An archive met for the first time is read from its end: what it held already is not
-loaded (as PCP's discovery does); each later scan loads the records written since the
-last one, with the loader (`load.py`) and the identity discovery gives a source (its
-latest context labels, all of them).  A directory holding a file named `lock` is left
-alone while it does (pmlogger_daily works there).  An archive whose .meta goes away is
-forgotten.
+loaded (as PCP's discovery does); from then on it stays open (follow.py) and each scan
+that finds its files changed loads the records written since the last one, with the
+identity discovery gives a source (its latest context labels, all of them).  A
+directory holding a file named `lock` is left alone while it does (pmlogger_daily
+works there).  An archive whose .meta goes away is forgotten.
 """
 
 from __future__ import annotations
@@ -15,22 +15,17 @@ import os
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
-from purepcp.pmapi.archive.format import ArchiveError
-from purepcp.pmapi.archive.reader import Archive
-from purepcp.pmapi.errors import PMError
-
-from .load import ArchiveLoader, LoadError, LoadReport
-from .store import Store, StoreDown
-
-NSEC = 1_000_000_000
+from .follow import ArchiveFollower
+from .load import LoadError, LoadReport
+from .store import Store
 
 
 @dataclass
 class _Followed:
-    """An archive being followed: the time of the last record loaded, and what the
-    files looked like then (nothing is read again until they change)."""
+    """An archive being followed, and what its files looked like when last read
+    (nothing is read again until they change)."""
 
-    last_ns: int
+    follower: ArchiveFollower
     stamp: tuple = ()
 
 
@@ -42,12 +37,24 @@ class Discovery:
     store: Store
     log: Callable[[str], None] = lambda message: None
     followed: dict[str, _Followed] = field(default_factory=dict)
+    #: the directories the last scan walked (what a watcher should watch)
+    dirs: list[str] = field(default_factory=list)
+
+    def reconnected(self, store: Store) -> None:
+        """Go on with STORE, a new connection (perhaps to a server that lost what it
+        held): every archive's source, metrics and instances are described again."""
+        self.store = store
+        for known in self.followed.values():
+            known.follower.store = store
+            known.follower.forget()
 
     def archives(self) -> Iterator[tuple[str, bool]]:
         """Every archive under the root (each X.meta names archive X), and whether its
         directory is locked."""
+        self.dirs = []
         for top, dirs, files in os.walk(self.root):
             dirs.sort()
+            self.dirs.append(top)
             locked = "lock" in files
             for name in sorted(files):
                 if name.endswith(".meta"):
@@ -65,38 +72,40 @@ class Discovery:
             stamp = _files_stamp(base)
             known = self.followed.get(base)
             if known is None:
-                end = _end_ns(base)
-                if end is not None:
-                    self.followed[base] = _Followed(end, stamp)
-                    self.log(f"discovered archive {base}")
+                try:
+                    follower = ArchiveFollower(self.store, base, self.log)
+                except LoadError:
+                    continue  # (not readable yet: a pmlogger just starting it)
+                self.followed[base] = _Followed(follower, stamp)
+                self.log(f"discovered archive {base}")
                 continue
-            if stamp == known.stamp:
-                continue
-            report = self._load(base, known)
-            known.stamp = stamp
-            if report is not None:
-                reports.append(report)
+            if stamp != known.stamp:
+                self._load(known, stamp, reports)
         for gone in set(self.followed) - present:
-            del self.followed[gone]
+            self.followed.pop(gone).follower.close()
             self.log(f"archive {gone} is gone")
         return reports
 
-    def _load(self, base: str, known: _Followed) -> LoadReport | None:
-        end = _end_ns(base)
-        if end is None or end <= known.last_ns:
-            return None
+    def load_now(self, bases: set[str]) -> list[LoadReport]:
+        """Load what is new in the followed archives BASES (a watcher saw their volumes
+        written), bar those in a locked directory; the next scan finds the rest."""
+        reports: list[LoadReport] = []
+        for base in sorted(bases):
+            known = self.followed.get(base)
+            if known is None or os.path.exists(os.path.join(os.path.dirname(base), "lock")):
+                continue
+            self._load(known, _files_stamp(base), reports)
+        return reports
+
+    def _load(self, known: _Followed, stamp: tuple, reports: list[LoadReport]) -> None:
         try:
-            loader = ArchiveLoader(
-                self.store, base, start_ns=known.last_ns + 1, finish_ns=end, discovered=True
-            )
-            report = loader.run()
+            report = known.follower.load()
         except LoadError as exc:
             self.log(str(exc))
-            return None
-        except StoreDown:
-            raise
-        known.last_ns = end
-        return report
+            return
+        known.stamp = stamp
+        if report is not None:
+            reports.append(report)
 
 
 def _files_stamp(base: str) -> tuple:
@@ -115,13 +124,3 @@ def _files_stamp(base: str) -> tuple:
                 continue
             found.append((name, st.st_size, st.st_mtime_ns))
     return tuple(found)
-
-
-def _end_ns(base: str) -> int | None:
-    """The time of an archive's last record (ns); None if it cannot be read (yet)."""
-    try:
-        with Archive(base) as archive:
-            end = archive.end()
-    except (ArchiveError, PMError, OSError):
-        return None
-    return end.sec * NSEC + end.nsec

@@ -114,6 +114,26 @@ def discovered_source(archive: Archive, path: str) -> SourceIdentity:
     return SourceIdentity(source_id(context.json.decode("utf-8", "replace")), path, host, context)
 
 
+def source_commands(ident: SourceIdentity) -> list[Command]:
+    """What names a source: its archive's path and host name, and its location."""
+    src = ident.source
+    path_id, host_id = string_id(ident.name), string_id(ident.host)
+    lon = lat = 0.0
+    if ident.context is not None:
+        found = ident.context.to_dict()
+        lon = _float(found.get("longitude"))
+        lat = _float(found.get("latitude"))
+    return [
+        # (PCP's loader maps the two names in either order, as its replies come back)
+        ("HSET", schema.map_key("context.name"), host_id, ident.host),
+        ("HSET", schema.map_key("context.name"), path_id, ident.name),
+        ("SADD", schema.source_by_name_key(path_id), src),
+        ("SADD", schema.source_by_name_key(host_id), src),
+        ("SADD", schema.names_of_source_key(src), path_id, host_id),
+        ("GEOADD", schema.LOCATION_KEY, f"{lon:.8f}", f"{lat:.8f}", src),
+    ]
+
+
 class ArchiveLoader:
     """Loads one archive; `run` returns a LoadReport or raises LoadError."""
 
@@ -140,10 +160,10 @@ class ArchiveLoader:
         try:
             self.archive = Archive(path)
         except (ArchiveError, PMError, OSError) as exc:
-            reason = _reason(exc)
+            why = reason(exc)
             if not any(os.path.exists(path + end) for end in ("", ".meta", ".0", ".index")):
-                reason = os.strerror(errno.ENOENT)  # (as libpcp says it)
-            raise LoadError(f'cannot open archive "{path}": {reason}') from None
+                why = os.strerror(errno.ENOENT)  # (as libpcp says it)
+            raise LoadError(f'cannot open archive "{path}": {why}') from None
         self.identity = (discovered_source if discovered else archive_source)(self.archive, path)
         self.report = LoadReport(self.identity.name)
 
@@ -153,7 +173,7 @@ class ArchiveLoader:
         try:
             cols = Columns(self.archive)
         except (ArchiveError, PMError) as exc:
-            raise LoadError(f'cannot read archive "{self.path}": {_reason(exc)}') from None
+            raise LoadError(f'cannot read archive "{self.path}": {reason(exc)}') from None
         start = self.archive.label.start
         lo = self.lo if self.lo is not None else start.sec * NSEC + start.nsec
         hi = self.hi if self.hi is not None else (cols.last if cols.last is not None else lo)
@@ -164,7 +184,7 @@ class ArchiveLoader:
         metadata = replay.replay(plans)
         while True:
             try:
-                self._send(list(self._source_commands()), "the source's names")
+                self._send(source_commands(self.identity), "the source's names")
                 self._send(metadata, "the metrics' metadata")
                 self._script()
                 self.report.metrics = len(plans)
@@ -249,27 +269,6 @@ class ArchiveLoader:
                 continue
             chosen.append(pmid)
         return sorted(chosen)
-
-    # -- the source -------------------------------------------------------------------
-
-    def _source_commands(self) -> Iterator[Command]:
-        ident = self.identity
-        src = ident.source
-        path_id, host_id = string_id(ident.name), string_id(ident.host)
-        # (PCP's loader maps the two names in either order, as its replies come back)
-        yield ("HSET", schema.map_key("context.name"), host_id, ident.host)
-        yield ("HSET", schema.map_key("context.name"), path_id, ident.name)
-        yield ("SADD", schema.source_by_name_key(path_id), src)
-        yield ("SADD", schema.source_by_name_key(host_id), src)
-        yield ("SADD", schema.names_of_source_key(src), path_id, host_id)
-        lon = lat = 0.0
-        if ident.context is not None:
-            found = ident.context.to_dict()
-            lon = _float(found.get("longitude"))
-            lat = _float(found.get("latitude"))
-        yield ("GEOADD", schema.LOCATION_KEY, f"{lon:.8f}", f"{lat:.8f}", src)
-
-    # -- one metric ---------------------------------------------------------------------
 
     # -- the values -----------------------------------------------------------------------
 
@@ -455,7 +454,7 @@ def _float(value: object) -> float:
         return 0.0
 
 
-def _reason(exc: BaseException) -> str:
+def reason(exc: BaseException) -> str:
     if isinstance(exc, PMError):
         return pmErrStr(exc.code) if hasattr(exc, "code") else str(exc)
     if isinstance(exc, OSError) and exc.strerror:

@@ -93,6 +93,8 @@ class MetadataReplay:
         self.path_id = string_id(path)
         self._labels: dict[tuple[int, int], LabelSet] = {}
         self._insts: dict[int, dict[int, _Instance]] = {}
+        self.started: set[int] = set()  # metrics whose first record has been replayed
+        self._seen: dict[int, list[int]] = {}  # each metric's instances so far, in order
 
     def _lookup(self, kind: int, ident: int, when: Timestamp) -> LabelSet | None:
         """A level's labels, read the first time there are any, then kept."""
@@ -106,7 +108,9 @@ class MetadataReplay:
 
     def replay(self, plans: Sequence[MetricPlan]) -> list[Command]:
         """The commands, in PCP's order (which decides what a key shared by two metrics
-        ends up holding); sets each plan's sids and fields."""
+        ends up holding); sets each plan's sids and fields.  Called again with what
+        later records show (a follower's next scan), it goes on from where it was: a
+        metric already started is not described again, only its new instances."""
         events: list[tuple[int, int, int, list[int]]] = []  # (ns, position, seq, instances)
         for pos, plan in enumerate(plans):
             by_time: dict[int, list[int]] = {}
@@ -118,8 +122,7 @@ class MetadataReplay:
                 events.append((ns, pos, seq, sorted(by_time[ns])))
         events = self._in_record_order(events, plans)
         commands: list[Command] = []
-        started: set[int] = set()
-        seen: dict[int, list[int]] = {}  # each metric's instances so far, first-seen order
+        started, seen = self.started, self._seen
         for ns, pos, _, insts in events:
             plan = plans[pos]
             when = stamp_of(ns)

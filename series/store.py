@@ -10,6 +10,7 @@ server works while this process prepares more.
 from __future__ import annotations
 
 import hashlib
+import sys
 from collections.abc import Iterable, Sequence
 from importlib import resources
 from typing import Any
@@ -229,11 +230,37 @@ def _as_list(response: Any, **options: Any) -> list:
 
 
 def _read(conn: Any, count: int, errors: list[str]) -> None:
+    parser = getattr(conn, "_parser", None)
+    reader = getattr(parser, "_reader", None)
+    short = getattr(sys.modules.get(type(parser).__module__), "NOT_ENOUGH_DATA", None)
+    if reader is not None and short is not None and hasattr(parser, "read_from_socket"):
+        _read_hiredis(parser, reader, short, count, errors)
+        return
     for _ in range(count):
         try:
             conn.read_response()
         except redis.ResponseError as exc:
             text = str(exc)
+            if STALE_ENTRY not in text:
+                errors.append(text)
+
+
+def _read_hiredis(parser: Any, reader: Any, short: object, count: int, errors: list[str]) -> None:
+    """_read straight from redis-py's hiredis reader: the replies to a batch of writes
+    are counted and their errors kept, without redis-py's layers round each (a fifth
+    of a discovery scan's time went there).  SHORT is what the reader gives when no
+    whole reply is buffered yet."""
+    gets = reader.gets
+    while count:
+        reply = gets()
+        if reply is short:
+            parser.read_from_socket()
+            continue
+        count -= 1
+        if isinstance(reply, Exception):
+            if isinstance(reply, redis.ConnectionError):
+                raise reply
+            text = str(reply)
             if STALE_ENTRY not in text:
                 errors.append(text)
 

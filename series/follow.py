@@ -1,0 +1,274 @@
+"""Following one archive a pmlogger is writing, for pmproxy's discovery, as PCP's does:
+the archive stays open, each scan reads only what was written since the last one (the
+new .meta records, the records after the last one read), and only what is new goes to
+the key server: the source's names once, a metric's description with its first value
+set, an instance's keys when it first appears, and one stream entry per record.
+
+What is written is what loading the same records with `load.py` writes (the source as
+discovery names it; each entry every instance seen so far with its latest value), the
+state carrying over from scan to scan as PCP's cache of the archive's metrics does.
+Differences in how, not what: each entry is an XADD with PCP's MAXLEN, and a stream's
+EXPIRE is renewed once a minute of sample time rather than with every entry (so a
+stream outlives its last sample by up to a minute less than under PCP).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from purepcp.pmapi.archive.damage import ArchiveError
+from purepcp.pmapi.archive.reader import Archive, LogRecord
+from purepcp.pmapi.errors import PMError
+from purepcp.pmapi.ids import PM_INDOM_NULL
+from purepcp.pmapi.types import PMType
+from purepcp.pmapi.values import ValueSet
+
+from . import schema
+from .load import LoadError, LoadReport, SourceIdentity, discovered_source, reason, source_commands
+from .metadata import MetadataReplay, MetricPlan
+from .store import Command, Store, StoreDown
+
+NSEC = 1_000_000_000
+#: a stream's EXPIRE is sent again after this much sample time (ns)
+EXPIRE_EVERY = 60 * NSEC
+
+_INTEGERS = frozenset(
+    (PMType.PM_TYPE_32, PMType.PM_TYPE_U32, PMType.PM_TYPE_64, PMType.PM_TYPE_U64)
+)
+_FLOATS = frozenset((PMType.PM_TYPE_FLOAT, PMType.PM_TYPE_DOUBLE))
+#: a record as read: its time (ns) and value sets
+_Row = tuple[int, list[ValueSet]]
+
+
+@dataclass
+class _Stream:
+    """One metric as followed: its plan (series ids, instance fields), its instances
+    in first-seen order with their latest values, and where its streams are up to."""
+
+    plan: MetricPlan
+    order: list[int] = field(default_factory=list)
+    latest: dict[int, str] = field(default_factory=dict)
+    last_us: int = -1  # the newest record's time (microseconds: a stream id's grain)
+    expired_ns: int | None = None  # the sample time EXPIRE was last sent at
+    keys: list[str] = field(default_factory=list)  # its streams' keys
+    _insts: object = None  # the instances of the last value set taken
+    _kept: list[tuple[bytes, int]] = field(default_factory=list)  # (field, instance)
+    _fields: int = -1  # how many fields _kept was worked out with
+
+    def take(self, vset: ValueSet) -> tuple:
+        """Take in VSET's values; the entry's field and value pairs: every instance seen
+        so far (that has a field) with its latest value."""
+        type_ = self.plan.desc.type
+        atoms = vset.atoms(type_)
+        if type_ in _INTEGERS:
+            texts = list(map(str, atoms))
+        elif type_ in _FLOATS:
+            texts = [format(v, "e") for v in atoms]  # (as %e)
+        else:
+            texts = schema.value_texts(type_, list(atoms))
+        latest, insts = self.latest, vset.insts
+        if insts != self._insts:
+            new = [i for i in insts if i not in latest]
+            if new:
+                self.order += sorted(new)
+            self._insts = insts
+        latest.update(zip(insts, texts, strict=True))
+        if self.plan.desc.indom == PM_INDOM_NULL:
+            return ("", latest[self.order[0]]) if self.order else ()
+        fields = self.plan.fields
+        if len(fields) != self._fields or len(self._kept) > len(self.order):
+            self._kept = [(fields[i], i) for i in self.order if i in fields]
+            self._fields = len(fields)
+        elif len(self._kept) < len(self.order):
+            self._kept = [(fields[i], i) for i in self.order if i in fields]
+        return tuple(x for f, i in self._kept for x in (f, latest[i]))
+
+
+class ArchiveFollower:
+    """One archive followed from its end (where discovery meets an archive): each
+    `load()` stores what was written since the last and says what it did."""
+
+    def __init__(self, store: Store, base: str, log: Callable[[str], None] = print) -> None:
+        self.store = store
+        self.base = base
+        self.log = log
+        try:
+            self.archive = Archive(base)
+            end = self.archive.find_end()
+        except (ArchiveError, PMError, OSError) as exc:
+            raise LoadError(f'cannot open archive "{base}": {reason(exc)}') from None
+        if end is None:
+            raise LoadError(f'cannot open archive "{base}": no record reads cleanly yet')
+        self.vol: int = end.vol
+        self.offset: int | None = end.offset
+        self._problem = ""
+        self._labels_read = len(self.archive.labels)
+        self.identity: SourceIdentity = discovered_source(self.archive, base)
+        self.forget()
+
+    def forget(self) -> None:
+        """Forget what the key server was sent (it may be a new one, or the source has
+        changed): the next records describe their source, metrics and instances again."""
+        ident = self.identity
+        self._replay = MetadataReplay(self.archive, ident.context, ident.source, ident.name)
+        self._streams: dict[int, _Stream] = {}
+        self._skipped: set[int] = set()
+        self._source_sent = False
+
+    def close(self) -> None:
+        self.archive.close()
+
+    # -- one scan -------------------------------------------------------------------------
+
+    def load(self) -> LoadReport | None:
+        """Store the records written since the last call; None if there were none.
+        StoreDown if the key server went away: then this scan's records are read
+        again next time, and everything described again."""
+        try:
+            self.archive.refresh()
+        except (ArchiveError, PMError, OSError) as exc:
+            raise LoadError(f'cannot read archive "{self.base}": {reason(exc)}') from None
+        self._check_source()
+        was = (self.vol, self.offset)
+        records = self._new_records()
+        if not records:
+            return None
+        report = LoadReport(self.identity.name, records=len(records))
+        rows = [(r.stamp.sec * NSEC + r.stamp.nsec, list(r.result.vsets)) for r in records]
+        plans, report.metrics = self._new_metadata(rows)
+        commands = [] if self._source_sent else source_commands(self.identity)
+        commands += self._replay.replay(plans)
+        commands += self._entries(rows, report)
+        try:
+            report.errors += self.store.send(commands)
+        except StoreDown:
+            self.vol, self.offset = was
+            self.forget()
+            raise
+        self._source_sent = True
+        return report
+
+    def _check_source(self) -> None:
+        """A new context label record may make the archive another source."""
+        if len(self.archive.labels) == self._labels_read:
+            return
+        self._labels_read = len(self.archive.labels)
+        identity = discovered_source(self.archive, self.base)
+        if identity.source != self.identity.source:
+            self.identity = identity
+            self.forget()
+
+    def _new_records(self) -> list[LogRecord]:
+        """The whole records after the last one read, marks left out.  A bad record at
+        the end of the last volume is taken to be one being written, and read next
+        time; elsewhere it is damage, said once and waited on."""
+        out: list[LogRecord] = []
+        vols = [v for v in self.archive.volume_paths if v >= self.vol]
+        for i, vol in enumerate(vols):
+            offset = self.offset if vol == self.vol else None
+            try:
+                for rec in self.archive.records(vol, offset):
+                    if rec.vol != vol:
+                        break
+                    self.vol, self.offset = vol, rec.offset + rec.size
+                    if rec.result.vsets:
+                        out.append(rec)
+            except (ArchiveError, PMError) as exc:
+                if i < len(vols) - 1:
+                    if str(exc) != self._problem:
+                        self._problem = str(exc)
+                        self.log(f"{self.base}: {exc}")
+                    return out
+            if i + 1 < len(vols):
+                self.vol, self.offset = vols[i + 1], None
+        self._problem = ""
+        return out
+
+    # -- metadata -------------------------------------------------------------------------
+
+    def _new_metadata(self, rows: list[_Row]) -> tuple[list[MetricPlan], int]:
+        """The plans of the metrics RECORDS show something new of (their first value
+        set, or instances not seen before), with first and inst_first set to only
+        that; and how many metrics are new."""
+        fresh: dict[int, dict[int, int]] = {}  # pmid -> its new instances' first times
+        started = 0
+        for ns, vsets in rows:
+            for vset in vsets:
+                pmid = vset.pmid
+                stream = self._streams.get(pmid)
+                if stream is None:
+                    if pmid in self._skipped:
+                        continue
+                    stream = self._start(pmid, ns, vset.numval < 0)
+                    if stream is None:
+                        continue
+                    started += 1
+                    fresh[pmid] = {}
+                if vset.numval <= 0 or stream.plan.desc.indom == PM_INDOM_NULL:
+                    continue
+                known = stream.latest
+                for inst in vset.insts:
+                    if inst not in known:
+                        news = fresh.setdefault(pmid, {})
+                        news.setdefault(inst, ns)
+        plans = []
+        for pmid in sorted(fresh):
+            plan = self._streams[pmid].plan
+            plan.inst_first = fresh[pmid]
+            if plan.inst_first and plan.pmid in self._replay.started:
+                plan.first = min(plan.inst_first.values())
+            plans.append(plan)
+        return plans, started
+
+    def _start(self, pmid: int, ns: int, error_first: bool) -> _Stream | None:
+        """A metric's first value set: followed, unless excluded (None; also when its
+        metadata is not there, when it is asked again next time)."""
+        desc = self.archive.descs.get(pmid)
+        names = self.archive.names.get(pmid, ())
+        if desc is None or not names:
+            return None
+        config = self.store.config
+        if config.excluded(names) or (
+            desc.indom != PM_INDOM_NULL and desc.indom in config.exclude_indoms
+        ):
+            self._skipped.add(pmid)
+            return None
+        stream = self._streams[pmid] = _Stream(MetricPlan(pmid, desc, names, ns, error_first, {}))
+        return stream
+
+    # -- values ---------------------------------------------------------------------------
+
+    def _entries(self, rows: list[_Row], report: LoadReport) -> list[Command]:
+        """A stream entry per record and metric: every instance seen so far with its
+        latest value, or -1 and the code of an error value set."""
+        out: list[Command] = []
+        maxlen = str(self.store.config.maxlen)
+        streams = self._streams
+        values = entries = 0
+        for ns, vsets in rows:
+            us = ns // 1000
+            entry_id = f"{us // 1000}-{us % 1000}"
+            for vset in vsets:
+                stream = streams.get(vset.pmid)
+                if stream is None or us <= stream.last_us:
+                    continue
+                stream.last_us = us
+                if vset.numval < 0:
+                    pairs: tuple = ("-1", str(vset.numval))
+                else:
+                    pairs = stream.take(vset)
+                    if not pairs:
+                        continue
+                    values += len(pairs) >> 1
+                entries += 1
+                if not stream.keys:
+                    stream.keys = [schema.values_key(sid) for sid in stream.plan.sids]
+                for key in stream.keys:
+                    out.append(("XADD", key, "MAXLEN", "~", maxlen, entry_id, *pairs))
+                if stream.expired_ns is None or ns - stream.expired_ns >= EXPIRE_EVERY:
+                    stream.expired_ns = ns
+                    out += [self.store.expire(sid) for sid in stream.plan.sids]
+        report.values += values
+        report.entries += entries
+        return out

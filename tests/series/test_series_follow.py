@@ -1,0 +1,164 @@
+"""Following a growing archive (follow.py): scan by scan it stores what one load of the
+same records stores, sends only what is new, and describes everything again to a key
+server that may have lost it."""
+
+from __future__ import annotations
+
+import redis
+
+from purepcp.pmapi.archive import ArchiveWriter
+from purepcp.pmapi.archive.format import LabelRecord
+from purepcp.pmapi.desc import Desc
+from purepcp.pmapi.errors import PM_ERR_AGAIN
+from purepcp.pmapi.ids import PM_IN_NULL, PM_INDOM_NULL, pmID_build, pmInDom_build
+from purepcp.pmapi.labels import PM_LABEL_CONTEXT, LabelSet
+from purepcp.pmapi.types import PMSem, PMType
+from purepcp.pmapi.units import Units
+from purepcp.pmapi.values import Result, Timestamp, ValueSet
+from purepcp.series import schema
+from purepcp.series.discover import Discovery
+from purepcp.series.load import ArchiveLoader
+from purepcp.series.store import Store, StoreConfig
+from tests.support.redis_servers import redis_server, require_redis
+from tests.support.series_dump import differences, dump
+
+T0 = 1_700_000_000
+INDOM = pmInDom_build(245, 1)
+BUSY = pmID_build(245, 0, 1)  # U32 over INDOM
+LOAD = pmID_build(245, 0, 2)  # DOUBLE, no instances
+HITS = pmID_build(245, 0, 3)  # U64 counter, first logged in the fourth record
+NAME = pmID_build(245, 0, 4)  # STRING
+NAMES = {0: "a", 1: "b", 2: "c", 3: "d"}
+
+#: each record's values of BUSY (None: an error value set), and whether HITS is in it
+RECORDS = [
+    ({0: 1, 1: 2}, False),
+    ({0: 11, 1: 12, 2: 13}, False),
+    ({0: 21, 2: 23}, False),  # (b missing: its last value stays in the entries)
+    (None, True),
+    ({0: 41, 1: 42, 2: 43, 3: 44}, True),
+    ({0: 51, 4: 55}, True),  # (e: an instance the indom gains with this record)
+    ({1: 62, 3: 64}, True),
+]
+
+
+class Logger:
+    """An archive written a record at a time, as a pmlogger writes one."""
+
+    def __init__(self, base: str) -> None:
+        self.w = ArchiveWriter(base, hostname="web1", timezone="UTC", start=Timestamp(T0))
+        self.w.__enter__()
+        u32, dbl, text = PMType.PM_TYPE_U32, PMType.PM_TYPE_DOUBLE, PMType.PM_TYPE_STRING
+        inst = PMSem.PM_SEM_INSTANT
+        self.w.put_desc(Desc(BUSY, u32, INDOM, inst, Units()), ["web.busy"])
+        self.w.put_desc(Desc(LOAD, dbl, PM_INDOM_NULL, inst, Units()), ["web.load"])
+        self.w.put_desc(Desc(NAME, text, PM_INDOM_NULL, inst, Units()), ["web.name"])
+        self.w.put_indom(Timestamp(T0), INDOM, list(NAMES), list(NAMES.values()))
+        context = LabelSet.from_json('{"hostname":"web1","agent":"test"}')
+        self.w.put_labels(LabelRecord(Timestamp(T0), PM_LABEL_CONTEXT, 0xFFFFFFFF, (context,)))
+        self.w.put_index(Timestamp(T0))
+        self.n = 0
+
+    def record(self) -> None:
+        busy, hits = RECORDS[self.n]
+        stamp = Timestamp(T0 + self.n, 250_000_000)
+        if self.n == 5:
+            names = {**NAMES, 4: "e"}
+            self.w.put_indom(stamp, INDOM, list(names), list(names.values()))
+        if self.n == 3:
+            self.w.put_desc(
+                Desc(HITS, PMType.PM_TYPE_U64, PM_INDOM_NULL, PMSem.PM_SEM_COUNTER, Units()),
+                ["web.hits"],
+            )
+        if busy is None:
+            sets = [ValueSet.of_error(BUSY, PM_ERR_AGAIN)]
+        else:
+            sets = [ValueSet.of_atoms(BUSY, PMType.PM_TYPE_U32, list(busy.items()))]
+        sets.append(ValueSet.of_atoms(LOAD, PMType.PM_TYPE_DOUBLE, [(PM_IN_NULL, 0.5 * self.n)]))
+        if hits:
+            sets.append(ValueSet.of_atoms(HITS, PMType.PM_TYPE_U64, [(PM_IN_NULL, 100 * self.n)]))
+        sets.append(ValueSet.of_atoms(NAME, PMType.PM_TYPE_STRING, [(PM_IN_NULL, f"n{self.n}")]))
+        self.w.put_result(Result(stamp, tuple(sets)))
+        self.w.sync()
+        self.n += 1
+
+    def close(self) -> None:
+        self.w.__exit__(None, None, None)
+
+
+class Recording(Store):
+    """A store that keeps the command names of each send."""
+
+    def __init__(self, config: StoreConfig) -> None:
+        super().__init__(config)
+        self.sent: list[list[str]] = []
+
+    def send(self, commands):
+        commands = list(commands)
+        self.sent.append([c[0] for c in commands])
+        return super().send(commands)
+
+
+def test_scan_by_scan_stores_what_one_load_stores(tmp_path):
+    require_redis()
+    (tmp_path / "logs").mkdir()
+    base = str(tmp_path / "logs" / "web1")
+    log = Logger(base)
+    try:
+        log.record()
+        with redis_server(tmp_path / "redis") as server:
+            config = StoreConfig(servers=(("127.0.0.1", server.port),))
+            store = Recording(config)
+            found = Discovery(str(tmp_path / "logs"), store)
+            found.scan()
+            for batch in (1, 2, 2, 1):  # (records written between scans)
+                for _ in range(batch):
+                    log.record()
+                found.scan()
+            plain = redis.Redis(host="127.0.0.1", port=server.port)
+            followed = dump(plain)
+            # nothing new to describe, one record: only its entries go
+            assert set(store.sent[-1]) == {"XADD"}
+            assert store.client.ttl(next(k for k in followed if b":values:" in k)) > 0
+            store.client.flushall()
+            end_ns = (T0 + log.n - 1) * 1_000_000_000 + 250_000_000
+            ArchiveLoader(
+                store, base, start_ns=T0 * 1_000_000_000 + 250_000_001, finish_ns=end_ns,
+                discovered=True,
+            ).run()  # fmt: skip
+            loaded = dump(plain)
+            followed.pop(b"pcp:version:schema")  # (written when the store connects)
+            assert differences(followed, loaded) == []
+            assert len(followed) > 40
+            plain.close()
+            store.close()
+    finally:
+        log.close()
+
+
+def test_a_new_key_server_is_told_everything_again(tmp_path):
+    require_redis()
+    (tmp_path / "logs").mkdir()
+    base = str(tmp_path / "logs" / "web1")
+    log = Logger(base)
+    try:
+        log.record()
+        with redis_server(tmp_path / "redis") as server:
+            config = StoreConfig(servers=(("127.0.0.1", server.port),))
+            found = Discovery(str(tmp_path / "logs"), Store(config))
+            found.scan()
+            log.record()
+            found.scan()
+            found.store.client.flushall()  # (a server restarted without its data)
+            found.store.close()
+            found.reconnected(Store(config))
+            log.record()
+            found.scan()
+            client = found.store.client
+            names = client.hvals(schema.map_key("metric.name"))
+            assert sorted(names) == [b"web.busy", b"web.load", b"web.name"]
+            assert client.hvals(schema.map_key("context.name"))  # (the source's names)
+            assert sorted(client.hvals(schema.map_key("inst.name"))) == [b"a", b"c"]
+            found.store.close()
+    finally:
+        log.close()

@@ -7,6 +7,8 @@ import logging
 import os
 import signal
 import sys
+import threading
+import time
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -235,37 +237,76 @@ DISCOVER_EVERY = 1.0
 
 async def discover_forever(config: StoreConfig, log: logging.Logger) -> None:
     """[discover]: load what pmloggers write under the configured directory (default
-    the archive directory), a scan a second, each in a worker thread; the key server
-    being away is logged once and the scans go on."""
+    the archive directory), in a thread of its own (_discover_loop) that ends soon
+    after this is cancelled."""
     try:
         root = config.discover_path or str(paths().archive_dir)
     except LayoutError as exc:
         log.warning("pmproxy: discovery is off: %s", exc)
         return
+    stop = threading.Event()
+    try:
+        await trio.to_thread.run_sync(
+            _discover_loop, root, config, log, stop, abandon_on_cancel=True
+        )
+    finally:
+        stop.set()
+
+
+def _discover_loop(
+    root: str, config: StoreConfig, log: logging.Logger, stop: threading.Event
+) -> None:
+    """A scan a second finds archives and what changed; where inotify is to be had, a
+    volume's write is loaded when it happens (as PCP's file events do).  The key
+    server being away is logged once and the scans go on; nothing a scan meets ends
+    the loop, only STOP."""
+    from purepcp.series.discover import Discovery
+    from purepcp.series.watch import watcher
+
+    watch = watcher()
     discovery: Discovery | None = None
     down = False
-    while True:
-        try:
-            if discovery is None:
-                store = await trio.to_thread.run_sync(_new_store, config)
-                from purepcp.series.discover import Discovery
-
-                discovery = Discovery(root, store, log=lambda m: log.info("pmproxy: %s", m))
-                log.info("pmproxy: discovering archives under %s", root)
-            reports = await trio.to_thread.run_sync(discovery.scan)
-            for report in reports:
-                log.info("pmproxy: loaded %d records of %s", report.records, report.path)
-            down = False
-        except StoreError as exc:
-            if not down:
-                log.warning("pmproxy: discovery: %s", exc)
-            down = True
-            if discovery is not None:
-                discovery.store.close()
-                discovery.store = await _reconnect(config)
-        except Exception as exc:  # (a scan that fails must not end pmproxy)
-            log.warning("pmproxy: discovery: %s: %s", type(exc).__name__, exc)
-        await trio.sleep(DISCOVER_EVERY)
+    next_scan = time.monotonic()
+    try:
+        while not stop.is_set():
+            try:
+                if discovery is None:
+                    discovery = Discovery(
+                        root, _new_store(config), log=lambda m: log.info("pmproxy: %s", m)
+                    )
+                    log.info("pmproxy: discovering archives under %s", root)
+                if time.monotonic() >= next_scan:
+                    next_scan = time.monotonic() + DISCOVER_EVERY
+                    reports = discovery.scan()
+                    if watch is not None:
+                        watch.watch(discovery.dirs)
+                elif watch is not None:
+                    reports = discovery.load_now(watch.changed())
+                for report in reports:
+                    log.debug("pmproxy: loaded %d records of %s", report.records, report.path)
+                down = False
+            except StoreError as exc:
+                if not down:
+                    log.warning("pmproxy: discovery: %s", exc)
+                down = True
+                if discovery is not None:
+                    discovery.store.close()
+                    store = _reconnect(config, stop)
+                    if store is None:
+                        return
+                    discovery.reconnected(store)
+                next_scan = time.monotonic() + DISCOVER_EVERY
+            except Exception as exc:  # (a scan that fails must not end discovery)
+                log.warning("pmproxy: discovery: %s: %s", type(exc).__name__, exc)
+                next_scan = time.monotonic() + DISCOVER_EVERY
+            wait = max(0.0, next_scan - time.monotonic())
+            if watch is not None and discovery is not None and not down:
+                watch.wait(wait)
+            else:
+                stop.wait(wait)
+    finally:
+        if watch is not None:
+            watch.close()
 
 
 def _new_store(config: StoreConfig) -> Store:
@@ -275,12 +316,14 @@ def _new_store(config: StoreConfig) -> Store:
     return Store(config)
 
 
-async def _reconnect(config: StoreConfig) -> Store:
-    while True:
+def _reconnect(config: StoreConfig, stop: threading.Event) -> Store | None:
+    """A new connection to the key server, tried a second apart; None once STOP is set."""
+    while not stop.is_set():
         try:
-            return await trio.to_thread.run_sync(_new_store, config)
+            return _new_store(config)
         except StoreError:
-            await trio.sleep(DISCOVER_EVERY)
+            stop.wait(DISCOVER_EVERY)
+    return None
 
 
 def _default_log() -> str:

@@ -3,7 +3,7 @@
 
 An archive met for the first time is read from its end: what it held already is not
 loaded (as PCP's discovery does); from then on it stays open (follow.py) and each scan
-that finds its files changed loads the records written since the last one, with the
+that finds its volume grown loads the records written since the last one, with the
 identity discovery gives a source (its latest context labels, all of them).  A
 directory holding a file named `lock` is left alone while it does (pmlogger_daily
 works there).  An archive whose .meta goes away is forgotten.
@@ -21,22 +21,13 @@ from .store import Store
 
 
 @dataclass
-class _Followed:
-    """An archive being followed, and what its files looked like when last read
-    (nothing is read again until they change)."""
-
-    follower: ArchiveFollower
-    stamp: tuple = ()
-
-
-@dataclass
 class Discovery:
     """The archives under ROOT and where each is up to; `scan()` loads what is new."""
 
     root: str
     store: Store
     log: Callable[[str], None] = lambda message: None
-    followed: dict[str, _Followed] = field(default_factory=dict)
+    followed: dict[str, ArchiveFollower] = field(default_factory=dict)
     #: the directories the last scan walked (what a watcher should watch)
     dirs: list[str] = field(default_factory=list)
 
@@ -44,9 +35,9 @@ class Discovery:
         """Go on with STORE, a new connection (perhaps to a server that lost what it
         held): every archive's source, metrics and instances are described again."""
         self.store = store
-        for known in self.followed.values():
-            known.follower.store = store
-            known.follower.forget()
+        for follower in self.followed.values():
+            follower.store = store
+            follower.forget()
 
     def archives(self) -> Iterator[tuple[str, bool]]:
         """Every archive under the root (each X.meta names archive X), and whether its
@@ -69,20 +60,18 @@ class Discovery:
             present.add(base)
             if locked:
                 continue
-            stamp = _files_stamp(base)
             known = self.followed.get(base)
             if known is None:
                 try:
                     follower = ArchiveFollower(self.store, base, self.log)
                 except LoadError:
                     continue  # (not readable yet: a pmlogger just starting it)
-                self.followed[base] = _Followed(follower, stamp)
+                self.followed[base] = follower
                 self.log(f"discovered archive {base}")
                 continue
-            if stamp != known.stamp:
-                self._load(known, stamp, reports)
+            self._load(known, reports)
         for gone in set(self.followed) - present:
-            self.followed.pop(gone).follower.close()
+            self.followed.pop(gone).close()
             self.log(f"archive {gone} is gone")
         return reports
 
@@ -94,33 +83,15 @@ class Discovery:
             known = self.followed.get(base)
             if known is None or os.path.exists(os.path.join(os.path.dirname(base), "lock")):
                 continue
-            self._load(known, _files_stamp(base), reports)
+            self._load(known, reports)
         return reports
 
-    def _load(self, known: _Followed, stamp: tuple, reports: list[LoadReport]) -> None:
+    def _load(self, follower: ArchiveFollower, reports: list[LoadReport]) -> None:
         try:
-            report = known.follower.load()
+            report = follower.load()
         except LoadError as exc:
             self.log(str(exc))
             return
-        known.stamp = stamp
         if report is not None:
             reports.append(report)
 
-
-def _files_stamp(base: str) -> tuple:
-    """Sizes and change times of an archive's files: what says it has grown."""
-    directory, prefix = os.path.split(base)
-    found = []
-    try:
-        names = sorted(os.listdir(directory or "."))
-    except OSError:
-        return ()
-    for name in names:
-        if name.startswith(os.path.basename(prefix) + "."):
-            try:
-                st = os.stat(os.path.join(directory, name))
-            except OSError:
-                continue
-            found.append((name, st.st_size, st.st_mtime_ns))
-    return tuple(found)

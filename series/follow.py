@@ -14,6 +14,7 @@ stream outlives its last sample by up to a minute less than under PCP).
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -52,14 +53,16 @@ class _Stream:
     last_us: int = -1  # the newest record's time (microseconds: a stream id's grain)
     expired_ns: int | None = None  # the sample time EXPIRE was last sent at
     keys: list[str] = field(default_factory=list)  # its streams' keys
-    _insts: object = None  # the instances of the last value set taken
+    value: str | None = None  # (no instances: the latest value)
+    last_insts: object = None  # the instances of the last value set taken
     _kept: list[tuple[bytes, int]] = field(default_factory=list)  # (field, instance)
-    _fields: int = -1  # how many fields _kept was worked out with
+    _kept_for: tuple[int, int] = (-1, -1)  # the fields and instances _kept was made of
 
     def take(self, vset: ValueSet) -> tuple:
         """Take in VSET's values; the entry's field and value pairs: every instance seen
         so far (that has a field) with its latest value."""
-        type_ = self.plan.desc.type
+        desc = self.plan.desc
+        type_ = desc.type
         atoms = vset.atoms(type_)
         if type_ in _INTEGERS:
             texts = list(map(str, atoms))
@@ -67,21 +70,27 @@ class _Stream:
             texts = [format(v, "e") for v in atoms]  # (as %e)
         else:
             texts = schema.value_texts(type_, list(atoms))
-        latest, insts = self.latest, vset.insts
-        if insts != self._insts:
+        insts = vset.insts
+        if desc.indom == PM_INDOM_NULL:  # (its first instance's value: there is one)
+            if not self.order:
+                self.order.append(insts[0])
+                self.value = texts[0]
+            elif insts[0] == self.order[0]:
+                self.value = texts[0]
+            elif self.order[0] in insts:
+                self.value = texts[insts.index(self.order[0])]
+            return ("", self.value) if self.value is not None else ()
+        latest = self.latest
+        if insts != self.last_insts:
             new = [i for i in insts if i not in latest]
             if new:
                 self.order += sorted(new)
-            self._insts = insts
+            self.last_insts = insts
         latest.update(zip(insts, texts, strict=True))
-        if self.plan.desc.indom == PM_INDOM_NULL:
-            return ("", latest[self.order[0]]) if self.order else ()
         fields = self.plan.fields
-        if len(fields) != self._fields or len(self._kept) > len(self.order):
+        if self._kept_for != (len(fields), len(self.order)):
             self._kept = [(fields[i], i) for i in self.order if i in fields]
-            self._fields = len(fields)
-        elif len(self._kept) < len(self.order):
-            self._kept = [(fields[i], i) for i in self.order if i in fields]
+            self._kept_for = (len(fields), len(self.order))
         return tuple(x for f, i in self._kept for x in (f, latest[i]))
 
 
@@ -102,6 +111,7 @@ class ArchiveFollower:
             raise LoadError(f'cannot open archive "{base}": no record reads cleanly yet')
         self.vol: int = end.vol
         self.offset: int | None = end.offset
+        self._size = -1  # the size of volume VOL when last read
         self._problem = ""
         self._labels_read = len(self.archive.labels)
         self.identity: SourceIdentity = discovered_source(self.archive, base)
@@ -125,12 +135,16 @@ class ArchiveFollower:
         """Store the records written since the last call; None if there were none.
         StoreDown if the key server went away: then this scan's records are read
         again next time, and everything described again."""
+        size = self._grown()
+        if size is None:
+            return None
         try:
             self.archive.refresh()
         except (ArchiveError, PMError, OSError) as exc:
             raise LoadError(f'cannot read archive "{self.base}": {reason(exc)}') from None
         self._check_source()
-        was = (self.vol, self.offset)
+        was = (self.vol, self.offset, self._size)
+        self._size = size
         records = self._new_records()
         if not records:
             return None
@@ -143,11 +157,24 @@ class ArchiveFollower:
         try:
             report.errors += self.store.send(commands)
         except StoreDown:
-            self.vol, self.offset = was
+            self.vol, self.offset, self._size = was
             self.forget()
             raise
         self._source_sent = True
         return report
+
+    def _grown(self) -> int | None:
+        """The size of the volume being read if the archive has grown since the last
+        read (that volume has, or the next one is there: records come with their
+        metadata), else None.  Two stats: what a scan of an unchanged archive costs."""
+        path = self.archive.volume_paths.get(self.vol, f"{self.archive.base}.{self.vol}")
+        try:
+            size = os.stat(path).st_size
+        except OSError:
+            return 0  # (let the refresh say what became of it)
+        if size != self._size or os.path.exists(f"{self.archive.base}.{self.vol + 1}"):
+            return size
+        return None
 
     def _check_source(self) -> None:
         """A new context label record may make the archive another source."""
@@ -195,6 +222,8 @@ class ArchiveFollower:
         started = 0
         for ns, vsets in rows:
             for vset in vsets:
+                if not vset.numval:  # (no values, no error: PCP passes it by)
+                    continue
                 pmid = vset.pmid
                 stream = self._streams.get(pmid)
                 if stream is None:
@@ -205,7 +234,11 @@ class ArchiveFollower:
                         continue
                     started += 1
                     fresh[pmid] = {}
-                if vset.numval <= 0 or stream.plan.desc.indom == PM_INDOM_NULL:
+                if (
+                    vset.numval < 0
+                    or stream.plan.desc.indom == PM_INDOM_NULL
+                    or vset.insts == stream.last_insts  # (the usual: nothing new)
+                ):
                     continue
                 known = stream.latest
                 for inst in vset.insts:
@@ -251,7 +284,7 @@ class ArchiveFollower:
             entry_id = f"{us // 1000}-{us % 1000}"
             for vset in vsets:
                 stream = streams.get(vset.pmid)
-                if stream is None or us <= stream.last_us:
+                if stream is None or us <= stream.last_us or not vset.numval:
                     continue
                 stream.last_us = us
                 if vset.numval < 0:

@@ -311,7 +311,8 @@ class Archive:
         (pmlogger writes a record's metadata first)."""
         self._volumes.clear()  # (a map does not grow with its file; dropped, not closed:
         self._end = False  # records' views may still hold one)
-        self.volume_paths = self._find_volumes() or self.volume_paths
+        if os.path.exists(f"{self.base}.{max(self.volume_paths) + 1}"):  # (a new volume)
+            self.volume_paths = self._find_volumes() or self.volume_paths
         with contextlib.suppress(PMError):  # (the last is the one being written)
             self.volume(max(self.volume_paths))
         try:

@@ -4,6 +4,9 @@ server that may have lost it."""
 
 from __future__ import annotations
 
+import os
+
+import pytest
 import redis
 
 from purepcp.pmapi.archive import ArchiveWriter
@@ -45,8 +48,10 @@ RECORDS = [
 class Logger:
     """An archive written a record at a time, as a pmlogger writes one."""
 
-    def __init__(self, base: str) -> None:
-        self.w = ArchiveWriter(base, hostname="web1", timezone="UTC", start=Timestamp(T0))
+    def __init__(self, base: str, volume_limit: int = 1 << 30) -> None:
+        self.w = ArchiveWriter(
+            base, hostname="web1", timezone="UTC", start=Timestamp(T0), volume_limit=volume_limit
+        )
         self.w.__enter__()
         u32, dbl, text = PMType.PM_TYPE_U32, PMType.PM_TYPE_DOUBLE, PMType.PM_TYPE_STRING
         inst = PMSem.PM_SEM_INSTANT
@@ -74,7 +79,12 @@ class Logger:
             sets = [ValueSet.of_error(BUSY, PM_ERR_AGAIN)]
         else:
             sets = [ValueSet.of_atoms(BUSY, PMType.PM_TYPE_U32, list(busy.items()))]
-        sets.append(ValueSet.of_atoms(LOAD, PMType.PM_TYPE_DOUBLE, [(PM_IN_NULL, 0.5 * self.n)]))
+        if self.n == 2:  # (a value set with no values)
+            sets.append(ValueSet.empty(LOAD))
+        else:
+            sets.append(
+                ValueSet.of_atoms(LOAD, PMType.PM_TYPE_DOUBLE, [(PM_IN_NULL, 0.5 * self.n)])
+            )
         if hits:
             sets.append(ValueSet.of_atoms(HITS, PMType.PM_TYPE_U64, [(PM_IN_NULL, 100 * self.n)]))
         sets.append(ValueSet.of_atoms(NAME, PMType.PM_TYPE_STRING, [(PM_IN_NULL, f"n{self.n}")]))
@@ -99,11 +109,12 @@ class Recording(Store):
         return super().send(commands)
 
 
-def test_scan_by_scan_stores_what_one_load_stores(tmp_path):
+@pytest.mark.parametrize("volume_limit", [1 << 30, 300], ids=["one-volume", "many-volumes"])
+def test_scan_by_scan_stores_what_one_load_stores(tmp_path, volume_limit):
     require_redis()
     (tmp_path / "logs").mkdir()
     base = str(tmp_path / "logs" / "web1")
-    log = Logger(base)
+    log = Logger(base, volume_limit)
     try:
         log.record()
         with redis_server(tmp_path / "redis") as server:
@@ -127,6 +138,8 @@ def test_scan_by_scan_stores_what_one_load_stores(tmp_path):
                 discovered=True,
             ).run()  # fmt: skip
             loaded = dump(plain)
+            if volume_limit < 1000:
+                assert os.path.exists(base + ".3")  # (the records went into several volumes)
             followed.pop(b"pcp:version:schema")  # (written when the store connects)
             assert differences(followed, loaded) == []
             assert len(followed) > 40
@@ -153,10 +166,11 @@ def test_a_new_key_server_is_told_everything_again(tmp_path):
             found.store.close()
             found.reconnected(Store(config))
             log.record()
+            log.record()
             found.scan()
             client = found.store.client
             names = client.hvals(schema.map_key("metric.name"))
-            assert sorted(names) == [b"web.busy", b"web.load", b"web.name"]
+            assert sorted(names) == [b"web.busy", b"web.hits", b"web.load", b"web.name"]
             assert client.hvals(schema.map_key("context.name"))  # (the source's names)
             assert sorted(client.hvals(schema.map_key("inst.name"))) == [b"a", b"c"]
             found.store.close()

@@ -141,7 +141,8 @@ class ArchiveFollower:
         try:
             self.archive.refresh()
         except (ArchiveError, PMError, OSError) as exc:
-            raise LoadError(f'cannot read archive "{self.base}": {reason(exc)}') from None
+            self._say(f'cannot read archive "{self.base}": {reason(exc)}')
+            return None
         self._check_source()
         was = (self.vol, self.offset, self._size)
         self._size = size
@@ -203,14 +204,18 @@ class ArchiveFollower:
                         out.append(rec)
             except (ArchiveError, PMError) as exc:
                 if i < len(vols) - 1:
-                    if str(exc) != self._problem:
-                        self._problem = str(exc)
-                        self.log(f"{self.base}: {exc}")
+                    self._say(f"{self.base}: {exc}")
                     return out
             if i + 1 < len(vols):
                 self.vol, self.offset = vols[i + 1], None
         self._problem = ""
         return out
+
+    def _say(self, problem: str) -> None:
+        """Log PROBLEM unless it is the one last logged (it is met on every read)."""
+        if problem != self._problem:
+            self._problem = problem
+            self.log(problem)
 
     # -- metadata -------------------------------------------------------------------------
 

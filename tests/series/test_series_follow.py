@@ -5,6 +5,7 @@ server that may have lost it."""
 from __future__ import annotations
 
 import os
+from pathlib import Path
 
 import pytest
 import redis
@@ -173,6 +174,39 @@ def test_a_new_key_server_is_told_everything_again(tmp_path):
             assert sorted(names) == [b"web.busy", b"web.hits", b"web.load", b"web.name"]
             assert client.hvals(schema.map_key("context.name"))  # (the source's names)
             assert sorted(client.hvals(schema.map_key("inst.name"))) == [b"a", b"c"]
+            found.store.close()
+    finally:
+        log.close()
+
+
+def test_a_record_being_written_waits_for_its_end(tmp_path):
+    """A volume ending in part of a record (pmlogger mid-write) loads the whole records
+    before it, says nothing, and loads that record once the rest is there."""
+    require_redis()
+    (tmp_path / "logs").mkdir()
+    base = str(tmp_path / "logs" / "web1")
+    log = Logger(base)
+    said: list[str] = []
+    try:
+        log.record()
+        with redis_server(tmp_path / "redis") as server:
+            found = Discovery(
+                str(tmp_path / "logs"), Store(StoreConfig(servers=(("127.0.0.1", server.port),))),
+                log=said.append,
+            )  # fmt: skip
+            found.scan()
+            before = os.path.getsize(base + ".0")
+            log.record()
+            log.record()
+            whole = Path(base + ".0").read_bytes()
+            cut = before + (len(whole) - before) * 3 // 4  # (into the second new record)
+            with open(base + ".0", "r+b") as volume:
+                volume.truncate(cut)
+            assert [r.records for r in found.scan()] == [1]
+            with open(base + ".0", "ab") as volume:
+                volume.write(whole[cut:])
+            assert [r.records for r in found.scan()] == [1]
+            assert said == [f"discovered archive {base}"]
             found.store.close()
     finally:
         log.close()

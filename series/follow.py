@@ -15,14 +15,16 @@ stream outlives its last sample by up to a minute less than under PCP).
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
+from array import array
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from typing import Any, NamedTuple
 
 from purepcp.pmapi.archive.damage import ArchiveError
 from purepcp.pmapi.archive.reader import Archive, LogRecord
 from purepcp.pmapi.errors import PMError
 from purepcp.pmapi.ids import PM_INDOM_NULL
-from purepcp.pmapi.types import PMType
+from purepcp.pmapi.types import PMType, ValFmt
 from purepcp.pmapi.values import ValueSet
 
 from . import schema
@@ -38,8 +40,41 @@ _INTEGERS = frozenset(
     (PMType.PM_TYPE_32, PMType.PM_TYPE_U32, PMType.PM_TYPE_64, PMType.PM_TYPE_U64)
 )
 _FLOATS = frozenset((PMType.PM_TYPE_FLOAT, PMType.PM_TYPE_DOUBLE))
+_U32, _FLOAT = PMType.PM_TYPE_U32, PMType.PM_TYPE_FLOAT
+_INSITU = ValFmt.PM_VAL_INSITU
+
+
+class _Set(NamedTuple):
+    """A value set as the follower reads it: its values as stored (insitu words, or
+    the blocks' values), and where its ValueSet is, for a type that needs it."""
+
+    pmid: int
+    numval: int
+    valfmt: int
+    insts: Sequence[int]
+    raw: Sequence[Any]
+    sets: Sequence[ValueSet]
+    index: int
+
+
 #: a record as read: its time (ns) and value sets
-_Row = tuple[int, list[ValueSet]]
+_Row = tuple[int, list[_Set]]
+
+
+def _sets(vsets: Sequence[ValueSet]) -> list[_Set]:
+    """VSETS as _Sets; a result read through a learned layout is read from its value
+    column, without a ValueSet for each metric (most of a record's cost otherwise)."""
+    layout = getattr(vsets, "layout", None)
+    if layout is None:
+        return [
+            _Set(v.pmid, v.numval, v.valfmt, v.insts, v.values, vsets, i)
+            for i, v in enumerate(vsets)
+        ]
+    values = vsets.values  # type: ignore[attr-defined]
+    return [
+        _Set(s.pmid, s.numval, s.valfmt, s.insts, values[p[0] : p[1]] if p else (), vsets, i)
+        for i, (s, p) in enumerate(zip(layout.shape, layout.spans, strict=True))
+    ]
 
 
 @dataclass
@@ -58,18 +93,23 @@ class _Stream:
     _kept: list[tuple[bytes, int]] = field(default_factory=list)  # (field, instance)
     _kept_for: tuple[int, int] = (-1, -1)  # the fields and instances _kept was made of
 
-    def take(self, vset: ValueSet) -> tuple:
+    def take(self, vset: _Set) -> tuple:
         """Take in VSET's values; the entry's field and value pairs: every instance seen
         so far (that has a field) with its latest value."""
         desc = self.plan.desc
         type_ = desc.type
-        atoms = vset.atoms(type_)
+        raw = vset.raw
+        if vset.valfmt == _INSITU and type_ != _U32:  # (words: signed, or a float's bits)
+            if type_ == _FLOAT:
+                raw = array("f", array("I", raw).tobytes())
+            else:
+                raw = array("i", array("I", raw).tobytes())
         if type_ in _INTEGERS:
-            texts = list(map(str, atoms))
+            texts = list(map(str, raw))
         elif type_ in _FLOATS:
-            texts = [format(v, "e") for v in atoms]  # (as %e)
+            texts = [format(v, "e") for v in raw]  # (as %e)
         else:
-            texts = schema.value_texts(type_, list(atoms))
+            texts = schema.value_texts(type_, list(vset.sets[vset.index].atoms(type_)))
         insts = vset.insts
         if desc.indom == PM_INDOM_NULL:  # (its first instance's value: there is one)
             if not self.order:
@@ -150,7 +190,7 @@ class ArchiveFollower:
         if not records:
             return None
         report = LoadReport(self.identity.name, records=len(records))
-        rows = [(r.stamp.sec * NSEC + r.stamp.nsec, list(r.result.vsets)) for r in records]
+        rows = [(r.stamp.sec * NSEC + r.stamp.nsec, _sets(r.result.vsets)) for r in records]
         plans, report.metrics = self._new_metadata(rows)
         commands = [] if self._source_sent else source_commands(self.identity)
         commands += self._replay.replay(plans)

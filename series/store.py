@@ -31,6 +31,8 @@ Command = tuple[Any, ...]
 #: commands (or bytes of entries) sent before the replies to the batch before are read
 BATCH = 4096
 BATCH_BYTES = 1 << 20
+#: keys whose cluster node is remembered (discovery writes the same streams each second)
+NODES_KEPT = 1 << 18
 #: the script that adds a batch of a stream's entries in the server (each XADD as PCP
 #: sends it, without a round of packing and parsing per entry in this process)
 ENTRIES_SCRIPT = (resources.files(__package__) / "entries.lua").read_text()
@@ -49,6 +51,7 @@ class Store:
         self.config = config
         self.cluster = False
         self.client: redis.Redis | RedisCluster = self._connect()
+        self._nodes: dict[Any, ClusterNode] = {}  # a cluster's node of each key written
         self._maxlen = str(config.maxlen)
         self._expire = str(config.expire)
 
@@ -174,13 +177,21 @@ class Store:
         client: RedisCluster = self.client  # type: ignore[assignment]
         by_node: dict[str, list[Command]] = {}
         nodes: dict[str, ClusterNode] = {}
+        known = self._nodes
+        if len(known) > NODES_KEPT:
+            known.clear()
         for command in commands:
-            node = client.get_node_from_key(_key_of(command))
+            key = _key_of(command)
+            node = known.get(key)
+            if node is None:
+                node = known[key] = client.get_node_from_key(key)
             by_node.setdefault(node.name, []).append(command)
             nodes[node.name] = node
         for name, batch in by_node.items():
             node_client = client.get_redis_connection(nodes[name])
             self._send_to(node_client, batch, errors)
+        if any(e.startswith(("MOVED", "ASK")) for e in errors):
+            known.clear()  # (the cluster's slots moved: look them up again)
 
     @staticmethod
     def _send_to(client: redis.Redis, commands: Iterable[Command], errors: list[str]) -> None:

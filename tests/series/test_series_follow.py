@@ -32,6 +32,8 @@ BUSY = pmID_build(245, 0, 1)  # U32 over INDOM
 LOAD = pmID_build(245, 0, 2)  # DOUBLE, no instances
 HITS = pmID_build(245, 0, 3)  # U64 counter, first logged in the fourth record
 NAME = pmID_build(245, 0, 4)  # STRING
+DROP = pmID_build(245, 0, 5)  # 32-bit signed, negative values
+RATE = pmID_build(245, 0, 6)  # FLOAT
 NAMES = {0: "a", 1: "b", 2: "c", 3: "d"}
 
 #: each record's values of BUSY (None: an error value set), and whether HITS is in it
@@ -43,6 +45,9 @@ RECORDS = [
     ({0: 41, 1: 42, 2: 43, 3: 44}, True),
     ({0: 51, 4: 55}, True),  # (e: an instance the indom gains with this record)
     ({1: 62, 3: 64}, True),
+    ({1: 72, 3: 74}, True),  # (the same layout again: read through the learned layout)
+    ({1: 82, 3: 84}, True),
+    ({1: 92, 3: 94}, True),
 ]
 
 
@@ -59,6 +64,9 @@ class Logger:
         self.w.put_desc(Desc(BUSY, u32, INDOM, inst, Units()), ["web.busy"])
         self.w.put_desc(Desc(LOAD, dbl, PM_INDOM_NULL, inst, Units()), ["web.load"])
         self.w.put_desc(Desc(NAME, text, PM_INDOM_NULL, inst, Units()), ["web.name"])
+        i32, flt = PMType.PM_TYPE_32, PMType.PM_TYPE_FLOAT
+        self.w.put_desc(Desc(DROP, i32, PM_INDOM_NULL, inst, Units()), ["web.drop"])
+        self.w.put_desc(Desc(RATE, flt, PM_INDOM_NULL, inst, Units()), ["web.rate"])
         self.w.put_indom(Timestamp(T0), INDOM, list(NAMES), list(NAMES.values()))
         context = LabelSet.from_json('{"hostname":"web1","agent":"test"}')
         self.w.put_labels(LabelRecord(Timestamp(T0), PM_LABEL_CONTEXT, 0xFFFFFFFF, (context,)))
@@ -89,6 +97,8 @@ class Logger:
         if hits:
             sets.append(ValueSet.of_atoms(HITS, PMType.PM_TYPE_U64, [(PM_IN_NULL, 100 * self.n)]))
         sets.append(ValueSet.of_atoms(NAME, PMType.PM_TYPE_STRING, [(PM_IN_NULL, f"n{self.n}")]))
+        sets.append(ValueSet.of_atoms(DROP, PMType.PM_TYPE_32, [(PM_IN_NULL, -7 * self.n)]))
+        sets.append(ValueSet.of_atoms(RATE, PMType.PM_TYPE_FLOAT, [(PM_IN_NULL, 0.25 * self.n)]))
         self.w.put_result(Result(stamp, tuple(sets)))
         self.w.sync()
         self.n += 1
@@ -123,7 +133,7 @@ def test_scan_by_scan_stores_what_one_load_stores(tmp_path, volume_limit):
             store = Recording(config)
             found = Discovery(str(tmp_path / "logs"), store)
             found.scan()
-            for batch in (1, 2, 2, 1):  # (records written between scans)
+            for batch in (1, 2, 2, 1, 1, 1, 1):  # (records written between scans)
                 for _ in range(batch):
                     log.record()
                 found.scan()
@@ -171,7 +181,9 @@ def test_a_new_key_server_is_told_everything_again(tmp_path):
             found.scan()
             client = found.store.client
             names = client.hvals(schema.map_key("metric.name"))
-            assert sorted(names) == [b"web.busy", b"web.hits", b"web.load", b"web.name"]
+            assert sorted(names) == [
+                b"web.busy", b"web.drop", b"web.hits", b"web.load", b"web.name", b"web.rate"
+            ]  # fmt: skip
             assert client.hvals(schema.map_key("context.name"))  # (the source's names)
             assert sorted(client.hvals(schema.map_key("inst.name"))) == [b"a", b"c"]
             found.store.close()

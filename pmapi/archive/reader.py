@@ -172,6 +172,7 @@ class Archive:
             raise PMError(PM_ERR_LOGFILE, f"{self.base}: no data volumes for this archive")
         self.index_path = _find_file(self.base, ".index")
         self._volumes: dict[int, bytes | mmap.mmap] = {}
+        self._labelled: set[int] = set()  # volumes whose labels have been checked
         self._layouts_checked: dict[object, bool] = {}  # learned layouts: mistyped blocks?
         self._end: End | bool | None = False  # find_end's answer, once known
         self.meta: list[tuple[int, MetaRecord]] = []
@@ -397,13 +398,15 @@ class Archive:
             if path is None:
                 raise PMError(PM_ERR_LOGFILE, f"{self.base}: no volume {vol}")
             data = _read_file(path)
-            label = decode_label(data, path)
-            if label.vol != vol:
-                what = f"the label says volume {label.vol}, the file's name volume {vol}"
-                raise ArchiveError(PM_ERR_LABEL, path, 0, what)
-            if label.version != self.version:
-                what = f"a version {label.version} label in a version {self.version} archive"
-                raise ArchiveError(PM_ERR_LABEL, path, 0, what)
+            if vol not in self._labelled:  # (a volume mapped again after a refresh)
+                label = decode_label(data, path)
+                if label.vol != vol:
+                    what = f"the label says volume {label.vol}, the file's name volume {vol}"
+                    raise ArchiveError(PM_ERR_LABEL, path, 0, what)
+                if label.version != self.version:
+                    what = f"a version {label.version} label in a version {self.version} archive"
+                    raise ArchiveError(PM_ERR_LABEL, path, 0, what)
+                self._labelled.add(vol)
             self._volumes[vol] = data
         return data
 

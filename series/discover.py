@@ -16,7 +16,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
 from .follow import ArchiveFollower
-from .load import LoadError, LoadReport
+from .source import LoadError, LoadReport
 from .store import Store
 
 
@@ -94,4 +94,3 @@ class Discovery:
             return
         if report is not None:
             reports.append(report)
-

@@ -28,8 +28,15 @@ from purepcp.pmapi.types import PMType, ValFmt
 from purepcp.pmapi.values import ValueSet
 
 from . import schema
-from .load import LoadError, LoadReport, SourceIdentity, discovered_source, reason, source_commands
 from .metadata import MetadataReplay, MetricPlan
+from .source import (
+    LoadError,
+    LoadReport,
+    SourceIdentity,
+    discovered_source,
+    reason,
+    source_commands,
+)
 from .store import Command, Store, StoreDown
 
 NSEC = 1_000_000_000

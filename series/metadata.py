@@ -15,8 +15,7 @@ from __future__ import annotations
 import functools
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-
-import numpy as np
+from typing import TYPE_CHECKING
 
 from purepcp.pmapi.archive.reader import Archive
 from purepcp.pmapi.desc import Desc
@@ -35,6 +34,9 @@ from purepcp.pmapi.values import Timestamp
 from . import schema
 from .ids import instance_id, merged_json, metric_id, string_id
 from .store import Command
+
+if TYPE_CHECKING:  # (NumPy is the loader's; a follower never loads it)
+    import numpy as np
 
 NSEC = 1_000_000_000
 

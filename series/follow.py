@@ -18,7 +18,7 @@ import os
 from array import array
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, NamedTuple
+from typing import Any, BinaryIO, NamedTuple
 
 from purepcp.pmapi.archive.damage import ArchiveError
 from purepcp.pmapi.archive.reader import Archive, LogRecord
@@ -157,8 +157,10 @@ class ArchiveFollower:
         if end is None:
             raise LoadError(f'cannot open archive "{base}": no record reads cleanly yet')
         self.vol: int = end.vol
-        self.offset: int | None = end.offset
+        self.offset: int = end.offset
         self._size = -1  # the size of volume VOL when last read
+        self._file: BinaryIO | None = None  # a volume, open (_open)
+        self._file_vol = -1
         self._problem = ""
         self._labels_read = len(self.archive.labels)
         self.identity: SourceIdentity = discovered_source(self.archive, base)
@@ -174,6 +176,9 @@ class ArchiveFollower:
         self._source_sent = False
 
     def close(self) -> None:
+        if self._file is not None:
+            self._file.close()
+            self._file = None
         self.archive.close()
 
     # -- one scan -------------------------------------------------------------------------
@@ -185,15 +190,17 @@ class ArchiveFollower:
         size = self._grown()
         if size is None:
             return None
+        was = (self.vol, self.offset, self._size)
+        self._size = size
         try:
-            self.archive.refresh()
+            chunks = self._appended()  # (before the .meta: records come after theirs)
+            self.archive.refresh_meta()
         except (ArchiveError, PMError, OSError) as exc:
+            self.vol, self.offset, self._size = was
             self._say(f'cannot read archive "{self.base}": {reason(exc)}')
             return None
         self._check_source()
-        was = (self.vol, self.offset, self._size)
-        self._size = size
-        records = self._new_records()
+        records = self._new_records(chunks)
         if not records:
             return None
         report = LoadReport(self.identity.name, records=len(records))
@@ -234,27 +241,46 @@ class ArchiveFollower:
             self.identity = identity
             self.forget()
 
-    def _new_records(self) -> list[LogRecord]:
-        """The whole records after the last one read, marks left out.  A bad record at
-        the end of the last volume is taken to be one being written, and read next
-        time; elsewhere it is damage, said once and waited on."""
+    def _appended(self) -> list[tuple[int, int, bytes]]:
+        """What was appended to the volumes since the last read: (volume, where the
+        bytes begin in it, the bytes), into a new volume if pmlogger went on to one."""
+        chunks = []
+        vol, offset = self.vol, self.offset
+        while True:
+            fd = self._open(vol)
+            size = os.fstat(fd).st_size
+            chunks.append((vol, offset, os.pread(fd, max(size - offset, 0), offset)))
+            if not os.path.exists(f"{self.archive.base}.{vol + 1}"):
+                return chunks
+            self.archive.refresh_volumes()  # (this volume is whole: on to the next)
+            self.archive.volume(vol + 1)  # (its label checked)
+            vol, offset = vol + 1, self.archive.label_bytes
+
+    def _open(self, vol: int) -> int:
+        """The descriptor of volume VOL, open (one volume at a time)."""
+        if self._file is None or self._file_vol != vol:
+            if self._file is not None:
+                self._file.close()
+            self._file = open(f"{self.archive.base}.{vol}", "rb", buffering=0)  # noqa: SIM115
+            self._file_vol = vol
+        return self._file.fileno()
+
+    def _new_records(self, chunks: list[tuple[int, int, bytes]]) -> list[LogRecord]:
+        """The whole records in CHUNKS, marks left out; where the next read starts.  A
+        record whose end is not written yet is read next time; damage is said once,
+        and waited on (in a volume pmlogger has left, the next volume is read)."""
         out: list[LogRecord] = []
-        vols = [v for v in self.archive.volume_paths if v >= self.vol]
-        for i, vol in enumerate(vols):
-            offset = self.offset if vol == self.vol else None
-            try:
-                for rec in self.archive.records(vol, offset):
-                    if rec.vol != vol:
-                        break
-                    self.vol, self.offset = vol, rec.offset + rec.size
-                    if rec.result.vsets:
-                        out.append(rec)
-            except (ArchiveError, PMError) as exc:
-                if i < len(vols) - 1:
-                    self._say(f"{self.base}: {exc}")
+        for i, (vol, base, data) in enumerate(chunks):
+            records, used, damage = self.archive.records_in(vol, data, base)
+            out += [r for r in records if r.result.vsets]
+            self.vol, self.offset = vol, base + used
+            last = i == len(chunks) - 1
+            if damage is not None:
+                self._say(f"{self.base}: {damage}")
+                if last:
                     return out
-            if i + 1 < len(vols):
-                self.vol, self.offset = vols[i + 1], None
+            elif not last and used < len(data):  # (pmlogger left it with a record cut short)
+                self._say(f"{self.base}.{vol}: {len(data) - used} bytes at its end are no record")
         self._problem = ""
         return out
 

@@ -192,14 +192,16 @@ def encode_string(data: bytes) -> str:
 def value_texts(type_: int, values: Sequence[Any] | np.ndarray) -> list[str]:
     """VALUES of TYPE as PCP writes them in streams: integers in decimal, floats with
     %e, strings quoted (encode_string), anything else PM_ERR_NYI's number."""
-    import numpy as np
-
     n = len(values)
     if not n:
         return []
     if type_ in (PMType.PM_TYPE_32, PMType.PM_TYPE_U32, PMType.PM_TYPE_64, PMType.PM_TYPE_U64):
+        import numpy as np  # (only numbers need it: discovery's strings load no NumPy)
+
         return list(map(str, np.asarray(values).tolist()))
     if type_ in (PMType.PM_TYPE_FLOAT, PMType.PM_TYPE_DOUBLE):
+        import numpy as np
+
         floats = np.asarray(values, dtype=np.float64).tolist()
         return ("%e\0" * n % tuple(floats)).split("\0")[:-1]
     if type_ == PMType.PM_TYPE_STRING:

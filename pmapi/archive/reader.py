@@ -192,6 +192,11 @@ class Archive:
             self.close()
             raise
 
+    @property
+    def label_bytes(self) -> int:
+        """The size of a volume's label: where its first record begins."""
+        return self._label_bytes
+
     # -- opening --------------------------------------------------------------------
 
     def _open(self) -> None:
@@ -310,12 +315,22 @@ class Archive:
         still being written waits for the next refresh), then the .index.  The volumes
         are mapped before the .meta is read, so every record in them has its metadata
         (pmlogger writes a record's metadata first)."""
-        self._volumes.clear()  # (a map does not grow with its file; dropped, not closed:
-        self._end = False  # records' views may still hold one)
-        if os.path.exists(f"{self.base}.{max(self.volume_paths) + 1}"):  # (a new volume)
-            self.volume_paths = self._find_volumes() or self.volume_paths
+        self.refresh_volumes()
         with contextlib.suppress(PMError):  # (the last is the one being written)
             self.volume(max(self.volume_paths))
+        self.refresh_meta()
+
+    def refresh_volumes(self) -> None:
+        """Forget the volumes' maps (a map does not grow with its file) and the end,
+        and find new volumes."""
+        self._volumes.clear()  # (dropped, not closed: records' views may still hold one)
+        self._end = False
+        if os.path.exists(f"{self.base}.{max(self.volume_paths) + 1}"):  # (a new volume)
+            self.volume_paths = self._find_volumes() or self.volume_paths
+
+    def refresh_meta(self) -> None:
+        """Take in the .meta records written since the last read (one still being
+        written waits for the next call), and the .index if it changed."""
         try:
             grown = os.stat(self.meta_path).st_size > self._meta_stop
         except OSError as exc:
@@ -514,27 +529,49 @@ class Archive:
             o = stop
         return bytes(buf) if changed else None
 
-    def frame_length(self, vol: int, data: bytes | mmap.mmap, at: int) -> int:
-        """The length of the record at AT in VOL (its bytes DATA), checked against its
-        trailer; ArchiveError, in the words every reader of the archive uses, if bad."""
+    def frame_length(self, vol: int, data: bytes | mmap.mmap, at: int, base: int = 0) -> int:
+        """The length of the record at AT in VOL (its bytes DATA, read from byte BASE of
+        the volume), checked against its trailer; ArchiveError, in the words every
+        reader of the archive uses, if bad."""
         end = len(data)
-        path = self.volume_paths[vol]
+        path = self.volume_paths.get(vol, f"{self.base}.{vol}")
         if end - at < 4:  # (a walk ends there: see records)
             what = f"{end - at} stray bytes at the end, too few for a record length"
-            raise ArchiveError(PM_ERR_LOGREC, path, at, what)
+            raise ArchiveError(PM_ERR_LOGREC, path, base + at, what)
         length = FRAME.unpack_from(data, at)[0]
         smallest = 24 if self.version == PM_LOG_VERS03 else 20
         if length < smallest or length & 3:
             what = f"bad record length {length} (records are {smallest}+ bytes, in 4-byte words)"
-            raise ArchiveError(PM_ERR_LOGREC, path, at, what)
+            raise ArchiveError(PM_ERR_LOGREC, path, base + at, what)
         if at + length > end:
             what = f"truncated record: its length is {length} bytes, {end - at} are left"
-            raise ArchiveError(PM_ERR_LOGREC, path, at, what)
+            raise ArchiveError(PM_ERR_LOGREC, path, base + at, what)
         trailer = FRAME.unpack_from(data, at + length - 4)[0]
         if trailer != length:
             what = f"record trailer {trailer} does not match its length {length}"
-            raise ArchiveError(PM_ERR_LOGREC, path, at, what)
+            raise ArchiveError(PM_ERR_LOGREC, path, base + at, what)
         return length
+
+    def records_in(
+        self, vol: int, data: bytes, base: int
+    ) -> tuple[list[LogRecord], int, ArchiveError | None]:
+        """The whole records in DATA, read from byte BASE of volume VOL (a follower's
+        read of what was appended): the records, how many bytes they take, and the
+        damage that stopped the walk, if any.  A record DATA holds only the start of
+        (one being written) is left for the next read, and is no damage."""
+        out: list[LogRecord] = []
+        at, end = 0, len(data)
+        while end - at >= 4:
+            length = FRAME.unpack_from(data, at)[0]
+            if at + length > end and length >= 4:
+                break  # (its end is not written yet)
+            try:
+                length = self.frame_length(vol, data, at, base)
+                out.append(self.decode_record(vol, base + at, data[at : at + length]))
+            except ArchiveError as exc:
+                return out, at, exc
+            at += length
+        return out, at, None
 
     def records(
         self, vol: int | None = None, offset: int | None = None, *, backwards: bool = False

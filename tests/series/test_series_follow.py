@@ -21,7 +21,6 @@ from purepcp.pmapi.units import Units
 from purepcp.pmapi.values import Result, Timestamp, ValueSet
 from purepcp.series import schema
 from purepcp.series.discover import Discovery
-from purepcp.series.load import ArchiveLoader
 from purepcp.series.store import Store, StoreConfig
 from tests.support.redis_servers import redis_server, require_redis
 from tests.support.series_dump import differences, dump
@@ -143,6 +142,8 @@ def test_scan_by_scan_stores_what_one_load_stores(tmp_path, volume_limit):
             assert set(store.sent[-1]) == {"XADD"}
             assert store.client.ttl(next(k for k in followed if b":values:" in k)) > 0
             store.client.flushall()
+            from purepcp.series.load import ArchiveLoader  # (NumPy's: see the last test)
+
             end_ns = (T0 + log.n - 1) * 1_000_000_000 + 250_000_000
             ArchiveLoader(
                 store, base, start_ns=T0 * 1_000_000_000 + 250_000_001, finish_ns=end_ns,
@@ -222,3 +223,41 @@ def test_a_record_being_written_waits_for_its_end(tmp_path):
             found.store.close()
     finally:
         log.close()
+
+
+_NO_NUMPY = """
+import sys
+from pathlib import Path
+from tests.series.test_series_follow import Logger
+from purepcp.series.discover import Discovery
+from purepcp.series.store import Store, StoreConfig
+root, port = Path(sys.argv[1]), int(sys.argv[2])
+log = Logger(str(root / "web1"))
+log.record()
+found = Discovery(str(root), Store(StoreConfig(servers=(("127.0.0.1", port),))))
+found.scan()
+for _ in range(4):
+    log.record()
+loaded = sum(r.values for r in found.scan())
+print(loaded, "numpy" in sys.modules)
+"""
+
+
+def test_discovery_loads_without_numpy(tmp_path):
+    """pmproxy's discovery (numbers, strings, instances) never imports NumPy: 20 MB of
+    its memory (the whole-archive loader's, not the follower's)."""
+    require_redis()
+    import subprocess
+    import sys
+
+    from tests.support.waiting import DEADLINE
+
+    (tmp_path / "logs").mkdir()
+    with redis_server(tmp_path / "redis") as server:
+        run = subprocess.run(
+            [sys.executable, "-c", _NO_NUMPY, str(tmp_path / "logs"), str(server.port)],
+            capture_output=True, text=True, timeout=DEADLINE,
+            cwd=Path(__file__).resolve().parents[2],
+        )  # fmt: skip
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.split() == ["27", "False"]

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import sys
+import threading
 from collections.abc import Iterable, Sequence
 from importlib import resources
 from typing import Any
@@ -52,6 +53,8 @@ class Store:
         self.cluster = False
         self.client: redis.Redis | RedisCluster = self._connect()
         self._nodes: dict[Any, ClusterNode] = {}  # a cluster's node of each key written
+        self._kept: dict[int, Any] = {}  # a connection kept for each server sent to
+        self._kept_lock = threading.Lock()
         self._maxlen = str(config.maxlen)
         self._expire = str(config.expire)
 
@@ -125,6 +128,10 @@ class Store:
             )
 
     def close(self) -> None:
+        with self._kept_lock:
+            for conn in self._kept.values():
+                conn.disconnect()
+            self._kept.clear()
         self.client.close()
 
     def __enter__(self) -> Store:
@@ -193,10 +200,38 @@ class Store:
         if any(e.startswith(("MOVED", "ASK")) for e in errors):
             known.clear()  # (the cluster's slots moved: look them up again)
 
-    @staticmethod
-    def _send_to(client: redis.Redis, commands: Iterable[Command], errors: list[str]) -> None:
+    def _send_to(self, client: redis.Redis, commands: Iterable[Command], errors: list[str]) -> None:
+        """Send to one server on a connection of its own: the one this store keeps for
+        it when no other thread has that (the pool's lending costs more than the
+        sending of a record: discovery sends once a record and host), else one from
+        the pool."""
         pool = client.connection_pool
+        if self._kept_lock.acquire(blocking=False):
+            try:
+                conn = self._kept.pop(id(client), None)
+                if conn is None:
+                    conn = pool.get_connection()
+                elif _closed(conn):  # (the server went, or restarted: connect again)
+                    conn.disconnect()
+                try:
+                    self._write(conn, commands, errors)
+                except BaseException:
+                    pool.release(conn)  # (disconnected: the pool connects it again)
+                    raise
+                self._kept[id(client)] = conn
+            finally:
+                self._kept_lock.release()
+            return
         conn = pool.get_connection()
+        try:
+            self._write(conn, commands, errors)
+        finally:
+            pool.release(conn)
+
+    @staticmethod
+    def _write(conn: Any, commands: Iterable[Command], errors: list[str]) -> None:
+        """COMMANDS down CONN in pipelined batches, their replies read; CONN is
+        disconnected if that fails."""
         healthy = False
         try:
             pending = 0
@@ -228,7 +263,15 @@ class Store:
         finally:
             if not healthy:
                 conn.disconnect()
-            pool.release(conn)
+
+
+def _closed(conn: Any) -> bool:
+    """Whether a kept connection was closed by the server (or holds stray data): the
+    check the pool makes of a connection it lends, without the rest of the pool."""
+    try:
+        return bool(conn.can_read(timeout=0))
+    except (redis.ConnectionError, OSError):
+        return True
 
 
 def _key_of(command: Command) -> Any:

@@ -15,8 +15,9 @@ stream outlives its last sample by up to a minute less than under PCP).
 from __future__ import annotations
 
 import os
+import struct
 from array import array
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, BinaryIO, NamedTuple
 
@@ -65,7 +66,11 @@ class _Set(NamedTuple):
 
 
 #: a record as read: its time (ns) and value sets
-_Row = tuple[int, list[_Set]]
+_Row = tuple[int, Sequence[ValueSet]]
+#: how a settled layout's value set is stored: skipped, an error, one number (a metric
+#: without instances), or the general way (_Stream.take)
+_ERROR, _NUMBER, _GENERAL = range(3)
+_WORD, _SINGLE = struct.Struct(">I"), struct.Struct(">f")
 
 
 def _sets(vsets: Sequence[ValueSet]) -> list[_Set]:
@@ -173,6 +178,7 @@ class ArchiveFollower:
         self._replay = MetadataReplay(self.archive, ident.context, ident.source, ident.name)
         self._streams: dict[int, _Stream] = {}
         self._skipped: set[int] = set()
+        self._plans: dict[Any, list[tuple]] = {}  # settled layouts' plans (_plan_of)
         self._source_sent = False
 
     def close(self) -> None:
@@ -204,7 +210,7 @@ class ArchiveFollower:
         if not records:
             return None
         report = LoadReport(self.identity.name, records=len(records))
-        rows = [(r.stamp.sec * NSEC + r.stamp.nsec, _sets(r.result.vsets)) for r in records]
+        rows = [(r.stamp.sec * NSEC + r.stamp.nsec, r.result.vsets) for r in records]
         plans, report.metrics = self._new_metadata(rows)
         commands = [] if self._source_sent else source_commands(self.identity)
         commands += self._replay.replay(plans)
@@ -299,7 +305,9 @@ class ArchiveFollower:
         fresh: dict[int, dict[int, int]] = {}  # pmid -> its new instances' first times
         started = 0
         for ns, vsets in rows:
-            for vset in vsets:
+            if getattr(vsets, "layout", None) in self._plans:
+                continue  # (a settled layout: every metric started, every instance known)
+            for vset in _sets(vsets):
                 if not vset.numval:  # (no values, no error: PCP passes it by)
                     continue
                 pmid = vset.pmid
@@ -352,21 +360,30 @@ class ArchiveFollower:
 
     def _entries(self, rows: list[_Row], report: LoadReport) -> list[Command]:
         """A stream entry per record and metric: every instance seen so far with its
-        latest value, or -1 and the code of an error value set."""
+        latest value, or -1 and the code of an error value set.  A record of a settled
+        layout (_plan_of) is read by its plan; others value set by value set."""
         out: list[Command] = []
         maxlen = str(self.store.config.maxlen)
-        streams = self._streams
+        streams, plans = self._streams, self._plans
         values = entries = 0
         for ns, vsets in rows:
             us = ns // 1000
             entry_id = f"{us // 1000}-{us % 1000}"
-            for vset in vsets:
-                stream = streams.get(vset.pmid)
-                if stream is None or us <= stream.last_us or not vset.numval:
+            layout = getattr(vsets, "layout", None)
+            plan = plans.get(layout) if layout is not None else None
+            if plan is not None:
+                work = self._planned(plan, vsets)
+            else:
+                work = ((streams.get(v.pmid), v) for v in _sets(vsets) if v.numval)
+            for stream, vset in work:
+                if stream is None or us <= stream.last_us:
                     continue
                 stream.last_us = us
-                if vset.numval < 0:
-                    pairs: tuple = ("-1", str(vset.numval))
+                if type(vset) is str:  # (a planned number's text)
+                    pairs: tuple = ("", vset)
+                    values += 1
+                elif vset.numval < 0:
+                    pairs = ("-1", str(vset.numval))
                 else:
                     pairs = stream.take(vset)
                     if not pairs:
@@ -380,6 +397,64 @@ class ArchiveFollower:
                 if stream.expired_ns is None or ns - stream.expired_ns >= EXPIRE_EVERY:
                     stream.expired_ns = ns
                     out += [self.store.expire(sid) for sid in stream.plan.sids]
+            if layout is not None and plan is None:
+                found = self._plan_of(layout)
+                if found is not None:
+                    plans[layout] = found
         report.values += values
         report.entries += entries
         return out
+
+    def _planned(self, plan: list[tuple], vsets: Any) -> Iterator[tuple[_Stream, Any]]:
+        """A settled layout's record as (stream, what to take) pairs: a number's text
+        made here, else the value set (as _Set) for the general way."""
+        values = vsets.values
+        for stream, kind, i, at, how in plan:
+            if kind == _NUMBER:
+                v = values[at]
+                if how == 1:  # (a signed 32-bit word)
+                    v = v - 0x100000000 if v & 0x80000000 else v
+                elif how == 2:  # (a float's bits)
+                    v = _SINGLE.unpack(_WORD.pack(v))[0]
+                stream.value = text = format(v, "e") if how >= 2 else str(v)
+                yield stream, text
+            elif kind == _ERROR:
+                yield stream, _Set(stream.plan.pmid, at, 0, (), (), vsets, i)
+            else:
+                shape, span = vsets.layout.shape[i], vsets.layout.spans[i]
+                raw = values[span[0] : span[1]]
+                yield (
+                    stream,
+                    _Set(shape.pmid, shape.numval, shape.valfmt, shape.insts, raw, vsets, i),
+                )
+
+    def _plan_of(self, layout: Any) -> list[tuple] | None:
+        """How to read records of LAYOUT once it is settled: every metric in it started
+        (or left out) and every instance known, so that nothing in such a record needs
+        describing; None while it is not."""
+        steps = []
+        for i, (shape, span) in enumerate(zip(layout.shape, layout.spans, strict=True)):
+            if not shape.numval:
+                continue
+            stream = self._streams.get(shape.pmid)
+            if stream is None:
+                if shape.pmid in self._skipped:
+                    continue
+                return None
+            desc = stream.plan.desc
+            if shape.numval < 0:
+                steps.append((stream, _ERROR, i, shape.numval, 0))
+            elif desc.indom != PM_INDOM_NULL:
+                if any(inst not in stream.latest for inst in shape.insts):
+                    return None
+                steps.append((stream, _GENERAL, i, 0, 0))
+            elif (desc.type in _INTEGERS or desc.type in _FLOATS) and stream.order[:1] == [
+                shape.insts[0]
+            ]:
+                how = 0 if desc.type in _INTEGERS else 3  # (str, or %e)
+                if shape.valfmt == _INSITU:
+                    how = {_U32: 0, _FLOAT: 2}.get(desc.type, 1)
+                steps.append((stream, _NUMBER, i, span[0], how))
+            else:
+                steps.append((stream, _GENERAL, i, 0, 0))
+        return steps

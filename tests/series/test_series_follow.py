@@ -5,6 +5,7 @@ server that may have lost it."""
 from __future__ import annotations
 
 import os
+from array import array
 from pathlib import Path
 
 import pytest
@@ -16,7 +17,7 @@ from purepcp.pmapi.desc import Desc
 from purepcp.pmapi.errors import PM_ERR_AGAIN
 from purepcp.pmapi.ids import PM_IN_NULL, PM_INDOM_NULL, pmID_build, pmInDom_build
 from purepcp.pmapi.labels import PM_LABEL_CONTEXT, LabelSet
-from purepcp.pmapi.types import PMSem, PMType
+from purepcp.pmapi.types import PMSem, PMType, ValFmt
 from purepcp.pmapi.units import Units
 from purepcp.pmapi.values import Result, Timestamp, ValueSet
 from purepcp.series import schema
@@ -33,6 +34,7 @@ HITS = pmID_build(245, 0, 3)  # U64 counter, first logged in the fourth record
 NAME = pmID_build(245, 0, 4)  # STRING
 DROP = pmID_build(245, 0, 5)  # 32-bit signed, negative values
 RATE = pmID_build(245, 0, 6)  # FLOAT
+OLD = pmID_build(245, 0, 7)  # FLOAT stored in the value's word, as old pmloggers did
 NAMES = {0: "a", 1: "b", 2: "c", 3: "d"}
 
 #: each record's values of BUSY (None: an error value set), and whether HITS is in it
@@ -66,6 +68,7 @@ class Logger:
         i32, flt = PMType.PM_TYPE_32, PMType.PM_TYPE_FLOAT
         self.w.put_desc(Desc(DROP, i32, PM_INDOM_NULL, inst, Units()), ["web.drop"])
         self.w.put_desc(Desc(RATE, flt, PM_INDOM_NULL, inst, Units()), ["web.rate"])
+        self.w.put_desc(Desc(OLD, flt, PM_INDOM_NULL, inst, Units()), ["web.old"])
         self.w.put_indom(Timestamp(T0), INDOM, list(NAMES), list(NAMES.values()))
         context = LabelSet.from_json('{"hostname":"web1","agent":"test"}')
         self.w.put_labels(LabelRecord(Timestamp(T0), PM_LABEL_CONTEXT, 0xFFFFFFFF, (context,)))
@@ -98,6 +101,8 @@ class Logger:
         sets.append(ValueSet.of_atoms(NAME, PMType.PM_TYPE_STRING, [(PM_IN_NULL, f"n{self.n}")]))
         sets.append(ValueSet.of_atoms(DROP, PMType.PM_TYPE_32, [(PM_IN_NULL, -7 * self.n)]))
         sets.append(ValueSet.of_atoms(RATE, PMType.PM_TYPE_FLOAT, [(PM_IN_NULL, 0.25 * self.n)]))
+        bits = array("I", array("f", [1.5 * self.n]).tobytes())
+        sets.append(ValueSet(OLD, 1, ValFmt.PM_VAL_INSITU, 0, array("I", [PM_IN_NULL]), bits))
         self.w.put_result(Result(stamp, tuple(sets)))
         self.w.sync()
         self.n += 1
@@ -183,7 +188,8 @@ def test_a_new_key_server_is_told_everything_again(tmp_path):
             client = found.store.client
             names = client.hvals(schema.map_key("metric.name"))
             assert sorted(names) == [
-                b"web.busy", b"web.drop", b"web.hits", b"web.load", b"web.name", b"web.rate"
+                b"web.busy", b"web.drop", b"web.hits", b"web.load", b"web.name", b"web.old",
+                b"web.rate",
             ]  # fmt: skip
             assert client.hvals(schema.map_key("context.name"))  # (the source's names)
             assert sorted(client.hvals(schema.map_key("inst.name"))) == [b"a", b"c"]
@@ -260,4 +266,4 @@ def test_discovery_loads_without_numpy(tmp_path):
             cwd=Path(__file__).resolve().parents[2],
         )  # fmt: skip
     assert run.returncode == 0, run.stderr
-    assert run.stdout.split() == ["27", "False"]
+    assert run.stdout.split() == ["31", "False"]

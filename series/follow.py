@@ -376,18 +376,20 @@ class ArchiveFollower:
             else:
                 work = ((streams.get(v.pmid), v) for v in _sets(vsets) if v.numval)
             for stream, vset in work:
-                if stream is None or us <= stream.last_us:
+                if stream is None:
                     continue
-                stream.last_us = us
                 if type(vset) is str:  # (a planned number's text)
                     pairs: tuple = ("", vset)
-                    values += 1
                 elif vset.numval < 0:
                     pairs = ("-1", str(vset.numval))
                 else:
                     pairs = stream.take(vset)
-                    if not pairs:
-                        continue
+                if us <= stream.last_us:  # (its values taken, as a load takes them)
+                    continue
+                stream.last_us = us
+                if not pairs:
+                    continue
+                if pairs[0] != "-1":
                     values += len(pairs) >> 1
                 entries += 1
                 if not stream.keys:

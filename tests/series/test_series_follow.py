@@ -27,6 +27,7 @@ from tests.support.redis_servers import redis_server, require_redis
 from tests.support.series_dump import differences, dump
 
 T0 = 1_700_000_000
+NSEC = 1_000_000_000
 INDOM = pmInDom_build(245, 1)
 BUSY = pmID_build(245, 0, 1)  # U32 over INDOM
 LOAD = pmID_build(245, 0, 2)  # DOUBLE, no instances
@@ -267,3 +268,48 @@ def test_discovery_loads_without_numpy(tmp_path):
         )  # fmt: skip
     assert run.returncode == 0, run.stderr
     assert run.stdout.split() == ["31", "False"]
+
+
+def test_a_record_at_the_same_time_is_taken_in_but_not_written(tmp_path):
+    """Two records at one time: the second makes no stream entry (its id would not be
+    newer), but its values are taken in, as a load takes them: a later entry carries
+    them (c here), as one load of the same records does."""
+    require_redis()
+    (tmp_path / "logs").mkdir()
+    base = str(tmp_path / "logs" / "web1")
+    log = Logger(base)
+    u32 = PMType.PM_TYPE_U32
+
+    def busy(sec: int, values: dict[int, int]) -> None:
+        vset = ValueSet.of_atoms(BUSY, u32, list(values.items()))
+        log.w.put_result(Result(Timestamp(T0 + sec, 0), (vset,)))
+        log.w.sync()
+
+    try:
+        busy(0, {0: 1})
+        with redis_server(tmp_path / "redis") as server:
+            store = Store(StoreConfig(servers=(("127.0.0.1", server.port),)))
+            found = Discovery(str(tmp_path / "logs"), store)
+            found.scan()
+            busy(1, {0: 1, 1: 2})
+            found.scan()
+            busy(1, {0: 5, 2: 7})  # (the same second again)
+            found.scan()
+            busy(2, {0: 9})
+            found.scan()
+            plain = redis.Redis(host="127.0.0.1", port=server.port)
+            followed = dump(plain)
+            followed.pop(b"pcp:version:schema")
+            store.client.flushall()
+            from purepcp.series.load import ArchiveLoader
+
+            ArchiveLoader(
+                store, base, start_ns=T0 * NSEC + 1, finish_ns=(T0 + 2) * NSEC, discovered=True
+            ).run()
+            assert differences(followed, dump(plain)) == []
+            entries = next(v for _, (kind, v) in followed.items() if kind == "stream")
+            assert [len(fields) for _, fields in entries] == [2, 3]  # (a, b; then a, b, c)
+            plain.close()
+            store.close()
+    finally:
+        log.close()

@@ -194,11 +194,50 @@ class Store:
                 node = known[key] = client.get_node_from_key(key)
             by_node.setdefault(node.name, []).append(command)
             nodes[node.name] = node
-        for name, batch in by_node.items():
-            node_client = client.get_redis_connection(nodes[name])
-            self._send_to(node_client, batch, errors)
+        batches = [(client.get_redis_connection(nodes[n]), b) for n, b in by_node.items()]
+        if (
+            len(batches) > 1
+            and all(len(b) < BATCH for _, b in batches)
+            and self._overlap(batches, errors)
+        ):
+            pass
+        else:
+            for node_client, batch in batches:
+                self._send_to(node_client, batch, errors)
         if any(e.startswith(("MOVED", "ASK")) for e in errors):
             known.clear()  # (the cluster's slots moved: look them up again)
+
+    def _overlap(self, batches: list[tuple[redis.Redis, list[Command]]], errors: list[str]) -> bool:
+        """Small batches for several nodes, on the connections kept for them: every
+        batch is sent before any replies are read, so the nodes work at once and the
+        replies are mostly there when read.  False (nothing sent) when another thread
+        holds the kept connections."""
+        if not self._kept_lock.acquire(blocking=False):
+            return False
+        held: list[tuple[redis.Redis, Any]] = []
+        try:
+            try:
+                for client, _ in batches:
+                    conn = self._kept.pop(id(client), None)
+                    if conn is None:
+                        conn = client.connection_pool.get_connection()
+                    elif _closed(conn):  # (the server went, or restarted: connect again)
+                        conn.disconnect()
+                    held.append((client, conn))
+                for (_, conn), (_, batch) in zip(held, batches, strict=True):
+                    conn.send_packed_command(_packed(conn, batch), check_health=False)
+                for (_, conn), (_, batch) in zip(held, batches, strict=True):
+                    _read(conn, len(batch), errors)
+            except BaseException:
+                for client, conn in held:
+                    conn.disconnect()
+                    client.connection_pool.release(conn)
+                raise
+            for client, conn in held:
+                self._kept[id(client)] = conn
+            return True
+        finally:
+            self._kept_lock.release()
 
     def _send_to(self, client: redis.Redis, commands: Iterable[Command], errors: list[str]) -> None:
         """Send to one server on a connection of its own: the one this store keeps for
@@ -240,11 +279,7 @@ class Store:
 
             def flush() -> None:
                 nonlocal pending, size
-                if _hiredis_pack is not None:
-                    packed = [b"".join(map(_hiredis_pack, batch))]
-                else:
-                    packed = conn.pack_commands(batch)
-                conn.send_packed_command(packed, check_health=False)
+                conn.send_packed_command(_packed(conn, batch), check_health=False)
                 _read(conn, pending, errors)
                 pending = len(batch)
                 size = 0
@@ -263,6 +298,13 @@ class Store:
         finally:
             if not healthy:
                 conn.disconnect()
+
+
+def _packed(conn: Any, batch: list[Command]) -> list[bytes]:
+    """BATCH in the protocol's words, by hiredis when it is there."""
+    if _hiredis_pack is not None:
+        return [b"".join(map(_hiredis_pack, batch))]
+    return conn.pack_commands(batch)
 
 
 def _closed(conn: Any) -> bool:

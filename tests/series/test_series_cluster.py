@@ -119,3 +119,46 @@ def test_our_pmproxy_answers_the_same_from_a_cluster(archive, tmp_path):
             assert sorted(json.loads(a[2]), key=key) == sorted(json.loads(b[2]), key=key), path
         else:
             assert a == b, path
+
+
+def test_discovery_on_a_cluster_stores_what_it_stores_on_one_server(tmp_path):
+    """Discovery's small sends go to every node before any replies are read; what it
+    stores is what it stores on one server."""
+    require_redis()
+    import redis
+
+    from purepcp.series.discover import Discovery
+    from tests.series.test_series_follow import Logger
+
+    def follow(servers, logs) -> None:
+        logs.mkdir()
+        log = Logger(str(logs / "web1"))
+        try:
+            log.record()
+            with Store(StoreConfig(servers=servers)) as store:
+                found = Discovery(str(logs), store)
+                found.scan()
+                for _ in range(len(log_records()) - 1):
+                    log.record()
+                    found.scan()
+        finally:
+            log.close()
+
+    with redis_server(tmp_path / "one") as one:
+        follow((("127.0.0.1", one.port),), tmp_path / "a")
+        single = dump(redis.Redis(host="127.0.0.1", port=one.port))
+    with redis_cluster(tmp_path / "three") as cluster:
+        follow((("127.0.0.1", cluster.ports[0]),), tmp_path / "b")
+        spread = cluster_dump(cluster)
+    for found in (single, spread):
+        found.pop(b"pcp:version:schema", None)
+        for key in [k for k in found if b"context.name" in k or b":source:" in k]:
+            del found[key]  # (the archives' paths differ: a/web1, b/web1)
+    assert len(spread) > 40
+    assert differences(single, spread) == []
+
+
+def log_records() -> list:
+    from tests.series.test_series_follow import RECORDS
+
+    return RECORDS

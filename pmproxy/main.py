@@ -269,6 +269,7 @@ def _discover_loop(
     next_scan = time.monotonic()
     try:
         while not stop.is_set():
+            reports = []
             try:
                 if discovery is None:
                     discovery = Discovery(

@@ -201,3 +201,49 @@ def test_live_pmcd_logged_and_discovered(tmp_path):
         finally:
             logger.terminate()
             logger.wait(timeout=DEADLINE)
+
+
+@pytest.mark.parametrize("inotify", [True, False], ids=["inotify", "scans-only"])
+def test_discover_loop_loads_with_and_without_inotify(tmp_path, monkeypatch, inotify):
+    """pmproxy's discovery thread loads new records whether or not inotify is there
+    (without it, by its scan a second), logs no warning doing so, and ends on STOP."""
+    require_redis()
+    import logging
+    import threading
+
+    from purepcp.pmproxy.main import _discover_loop
+    from purepcp.series import watch
+
+    if not inotify:
+        monkeypatch.setattr(watch, "watcher", lambda: None)
+    (tmp_path / "logs").mkdir()
+    archive = Growing(str(tmp_path / "logs" / "web"))
+    log = logging.getLogger("test-discover-loop")
+    seen: list[logging.LogRecord] = []
+    handler = logging.Handler()
+    handler.emit = seen.append  # type: ignore[method-assign]
+    log.addHandler(handler)
+    log.setLevel(logging.DEBUG)
+    try:
+        archive.record()
+        with redis_server(tmp_path / "redis") as server:
+            config = StoreConfig(servers=(("127.0.0.1", server.port),), discover_path="")
+            stop = threading.Event()
+            thread = threading.Thread(
+                target=_discover_loop, args=(str(tmp_path / "logs"), config, log, stop)
+            )
+            thread.start()
+            try:
+                wait_until("discovery", lambda: any("discovered" in r.getMessage() for r in seen))
+                archive.record()
+                archive.record()
+                store = Store(config)
+                wait_until("the new records", lambda: stored(store) == [b"100", b"200"])
+                store.close()
+            finally:
+                stop.set()
+                thread.join(DEADLINE)
+            assert not thread.is_alive()
+            assert [r.getMessage() for r in seen if r.levelno >= logging.WARNING] == []
+    finally:
+        archive.close()

@@ -54,7 +54,7 @@ class Discovery:
     def scan(self) -> list[LoadReport]:
         """One pass: new archives noted at their ends, followed ones loaded from where
         they were up to.  StoreDown if the key server is not there."""
-        reports = []
+        reports: list[LoadReport] = []
         present = set()
         for base, locked in self.archives():
             present.add(base)

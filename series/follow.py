@@ -62,7 +62,7 @@ class _Set(NamedTuple):
     insts: Sequence[int]
     raw: Sequence[Any]
     sets: Sequence[ValueSet]
-    index: int
+    at: int  # (its place in SETS)
 
 
 #: a record as read: its time (ns) and value sets
@@ -121,7 +121,7 @@ class _Stream:
         elif type_ in _FLOATS:
             texts = [format(v, "e") for v in raw]  # (as %e)
         else:
-            texts = schema.value_texts(type_, list(vset.sets[vset.index].atoms(type_)))
+            texts = schema.value_texts(type_, list(vset.sets[vset.at].atoms(type_)))
         insts = vset.insts
         if desc.indom == PM_INDOM_NULL:  # (its first instance's value: there is one)
             if not self.order:
@@ -371,6 +371,7 @@ class ArchiveFollower:
             entry_id = f"{us // 1000}-{us % 1000}"
             layout = getattr(vsets, "layout", None)
             plan = plans.get(layout) if layout is not None else None
+            work: Iterator[tuple[_Stream | None, Any]]
             if plan is not None:
                 work = self._planned(plan, vsets)
             else:
@@ -407,7 +408,7 @@ class ArchiveFollower:
         report.entries += entries
         return out
 
-    def _planned(self, plan: list[tuple], vsets: Any) -> Iterator[tuple[_Stream, Any]]:
+    def _planned(self, plan: list[tuple], vsets: Any) -> Iterator[tuple[_Stream | None, Any]]:
         """A settled layout's record as (stream, what to take) pairs: a number's text
         made here, else the value set (as _Set) for the general way."""
         values = vsets.values

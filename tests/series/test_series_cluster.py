@@ -128,7 +128,7 @@ def test_discovery_on_a_cluster_stores_what_it_stores_on_one_server(tmp_path):
     import redis
 
     from purepcp.series.discover import Discovery
-    from tests.series.test_series_follow import Logger
+    from tests.support.growing_archive import RECORDS, Logger
 
     def follow(servers, logs) -> None:
         logs.mkdir()
@@ -138,7 +138,7 @@ def test_discovery_on_a_cluster_stores_what_it_stores_on_one_server(tmp_path):
             with Store(StoreConfig(servers=servers)) as store:
                 found = Discovery(str(logs), store)
                 found.scan()
-                for _ in range(len(log_records()) - 1):
+                for _ in range(len(RECORDS) - 1):
                     log.record()
                     found.scan()
         finally:
@@ -156,9 +156,3 @@ def test_discovery_on_a_cluster_stores_what_it_stores_on_one_server(tmp_path):
             del found[key]  # (the archives' paths differ: a/web1, b/web1)
     assert len(spread) > 40
     assert differences(single, spread) == []
-
-
-def log_records() -> list:
-    from tests.series.test_series_follow import RECORDS
-
-    return RECORDS

@@ -30,6 +30,7 @@ class Discovery:
     followed: dict[str, ArchiveFollower] = field(default_factory=dict)
     #: the directories the last scan walked (what a watcher should watch)
     dirs: list[str] = field(default_factory=list)
+    _missing: bool = False  # (the root was not there at the last scan: said once)
 
     def reconnected(self, store: Store) -> None:
         """Go on with STORE, a new connection (perhaps to a server that lost what it
@@ -43,6 +44,10 @@ class Discovery:
         """Every archive under the root (each X.meta names archive X), and whether its
         directory is locked."""
         self.dirs = []
+        missing = not os.path.isdir(self.root)
+        if missing and not self._missing:
+            self.log(f"{self.root}: no such directory (discovery waits for it)")
+        self._missing = missing
         for top, dirs, files in os.walk(self.root):
             dirs.sort()
             self.dirs.append(top)

@@ -168,6 +168,7 @@ class ArchiveFollower:
         self._file_vol = -1
         self._problem = ""
         self._labels_read = len(self.archive.labels)
+        self._problems_said = len(self.archive.problems)
         self.identity: SourceIdentity = discovered_source(self.archive, base)
         self.forget()
 
@@ -201,6 +202,9 @@ class ArchiveFollower:
         try:
             chunks = self._appended()  # (before the .meta: records come after theirs)
             self.archive.refresh_meta()
+            for problem in self.archive.problems[self._problems_said :]:
+                self.log(f"{self.base}: {problem}")
+            self._problems_said = len(self.archive.problems)
         except (ArchiveError, PMError, OSError) as exc:
             self.vol, self.offset, self._size = was
             self._say(f'cannot read archive "{self.base}": {reason(exc)}')
@@ -242,6 +246,7 @@ class ArchiveFollower:
         if len(self.archive.labels) == self._labels_read:
             return
         self._labels_read = len(self.archive.labels)
+        self._problems_said = len(self.archive.problems)
         identity = discovered_source(self.archive, self.base)
         if identity.source != self.identity.source:
             self.identity = identity

@@ -45,6 +45,7 @@ from ..values import Result, Timestamp, ValueSet
 from .format import (
     FRAME,
     LABEL_BYTES,
+    META_HEADER,
     PM_LOG_VERS03,
     PM_LOG_VOL_META,
     PM_LOG_VOL_TI,
@@ -330,7 +331,9 @@ class Archive:
 
     def refresh_meta(self) -> None:
         """Take in the .meta records written since the last read (one still being
-        written waits for the next call), and the .index if it changed."""
+        written waits for the next call), and the .index if it changed.  A record
+        that is all there and still cannot be read is damage: it goes into
+        `problems` (once), and nothing after it is read."""
         try:
             grown = os.stat(self.meta_path).st_size > self._meta_stop
         except OSError as exc:
@@ -345,6 +348,11 @@ class Archive:
                     records, stop = read_meta(meta[: exc.offset], start, self.meta_path)
                 except ArchiveError:
                     records, stop = [], start
+                whole = len(meta) - exc.offset >= 8 and (
+                    len(meta) - exc.offset >= META_HEADER.unpack_from(meta, exc.offset)[0]
+                )
+                if whole and all(p.offset != exc.offset for p in self.problems):
+                    self.problems.append(exc)
             for at, record in records:
                 self._add_meta(at, record)
             self._meta_stop = stop

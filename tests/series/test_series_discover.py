@@ -247,3 +247,25 @@ def test_discover_loop_loads_with_and_without_inotify(tmp_path, monkeypatch, ino
             assert [r.getMessage() for r in seen if r.levelno >= logging.WARNING] == []
     finally:
         archive.close()
+
+
+def test_a_missing_directory_is_said_once_and_waited_for(tmp_path):
+    """A [discover] path that is not there (a typo, or not made yet) is said once in
+    the log, and its archives are found once it is made."""
+    require_redis()
+    said: list[str] = []
+    root = tmp_path / "logs"
+    with redis_server(tmp_path / "redis") as server:
+        store = Store(StoreConfig(servers=(("127.0.0.1", server.port),)))
+        found = Discovery(str(root), store, log=said.append)
+        assert found.scan() == [] and found.scan() == []
+        assert said == [f"{root}: no such directory (discovery waits for it)"]
+        root.mkdir()
+        archive = Growing(str(root / "web"))
+        try:
+            archive.record()
+            found.scan()
+            assert said[-1] == f"discovered archive {root / 'web'}"
+        finally:
+            archive.close()
+        store.close()

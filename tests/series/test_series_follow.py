@@ -221,3 +221,42 @@ def test_a_record_at_the_same_time_is_taken_in_but_not_written(tmp_path):
             store.close()
     finally:
         log.close()
+
+
+def test_damage_is_said_once_with_its_file_and_offset(tmp_path):
+    """A bad record in the volume, or a whole .meta record that cannot be read, is one
+    log line naming the file and offset, said once; what came before stays stored."""
+    require_redis()
+    import struct
+
+    (tmp_path / "logs").mkdir()
+    base = str(tmp_path / "logs" / "web1")
+    log = Logger(base)
+    said: list[str] = []
+    try:
+        log.record()
+        with redis_server(tmp_path / "redis") as server:
+            store = Store(StoreConfig(servers=(("127.0.0.1", server.port),)))
+            found = Discovery(str(tmp_path / "logs"), store, log=said.append)
+            found.scan()
+            log.record()
+            assert [r.records for r in found.scan()] == [1]
+            meta_end = os.path.getsize(base + ".meta")
+            with open(base + ".meta", "ab") as meta:  # (a record of an unknown type)
+                meta.write(struct.pack(">ii", 16, 77) + bytes(8))
+            at = os.path.getsize(base + ".0")
+            with open(base + ".0", "ab") as volume:  # (a trailer that is not its length)
+                volume.write(struct.pack(">i", 24) + bytes(16) + struct.pack(">i", 99))
+            found.scan()
+            found.scan()
+            with open(base + ".0", "ab") as volume:  # (the volume grows: read again)
+                volume.write(bytes(4))
+            found.scan()
+            problems = said[1:]
+            assert len(problems) == 2, problems
+            assert any(f"{base}.meta: offset {meta_end}" in p for p in problems), problems
+            assert any(f"{base}.0: offset {at}: record trailer 99" in p for p in problems)
+            assert all("\n" not in p for p in problems)
+            store.close()
+    finally:
+        log.close()

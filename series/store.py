@@ -218,12 +218,7 @@ class Store:
         try:
             try:
                 for client, _ in batches:
-                    conn = self._kept.pop(id(client), None)
-                    if conn is None:
-                        conn = client.connection_pool.get_connection()
-                    elif _closed(conn):  # (the server went, or restarted: connect again)
-                        conn.disconnect()
-                    held.append((client, conn))
+                    held.append((client, self._kept_connection(client)))
                 for (_, conn), (_, batch) in zip(held, batches, strict=True):
                     conn.send_packed_command(_packed(conn, batch), check_health=False)
                 for (_, conn), (_, batch) in zip(held, batches, strict=True):
@@ -239,6 +234,16 @@ class Store:
         finally:
             self._kept_lock.release()
 
+    def _kept_connection(self, client: redis.Redis) -> Any:
+        """The connection kept for CLIENT's server (the caller holds _kept_lock), taken
+        out of the keeping; a new one from the pool the first time."""
+        conn = self._kept.pop(id(client), None)
+        if conn is None:
+            return client.connection_pool.get_connection()
+        if _closed(conn):  # (the server went, or restarted: connect again)
+            conn.disconnect()
+        return conn
+
     def _send_to(self, client: redis.Redis, commands: Iterable[Command], errors: list[str]) -> None:
         """Send to one server on a connection of its own: the one this store keeps for
         it when no other thread has that (the pool's lending costs more than the
@@ -247,11 +252,7 @@ class Store:
         pool = client.connection_pool
         if self._kept_lock.acquire(blocking=False):
             try:
-                conn = self._kept.pop(id(client), None)
-                if conn is None:
-                    conn = pool.get_connection()
-                elif _closed(conn):  # (the server went, or restarted: connect again)
-                    conn.disconnect()
+                conn = self._kept_connection(client)
                 try:
                     self._write(conn, commands, errors)
                 except BaseException:

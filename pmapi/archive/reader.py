@@ -310,20 +310,11 @@ class Archive:
         elif isinstance(record, TextRecord):
             self.texts[(record.type, record.ident)] = record.text
 
-    def refresh(self) -> None:
-        """Take in what a logger has written since: new volumes (the last one read again
-        at its new length), then the .meta records added after the last read (a record
-        still being written waits for the next refresh), then the .index.  The volumes
-        are mapped before the .meta is read, so every record in them has its metadata
-        (pmlogger writes a record's metadata first)."""
-        self.refresh_volumes()
-        with contextlib.suppress(PMError):  # (the last is the one being written)
-            self.volume(max(self.volume_paths))
-        self.refresh_meta()
-
     def refresh_volumes(self) -> None:
         """Forget the volumes' maps (a map does not grow with its file) and the end,
-        and find new volumes."""
+        and find new volumes.  A reader following a logger reads the volumes before
+        refresh_meta(): pmlogger writes a record's metadata first, so every record
+        read then has its metadata."""
         self._volumes.clear()  # (dropped, not closed: records' views may still hold one)
         self._end = False
         if os.path.exists(f"{self.base}.{max(self.volume_paths) + 1}"):  # (a new volume)

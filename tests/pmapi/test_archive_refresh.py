@@ -1,5 +1,5 @@
-"""Archive.refresh: an open archive takes in what its logger has written since,
-a metadata record still being written waiting for the next refresh."""
+"""Archive.refresh_volumes and refresh_meta: an open archive takes in what its logger
+has written since, a metadata record still being written waiting for the next read."""
 
 from __future__ import annotations
 
@@ -38,17 +38,20 @@ def test_refresh_takes_in_new_metadata_and_records(tmp_path):
         w.put_result(_result(1, ONE, TWO))
         w.sync()
         assert TWO not in archive.descs  # (nothing read until asked)
-        archive.refresh()
+        archive.refresh_volumes()
+        archive.refresh_meta()
         assert archive.names[TWO] == ("m.two",)
         assert [r.stamp.sec for r in archive.records()] == [T0, T0 + 1]
         # half a descriptor record at the end of the .meta: a record being written
         whole = encode_desc(DescRecord(_desc(THREE), ("m.three",)))
         with open(base + ".meta", "ab") as meta:
             meta.write(whole[:10])
-        archive.refresh()
+        archive.refresh_volumes()
+        archive.refresh_meta()
         assert THREE not in archive.descs and not archive.problems
         with open(base + ".meta", "ab") as meta:
             meta.write(whole[10:])
-        archive.refresh()
+        archive.refresh_volumes()
+        archive.refresh_meta()
         assert archive.names[THREE] == ("m.three",)
         archive.close()

@@ -43,12 +43,15 @@ Our extension, for agents written in Python and loaded into pmcd's process: a
 
 `AgentLine.python_spec` gives what `purepcp.pmda.inproc.load_agent` takes
 (`purepcp.agents.simple:Simple`).  PCP would reject the first line (PATH not absolute);
-other dso lines parse as in PCP and `AgentLine.load_problem` says why a C DSO
-cannot be loaded, for the daemon to report when it starts the agent.
+other dso lines parse as in PCP.  pmcd loads no C library into itself: a C DSO line's
+agent is served by a host process as a pipe agent (`AgentLine.dso_host_argv`,
+purepcp.pmda.dsohost), and `AgentLine.load_problem` says why it cannot be where PCP's
+libpcp_pmda is missing.
 """
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 from dataclasses import dataclass
@@ -89,6 +92,14 @@ class AgentType(IntEnum):
 
 _MODULE = re.compile(r"[A-Za-z_]\w*(\.[A-Za-z_]\w*)*\Z")
 _LIBRARY = re.compile(r"\.(so|dylib|dll)\Z")
+
+
+@functools.cache
+def _have_libpcp_pmda() -> bool:
+    """Whether PCP's agent library is installed (what a C DSO agent needs)."""
+    from ctypes.util import find_library
+
+    return find_library("pcp_pmda") is not None
 
 
 def _is_module(path: str) -> bool:
@@ -138,14 +149,34 @@ class AgentLine:
         return self.python_spec == PMCD_AGENT
 
     @property
+    def is_c_dso(self) -> bool:
+        """Whether this is a C library's dso line (not pmcd's own agent): pmcd serves it
+        through a host process (purepcp.pmda.dsohost), never loading C code itself."""
+        return self.kind == "dso" and self.python_spec is None and not self.is_pmcd_agent
+
+    def dso_host_argv(self, python: str) -> tuple[str, ...]:
+        """The pipe agent command that serves this C DSO line."""
+        entry = self.entry or f"{self.name}_init"
+        return (
+            python,
+            "-m",
+            "purepcp.pmda.dsohost",
+            self.path or "",
+            entry,
+            str(self.domain),
+            self.name,
+        )
+
+    @property
     def load_problem(self) -> str | None:
-        """Why this pmcd cannot start the agent in-process (a C DSO), or None."""
-        if self.kind != "dso" or self.python_spec is not None:
+        """Why this pmcd cannot start the agent (a C DSO where PCP's libpcp_pmda is
+        missing), or None."""
+        if not self.is_c_dso or _have_libpcp_pmda():
             return None
         return (
             f'pmcd: cannot load "{self.name}" agent: {self.path} is a C DSO '
-            f"(entry {self.entry}); this pmcd loads only Python agents in-process "
-            "(dso CLASS module or dso CLASS /path/file.py), or run it as a pipe agent"
+            f"(entry {self.entry}), and serving one needs PCP's libpcp_pmda, which is not "
+            "installed; run it as a pipe agent, or install PCP's libraries"
         )
 
     @property

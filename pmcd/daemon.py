@@ -17,6 +17,7 @@ import signal
 import socket
 import struct
 import subprocess
+import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -149,8 +150,17 @@ class Daemon:
             if line.is_pmcd_agent:
                 own = PmcdAgent(line.domain, state=self.state)  # reads pmcd's state: no thread
                 return InProcessChannel(line.name, line.domain, own, inline=True)
-            if line.python_spec is None:
-                raise PMError(-12386, line.load_problem or f"{line.path}: cannot load")
+            if line.load_problem is not None:
+                raise PMError(-12386, line.load_problem)
+            if line.is_c_dso:  # served by a host process, as a pipe agent
+                return await start_pipe_agent(
+                    line.name,
+                    line.domain,
+                    line.dso_host_argv(sys.executable),
+                    self.settings.creds_timeout,
+                    self.settings.env,
+                    self.settings.agent_dir,
+                )
             # loading runs the agent's own code: off the event loop, and within -q
             with trio.move_on_after(self.settings.creds_timeout) as scope:
                 try:
@@ -226,7 +236,7 @@ class Daemon:
                         channel = await self.start_agent(line)
                     except (Exception, SystemExit) as exc:  # whatever it did: one line, try later
                         # a C library can never load here; anything else may next time
-                        final = line.kind == "dso" and line.python_spec is None
+                        final = line.load_problem is not None
                         log.error(
                             'Cannot start "%s" agent (domain %d): %s%s',
                             line.name,

@@ -102,7 +102,8 @@ def test_default_config_agents() -> None:
     assert config.agent("pmcd").ipc_type is AgentType.AGENT_DSO
     assert config.agent("kvm").command_line == "/var/lib/pcp/pmdas/kvm/pmdakvm -d 95"
     assert config.agent("pmcd").python_spec is None
-    assert "C DSO" in config.agent("pmcd").load_problem
+    assert config.agent("pmcd").is_pmcd_agent and not config.agent("pmcd").is_c_dso
+    assert config.agent("pmcd").load_problem is None  # ours stands in for PCP's pmda_pmcd.so
     assert not config.access.creds_required
 
 
@@ -132,7 +133,23 @@ def test_python_dso_lines_are_our_extension() -> None:
     assert specs["simple"] == ("purepcp.agents.simple:Simple", None)
     assert specs["any"] == ("purepcp.agents.trivial", None)
     assert specs["mine"] == ("/opt/agents/mine.py:Mine", None)
-    assert specs["c"][0] is None and "/usr/lib/pmda_c.so is a C DSO" in specs["c"][1]
+    assert specs["c"][0] is None
+    c = config.agent("c")
+    assert c.is_c_dso and c.dso_host_argv("py") == (
+        "py", "-m", "purepcp.pmda.dsohost", "/usr/lib/pmda_c.so", "c_init", "401", "c"
+    )  # fmt: skip
+
+
+def test_a_c_dso_needs_pcps_agent_library(monkeypatch) -> None:
+    """A C DSO is served through PCP's libpcp_pmda; without it, pmcd says so once."""
+    from purepcp.pmcd import config as config_module
+
+    line = parse("c 401 dso c_init /usr/lib/pmda_c.so\n").agent("c")
+    monkeypatch.setattr(config_module, "_have_libpcp_pmda", lambda: False)
+    assert "/usr/lib/pmda_c.so is a C DSO" in line.load_problem
+    assert "libpcp_pmda" in line.load_problem
+    monkeypatch.setattr(config_module, "_have_libpcp_pmda", lambda: True)
+    assert line.load_problem is None
 
 
 def test_relative_library_path_is_still_pcps_error() -> None:

@@ -144,3 +144,32 @@ def test_dynamic_subtrees_of_pcp_pmdasample_answer_as_under_pcp_pmcd(tmp_path):
     for query, a, b in zip(queries, mine, real, strict=True):
         assert (a.returncode, a.stdout, a.stderr) == (b.returncode, b.stdout, b.stderr), query
     assert "sample.secret.foo.bar.max.redirect" in mine[0].stdout
+
+
+def test_pcp_c_dso_agent_is_served_by_a_host_process_as_under_pcp_pmcd(tmp_path):
+    """PCP's sample agent as a library (sampledso, a dso line): our pmcd serves it through
+    purepcp.pmda.dsohost and answers as PCP's pmcd, which loads it into itself."""
+    require_reference("pminfo")
+    library = "/var/lib/pcp/pmdas/sample/pmda_sample.so"
+    if not os.path.exists(library):
+        pytest.skip("reference PCP 6 is not installed: no pmda_sample.so (Debian package pcp)")
+    root = tmp_path / "root"
+    sample_pmns = Path("/var/lib/pcp/pmdas/sample/pmns").read_text()
+    root.write_text(
+        "#define SAMPLE 30\nroot {\n    sampledso\n}\n" + sample_pmns.replace("sample", "sampledso")
+    )
+    line = f"sampledso 30 dso sample_init {library}\n"
+    queries = [
+        ("pminfo", "-f", "sampledso.long.one", "sampledso.colour"),
+        ("pminfo", "-d", "sampledso.ulong.hundred"),
+        ("pminfo", "-f", "sampledso.needprofile"),  # an agent's error per metric
+        ("pmstore", "sampledso.long.write_me", "42"),
+        ("pminfo", "-f", "sampledso.long.write_me"),
+    ]
+    with our_pmcd(line, tmp_path, "-n", str(root)) as ours:
+        mine = [ours.run(*q) for q in queries]
+    with reference_pmcd([line.strip().replace(" ", "\t", 4)], str(root)) as theirs:
+        real = [theirs.run(*q) for q in queries]
+    for query, a, b in zip(queries, mine, real, strict=True):
+        assert (a.returncode, a.stdout, a.stderr) == (b.returncode, b.stdout, b.stderr), query
+    assert "value 42" in mine[-1].stdout

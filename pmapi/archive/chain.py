@@ -39,6 +39,7 @@ class Chain:
         self._columns = columns
         self._damage: int | None = None
         self._marks: np.ndarray | None = None
+        self._mark_gaps: np.ndarray | None = None
 
     # -- the archives, built when needed -------------------------------------------------
 
@@ -92,13 +93,42 @@ class Chain:
             made = [self.set.mark_after(k) for k in range(self.lo, self.hi + 1)]
             built = [k for k in sorted(self._columns) if self.lo <= k <= self.hi]
             own = [self._columns[k].marks for k in built]
+            gaps = [self._columns[k].mark_gaps for k in built]
             extra = np.array([m for m in made if m is not None], dtype=np.int64)
-            self._marks = np.sort(np.concatenate([*own, extra, _EMPTY]))
+            marks = np.concatenate([*own, extra, _EMPTY])
+            order = np.argsort(marks, kind="stable")
+            # (the marks between archives are libpcp's own: no records either side are taken)
+            every_gap = np.concatenate([*gaps, np.full(len(extra), -1, np.int64), _EMPTY])
+            self._marks, self._mark_gaps = marks[order], every_gap[order]
         return self._marks
+
+    @property
+    def mark_gaps(self) -> np.ndarray:
+        """Per mark, the time between the records either side of it (-1: not known)."""
+        self.marks  # noqa: B018  (works both out)
+        assert self._mark_gaps is not None
+        return self._mark_gaps
 
     @property
     def damage(self) -> int | None:
         return self._damage
+
+    @property
+    def reads_on(self) -> bool:
+        """Whether archives of the set follow the damaged one: a fetch past the set's end
+        is then no end of the log, as libpcp's fetch past its current archive's end is
+        not while another follows, and it reads on into the damage."""
+        return self._damage is not None and self.hi < len(self.set.members) - 1
+
+    def misencoded(self, pmid: int) -> int | None:
+        """Columns.misencoded of the first archive of the chain (of those read) where PMID's
+        values are found misencoded: reading on, libpcp fails there."""
+        for k in range(self.lo, self.hi + 1):
+            cols = self._columns.get(k)
+            found = cols.misencoded(pmid) if cols is not None else None
+            if found is not None:
+                return found
+        return None
 
     @property
     def problem(self) -> ArchiveError | None:

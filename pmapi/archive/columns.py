@@ -26,6 +26,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import PMError
+from ..types import PMType, ValFmt
 from .format import PM_LOG_VERS03, ArchiveError
 from .frames import EMPTY, LARGE, SPAN, Frames, detached, release
 from .interp import NSEC, NUMERIC_DTYPES, Block, Series
@@ -44,6 +45,14 @@ _YIELD = 64
 #: length so cost a linear number of compares, not one pass per layout.
 _WASTE = 2
 
+#: The value encodings libpcp's interpolation takes for each type (others: pointers).
+_POINTERS = (int(ValFmt.PM_VAL_DPTR), int(ValFmt.PM_VAL_SPTR))
+_ENCODINGS = {
+    PMType.PM_TYPE_32: (int(ValFmt.PM_VAL_INSITU),),
+    PMType.PM_TYPE_U32: (int(ValFmt.PM_VAL_INSITU),),
+    PMType.PM_TYPE_FLOAT: (int(ValFmt.PM_VAL_INSITU), *_POINTERS),
+}
+
 _Chunk = tuple[int, Sequence[int], Sequence[Any]]  # record, insts, atoms
 #: One instance's values from one source: records (ascending), values, and their times
 #: when already known to be ascending (else None).  A record's values all come from one
@@ -59,6 +68,9 @@ class Columns:
     `Archive.records()`: the records before it are kept and `problem` says where.
     """
 
+    #: (one archive: a fetch past its end is the end of the log, damaged or not)
+    reads_on = False
+
     def __init__(self, archive: Archive) -> None:
         self.archive = archive
         frames = Frames(archive)
@@ -71,6 +83,8 @@ class Columns:
         self._careful: dict[int, list[_Chunk]] = {}
         self._careful_errors: dict[int, list[tuple[int, int]]] = {}
         self._careful_rows: list[int] = []
+        self._careful_valfmts: dict[int, list[tuple[int, int]]] = {}  # pmid: (row, valfmt)
+        self._misencoded: dict[int, int | None] = {}  # (misencoded(), once worked out)
         self._careful_done: dict[int, tuple[np.ndarray, ...] | None] = {}
         self._sorted: np.ndarray | None = None  # the records' times, ascending
         self._by_pmid: dict[int, list[tuple[Template, Group]]] = {}
@@ -87,7 +101,10 @@ class Columns:
         self._vol_of, self._words = vol_of[:count], self._words[:count]
         self.times: np.ndarray = times[:count]
         marks = (numpmid[:count] == 0) & (lens[:count] == self._smallest)
-        self.marks: np.ndarray = np.sort(self.times[marks])
+        found = _marks(self.times, np.flatnonzero(marks))
+        self.marks: np.ndarray = found[0]
+        #: per mark, the time between the records either side of it (-1: none one side)
+        self.mark_gaps: np.ndarray = found[1]
         self._keep(count)
 
     # -- layouts ---------------------------------------------------------------------
@@ -211,6 +228,7 @@ class Columns:
             desc = self.archive.descs.get(vs.pmid)
             atoms = vs.atoms(desc.type if desc is not None else None)
             self._careful.setdefault(vs.pmid, []).append((r, vs.insts, atoms))
+            self._careful_valfmts.setdefault(vs.pmid, []).append((r, vs.valfmt))
 
     def _keep(self, count: int) -> None:
         """Forget what was read of records from COUNT on (after damage); index the rest."""
@@ -255,6 +273,44 @@ class Columns:
         times = self.times[rows]
         order = np.lexsort((rows, times))
         return times[order], codes[order]
+
+    def misencoded(self, pmid: int) -> int | None:
+        """Where libpcp's interpolation finds PMID's values misencoded (update_bounds: "valfmt
+        changed"), a record it cannot read: the first, in file order, whose value encoding
+        differs from the first record's, or the first if that one's does not fit PMID's
+        type.  The time of the last record before it (ns; the label's start if none is);
+        None if every record's encoding is PMID's own."""
+        if pmid not in self._misencoded:
+            self._misencoded[pmid] = self._find_misencoded(pmid)
+        return self._misencoded[pmid]
+
+    def _find_misencoded(self, pmid: int) -> int | None:
+        desc = self.archive.descs.get(pmid)
+        rows = [t.rows for t, _ in self._by_pmid.get(pmid, [])]
+        fmts = [np.full(len(t.rows), g.valfmt, np.int64) for t, g in self._by_pmid.get(pmid, [])]
+        careful = [(r, f) for r, f in self._careful_valfmts.get(pmid, []) if r < self._count]
+        if careful:
+            rows.append(np.array([r for r, _ in careful], np.int64))
+            fmts.append(np.array([f for _, f in careful], np.int64))
+        if desc is None or not rows:
+            return None
+        all_rows, all_fmts = np.concatenate(rows), np.concatenate(fmts)
+        if not len(all_rows):
+            return None
+        order = np.argsort(all_rows, kind="stable")
+        all_rows, all_fmts = all_rows[order], all_fmts[order]
+        first = int(all_fmts[0])
+        if first in _ENCODINGS.get(desc.type, _POINTERS):
+            changed = np.flatnonzero(all_fmts != first)
+            if not len(changed):
+                return None
+            bad = int(all_rows[changed[0]])
+        else:
+            bad = int(all_rows[0])
+        if bad == 0:
+            start = self.archive.label.start
+            return start.sec * NSEC + start.nsec
+        return int(self.times[bad - 1])
 
     def error_pmids(self) -> list[int]:
         """The metrics with an error value set in some record."""
@@ -483,6 +539,19 @@ class Columns:
                     continue
                 picked = slice(a + int(inner[0]), a + int(inner[-1]) + 1)
             parts.setdefault(int(insts[a]), []).append((rows[picked], values[picked], None))
+
+
+def _marks(times: np.ndarray, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The times of the <mark>s at ROWS of TIMES (the records' times, in file order),
+    ascending, and for each the time from the record before it to the record after
+    it (ns; -1 where the mark is the first or last record)."""
+    n = len(times)
+    has_both = (rows > 0) & (rows < n - 1)
+    before = times[np.clip(rows - 1, 0, max(n - 1, 0))] if n else rows
+    after = times[np.clip(rows + 1, 0, max(n - 1, 0))] if n else rows
+    gaps = np.where(has_both, after - before, -1).astype(np.int64)
+    order = np.argsort(times[rows], kind="stable")
+    return times[rows][order].astype(np.int64), gaps[order]
 
 
 def _nearest(stamps: np.ndarray, lo: int | None, hi: int | None, ascending: bool) -> np.ndarray:

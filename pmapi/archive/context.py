@@ -90,6 +90,7 @@ class ArchiveContext(BaseContext):
         self._columns: dict[int, Any] = {}  # a set's archives' Columns, once built
         self._ahead: _ReadAhead | None = None
         self._sequel: Sequel | None = None  # what the last interpolated fetch left
+        self._lives: dict[int, tuple[int, Any]] = {}  # each domain's lifetimes, as worked out
 
     # -- the context's time -------------------------------------------------------------
 
@@ -186,7 +187,7 @@ class ArchiveContext(BaseContext):
         derived = dm is not None and any(dm.is_derived(p) for p in pmids)
         real = dm.operands(pmids) if derived else pmids
         chunks = replays(observations, self.archive.descs, real, origin, self.delta_ns, count,
-                         span, self._candidates, self._sequel)  # fmt: skip
+                         span, self._candidates, self._sequel, self._lifetimes)  # fmt: skip
         if not derived:
             return chunks
         from .replay import derived_replay
@@ -224,6 +225,17 @@ class ArchiveContext(BaseContext):
         insts = {i for record in history for i in record.insts} if history else set(observed())
         return sorted(i for i in insts if self.profile.wants(desc.indom, i))
 
+    def _lifetimes(self, desc: Desc) -> dict[int, tuple[int, int | None]] | None:
+        """When each instance of DESC's domain came and went (replay.lifetimes_of), worked
+        out once per domain (and again if its records grow)."""
+        from .replay import lifetimes_of
+
+        history = self.archive.indoms.get(desc.indom) or []
+        known = self._lives.get(desc.indom)
+        if known is None or known[0] != len(history):
+            known = self._lives[desc.indom] = (len(history), lifetimes_of(history))
+        return known[1]
+
     def _fetch_interp(self, pmids: Sequence[int]) -> Fetched:
         """One interpolated fetch, answered from a replay computed ahead in chunks."""
         from .replay import Sequel, concat, replays
@@ -239,7 +251,7 @@ class ArchiveContext(BaseContext):
             goes_on = ahead is not None and ahead.key == key and ahead.stop() == origin
             sequel = ahead.sequel if goes_on else Sequel()  # type: ignore[union-attr]
             chunks = replays(observations, self.archive.descs, pmids, origin, self.delta_ns,
-                             size, span, self._candidates, sequel)  # fmt: skip
+                             size, span, self._candidates, sequel, self._lifetimes)  # fmt: skip
             ahead = self._ahead = _ReadAhead(key, origin, concat(list(chunks)), sequel)
             k = 0
         self.origin = Timestamp.from_ns(origin + self.delta_ns)

@@ -54,6 +54,7 @@ class Group:
     wide: bool = False
     via_double: bool = False  # a float block, which the reader takes through a Python float
     atoms: Sequence[Any] = ()
+    valfmt: int = _INSITU  # how the values are encoded (part of the layout)
 
 
 @dataclass
@@ -99,7 +100,7 @@ def template_of(
         desc = descs.get(vs.pmid)
         vtype = desc.type if desc is not None else None
         slots = list(range(o + 4, stop, 2))
-        group = Group(vs.pmid, insts, NUMERIC_DTYPES.get(vtype, object))
+        group = Group(vs.pmid, insts, NUMERIC_DTYPES.get(vtype, object), valfmt=vs.valfmt)
         if vs.valfmt == _INSITU:
             if vtype in _INSITU_KINDS:
                 group.words, group.kind = np.array(slots), _INSITU_KINDS[vtype]

@@ -20,6 +20,9 @@ past the damage to answer fails with PM_ERR_LOGREC, as libpcp's does.
 
 from __future__ import annotations
 
+import functools
+import os
+import sys
 from array import array
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
@@ -38,7 +41,7 @@ from ..errors import (
 from ..ids import PM_IN_NULL, PM_INDOM_NULL
 from ..types import PMSem, ValFmt
 from ..values import NO_BLOCKS, ValueSet
-from .interp import NUMERIC_DTYPES, Block, interpolate_block
+from .interp import NSEC, NUMERIC_DTYPES, Block, interpolate_block
 
 #: How far outside [label start, last record] a fetch may ask before it is PM_ERR_EOL.
 EOL_SLOP_NS = 1_000_000
@@ -52,12 +55,18 @@ CHUNK_READS = 1 << 20
 #: candidates(desc, observed) -> the instances a fetch of DESC's metric may return,
 #: ascending; OBSERVED() gives those with values anywhere (asked for only if needed).
 Candidates = Callable[[Desc, Callable[[], Sequence[int]]], Sequence[int]]
+#: lifetimes(desc) -> when each instance of DESC's domain came and went (lifetimes_of),
+#: or None where libpcp keeps no such times.
+Lifetimes = Callable[[Desc], dict[int, tuple[int, int | None]] | None]
+#: libpcp notes instances' lifetimes only for domains that ever held this many (interp.c)
+LIFETIME_THRESHOLD = 16
 
 
 class Observations(Protocol):
     """What a replay reads: an archive's (or a chain of archives') observations."""
 
     marks: np.ndarray  # every <mark> time, ascending (int64 ns)
+    mark_gaps: np.ndarray  # per mark, the time between the records either side (-1: none)
 
     def block(self, pmid: int, lo: int | None, hi: int | None) -> Block:
         """PMID's observations in [LO, HI] and each instance's nearest each side."""
@@ -75,6 +84,16 @@ class Observations(Protocol):
     def damage(self) -> int | None:
         """When the records became unreadable, as far as read (the time of the last record
         before the damage); None if they read to the end."""
+        ...
+
+    @property
+    def reads_on(self) -> bool:
+        """Whether archives follow the damaged one (a fetch past the end then fails)."""
+        ...
+
+    def misencoded(self, pmid: int) -> int | None:
+        """When a record holding PMID's values misencoded is met (the time of the last
+        record before it), which libpcp's interpolation cannot read; None if none is."""
         ...
 
     @property
@@ -208,12 +227,13 @@ def replays(
     span: Span,
     candidates: Candidates,
     sequel: Sequel | None = None,
+    lifetimes: Lifetimes | None = None,
 ) -> Iterator[Replay]:
     """COUNT fetches of PMIDS from ORIGIN_NS, DELTA_NS apart, as successive chunks (see
     the module's docstring): each chunk holds at most CHUNK_FETCHES fetches and
     CHUNK_CELLS values, and reads at most CHUNK_READS observations (or the records of a
     single fetch).  SEQUEL is what the fetch before the first left (updated as the
-    chunks are made)."""
+    chunks are made); LIFETIMES, if given, bounds a discrete metric's instances (replay)."""
     sequel = sequel if sequel is not None else Sequel()
     width = 1
     for pmid in pmids:
@@ -224,13 +244,13 @@ def replays(
     reads = max(1, CHUNK_READS // width)
     if count <= 0:  # (a replay of no fetches is one empty chunk)
         empty = fetch_times(0, 0, 0)
-        yield replay(observations, descs, pmids, empty, span, candidates, sequel)
+        yield replay(observations, descs, pmids, empty, span, candidates, sequel, lifetimes)
         return
     done = 0
     while done < count:
         times = fetch_times(origin_ns + done * delta_ns, delta_ns, min(most, count - done))
         n = _fits(observations, times, span, reads)
-        yield replay(observations, descs, pmids, times[:n], span, candidates, sequel)
+        yield replay(observations, descs, pmids, times[:n], span, candidates, sequel, lifetimes)
         done += n
 
 
@@ -260,6 +280,7 @@ def replay(
     span: Span | tuple[int, int],
     candidates: Candidates,
     sequel: Sequel | None = None,
+    lifetimes: Lifetimes | None = None,
 ) -> Replay:
     """Fetches of PMIDS at TIMES (int64 ns) from OBSERVATIONS.
 
@@ -267,6 +288,9 @@ def replay(
     CANDIDATES gives the instances a fetch may return for a metric with an instance
     domain (see Candidates); SEQUEL, if given, is what the fetch before TIMES left
     (the first fetch after the context's time is set has none), updated here.
+    LIFETIMES, if given, says when instances came and went: a discrete metric's
+    instance has no value before it came or after it went (interp.c: its prior value
+    is not carried past the instance's going).
     """
     if not isinstance(span, Span):
         span = Span(*span)
@@ -274,14 +298,18 @@ def replay(
     inside = times[~eol]
     lo = int(inside.min()) if len(inside) else None
     hi = int(inside.max()) if len(inside) else None
-    marks = observations.marks
+    marks = honoured_marks(observations)
     read: dict[int, Block] = {}
     for pmid in pmids:
         desc = descs.get(pmid)
         if desc is not None and pmid not in read:
             dtype = NUMERIC_DTYPES.get(desc.type, object)
             read[pmid] = observations.block(pmid, lo, hi) if lo is not None else Block.empty(dtype)
-    damage = observations.damage  # (known once the observations are read)
+    damage, problem = _damage(observations, list(read))  # (known once they are read)
+    if damage is not None:  # (nothing after it is seen)
+        read = {pmid: _upto(block, damage) for pmid, block in read.items()}
+        if observations.reads_on:  # (past the end: the damage, not the end of the log)
+            eol &= times <= span.end + EOL_SLOP_NS
     unreadable = times > damage if damage is not None else np.zeros(len(times), dtype=bool)
     if damage is not None and len(marks):  # (a mark before the damage ends any search)
         stopped = np.searchsorted(marks, times, "left") < np.searchsorted(marks, damage, "right")
@@ -315,6 +343,8 @@ def replay(
         answer = interpolate_block(block, times, sem, desc.type, marks, base=span.start)
         has[:, where] = answer.has
         values[:, where] = answer.values
+        if desc.sem == PMSem.PM_SEM_DISCRETE and lifetimes is not None and insts:
+            _alive(has, times, insts, lifetimes(desc))
         if desc.sem == PMSem.PM_SEM_COUNTER and not untyped and sequel is not None:
             _across_marks(pmid, has, times, eol, marks, sequel)
         if damage is not None and insts:
@@ -330,9 +360,109 @@ def replay(
     if sequel is not None:
         _remember(sequel, times, eol, metrics)
     if unreadable.any():
-        problem = observations.problem
         return Replay(times, eol, tuple(metrics), unreadable, PM_ERR_LOGREC, problem)
     return Replay(times, eol, tuple(metrics))
+
+
+def _damage(observations: Observations, pmids: Sequence[int]) -> tuple[int | None, PMError | None]:
+    """Where reading PMIDS' records fails, and why: the archive's damage (the time of the
+    last record before it, and the ArchiveError that says where) or the first record
+    holding one of PMIDS' values misencoded (libpcp: PM_ERR_LOGREC, in its own words);
+    (None, None) if neither is met."""
+    damage = observations.damage
+    misfits = [t for t in map(observations.misencoded, pmids) if t is not None]
+    if misfits and (damage is None or min(misfits) < damage):
+        return min(misfits), PMError(PM_ERR_LOGREC)
+    return damage, observations.problem if damage is not None else None
+
+
+def _upto(block: Block, last: int) -> Block:
+    """BLOCK's observations at times up to LAST (ns)."""
+    n = int(np.searchsorted(block.times, last, "right"))
+    if n == len(block.times):
+        return block
+    return Block(block.times[:n], block.insts, block.values[:n], block.present[:n])
+
+
+@functools.cache
+def ignored_marks() -> float | None:
+    """$PCP_IGNORE_MARK_RECORDS as libpcp reads it, once a process: None when unset (every
+    <mark> counts), else the gap in seconds at or under which a mark between two records
+    is ignored (0, also for an empty value: every mark is).  A value that is no interval
+    is warned of, as libpcp does, and every mark counts."""
+    value = os.environ.get("PCP_IGNORE_MARK_RECORDS")
+    if value is None:
+        return None
+    if not value:
+        return 0.0
+    from ..timewindow.interval import parse_interval
+    from ..timewindow.scanning import TimeParseError
+
+    try:
+        return parse_interval(value)
+    except TimeParseError as exc:
+        from .. import progname
+
+        sys.stderr.write(
+            f"{progname()}: Warning: bad $PCP_IGNORE_MARK_RECORDS: not in pmParseInterval(3) "
+            f"format:\n{exc.errmsg}\n"
+        )
+        sys.stderr.flush()
+        return None
+
+
+def honoured_marks(observations: Observations) -> np.ndarray:
+    """The <mark> times of OBSERVATIONS a replay stops at: all of them, unless
+    $PCP_IGNORE_MARK_RECORDS says to ignore them all, or those with records either
+    side of them no further apart than its gap (libpcp's update_bounds)."""
+    marks = observations.marks
+    if not len(marks):
+        return marks
+    gap = ignored_marks()
+    if gap is None:
+        return marks
+    if gap == 0:
+        return marks[:0]
+    apart = observations.mark_gaps
+    ignored = (apart >= 0) & (apart / NSEC <= gap)
+    return marks[~ignored]
+
+
+def lifetimes_of(history: Sequence) -> dict[int, tuple[int, int | None]] | None:
+    """When each instance of an instance domain came and went, as libpcp's time_caliper
+    finds them from its records HISTORY (InDomRecords, ascending by time): it came at
+    the earliest record holding it, and went at the record after the latest one holding
+    it (None: the last record holds it).  None if no record ever held LIFETIME_THRESHOLD
+    instances (libpcp then keeps no lifetimes)."""
+    if not history or max(len(r.insts) for r in history) < LIFETIME_THRESHOLD:
+        return None
+    out: dict[int, tuple[int, int | None]] = {}
+    after: int | None = None  # (the time of the record after, walking back in time)
+    for record in reversed(history):
+        stamp = record.stamp.ns
+        for inst in record.insts:
+            known = out.get(inst)
+            out[inst] = (stamp, after if known is None else known[1])
+        after = stamp
+    return out
+
+
+def _alive(
+    has: np.ndarray,
+    times: np.ndarray,
+    insts: Sequence[int],
+    lives: dict[int, tuple[int, int | None]] | None,
+) -> None:
+    """Clear HAS (fetches x INSTS) where the fetch is before the instance came or after
+    it went (LIVES, from lifetimes_of; an instance it does not name is unbounded)."""
+    if not lives:
+        return
+    lo, hi = np.iinfo(np.int64).min, np.iinfo(np.int64).max
+    spans = [lives.get(int(i), (lo, hi)) for i in insts]
+    births = np.array([b for b, _ in spans], dtype=np.int64)
+    deaths = np.array([hi if d is None else d for _, d in spans], dtype=np.int64)
+    t = times[:, None]
+    has &= (t >= births[None, :]) & (t <= deaths[None, :])
 
 
 def _across_marks(

@@ -56,8 +56,9 @@ from purepcp.pmapi.labels import LabelSet
 from purepcp.pmapi.types import PMSem, PMType
 from purepcp.pmapi.units import Units
 from purepcp.pmapi.values import Result, Timestamp, ValueSet
-from tests.support.qa_archives import qa
+from tests.support.qa_archives import qa, qa_dir
 from tests.support.reference_pmcd import require_reference
+from tests.support.replay_archives import carried
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -497,6 +498,114 @@ def test_pminfo_and_pmprobe_say_where_a_fetch_met_damage(small):
     )
     assert probe.stderr.startswith(f"pmprobe: {pmErrStr(PM_ERR_LOGREC)}: {where}")
     assert probe.stderr.count("\n") == 1
+
+
+# -- values misencoded for their type: libpcp's interpolation stops there ---------------------
+
+WIDE, NARROW = pmID_build(60, 9, 1), pmID_build(60, 9, 2)
+NULL = 0xFFFFFFFF
+S = 1_000_000_000
+
+
+def write_misencoded(base: str) -> None:
+    """Records every second for 11 s of m.wide (a 64-bit counter, its values in blocks)
+    and m.narrow (32-bit, in place); at 6 s m.wide's value is written in place, as a
+    32-bit one (PCP's qa/badarchives have such records, qa/317 and qa/931)."""
+    u32, u64 = PMType.PM_TYPE_U32, PMType.PM_TYPE_U64
+    with ArchiveWriter(base, hostname="enc", timezone="UTC", start=Timestamp(T0, 0)) as w:
+        w.put_index(Timestamp(T0, 0))
+        w.put_desc(Desc(WIDE, u64, sem=PMSem.PM_SEM_COUNTER), ["m.wide"])
+        w.put_desc(Desc(NARROW, u32, sem=PMSem.PM_SEM_COUNTER), ["m.narrow"])
+        for k in range(12):
+            w.put_result(Result(Timestamp(T0 + k, 0), (
+                ValueSet.of_atoms(WIDE, u32 if k == 6 else u64, [(NULL, 10 * k)]),
+                ValueSet.of_atoms(NARROW, u32, [(NULL, 10 * k)]),
+            )))  # fmt: skip
+
+
+def test_a_misencoded_record_ends_interpolation_there(tmp_path):
+    """libpcp's update_bounds refuses a record whose value encoding is not the metric's
+    (PM_ERR_LOGREC, in PCP's words): a fetch that reads it fails; the records before it
+    answer as before, and a metric encoded as it should be is not touched."""
+    from purepcp.pmapi.archive.context import PM_MODE_INTERP, ArchiveContext
+    from purepcp.pmapi.archive.replay import _damage
+
+    base = str(tmp_path / "enc")
+    write_misencoded(base)
+    with ArchiveContext(base) as ctx:
+        ctx.set_mode(PM_MODE_INTERP, Timestamp(T0, S // 2), S)
+        run = ctx.replay([WIDE], 10)
+        assert run.failed is not None and run.fail_code == PM_ERR_LOGREC
+        # (bounds up to 5 s read cleanly; from 5.5 s on the record at 6 s is read)
+        assert run.failed.tolist() == [False] * 5 + [True] * 5
+        assert str(run.fetch_error(5)) == pmErrStr(PM_ERR_LOGREC)
+        assert run.metrics[0].has[:5, 0].all()
+        ctx.set_mode(PM_MODE_INTERP, Timestamp(T0, S // 2), S)
+        assert ctx.replay([NARROW], 10).failed is None
+        observations, _ = ctx._source()
+        assert _damage(observations, [NARROW]) == (None, None)
+        assert observations.misencoded(WIDE) == (T0 + 5) * S  # (the last record before)
+    run = _ours("pmval", "-z", "-a", base, "-t", "0.7", "m.wide")
+    assert run.returncode == 1
+    assert run.stderr == f"\npmval: pmFetch: {pmErrStr(PM_ERR_LOGREC)}\n"
+    assert run.stdout.splitlines()[-1] == "22:13:24.900              10.00  "
+
+
+@pytest.mark.interop
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["-z", "-a", "ENC", "-t", "0.7", "m.wide"],
+        ["-z", "-a", "ENC", "-S", "+5.5", "-t", "0.7", "m.wide"],
+        ["-z", "-a", "ENC", "-t", "0.7", "m.narrow"],
+        # qa/931 and qa/317: PCP's archives holding such records
+        ["-z", "-a", "archive-20141125-000009", "-t", "1min", "-f", "1",
+         "network.interface.in.bytes"],
+        ["-z", "-a", "logsummary-bug", "kernel.all.cpu.wait.total"],
+    ],
+)  # fmt: skip
+def test_misencoded_records_against_pcp(tmp_path, args):
+    require_reference("pmval")
+    where = args.index("-a") + 1
+    if args[where] == "ENC":
+        args[where] = str(tmp_path / "enc")
+        write_misencoded(args[where])
+    else:
+        args[where] = qa(args[where])
+    theirs, ours = _reference("pmval", *args), _ours("pmval", *args)
+    assert (ours.returncode, ours.stdout, ours.stderr) == (
+        theirs.returncode, carried(theirs.stdout), theirs.stderr)  # fmt: skip
+
+
+def _pmrep(*args: str, reference: bool) -> subprocess.CompletedProcess[str]:
+    env = dict(os.environ, TZ="UTC", PYTHONPATH=str(ROOT), PCP_PYTHON_PROG="/usr/bin/python3")
+    cmd = ["pmrep", *args] if reference else [sys.executable, "-m", "purepcp.tools.pmrep", *args]
+    return subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=300)
+
+
+def test_pmrep_stops_at_a_damaged_archive_of_a_set():
+    """qa/1671: a directory of archives, one of them truncated: pmrep's replay stops at
+    the first sample that reads into the damage, even past the set's end (libpcp's fetch
+    is no end of the log while archives follow the one it reads), as PCP's pmrep does:
+    the samples before it, then PCP's message, status 1."""
+    args = ["-s", "10000", "-z", "-a", qa_dir("multi-corrupted"), "-t10m", "-pf%c",
+            "kernel.percpu.cpu.user"]  # fmt: skip
+    ours = _pmrep(*args, reference=False)
+    assert ours.returncode == 1
+    assert ours.stderr == f"pmrep: {pmErrStr(PM_ERR_LOGREC)}\n"
+    assert [line[11:19] for line in ours.stdout.splitlines()[3:]] == ["11:44:04", "11:54:04"]
+
+
+@pytest.mark.interop
+@pytest.mark.parametrize("interval", ["1s", "30s", "1m", "10m"])
+def test_pmrep_at_a_damaged_archive_of_a_set_against_pcp(interval):
+    require_reference("pmrep")
+    args = ["-s", "10000", "-z", "-a", qa_dir("multi-corrupted"), f"-t{interval}", "-pf%c",
+            "kernel.percpu.cpu.user"]  # fmt: skip
+    theirs, ours = _pmrep(*args, reference=True), _pmrep(*args, reference=False)
+    assert (ours.returncode, ours.stdout, ours.stderr) == (
+        theirs.returncode, theirs.stdout, theirs.stderr)  # fmt: skip
+    assert theirs.returncode == 1
 
 
 # -- against PCP ---------------------------------------------------------------------------

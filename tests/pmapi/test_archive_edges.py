@@ -30,6 +30,7 @@ from purepcp.pmapi.desc import Desc
 from purepcp.pmapi.types import PMSem, PMType
 from purepcp.pmapi.values import Result, Timestamp, ValueSet
 from purepcp.tools import pmval
+from tests.support.qa_archives import qa
 from tests.support.reference_pmcd import require_reference
 from tests.support.replay_archives import carried
 
@@ -241,5 +242,143 @@ def test_a_truncated_archive_beside_pcps_tools(wild, tmp_path, tool):
         [sys.executable, "-m", f"purepcp.tools.{tool}", *argv], capture_output=True, text=True,
         env=env,
     )  # fmt: skip
+    assert (mine.returncode, mine.stdout, mine.stderr) == (
+        theirs.returncode, theirs.stdout, theirs.stderr)  # fmt: skip
+
+
+# -- discrete instances that come and go; <mark>s $PCP_IGNORE_MARK_RECORDS ignores -------------
+
+BIG, SMALL = 0x0F000011, 0x0F000012
+NAME, NUM, FEW = 0x0F000011, 0x0F000012, 0x0F000013
+STR, DISCRETE = PMType.PM_TYPE_STRING, PMSem.PM_SEM_DISCRETE
+
+
+def lives(path: Path) -> str:
+    """Records every second for 5 s of discrete metrics: l.name (strings) and l.num over a
+    domain of 16 instances, where at 2 s instance 15 goes and 16 comes, and l.few over
+    one of 3, where at 2 s instance 2 goes and 3 comes."""
+    base = str(path / "lives")
+    first, later = list(range(16)), [*range(15), 16]
+    with ArchiveWriter(base, hostname="lives", timezone="UTC", start=at(0)) as w:
+        w.put_index(at(0))
+        w.put_desc(Desc(NAME, STR, BIG, DISCRETE), ["l.name"])
+        w.put_desc(Desc(NUM, I32, BIG, DISCRETE), ["l.num"])
+        w.put_desc(Desc(FEW, STR, SMALL, DISCRETE), ["l.few"])
+        for k in range(6):
+            insts, few = (first, [0, 1, 2]) if k < 2 else (later, [0, 1, 3])
+            if k in (0, 2):
+                w.put_indom(at(k), BIG, insts, [f"p{i}" for i in insts])
+                w.put_indom(at(k), SMALL, few, [f"f{i}" for i in few])
+            w.put_result(Result(at(k), (
+                ValueSet.of_atoms(NAME, STR, [(i, f"s{i}") for i in insts]),
+                ValueSet.of_atoms(NUM, I32, [(i, 100 + i) for i in insts]),
+                ValueSet.of_atoms(FEW, STR, [(i, f"x{i}") for i in few]),
+            )))  # fmt: skip
+    return base
+
+
+def test_a_discrete_value_is_not_carried_past_its_instance_going(tmp_path):
+    """libpcp (interp.c's time_caliper) notes when each instance of a domain that ever
+    held 16 came and went: a discrete value is carried forward only while its instance is
+    there; in a smaller domain it is carried on (qa/1288)."""
+    with ArchiveContext(lives(tmp_path)) as ctx:
+        for pmid in (NAME, NUM):
+            ctx.set_mode(PM_MODE_INTERP, at(0.5), S // 2)
+            m = ctx.replay([pmid], 10).metrics[0]
+            column = dict(zip(m.insts.tolist(), m.has.T.tolist(), strict=True))
+            assert column[15] == [True] * 4 + [False] * 6  # (gone at 2 s: none after)
+            assert column[16] == [False] * 3 + [True] * 7  # (come at 2 s)
+            assert column[14] == [True] * 10
+        ctx.set_mode(PM_MODE_INTERP, at(0.5), S // 2)
+        m = ctx.replay([FEW], 10).metrics[0]
+        column = dict(zip(m.insts.tolist(), m.has.T.tolist(), strict=True))
+        assert column[2] == [True] * 10  # (3 instances: carried on)
+        assert m.values[-1, m.insts.tolist().index(2)] == "x2"
+
+
+@pytest.fixture
+def mark_setting(monkeypatch):
+    """Set $PCP_IGNORE_MARK_RECORDS (None: unset) for a test, read afresh (libpcp reads it
+    once a process)."""
+    from purepcp.pmapi.archive.replay import ignored_marks
+
+    def setting(value: str | None) -> None:
+        if value is None:
+            monkeypatch.delenv("PCP_IGNORE_MARK_RECORDS", raising=False)
+        else:
+            monkeypatch.setenv("PCP_IGNORE_MARK_RECORDS", value)
+        ignored_marks.cache_clear()
+
+    yield setting
+    ignored_marks.cache_clear()
+
+
+@pytest.mark.parametrize(
+    ("value", "across"),
+    [(None, False), ("", True), ("0", True), ("2", True), ("1 sec", True), ("0.5", False),
+     ("1minuet", False)],
+)  # fmt: skip
+def test_ignored_marks(tmp_path, mark_setting, capsys, value, across):
+    """$PCP_IGNORE_MARK_RECORDS, as libpcp's update_bounds reads it: empty (or 0) ignores
+    every <mark>; an interval ignores those with records either side no further apart
+    (here 1 s); one that is no interval is warned of, and every mark counts (qa/1354)."""
+    mark_setting(value)
+    with ArchiveContext(edges(tmp_path)) as ctx:
+        ctx.set_mode(PM_MODE_INTERP, at(7.5), S)
+        has = ctx.replay([CTR], 4).metrics[0].has[:, 0].tolist()
+    # (at 8.5 s, the mark's own time, the prior at 8 s is cut off)
+    assert has == ([True] * 4 if across else [True, False, True, True])
+    err = capsys.readouterr().err
+    if value == "1minuet":
+        assert err.endswith(
+            ": Warning: bad $PCP_IGNORE_MARK_RECORDS: not in pmParseInterval(3) format:\n"
+            "1minuet\n ^ -- unexpected value\n\n"
+        )
+    else:
+        assert err == ""
+
+
+@pytest.mark.interop
+@pytest.mark.parametrize("metric", ["l.name", "l.num", "l.few"])
+def test_instances_coming_and_going_beside_pcps_pmval(tmp_path, metric):
+    require_reference("pmval")
+    env = dict(os.environ, TZ="UTC")
+    full = ["-z", "-a", lives(tmp_path), "-t", "0.5", "-S", "+0.5", metric]
+    theirs = subprocess.run(["pmval", *full], capture_output=True, text=True, env=env)
+    mine = subprocess.run([sys.executable, "-m", "purepcp.tools.pmval", *full],
+                          capture_output=True, text=True, env=env)  # fmt: skip
+    assert (mine.returncode, mine.stdout, mine.stderr) == (
+        theirs.returncode, carried(theirs.stdout), theirs.stderr)  # fmt: skip
+    assert "?" in theirs.stdout
+
+
+@pytest.mark.interop
+@pytest.mark.parametrize("metric", ["proc.psinfo.utime", "proc.psinfo.sname", "proc.psinfo.cmd"])
+def test_qa_1288_beside_pcps_pmval(metric):
+    """qa/1288: the discrete metrics of a process that comes and goes."""
+    require_reference("pmval")
+    full = ["-z", "-i", "2956902,2956910", "-t", "1sec", "-a", qa("pcp-atop-boot"), metric]
+    theirs = subprocess.run(["pmval", *full], capture_output=True, text=True)
+    mine = subprocess.run([sys.executable, "-m", "purepcp.tools.pmval", *full],
+                          capture_output=True, text=True)  # fmt: skip
+    assert (mine.returncode, mine.stdout, mine.stderr) == (
+        theirs.returncode, theirs.stdout, theirs.stderr)  # fmt: skip
+
+
+@pytest.mark.interop
+@pytest.mark.parametrize("value", [None, "", "1", "6", "1minuet", "-123"])
+@pytest.mark.parametrize("metric", ["sample.bin[bin-100]", "pmcd.pdu_in.fetch"])
+def test_qa_1354_beside_pcps_pmval(value, metric):
+    """qa/1354: pmval -zr over an archive with gaps, marks ignored or not (its
+    proc.nprocs, an instantaneous metric, differs by seed 001's closest rule)."""
+    require_reference("pmval")
+    env = dict(os.environ)
+    env.pop("PCP_IGNORE_MARK_RECORDS", None)
+    if value is not None:
+        env["PCP_IGNORE_MARK_RECORDS"] = value
+    full = ["-zr", "-a", qa("gap2"), metric]
+    theirs = subprocess.run(["pmval", *full], capture_output=True, text=True, env=env)
+    mine = subprocess.run([sys.executable, "-m", "purepcp.tools.pmval", *full],
+                          capture_output=True, text=True, env=env)  # fmt: skip
     assert (mine.returncode, mine.stdout, mine.stderr) == (
         theirs.returncode, theirs.stdout, theirs.stderr)  # fmt: skip

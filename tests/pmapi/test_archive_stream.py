@@ -118,8 +118,11 @@ class Counting:
     def __init__(self, cols: Columns) -> None:
         self.cols = cols
         self.marks = cols.marks
+        self.mark_gaps = cols.mark_gaps
         self.damage = cols.damage
         self.problem = cols.problem
+        self.reads_on = cols.reads_on
+        self.misencoded = cols.misencoded
         self.rows: list[int] = []
 
     def block(self, pmid, lo, hi):

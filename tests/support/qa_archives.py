@@ -29,3 +29,15 @@ def qa(name: str) -> str:
         f"PCP's QA archive {name} is not here: install or unpack Debian's pcp-testsuite "
         "package (or set PCP_QA_ARCHIVES to its testsuite directory)"
     )
+
+
+def qa_dir(name: str) -> str:
+    """PCP's QA directory of archives NAME (under qa/archives): a multi-archive source;
+    skips, saying why, when PCP's QA archives are not on this machine."""
+    for top in QA_DIRS:
+        if (top / "archives" / name).is_dir():
+            return str(top / "archives" / name)
+    pytest.skip(
+        f"PCP's QA archives {name} are not here: install or unpack Debian's pcp-testsuite "
+        "package (or set PCP_QA_ARCHIVES to its testsuite directory)"
+    )

@@ -17,7 +17,7 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, NoReturn
 
-from purepcp.pmapi import version_line
+from purepcp.pmapi import set_progname, version_line
 from purepcp.pmapi.errors import PMError
 from purepcp.pmapi.paths import LayoutError, check_layout_file
 
@@ -63,6 +63,8 @@ VERSION = Opt("V", "version", None, "print the version and exit")
 #: --version alone, for a command whose -V means something else (pmlogger_daily's verbose)
 LONG_VERSION = Opt(None, "version", None, "print the version and exit")
 HELP = Opt("?", "help", None, "print this usage message and exit")
+#: -D: libpcp's debug options (PMOPT_DEBUG); accepted when pmSetDebug would take them
+DEBUG = Opt("D", "debug", "DBG", "set debug options")
 
 GENERAL = (ARCHIVE, HOST, LOCALPMDA, SPECLOCAL, NAMESPACE)
 
@@ -113,6 +115,7 @@ class Tool:
         message"; a closed stdout (as in "| head") ends quietly; Ctrl-C is status 130.
         """
         args = list(sys.argv[1:] if argv is None else argv)
+        set_progname(self.prog)  # (libpcp's own messages then begin with it)
         # NumPy's vector work here needs no BLAS threads: one per core would spin up
         # with the import and cost a replay a third more CPU (set before NumPy loads)
         os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
@@ -133,6 +136,8 @@ class Tool:
     def usage(self) -> str:
         lines = [f"Usage: {self.prog} {self.synopsis}"]
         for title, opts in self.sections:
+            if not title:  # accepted, not listed (as PCP's PMOPT_DEBUG and such)
+                continue
             lines += ["", f"{title}:"]
             lines += [opt.usage_line() for opt in opts]
         return "\n".join(lines) + "\n"
@@ -404,6 +409,11 @@ DEBUG_NAMES = frozenset(
      "services", "appl3", "appl4", "appl5", "access", "qa", "search", "query", "compress",
      "dev0", "dev1", "dev2", "pmlc", "appl6", "appl7", "appl8", "appl9", "tls")
 )  # fmt: skip
+
+
+def debug_complaint(spec: str) -> str | None:
+    """What pmGetOptions says of a -D SPEC pmSetDebug refuses (None if it takes it)."""
+    return None if debug_spec_ok(spec) else f"unrecognized debug options specification ({spec})"
 
 
 def debug_spec_ok(spec: str) -> bool:

@@ -38,6 +38,7 @@ from purepcp.pmapi.labels import (
 )
 from purepcp.pmapi.options import (
     ARCHIVE,
+    DEBUG,
     HELP,
     HOST,
     HOSTZONE,
@@ -50,6 +51,7 @@ from purepcp.pmapi.options import (
     Opt,
     Parsed,
     Tool,
+    debug_complaint,
     load_derived,
 )
 from purepcp.pmapi.types import PMType, pmSemStr, pmTypeStr, type_description
@@ -110,6 +112,7 @@ TOOL = Tool(
             ],
         ),
         ("Metrics options", [DERIVED, EVENTS, VERIFY]),
+        ("", [DEBUG]),  # (-D is accepted, not listed, as PCP's pminfo does)
     ],
 )
 
@@ -117,6 +120,7 @@ _PMID_ARG = re.compile(r"(\d+)\.(\d+)\.(\d+)")
 _INDOM_ARG = re.compile(r"(\d+)\.(\d+)")
 #: pmcd refuses client PDUs over 64 KB: keep a batch's name lookup below 63 KB
 _PDU_LIMIT = 63 * 1024
+_EVENT_TYPES = (PMType.PM_TYPE_EVENT, PMType.PM_TYPE_HIGHRES_EVENT)
 
 
 class Report:
@@ -133,7 +137,8 @@ class Report:
         self.oneline = "oneline" in parsed
         self.help = "helptext" in parsed
         self.force = "fetchall" in parsed
-        self.value = "fetch" in parsed or self.force or "events" in parsed
+        self.events = "events" in parsed
+        self.value = "fetch" in parsed or self.force or self.events
         self.verify = "verify" in parsed
         if self.verify:
             self.desc = self.mid = self.fullmid = self.help = self.oneline = False
@@ -149,6 +154,7 @@ class Report:
         self._context_labels: LabelSet | None = None
         self.origin: Timestamp | None = None  # where an archive's fetches start (-O)
         self._damage_told: set[tuple[str, int]] = set()
+        self.zone: Any = None  # where -x shows record times (None: local time)
 
     @property
     def needs_context(self) -> bool:
@@ -394,7 +400,42 @@ class Report:
         def name_of(inst: int) -> str | None:
             return self._instance_name(desc.indom, inst)
 
+        if self.events and desc.type in _EVENT_TYPES and vset.numval > 0:
+            self._dump_events(desc, vset)
+            return
         self.out.write(pminfo_values(desc, vset, name_of, self.force))
+
+    def _dump_events(self, desc: Desc, vset: Any) -> None:
+        """-x: each value of an event metric, then the records it holds (myeventdump)."""
+        from purepcp.pmapi.printvalue import pminfo_values
+        from purepcp.tools.pminfo_events import event_dump
+
+        def name_of(inst: int) -> str | None:
+            return self._instance_name(desc.indom, inst)
+
+        for j in range(vset.numval):
+            one = vset._replace(
+                numval=1, insts=vset.insts[j : j + 1], values=vset.values[j : j + 1]
+            )
+            self.out.write(pminfo_values(desc, one, name_of, self.force))
+            self.out.write(event_dump(self.ctx, vset, j, desc.type, self.zone, self._instance_name))
+
+    def set_zone(self, parsed: Parsed) -> None:
+        """pmGetContextOptions for an archive: -z or -Z sets the zone record times are
+        shown in, and says so first (a host's are always shown in local time)."""
+        if "hostzone" in parsed:
+            from purepcp.pmapi.zone import archive_zone
+
+            self.zone = archive_zone(self.ctx)
+            host = self.ctx.archive.label.hostname
+            self.out.write(
+                f'Note: timezone set to local timezone of host "{host}" from archive\n\n'
+            )
+        elif "timezone" in parsed:
+            from purepcp.pmapi.timewindow import new_zone
+
+            self.zone = new_zone(str(parsed.get("timezone")))
+            self.out.write(f'Note: timezone set to "TZ={parsed.get("timezone")}"\n\n')
 
     # -- labels ----------------------------------------------------------------------------
 
@@ -527,6 +568,9 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def _run(argv: list[str]) -> int:
     parsed = TOOL.parse(argv)
+    for opt, value in parsed.pairs:  # (-D: libpcp's traces are its own; a bad one is refused)
+        if opt is DEBUG and (problem := debug_complaint(value)):
+            TOOL.fail(problem, usage=True)
     # (stdout buffered as C's: diagnostics land in merged output where PCP's pminfo puts them)
     with c_stdout() as out:
         return _report_all(parsed, out)
@@ -557,6 +601,7 @@ def _report_all(parsed: Parsed, out: Any) -> int:
         if report.ctx.kind == "archive":
             # one metric per batch, each found from the origin on, as pminfo does
             report.batchsize = 1
+            report.set_zone(parsed)
             report.origin = TOOL.archive_origin(parsed, report.ctx)
     else:  # names alone, from the -n file: no pmcd needed
         from purepcp.pmapi.context import Context

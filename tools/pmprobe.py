@@ -21,6 +21,7 @@ from purepcp.pmapi.errors import PMError, pmErrStr
 from purepcp.pmapi.ids import PM_INDOM_NULL
 from purepcp.pmapi.options import (
     ARCHIVE,
+    DEBUG,
     DERIVED,
     HELP,
     HOST,
@@ -33,6 +34,7 @@ from purepcp.pmapi.options import (
     Opt,
     Parsed,
     Tool,
+    debug_complaint,
     load_derived,
 )
 from purepcp.pmapi.printvalue import pmPrintValue
@@ -41,9 +43,21 @@ PDU_START = 0x7000
 PDU_MAX = 23  # the PDU types PCP's -V report has columns for (ERROR .. DESC_IDS)
 LOOKUP_CEILING = 64 * 1024  # bytes of names per name lookup, as pmprobe reckons them
 
-# pmprobe spells some shared options its own way: --version has no short form
+
+class _ListedAsD(Opt):
+    """--version, listed as "-d, --version" as PCP's pmprobe lists it, though its getopt
+    string lacks the d (PCP's pmprobe says "invalid option -- 'd'"; so does this one)."""
+
+    def usage_line(self) -> str:
+        return Opt("d", self.long, self.arg, self.help).usage_line()
+
+
+# pmprobe spells some shared options its own way: --version has no working short form
 # (-V means verbose) and --derived has no -c
-VERSION_LONG = Opt(None, "version", None, "print the version and exit")
+VERSION_LONG = _ListedAsD(None, "version", None, "print the version and exit")
+#: accepted, not listed: -e, which PCP's getopt string has and its pmprobe then refuses
+#: with the usage alone (and -D, as every PCP tool's)
+STRAY_E = Opt("e", None, None, "")
 BATCH = Opt("b", "batch", "N", "fetch at most N metrics per request [128]")
 FORCE = Opt("f", "force", None, "with -i or -I, list every instance of the domain")
 FASTER = Opt("F", "faster", None, "take each name as a leaf, without a namespace walk")
@@ -74,6 +88,7 @@ TOOL = Tool(
         ),
         ("Protocol options", (BATCH,)),
         ("Reporting options", (FORCE, FASTER, EXTERNAL, INTERNAL, VERBOSE, VALUES)),
+        ("", (DEBUG, STRAY_E)),
     ],
 )
 
@@ -87,6 +102,7 @@ def _run(argv: list[str]) -> int:
     flags = _options(argv, parsed)
     ctx = TOOL.context(parsed)
     if ctx.kind == "archive":
+        sys.stdout.write(_zone_note(parsed, ctx))
         flags["origin"] = TOOL.archive_origin(parsed, ctx)
     try:
         counts = _count_pdus(ctx) if flags["verbose"] else None
@@ -100,6 +116,16 @@ def _run(argv: list[str]) -> int:
 
 
 # -- options -------------------------------------------------------------------------------
+
+
+def _zone_note(parsed: Parsed, ctx: Any) -> str:
+    """What pmGetContextOptions says of an archive's -z or -Z (nothing without them)."""
+    if "hostzone" in parsed:
+        host = ctx.archive.label.hostname
+        return f'Note: timezone set to local timezone of host "{host}" from archive\n\n'
+    if "timezone" in parsed:
+        return f'Note: timezone set to "TZ={parsed.get("timezone")}"\n\n'
+    return ""
 
 
 def _whole_int(text: str) -> int | None:
@@ -167,13 +193,17 @@ def _options(argv: Sequence[str], parsed: Parsed) -> dict[str, Any]:
             problem = load_derived(value)
             if problem:
                 errors.append(f"{prog}: pmLoadDerivedConfig failed: {problem}")
+        elif opt is DEBUG and (problem := debug_complaint(value)):
+            errors.append(f"{prog}: {problem}")
+        elif opt is STRAY_E:
+            errors.append("")  # (the usage, said alone)
     if "origin" in parsed and "archive" not in parsed:
         errors.append(f"{prog}: time window options are supported for archives only")
     if hostzone and "archive" not in parsed and "host" not in parsed:
         errors.append(f"{prog}: use of timezone from metric source requires a source")
     if errors or show_version:
         sys.stdout.flush()
-        for line in errors:
+        for line in filter(None, errors):
             sys.stderr.write(line + "\n")
         if show_version:
             sys.stderr.write(version_line(prog) + "\n")

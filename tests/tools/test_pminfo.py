@@ -148,3 +148,85 @@ def test_usage_layout_follows_pcp():
     assert re.fullmatch(
         r"Usage: x \[options\]\n\nGeneral options:\n.*\n  -q {20}quiet\n", tool.usage()
     )
+
+
+# -- pminfo -x: event records unpacked ---------------------------------------------------
+
+
+def test_events_are_unpacked_record_by_record():
+    """-x prints each record of an event value: time, flags, then named parameters."""
+    from tests.support.qa_archives import qa
+
+    out = run_ours("pminfo", "-x", "-Z", "UTC", "-a", qa("eventrec-old"), "sample.event.records")
+    assert out.returncode == 0, out.stderr
+    lines = out.stdout.splitlines()
+    start = lines.index("sample.event.records")
+    assert lines[start + 1].startswith("    value [5 event records (7 missed) timestamps ")
+    assert lines[start + 2 : start + 6] == [
+        "    --- event record [0] timestamp 04:26:00.073 ---",
+        "    sample.event.type (29.0.127)",
+        "        value 4",
+        "    sample.event.param_u64 (29.0.131)",
+    ]
+    assert "    --- event record [2] timestamp 04:26:02.073 flags 0x2 (start) ---" in lines
+    assert "        ==> 7 missed event records" in lines
+    assert '        value "thirteen"' in lines
+
+
+def test_event_dump_of_bare_and_unnamed_records():
+    """Records without parameters, parameters without names or descriptors, highres
+    times, and a value that is not an event array (said on stderr)."""
+    import struct
+    from array import array
+
+    from purepcp.pmapi.errors import PM_ERR_PMID, PMError
+    from purepcp.pmapi.ids import PM_IN_NULL
+    from purepcp.pmapi.types import PMType, ValFmt
+    from purepcp.pmapi.values import ValueSet
+    from purepcp.tools.pminfo_events import event_dump
+
+    class Ctx:
+        def name_all(self, pmid: int) -> list[str]:
+            raise PMError(PM_ERR_PMID)
+
+        def lookup_desc(self, pmid: int):
+            raise PMError(PM_ERR_PMID)
+
+    param = struct.pack(">II", (1 << 22) | 5, (PMType.PM_TYPE_32 << 24) | 8) + struct.pack(">i", 3)
+    records = struct.pack(">i", 2)
+    records += struct.pack(">qqIi", 0, 5, 0, 0)
+    records += struct.pack(">qqIi", 1, 123456789, 0, 1) + param
+    vset = ValueSet(
+        1, 1, ValFmt.PM_VAL_DPTR, PMType.PM_TYPE_HIGHRES_EVENT, array("I", [PM_IN_NULL]),
+        (records,),
+    )  # fmt: skip
+    text = event_dump(Ctx(), vset, 0, PMType.PM_TYPE_HIGHRES_EVENT, "UTC", lambda i, j: None)
+    assert text == (
+        "    --- event record [0] timestamp 00:00:00.000000005 ---\n\tNo parameters\n"
+        "    --- event record [1] timestamp 00:00:01.123456789\tPMID: 1.0.5\n"
+        "\tpmLookupDesc: Unknown or illegal metric identifier\n"
+    )
+
+
+@pytest.mark.interop
+@pytest.mark.parametrize("archive", ["eventrec", "eventrec-old"])
+@pytest.mark.parametrize("flags", [["-x"], ["-x", "-Z", "UTC"], ["-xF"]])
+def test_events_as_pcp_prints_them(archive, flags):
+    from tests.support.qa_archives import qa
+
+    require_reference("pminfo")
+    out, _ = same([*flags, "-a", qa(archive), "sample.event"])
+    assert "--- event record [0]" in out
+
+
+def test_an_archive_zone_is_noted_first():
+    """-z with an archive: pmGetContextOptions's note comes before the metrics (QA 585)."""
+    from tests.support.qa_archives import qa
+
+    out = run_ours(
+        "pminfo", "-z", "-a", qa("moomba.client"), "-f", "-O", "30s", "kernel.percpu.cpu.user"
+    )
+    note = 'Note: timezone set to local timezone of host "moomba" from archive\n\n'
+    assert out.stdout.startswith(note + "\nkernel.percpu.cpu.user\n")
+    out = run_ours("pminfo", "-Z", "UTC", "-a", qa("moomba.client"), "hinv.ncpu")
+    assert out.stdout == 'Note: timezone set to "TZ=UTC"\n\nhinv.ncpu\n'

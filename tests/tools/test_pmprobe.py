@@ -212,7 +212,7 @@ def test_usage_sections_and_version(capsys):
         "  -O TIME, --origin=TIME",
         "  -Z TZ, --timezone=TZ",
         "  -z, --hostzone",
-        "  --version",
+        "  -d, --version",  # (as PCP's lists it; -d itself is refused, as PCP's refuses it)
         "  -?, --help",
         "",
         "Protocol options:",
@@ -228,6 +228,23 @@ def test_usage_sections_and_version(capsys):
     ]
     status, out, err = probe(capsys, "--version")
     assert (status, out) == (0, []) and err.startswith("pmprobe version ")
+
+
+def test_every_option_letter_of_pcps_getopt_string(capsys):
+    """PCP's pmprobe takes -D (debug options: no effect here), refuses -e with the usage
+    alone and -d as an invalid option (though its usage lists -d for --version)."""
+    assert probe(capsys, "-D", "appl0,pdu", "-L", "simple.numfetch")[:2] == (
+        0,
+        ["simple.numfetch 1"],
+    )
+    status, _, err = probe(capsys, "-D", "nosuch", "-L", "simple.numfetch")
+    assert status == 1
+    assert err.startswith("pmprobe: unrecognized debug options specification (nosuch)\nUsage:")
+    status, _, err = probe(capsys, "-e", "-L", "simple.numfetch")
+    assert (status, err.splitlines()[0]) == (1, "Usage: pmprobe [options] [metricname ...]")
+    status, _, err = probe(capsys, "-d")
+    assert (status, err.splitlines()[0]) == (1, "pmprobe: invalid option -- 'd'")
+    assert "-D" not in err and "  -e" not in err
 
 
 def test_derived_definitions_are_loaded_and_fetched(capsys, tmp_path):
@@ -382,9 +399,8 @@ def test_interop_option_errors(server, args):
     assert ours.returncode == theirs.returncode == 1
     assert ours.stdout == theirs.stdout == ""
     mine, pcps = option_column(ours.stderr), option_column(theirs.stderr)
-    # PCP lists --container (not ours) and shows "-d" for --version, which it refuses
+    # PCP lists --container (not ours)
     pcps = [line for line in pcps if not line.startswith("  --container")]
-    pcps = [line.replace("  -d, --version", "  --version") for line in pcps]
     assert mine == pcps
 
 
@@ -399,3 +415,20 @@ def test_interop_no_pmcd(server):
         theirs.stdout,
         theirs.stderr,
     )
+
+
+def test_an_archive_zone_is_noted_first(capsys):
+    """-z and -Z with an archive: pmGetContextOptions's note, then the metrics (QA 585)."""
+    from tests.support.qa_archives import qa
+
+    archive = qa("moomba.client")
+    _, out, _ = probe(capsys, "-z", "-a", archive, "-v", "-O", "30s", "kernel.percpu.cpu.user")
+    assert out == [
+        'Note: timezone set to local timezone of host "moomba" from archive',
+        "",
+        "kernel.percpu.cpu.user 4 21779000 21276570 23297770 22473800",
+    ]
+    _, out, _ = probe(capsys, "-Z", "UTC", "-a", archive, "kernel.percpu.cpu.user")
+    assert out == ['Note: timezone set to "TZ=UTC"', "", "kernel.percpu.cpu.user 4"]
+    _, out, _ = probe(capsys, "-a", archive, "kernel.percpu.cpu.user")
+    assert out == ["kernel.percpu.cpu.user 4"]

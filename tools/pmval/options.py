@@ -14,6 +14,7 @@ from purepcp.pmapi.cnumbers import int32, strtol
 from purepcp.pmapi.options import (
     ALIGN,
     ARCHIVE,
+    DEBUG,
     DERIVED,
     FINISH,
     HELP,
@@ -30,6 +31,7 @@ from purepcp.pmapi.options import (
     VERSION,
     Opt,
     Tool,
+    debug_complaint,
     load_derived,
 )
 
@@ -54,7 +56,10 @@ GENERAL = (ALIGN, ARCHIVE, GUIMODE, HOST, NAMESPACE, ORIGIN, GUIPORT, START, SAM
            DERIVED)  # fmt: skip
 REPORTING = (DELAY, PRECISION, INSTANCES, RAW, NOINTERP, VERBOSE, WIDTH, FILTER, STAMP)
 TOOL = Tool(
-    PROG, "[options] metricname", [("General options", GENERAL), ("Reporting options", REPORTING)]
+    PROG,
+    "[options] metricname",
+    # (-D is accepted, not listed, as PCP's pmval does)
+    [("General options", GENERAL), ("Reporting options", REPORTING), ("", (DEBUG,))],
 )
 
 
@@ -159,6 +164,13 @@ def _derived(o: Options, path: str) -> None:
         o.complain(f"pmLoadDerivedConfig failed: {problem}")
 
 
+def _debug(o: Options, spec: str) -> None:
+    """-D: a specification pmSetDebug takes has no effect here (libpcp's traces are its own)."""
+    problem = debug_complaint(spec)
+    if problem:
+        o.complain(problem)
+
+
 def _spec(o: Options, spec: str) -> None:
     o.specs.append(spec)
 
@@ -254,6 +266,7 @@ ACTIONS: dict[Opt, Action] = {
     FILTER: _text("filter"),
     STAMP: _more_x,
     DERIVED: _derived,
+    DEBUG: _debug,
     GUIMODE: _unsupported(GUIMODE),
     GUIPORT: _unsupported(GUIPORT),
     CONTAINER: _unsupported(CONTAINER),

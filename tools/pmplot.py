@@ -14,13 +14,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from purepcp.pmapi.options import Tool
-from purepcp.tools.report.command import CHART, PLOT_GENERAL, PLOT_REPORTING, run
+from purepcp.tools.report.command import CHART, DEBUG, PLOT_GENERAL, PLOT_REPORTING, run
 
 TOOL = Tool(
     "pmplot",
     "[option...] metricspec [...]",
     (("General options", PLOT_GENERAL), ("Reporting options", PLOT_REPORTING),
-     ("Chart options", CHART)),
+     ("Chart options", CHART), ("", (DEBUG,))),
     help_status=0,
 )  # fmt: skip
 

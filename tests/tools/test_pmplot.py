@@ -181,7 +181,6 @@ def test_string_metrics_alone_are_no_values(archive, run, tmp_path):
 @pytest.mark.parametrize(
     ("args", "message"),
     [
-        (["-t", "soon"], "-t argument not in pmParseInterval(3) format: soon: unexpected value"),
         (["-S", "@junk"], "invalid time window: junk: unexpected value"),
         (["--dpi", "x"], "--dpi requires a positive numeric argument"),
         (["--columns", "0"], "--columns requires a positive numeric argument"),
@@ -191,6 +190,14 @@ def test_string_metrics_alone_are_no_values(archive, run, tmp_path):
 def test_its_messages_name_pmplot(archive, run, args, message):
     status, out, err, _ = run("-a", archive, "t.m00", *args)
     assert (status, out, err) == (1, "", f"pmplot: {message}\n")
+
+
+def test_a_bad_interval_is_pmreps_lines_and_usage(archive, run):
+    """-t as PCP's option handling says it: the parser's lines, then the usage."""
+    status, out, err, _ = run("-a", archive, "t.m00", "-t", "soon")
+    assert (status, out) == (1, "")
+    assert err.startswith("pmplot: -t argument not in pmParseHighResInterval(3) format:\n"
+                          "soon\n^ -- unexpected value\n\nUsage: pmplot ")  # fmt: skip
 
 
 def test_help_says_what_pmplot_does(run):

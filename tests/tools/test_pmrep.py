@@ -177,19 +177,25 @@ def test_json_lines(archive):
 
 
 @pytest.mark.parametrize(
-    ("args", "message"),
+    ("args", "message", "stdout"),
     [
-        ([":nosuch"], "Metricset definition ':nosuch' not found."),
-        (["no.such.metric"], "Invalid metric no.such.metric (Unknown metric name)."),
-        (["-o", "paper", "t.ctr"], "Error while parsing options: Invalid output target specified."),
-        (["-t", "0", "t.ctr"], "Interval must be greater than zero."),
-        (["t.ctr", "-i", "nine"], "No matching instances found."),
-        (["-w", "-3", "t.ctr"], "Error while reading option width: Non-negative integer expected."),
+        ([":nosuch"], "Metricset definition ':nosuch' not found.", ""),
+        (["no.such.metric"], "Invalid metric no.such.metric (PM_ERR_NAME Unknown metric name).",
+         ""),
+        (["-o", "paper", "t.ctr"], "Error while parsing options: Invalid output target specified.",
+         ""),
+        (["-t", "0", "t.ctr"], "Interval must be greater than zero.", ""),
+        (["t.ctr", "-i", "nine"], "No matching instances found.",
+         "\nRequested global instances:\n['nine']\n"),
+        (["-w", "-3", "t.ctr"], "Error while reading option width: Non-negative integer expected.",
+         ""),
     ],
-)
-def test_bad_input_is_one_line(archive, args, message):
+)  # fmt: skip
+def test_bad_input_is_one_line(archive, args, message, stdout):
+    """pmrep's message on stderr, exit 1 (and, for instances none matched, what -i asked
+    for on stdout, as pmrep prints it)."""
     out = pmrep("-a", archive, *args)
-    assert (out.returncode, out.stdout, out.stderr) == (1, "", message + "\n")
+    assert (out.returncode, out.stdout, out.stderr) == (1, stdout, message + "\n")
 
 
 def test_bad_config_line_names_file_and_line(archive, tmp_path):
@@ -197,9 +203,9 @@ def test_bad_config_line_names_file_and_line(archive, tmp_path):
     conf.write_text("[set]\nt.ctr = c,,,,\nthis is not an option line\n")
     out = pmrep("-a", archive, "-c", str(conf), ":set")
     assert out.returncode == 1
-    assert out.stderr == (
-        f"Failed to read configuration file {conf}:3: not a 'name = value' line: "
-        "'this is not an option line'\n"
+    assert out.stderr == (  # (pmrep's lines: the file and line, then configparser's)
+        f"Failed to read configuration file '{conf}', line 3:\n"
+        f"Source contains parsing errors: '{conf}'\n\t[line  3]: 'this is not an option line\\n'\n"
     )
 
 
@@ -215,7 +221,7 @@ def test_a_metricset_we_ship_reads_without_pcp(archive):
     lacks its metrics, which is the error PCP's pmrep gives)."""
     out = pmrep("-a", archive, ":vmstat")
     assert out.returncode == 1
-    assert out.stderr == "Invalid metric kernel.all.running (Unknown metric name).\n"
+    assert out.stderr == "Invalid metric kernel.all.running (PM_ERR_NAME Unknown metric name).\n"
 
 
 # ---------------------------------------------------------------- pieces
@@ -404,3 +410,133 @@ def test_an_empty_window_is_the_header_alone(archive):
     """As PCP 6.0.3's pmrep: no samples in the window, the header, and exit 0."""
     out = pmrep("-a", archive, "-S", "+10", "t.mem")
     assert (out.returncode, out.stdout, out.stderr) == (0, "  t.mem\n  Kbyte\n", "")
+
+
+# ---------------------------------------------------------------- PCP's messages, PCP's order
+
+
+def test_a_dimensionless_counter_is_a_rate_even_raw():
+    """Raw, a counter without units asks the fetchgroup for no scale at all, and so still
+    gets a rate (PCP QA 1240's -r on sample.wrap.ulong)."""
+    desc = Desc(1, PMType.PM_TYPE_U32, PM_INDOM_NULL, PMSem.PM_SEM_COUNTER, Units())
+    assert fetch_conversion(desc, "") == (True, 1.0, 1.0)
+    instant = Desc(1, PMType.PM_TYPE_U32, PM_INDOM_NULL, PMSem.PM_SEM_INSTANT, Units())
+    assert fetch_conversion(instant, "") == (False, 1.0, 1.0)
+
+
+def test_qa_wrapping_counter_raw_is_rates_or_nothing():
+    from tests.support.qa_archives import qa
+
+    out = pmrep("-z", "-w", "15", "-r", "-a", qa("uwrap"), "sample.wrap.ulong", "-s", "6")
+    assert out.stdout.splitlines()[2:] == [
+        "              N/A", "              N/A", "              N/A", "              N/A",
+        "       2142528635", "              N/A"]  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("files", "args", "message"),
+    [
+        ({}, ["-c", "/no/such.conf", "t.mem"],
+         "Failed to read configuration from '/no/such.conf':\nNo such file or directory."),
+        ({"a.conf": "[options]\nbogus = 1\n"}, ["-c", "a.conf", "t.mem"],
+         "Failed to read configuration file 'a.conf':\nUnknown option bogus in [options]."),
+        ({"a.conf": "[x]\nt.mem =\n"}, ["-c", "a.conf", ":x"],
+         "Failed to read configuration file 'a.conf':\nNo value set for t.mem in [x]."),
+        ({}, ["-e", "z = 1 +", "t.mem"],
+         "Failed to register derived metric:\nImpossible value or scale conversion Error: "
+         'pmRegisterDerivedMetric("z", ...)\n1 +\n  ^\n'
+         "Arithmetic expression expected to follow PLUS\n."),
+        ({}, ["-e", "/no/such", "t.mem"],
+         "Failed to load derived metric definitions from file '/no/such':\n"
+         "No such file or directory."),
+        ({}, ["t.mem,,,furlongs"], "PM_ERR_CONV Impossible value or scale conversion "
+         "unrecognized or duplicate base unit: furlongs."),
+        ({}, ["t.mem,,,count"], "pmrep: Impossible value or scale conversion"),
+    ],
+)  # fmt: skip
+def test_pcp_messages_line_for_line(archive, tmp_path, files, args, message):
+    """pmrep's messages over the lines PCP's pmrep writes them on (PCP QA 1548, 1069)."""
+    for name, text in files.items():
+        (tmp_path / name).write_text(text)
+    out = pmrep("-a", archive, *args, cwd=str(tmp_path))
+    assert (out.returncode, out.stdout, out.stderr) == (1, "", message + "\n")
+
+
+def test_samples_and_interval_errors_then_the_usage(archive, tmp_path):
+    """A file's bad sample count is libpcp's "pcp:" message; -t's the parser's lines."""
+    (tmp_path / "a.conf").write_text("[options]\nsamples = -1\n")
+    out = pmrep("-a", archive, "-c", "a.conf", "t.mem", cwd=str(tmp_path))
+    assert out.returncode == 1
+    assert out.stderr.startswith("pcp: sample count must be a positive numeric argument\n"
+                                 "Usage: pmrep ")  # fmt: skip
+    out = pmrep("-a", archive, "-t", "soon", "t.mem")
+    assert out.stderr.startswith("pmrep: -t argument not in pmParseHighResInterval(3) format:\n"
+                                 "soon\n^ -- unexpected value\n\nUsage: pmrep ")  # fmt: skip
+
+
+def test_source_errors_as_pmrep_says_them(archive):
+    """The source is opened after the metricsets are found and before the settings are
+    checked; its failure is the error's message ("; is pmcd running?" when refused)."""
+    assert pmrep("-a", "/no/such/archive", "t.mem").stderr == "pmrep: No such file or directory\n"
+    refused = "pmrep: Connection refused; is pmcd running?\n"
+    assert pmrep("-h", "127.0.0.1:1", "t.mem").stderr == refused
+    assert pmrep("-h", "127.0.0.1:1", "-w", "x", "t.mem").stderr == refused
+    out = pmrep("-h", "127.0.0.1:1", ":nosuch")
+    assert out.stderr == "Metricset definition ':nosuch' not found.\n"
+
+
+def test_debug_option_accepted_checked_and_unlisted(archive):
+    """-D as pmrep takes it: not in the usage, a bad specification refused with the
+    usage, appl1 listing the keywords pmrep.conf knows."""
+    assert "--debug" not in pmrep("--help").stderr
+    out = pmrep("-a", archive, "-D", "nonsense", "t.mem")
+    assert out.returncode == 1
+    assert out.stderr.startswith("pmrep: unrecognized debug options specification (nonsense)\n"
+                                 "Usage: pmrep ")  # fmt: skip
+    out = pmrep("-a", archive, "-D", "appl1", "-s", "1", "t.mem")
+    assert out.returncode == 0, out.stderr
+    first, second = out.stdout.splitlines()[:2]
+    assert first.startswith("Known config file keywords: ('source', 'output', 'derived',")
+    assert second == ("Known metric spec keywords: ('label', 'instances', 'unit', 'type', "
+                      "'width', 'precision', 'limit', 'formula')")  # fmt: skip
+    assert pmrep("-a", archive, "-D", "pdu,3", "-s", "1", "t.mem").returncode == 0
+
+
+def test_extended_csv_header_keeps_its_commas(archive):
+    out = pmrep("-a", archive, "-o", "csv", "-k", "-l", ";", "-s", "1", "t.mem")
+    assert out.stdout.splitlines() == ['Host,Interval,Time;"t.mem"',
+                                       "box;0;2023-11-14 22:13:20 UTC+0;0"]  # fmt: skip
+
+
+def test_spec_local_on_the_command_line_replaces_the_files():
+    from purepcp.tools.report.command import TOOL, settings_for
+
+    parsed = TOOL.parse(["-K", "add,1,x.so,x_init", "t.mem"])
+    s = Settings()
+    s.speclocal = "clear"  # (as a file set it)
+    parsed_settings, _ = settings_for(parsed)
+    assert parsed_settings.speclocal == ";add,1,x.so,x_init"
+    assert s.speclocal == "clear"
+
+
+def test_zone_text_is_the_offset_at_the_first_sample():
+    """pmrep's UTC+N: the zone's offset when the report starts, not now's."""
+    from purepcp.pmapi.timewindow import tzinfo_for
+    from purepcp.tools.report.command import current_tz, utc_offset
+
+    melbourne = tzinfo_for("Australia/Melbourne")
+    winter, summer = 960_000_000, 975_000_000  # (June and December 2000)
+    assert (utc_offset(melbourne, winter), utc_offset(melbourne, summer)) == ("UTC+10", "UTC+11")
+    assert current_tz(melbourne, winter) == "AEST-10"
+    assert utc_offset(tzinfo_for("Asia/Kolkata"), winter) == "UTC+5:30"
+    assert utc_offset(tzinfo_for("UTC"), winter) == "UTC+0"
+
+
+@pytest.mark.parametrize(
+    ("seconds", "text"),
+    [(2.5, "00:00:03"), (3.4, "00:00:03"), (90061, "1 day, 01:01:01"), (0, "00:00:00")],
+)
+def test_durations_round_half_up_as_pmrep(seconds, text):
+    from purepcp.tools.report.command import _readable
+
+    assert _readable(seconds) == text

@@ -67,7 +67,7 @@ OUTPUT = Opt(
 OUTFILE = Opt("F", "output-file", "OUTFILE", "output file")
 DERIVED = Opt("e", "derived", "FILE|DFNT", "derived metrics definitions")
 DAEMONIZE = Opt(None, "daemonize", None, "daemonize on startup")
-DEBUG = Opt("D", "debug", "DBG", "set debug options (accepted, ignored)")
+DEBUG = Opt("D", "debug", "DBG", "set debug options")
 PROGRESS = Opt(None, "no-progress", None, "no progress bar for long archive replays")
 REPORTING = (
     Opt("H", "no-header", None, "omit headers"),
@@ -128,7 +128,7 @@ CHART = (
 GENERAL = (ARCHIVE, Opt(None, "archive-folio", "FILE", "read metric source list from FILE"),
            Opt(None, "container", "NAME", "specify an individual container to be queried"),
            HOST, LOCALPMDA, SPECLOCAL, CONFIG, CHECK, OUTPUT, OUTFILE, DERIVED, DAEMONIZE,
-           DEBUG, VERSION, HELP)  # fmt: skip
+           VERSION, HELP)  # fmt: skip
 #: what only a text report uses (pmplot has none of these)
 TEXT_ONLY = {
     "no-header", "no-unit-info", "no-inst-info", "timestamps", "overall-rank",
@@ -147,15 +147,17 @@ PLOT_REPORTING = tuple(opt for opt in REPORTING if opt.long not in TEXT_ONLY)
 TOOL = Tool(
     PROG,
     "[option...] metricspec [...]",
-    (("General options", GENERAL), ("Reporting options", REPORTING), ("Chart options", CHART)),
+    (
+        ("General options", GENERAL),
+        ("Reporting options", REPORTING),
+        ("Chart options", CHART),
+        ("", (DEBUG,)),
+    ),  # (-D is accepted but not listed, as PCP's pmrep lists it not)
     help_status=0,
 )
 
 #: options this pmrep reads but does not act on yet: said so, rather than ignored
-NOT_BUILT = {
-    "fixed-header": "-7", "dynamic-header": "-1",
-    "container": "--container",
-}  # fmt: skip
+NOT_BUILT = {"container": "--container"}
 #: command-line flags that set a pmrep.conf key to 1 (or 0)
 FLAGS = {
     "no-header": ("header", 0), "no-unit-info": ("unitinfo", 0), "no-inst-info": ("instinfo", 0),
@@ -191,9 +193,10 @@ def fail(message: str) -> NoReturn:
     raise SystemExit(1)
 
 
-def settings_for(parsed: Parsed, prog: str = PROG) -> tuple[Settings, Any]:
+def settings_for(parsed: Parsed, prog: str = PROG, usage: str = "") -> tuple[Settings, Any]:
     """The settings: defaults, then pmrep.conf's [options] and metricsets, then the command
-    line; and what the configuration files hold (PROG: the command, for its messages)."""
+    line; and what the configuration files hold (PROG: the command, for its messages;
+    USAGE: what follows a bad sample count or interval, as pmrep prints its usage)."""
     s = Settings()
     path = parsed.get("config")
     if path is not None:
@@ -203,6 +206,12 @@ def settings_for(parsed: Parsed, prog: str = PROG) -> tuple[Settings, Any]:
     loaded = load(conf_files(str(path) if path else None))
     metricsets = [op[1:] for op in parsed.operands if op.startswith(":")]
     apply_options(loaded, s, metricsets)
+    # the files' samples and interval go through pmSetOptionSamples/Interval, whose
+    # messages are libpcp's own, under its default program name
+    check_sampling(s.samples, s.interval, "pcp: sample count must be a positive numeric "
+                   "argument", "pcp: interval argument", usage)  # fmt: skip
+    check_sampling(parsed.get("samples"), parsed.get("interval"), f"{prog}: -s requires a "
+                   "positive numeric argument", f"{prog}: -t argument", usage)  # fmt: skip
     for opt, value in parsed.pairs:
         key = opt.long or opt.short or ""
         if key in FLAGS:
@@ -231,9 +240,31 @@ def settings_for(parsed: Parsed, prog: str = PROG) -> tuple[Settings, Any]:
             s.chart_dpi = positive_int("--dpi", str(value), prog)
         elif key == "no-progress":
             s.progress = False
-        elif key == "spec-local":
-            s.speclocal = (s.speclocal or "") + ";" + str(value)
+        elif key == "spec-local":  # (-K replaces the files' speclocal, then adds up)
+            earlier = s.speclocal if s.speclocal and s.speclocal.startswith(";") else ""
+            s.speclocal = f"{earlier};{value}"
     return s, loaded
+
+
+def check_sampling(samples, interval, count_error: str, interval_what: str, usage: str) -> None:
+    """A sample count must be a whole number, not negative, and an interval one
+    pmParseHighResInterval reads; else COUNT_ERROR (or INTERVAL_WHAT's message and the
+    parser's) and USAGE, and exit 1, as PCP's option handling does."""
+    import re
+
+    from purepcp.pmapi.timewindow import TimeParseError, parse_interval
+
+    if samples not in (None, ""):
+        text = str(samples)
+        if not re.fullmatch(r"\s*[+-]?[0-9]+", text) or int(text) < 0:
+            fail(count_error + "\n" + usage.rstrip("\n"))
+    if interval in (None, ""):
+        return
+    try:
+        parse_interval(str(interval))
+    except TimeParseError as exc:
+        fail(f"{interval_what} not in pmParseHighResInterval(3) format:\n{exc.errmsg}\n"
+             + usage.rstrip("\n"))  # fmt: skip
 
 
 def chart_size(text: str, prog: str = PROG) -> tuple[float, float]:
@@ -317,8 +348,6 @@ def validate(s: Settings, parsed: Parsed, prog: str = PROG) -> None:
         fail("Overall ranking requires ranking enabled.")
     if s.output not in OUTPUTS:
         fail("Error while parsing options: Invalid output target specified.")
-    if s.outfile and s.output not in CHARTS:  # (a chart is drawn again over its file)
-        check_outfile(s.outfile)
     if s.output in ("archive", *CHARTS) and not s.outfile:
         what = "Output archive" if s.output == "archive" else "Output chart file"
         fail(f"{what} must be defined with {s.output} output.")
@@ -328,6 +357,13 @@ def validate(s: Settings, parsed: Parsed, prog: str = PROG) -> None:
         outdir = os.path.dirname(s.outfile or "") or "."
         if not os.access(outdir, os.W_OK | os.X_OK):
             fail(f"Output directory {outdir} not accessible.")
+
+
+def early_checks(s: Settings, parsed: Parsed, prog: str = PROG) -> None:
+    """What pmrep refuses while it reads its options, before it connects: an output
+    file already there (-F), an option this pmrep does not build."""
+    if s.outfile and s.output not in CHARTS:  # (a chart is drawn again over its file)
+        check_outfile(s.outfile)
     for key, flag in NOT_BUILT.items():
         attr = FLAGS.get(key, (key.replace("-", "_"), 1))[0]
         if key in parsed or getattr(s, attr, 0) not in (0, None, ""):
@@ -348,40 +384,64 @@ def open_context(s: Settings, parsed: Parsed, tool: Tool = TOOL):
                  f"{prog}: archive folio lists no archives")  # fmt: skip
         values["archive"] = ",".join(folio)
     if not any(k in values for k in ("archive", "host", "local-PMDA")):
-        source = s.source or "local:"
-        if (
-            source.startswith(("/", "."))
-            or os.path.exists(source + ".index")
-            or os.path.isdir(source)
-        ):
+        source = s.source or "local:"  # (pmrep's: a path is an archive, "@" local PMDAs)
+        if "/" in source or os.path.exists(source + ".index") or os.path.isdir(source):
             values["archive"] = source
+        elif source == "@":
+            values["local-PMDA"] = True
         elif source != "local:":
             values["host"] = source
     specs = [x for x in (s.speclocal or "").split(";") if x]
-    return tool.context(Parsed(values=values, specs=specs, operands=parsed.operands))
+    return connect(Parsed(values=values, specs=specs, operands=parsed.operands), tool)
+
+
+def connect(parsed: Parsed, tool: Tool):
+    """The context PARSED names; one that cannot be made is pmrep's one line, the error's
+    message after the program's name ("; is pmcd running?" when refused)."""
+    from purepcp.pmapi.context import Context
+
+    if len([k for k in ("archive", "host", "local-PMDA") if k in parsed]) > 1:
+        tool.fail("at most one of -a, -h and -L allowed", usage=True)
+    try:
+        if "archive" in parsed:
+            from purepcp.pmapi.archive.context import ArchiveContext
+
+            return ArchiveContext(str(parsed.get("archive")), None)
+        if "local-PMDA" in parsed:
+            return Context.local(parsed.specs, None)
+        host = str(parsed.get("host") or os.environ.get("PMCD_HOST") or "local:")
+        return Context.host(host, None)
+    except PMError as exc:
+        refused = "; is pmcd running?" if exc.message == "Connection refused" else ""
+        fail(f"{tool.prog}: {exc.message}{refused}")
 
 
 def run(argv: list[str], tool: Tool = TOOL, chart: str | None = None) -> int:
-    """pmrep with ARGV; for pmplot, TOOL is its own and CHART the default output."""
+    """pmrep with ARGV; for pmplot, TOOL is its own and CHART the default output.  As
+    PCP's pmrep: the options and configuration files are read and the metricsets found,
+    then the source is opened, then the settings are checked and the metrics resolved."""
     parsed = tool.parse(argv)
+    debug = check_debug(parsed, tool)
     if not parsed.operands:
         sys.stderr.write("No metrics specified.\n")
         sys.stderr.write(tool.usage())
         return 1
     prog = tool.prog
     try:
-        s, loaded = settings_for(parsed, prog)
+        s, loaded = settings_for(parsed, prog, tool.usage())
         if chart is not None:
             plot_output(s, parsed, prog, chart)
-        validate(s, parsed, prog)
+        early_checks(s, parsed, prog)
         wanted = wanted_metrics(parsed.operands, loaded, s)
     except ConfigError as exc:
-        fail(str(exc))
+        config_fail(exc)
     ctx = open_context(s, parsed, tool)
     try:
-        return report(ctx, s, parsed, wanted, prog)
+        validate(s, parsed, prog)
+        keywords = bool({"appl1", "all"} & debug)
+        return report(ctx, s, parsed, wanted, prog, keywords)
     except ConfigError as exc:
-        fail(str(exc))
+        config_fail(exc)
     except BrokenPipeError:
         raise
     except OSError as exc:  # (a file that cannot be written: PCP's pmrep prints it so)
@@ -390,6 +450,41 @@ def run(argv: list[str], tool: Tool = TOOL, chart: str | None = None) -> int:
         with contextlib.suppress(PMError, OSError):
             ctx.close()
     return 0
+
+
+def config_fail(exc: ConfigError) -> NoReturn:
+    """A configuration problem's message on stderr, then what pmrep prints on stdout
+    with it (the instances -i asked for, when none matched), and exit 1."""
+    sys.stdout.flush()
+    sys.stderr.write(f"{exc}\n")
+    sys.stderr.flush()
+    if exc.stdout:
+        sys.stdout.write(exc.stdout)
+    raise SystemExit(1)
+
+
+def check_debug(parsed: Parsed, tool: Tool) -> set[str]:
+    """-D's debug options (pmSetDebug's names, lower case); a specification pmSetDebug
+    would not take ends the run as pmrep's options do."""
+    from purepcp.pmapi.options import debug_spec_ok
+
+    names: set[str] = set()
+    for opt, value in parsed.pairs:
+        if opt is not DEBUG:
+            continue
+        if not debug_spec_ok(str(value)):
+            tool.fail(f"unrecognized debug options specification ({value})", usage=True)
+        names.update(t.strip().lower() for t in str(value).split(","))
+    return names
+
+
+def show_keywords() -> None:
+    """-D appl1: the keywords pmrep.conf(5) knows, as pmrep lists them on stdout."""
+    from purepcp.tools.report.config import SPEC_FIELDS
+    from purepcp.tools.report.settings import KEYS
+
+    sys.stdout.write(f"Known config file keywords: {tuple(KEYS)!r}\n")
+    sys.stdout.write(f"Known metric spec keywords: {SPEC_FIELDS!r}\n")
 
 
 def plot_output(s: Settings, parsed: Parsed, prog: str, default: str) -> None:
@@ -414,6 +509,7 @@ class Timing:
     interval: float
     samples: int | None
     window: Any  # pmapi.timewindow.TimeWindow
+    runtime: float | None = None  # -T's: seconds from the first sample to the end
 
     @property
     def delta_ns(self) -> int:
@@ -468,6 +564,7 @@ def timing(ctx, s: Settings, parsed: Parsed, archive: bool, zone, prog: str = PR
     except TimeParseError as exc:
         fail(f"{prog}: invalid time window: {one_line(exc.errmsg)}")
     origin_ns = window.origin_ns if archive else now
+    runtime = None
     if "finish" in parsed:
         runtime = (window.end_ns - origin_ns) / NSEC
         if samples:
@@ -477,11 +574,13 @@ def timing(ctx, s: Settings, parsed: Parsed, archive: bool, zone, prog: str = PR
             samples = int(runtime / interval + 1)
     if interval <= 0:
         fail("Interval must be greater than zero.")
-    return Timing(origin_ns, interval, samples, window)
+    return Timing(origin_ns, interval, samples, window, runtime)
 
 
-def report(ctx, s: Settings, parsed: Parsed, wanted, prog: str = PROG) -> int:
-    """Resolve the metrics, write the headers, then every sample's values."""
+def report(ctx, s: Settings, parsed: Parsed, wanted, prog: str = PROG,
+           keywords: bool = False) -> int:  # fmt: skip
+    """Resolve the metrics, write the headers, then every sample's values (KEYWORDS:
+    first the keywords pmrep.conf knows, as pmrep -D appl1 lists them)."""
     from purepcp.tools.report.resolve import Resolver
     from purepcp.tools.report.values import Converter, Layout
 
@@ -497,6 +596,8 @@ def report(ctx, s: Settings, parsed: Parsed, wanted, prog: str = PROG) -> int:
     check_predicates(predicates, metrics)
     zone = reporting_zone(ctx, parsed, archive)
     when = timing(ctx, s, parsed, archive, zone, prog)
+    if keywords:
+        show_keywords()
     layout = Layout(metrics)
     columns = [c for m in metrics for c in m.columns()]
     # the text goes to -F's file, but an archive's is the archive and stdout says so
@@ -565,10 +666,21 @@ def make_writer(s, ctx, archive, metrics, columns, zone, when: Timing, parsed, o
     if timefmt is None:
         timefmt = "%Y-%m-%d %H:%M:%S" if s.output == "csv" else "%H:%M:%S"
     host = source_host(ctx, archive)
+    mode = header_mode(s)
     if s.output == "csv":
+        if mode == "dynamic":
+            from purepcp.tools.report.dynamic import DynamicCsvWriter
+
+            return DynamicCsvWriter(out, columns, rank=bool(s.rank),
+                                    repeat=s.repeat_header if s.header else 0,
+                                    delimiter=delimiter, timefmt=timefmt, zone=zone,
+                                    header=bool(s.header), extcsv=bool(s.extcsv), host=host,
+                                    tzname=utc_offset(zone, when.origin_ns / NSEC),
+                                    labels=bool(s.include_labels))  # fmt: skip
         return CsvWriter(out, columns, delimiter=delimiter, timefmt=timefmt, zone=zone,
                          header=bool(s.header), extcsv=bool(s.extcsv), host=host,
-                         tzname=utc_offset(zone), labels=bool(s.include_labels))  # fmt: skip
+                         tzname=utc_offset(zone, when.origin_ns / NSEC),
+                         labels=bool(s.include_labels))  # fmt: skip
     if s.output == "archive":
         from purepcp.tools.report.records import ArchiveOut, help_texts
 
@@ -610,8 +722,35 @@ def make_writer(s, ctx, archive, metrics, columns, zone, when: Timing, parsed, o
                                  delimiter=delimiter)  # fmt: skip
     if s.colxrow is not None:
         sort = sort_metrics(s, metrics)
+        if mode != "static":
+            from purepcp.tools.report.dynamic import DynamicColxrowWriter
+
+            fixed = mode == "fixed"
+            return DynamicColxrowWriter(out, columns, colxrow=s.colxrow, sort=sort, fixed=fixed,
+                                        rank=bool(s.rank), **common)  # fmt: skip
         return ColxrowWriter(out, columns, colxrow=s.colxrow, sort=sort, **common)
+    if mode == "dynamic":
+        from purepcp.tools.report.dynamic import DynamicStdoutWriter
+
+        return DynamicStdoutWriter(out, columns, rank=bool(s.rank), empty_width=int(s.width or 0),
+                                   **common)  # fmt: skip
     return StdoutWriter(out, columns, **common)
+
+
+def header_mode(s: Settings) -> str:
+    """The header's kind: "dynamic" (-1, or -4 update), "fixed" (-7 with -X to stdout) or
+    "static", as pmrep settles its header options (an archive written has neither; our JSON and
+    charts, which PCP's pmrep has not, neither)."""
+    dynamic, fixed = bool(s.dynamic_header), bool(s.fixed_header)
+    if s.colxrow is None or s.output != "stdout":
+        fixed = False
+    if dynamic:
+        fixed = False
+    if s.names_change == 2:
+        dynamic, fixed = True, False
+    if s.output not in ("stdout", "csv"):
+        dynamic = fixed = False
+    return "dynamic" if dynamic else "fixed" if fixed else "static"
 
 
 def daemonize(out) -> None:
@@ -666,17 +805,39 @@ def source_host(ctx, archive: bool) -> str:
     return context_hostname(ctx)
 
 
-def utc_offset(zone) -> str:
-    """pmrep's zone text: UTC, UTC+N or UTC-N (POSIX signs: west of Greenwich is +)."""
-    from datetime import datetime
+def current_tz(zone, at: float | None = None) -> str:
+    """pmrep's get_current_tz: ZONE as a POSIX TZ value ("AEST-10") at AT (seconds since
+    the epoch; now when None), built as Python's time module sees a zone: its standard
+    and daylight offsets are the current year's (January's and July's), and which one
+    applies is whether daylight time is in force at AT."""
+    from datetime import UTC, datetime
 
-    offset = datetime.now(zone).utcoffset()
-    minutes = int(offset.total_seconds() // 60) if offset is not None else 0
-    if minutes == 0:
+    year = datetime.now(UTC).year
+    jan, jul = (datetime(year, m, 1, tzinfo=UTC).astimezone(zone) for m in (1, 7))
+    janzone, julzone = (-int(d.utcoffset().total_seconds()) for d in (jan, jul))
+    names = (jan.tzname() or "", jul.tzname() or "")
+    if janzone < julzone:  # (daylight time in January: the southern hemisphere)
+        offsets, names = (julzone, janzone), (names[1], names[0])
+    else:
+        offsets = (janzone, julzone)
+    when = datetime.now(zone) if at is None else datetime.fromtimestamp(at, zone)
+    dst = int(bool(when.dst()))
+    offset, text = offsets[dst], names[dst]
+    if offset:
+        text += ("+" if offset >= 0 else "") + str(int(offset / 3600.0))
+        if int(offset % 3600 / 60):
+            text += ":" + str(int(offset % 3600 / 60))
+    return text
+
+
+def utc_offset(zone, at: float | None = None) -> str:
+    """pmrep's zone text, posix_tz_to_utc_offset of current_tz: UTC+0, UTC+N or UTC-N
+    (west of Greenwich is -), from the POSIX value's text as pmrep reads it."""
+    tz = current_tz(zone, at)
+    if "+" not in tz and "-" not in tz:
         return "UTC+0"
-    sign = "+" if minutes > 0 else "-"
-    hours, mins = divmod(abs(minutes), 60)
-    return f"UTC{sign}{hours}" + (f":{mins:02d}" if mins else "")
+    offset = tz.split("+")[1] if "+" in tz else tz.split("-")[1]
+    return "UTC" + ("+" if "-" in tz else "-") + offset
 
 
 def replay_blocks(ctx, metrics, layout, when: Timing, s: Settings, prog: str = PROG) -> Iterator:
@@ -697,13 +858,22 @@ def replay_blocks(ctx, metrics, layout, when: Timing, s: Settings, prog: str = P
         for chunk in ctx.replays([m.pmid for m in metrics], count):
             eol = chunk.eol
             stop = int(eol.argmax()) if eol.any() else None
+            # a fetch that fails (the archive's damage) ends the report there, with
+            # PCP's words (pmFetch's error, as PCP's pmrep says it)
+            failed = chunk.failed
+            bad = int(failed.argmax()) if failed is not None and failed.any() else None
+            broken = bad is not None and (stop is None or bad < stop)
+            stop = bad if broken else stop
             raw = layout.from_replay(chunk)
             if stop is not None:
                 raw.times, raw.values, raw.has = raw.times[:stop], raw.values[:stop], raw.has[:stop]
                 raw.strings = {c: v[:stop] for c, v in raw.strings.items()}
+                raw.empty = None if raw.empty is None else raw.empty[:stop]
             if progress is not None:
                 progress.update(len(raw.times))
             yield raw
+            if broken:
+                raise PMError(chunk.fail_code)
             if stop is not None:
                 return
     finally:
@@ -776,7 +946,12 @@ def extended_header(out, s, ctx, archive, metrics, zone, when: Timing, name: str
     )
     instances = sum(len(m.insts) for m in metrics)
     word = "instances" if instances != 1 else "instance"
-    if samples:
+    if header_mode(s) != "static":
+        word += " present in archive" if archive else " initially"
+    if when.runtime is not None:
+        count: int | str = samples or 0
+        duration = when.runtime
+    elif samples:
         count = samples
         duration = (samples - 1) * interval
     else:
@@ -784,23 +959,33 @@ def extended_header(out, s, ctx, archive, metrics, zone, when: Timing, name: str
         count = max(0, int(duration / interval + 1))
         duration = max(0.0, (count - 1) * interval)
     end = origin_ns / NSEC + duration
+    uninterpolated = archive and not s.interpol
+    if uninterpolated:
+        duration = max(0.0, (window.end_ns - origin_ns) / NSEC)
+        count = f"{count} (requested)" if s.samples not in (None, "", 0, "0") else "N/A"
     if archive:
         from purepcp.pmapi.archive.multi import end_of
 
         last = end_of(ctx.archive)
         end = float(last) if last is not None else end
+    from purepcp.pmapi.timewindow import tzinfo_for
+
+    zone_text = utc_offset(zone, origin_ns / NSEC)
+    here = utc_offset(tzinfo_for(None))  # (this host's zone now, as pmrep's localtz)
+    if zone_text != here:
+        zone_text += f" (reporting, current is {here})"
     comment = "#" if s.output == "csv" else ""
     lines = [""]
     if archive:
         lines.append(f"  archive: {name}")
     lines += [
         f"     host: {host}",
-        f" timezone: {utc_offset(zone)}",
+        f" timezone: {zone_text}",
         f"    start: {_asctime(origin_ns / NSEC, zone)}",
         f"      end: {_asctime(end, zone)}",
         f"  metrics: {len(metrics)} ({instances} {word})",
         f"  samples: {count}",
-        f" interval: {float(interval)} sec",
+        " interval: N/A" if uninterpolated else f" interval: {float(interval)} sec",
         f" duration: {_readable(duration)}",
         "",
     ]
@@ -808,9 +993,13 @@ def extended_header(out, s, ctx, archive, metrics, zone, when: Timing, name: str
 
 
 def _readable(seconds: float) -> str:
+    import math
     from datetime import timedelta
 
-    parts = str(timedelta(seconds=round(seconds))).split(":")
+    whole = math.floor(seconds + math.copysign(0.5, seconds))  # (half away from zero)
+    parts = str(timedelta(seconds=whole)).split(":")
     if len(parts[0]) == 1:
         parts[0] = "0" + parts[0]
+    elif parts[0][-2] == " ":  # ("1 day, 2" is "1 day, 02")
+        parts[0] = parts[0][:-1] + "0" + parts[0][-1]
     return ":".join(parts)

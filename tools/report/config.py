@@ -15,8 +15,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from purepcp.pmapi.inifile import config_error
-
 from .settings import KEYS, Settings
 
 #: the fields of a metric spec after its name, in order
@@ -34,7 +32,12 @@ SHIPPED = Path(__file__).with_name("conf")
 
 
 class ConfigError(Exception):
-    """A configuration problem, one line (file and line where known)."""
+    """A configuration problem, in the words and lines PCP's pmrep writes it (file and
+    line where known); STDOUT is what pmrep prints on stdout after it (or "")."""
+
+    def __init__(self, message: str, stdout: str = "") -> None:
+        super().__init__(message)
+        self.stdout = stdout
 
 
 @dataclass
@@ -80,7 +83,7 @@ def check_path(path: str) -> None:
         why = "Permission denied"
     else:
         why = "Not a regular file"
-    raise ConfigError(f"Failed to read configuration from '{path}': {why}.")
+    raise ConfigError(f"Failed to read configuration from '{path}':\n{why}.")
 
 
 def conf_files(path: str | None) -> list[str]:
@@ -127,14 +130,23 @@ def load(files: Sequence[str]) -> Loaded:
                 loaded.sections[section] = items
                 loaded.source[section] = path
         except configparser.Error as exc:
-            raise ConfigError(
-                f"Failed to read configuration file {config_error(path, exc)}"
-            ) from None
+            raise ConfigError(parse_error(path, exc)) from None
         except OSError as exc:
             raise ConfigError(
-                f"Failed to read configuration file '{path}': {exc.strerror}."
+                f"Failed to read configuration file '{path}':\n{exc.strerror}."
             ) from None
     return loaded
+
+
+def parse_error(path: str, exc: configparser.Error) -> str:
+    """A file configparser cannot read, as pmrep says it: the file and line, then
+    configparser's own message on the lines after."""
+    lineno = getattr(exc, "lineno", None)
+    if lineno is None:
+        errors = getattr(exc, "errors", None) or [("?",)]
+        lineno = errors[0][0]
+    message = getattr(exc, "message", str(exc))
+    return f"Failed to read configuration file '{path}', line {lineno}:\n{message}"
 
 
 def apply_options(loaded: Loaded, settings: Settings, metricsets: Sequence[str]) -> None:
@@ -148,13 +160,13 @@ def apply_options(loaded: Loaded, settings: Settings, metricsets: Sequence[str])
             if key in KEYS:
                 if not value:
                     raise ConfigError(
-                        f"Failed to read configuration file '{where}': "
+                        f"Failed to read configuration file '{where}':\n"
                         f"No value set for option {key} in [{section}]."
                     )
                 settings.set_from_file(key, value)
             elif section == "options":
                 raise ConfigError(
-                    f"Failed to read configuration file '{where}': "
+                    f"Failed to read configuration file '{where}':\n"
                     f"Unknown option {key} in [{section}]."
                 )
 
@@ -228,7 +240,7 @@ class _Section:
         spec = self.specs.get(base)
         if spec is None:
             raise ConfigError(
-                f"Failed to read configuration file '{self.where}': Undeclared metric key {base}."
+                f"Failed to read configuration file '{self.where}':\nUndeclared metric key {base}."
             )
         value = value[1:-1] if len(value) >= 2 and value[0] == value[-1] == '"' else value
         if attr == "formula":
@@ -256,12 +268,12 @@ def wanted_metrics(operands: Sequence[str], loaded: Loaded, settings: Settings) 
         for where, key, value in loaded.globals:
             if key in KEYS:
                 raise ConfigError(
-                    f"Failed to read configuration file '{where}': "
+                    f"Failed to read configuration file '{where}':\n"
                     "Section [global] contains options."
                 )
             if not value:
                 raise ConfigError(
-                    f"Failed to read configuration file '{where}': "
+                    f"Failed to read configuration file '{where}':\n"
                     f"No value set for {key} in [global]."
                 )
         section = _Section("", "global")
@@ -280,7 +292,7 @@ def wanted_metrics(operands: Sequence[str], loaded: Loaded, settings: Settings) 
             for key, value in items.items():
                 if not value:
                     raise ConfigError(
-                        f"Failed to read configuration file '{section.where}': "
+                        f"Failed to read configuration file '{section.where}':\n"
                         f"No value set for {key} in [{name}]."
                     )
                 if key not in KEYS:

@@ -37,7 +37,11 @@ class ArchiveOut:
         self.hostname, self.timezone = hostname, timezone
         self.samples, self.interval, self.live = samples, interval, live
         self.writer = None
-        self.prev: dict[int, dict[int, object]] = {}
+        self.prev: dict[int, dict[int, object]] = {}  # per metric: the last sample's values
+        # per instance domain: the instances written so far (pmrep adds each to its pmi
+        # log as it first has a value), and how many its last indom record had
+        self.indoms: dict[int, dict[int, str]] = {}
+        self.written: dict[int, int] = {}
 
     def header(self, repeat: bool = False) -> None:
         self.out.write(f"Recording {len(self.metrics)} metrics to {self.path}")
@@ -76,30 +80,43 @@ class ArchiveOut:
             stamp = _stamp(ns)
             vsets = []
             for m, sl in zip(self.metrics, slices, strict=True):
-                pairs = []
-                for c, inst in zip(range(sl.start, sl.stop), m.insts, strict=True):
-                    if not block.has[r, c]:
-                        continue
-                    if m.desc.type == PMType.PM_TYPE_STRING:
-                        value: object = str(block.strings[c][r])
-                    elif m.desc.type in _INT_TYPES:
-                        value = int(block.values[r, c])
-                    else:
-                        value = float(block.values[r, c])
-                    pairs.append((inst, value))
-                if m.desc.sem == PMSem.PM_SEM_DISCRETE:
-                    last = self.prev.get(m.pmid)
-                    if last is not None and all(last.get(i) == v for i, v in pairs):
-                        continue
-                    self.prev[m.pmid] = dict(pairs)
+                pairs = self._pairs(block, r, m, sl)
+                before = self.prev.get(m.pmid)
+                self.prev[m.pmid] = dict(pairs)
+                if m.desc.sem == PMSem.PM_SEM_DISCRETE and before is not None:
+                    # (pmrep: an instance's unchanged discrete value is not written again)
+                    pairs = [(i, v) for i, v in pairs if i not in before or before[i] != v]
                 if not pairs:
                     continue
                 if m.desc.indom != PM_INDOM_NULL:
-                    names = [n or "" for n in m.names]
-                    w.put_indom(stamp, m.desc.indom, list(m.insts), names)
+                    known = self.indoms.setdefault(m.desc.indom, {})
+                    for inst, name in zip(m.insts, m.names, strict=True):
+                        if any(i == inst for i, _ in pairs):
+                            known.setdefault(inst, name or "")
                 vsets.append(ValueSet.of_atoms(m.pmid, m.desc.type, pairs))
+            for indom, known in self.indoms.items():
+                if self.written.get(indom) != len(known):  # (in instance order, as pmi's)
+                    ordered = sorted(known.items())
+                    w.put_indom(stamp, indom, [i for i, _ in ordered], [n for _, n in ordered])
+                    self.written[indom] = len(known)
             if vsets:
                 w.put_result(Result(stamp, tuple(vsets)))
+
+    @staticmethod
+    def _pairs(block: Block, r: int, m: ReportMetric, sl: slice) -> list[tuple[int, object]]:
+        """Sample R's (instance, value) pairs of metric M (its columns SL)."""
+        pairs: list[tuple[int, object]] = []
+        for c, inst in zip(range(sl.start, sl.stop), m.insts, strict=True):
+            if not block.has[r, c]:
+                continue
+            if m.desc.type == PMType.PM_TYPE_STRING:
+                value: object = str(block.strings[c][r])
+            elif m.desc.type in _INT_TYPES:
+                value = int(block.values[r, c])
+            else:
+                value = float(block.values[r, c])
+            pairs.append((inst, value))
+        return pairs
 
     def close(self) -> None:
         if self.writer is not None:

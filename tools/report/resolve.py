@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 from purepcp.pmapi.convert import pmConvScale
 from purepcp.pmapi.desc import Desc
-from purepcp.pmapi.errors import PMError, pmErrStr
+from purepcp.pmapi.errors import PMErr, PMError, pmErrStr
 from purepcp.pmapi.ids import PM_IN_NULL, PM_INDOM_NULL
 from purepcp.pmapi.types import PMSem, PMType
 from purepcp.pmapi.units import Units, parse_units_mult, pmUnitsStr
@@ -25,6 +25,7 @@ _NUMERIC = (PMType.PM_TYPE_32, PMType.PM_TYPE_U32, PMType.PM_TYPE_64, PMType.PM_
             PMType.PM_TYPE_FLOAT, PMType.PM_TYPE_DOUBLE)  # fmt: skip
 _INTS = (PMType.PM_TYPE_32, PMType.PM_TYPE_U32, PMType.PM_TYPE_64, PMType.PM_TYPE_U64)
 #: per second to per time unit, as the fetchgroup adjusts its multiplier (divide, times)
+PM_ERR_CONV = int(PMErr.PM_ERR_CONV)
 _RATE_TIME = {0: (1e9, 0), 1: (1e6, 0), 2: (1e3, 0), 3: (0, 1.0), 4: (0, 60.0), 5: (0, 3600.0)}
 
 
@@ -79,24 +80,28 @@ class ReportMetric:
 def fetch_conversion(desc: Desc, scale: str) -> tuple[bool, float, float]:
     """(rate, factor, mult) for DESC's values asked for in SCALE's units, as PCP's
     fetchgroup works them out: same dimensions, a rescale; one time dimension fewer, a
-    rate (per second, rescaled to SCALE's time unit); anything else PM_ERR_CONV."""
+    rate (per second, rescaled to SCALE's time unit); anything else PM_ERR_CONV.  An
+    empty SCALE (a dimensionless metric's raw units) is no scale at all, as PCP's pmapi
+    passes it: a counter is then still a rate, even with -r."""
+    if not scale:
+        return desc.sem == PMSem.PM_SEM_COUNTER, 1.0, 1.0
     try:
         out, mult = parse_units_mult(scale)
     except ValueError as exc:
-        raise PMError(-12374, str(exc)) from None  # PM_ERR_CONV
+        raise PMError(PM_ERR_CONV, str(exc)) from None
     u = desc.units
     same = (u.dimSpace, u.dimCount) == (out.dimSpace, out.dimCount)
     if same and u.dimTime == out.dimTime:
         return False, pmConvScale(PMType.PM_TYPE_DOUBLE, 1.0, u, out), mult
     if same and u.dimTime == out.dimTime + 1:
         if out.scaleTime not in _RATE_TIME:
-            raise PMError(-12374)
+            raise PMError(PM_ERR_CONV)
         divide, times = _RATE_TIME[out.scaleTime]
         mult = mult / divide if divide else mult * times
         out = Units(out.dimSpace, out.dimTime + 1, out.dimCount, out.scaleSpace,
                     out.scaleTime, out.scaleCount)  # fmt: skip
         return True, pmConvScale(PMType.PM_TYPE_DOUBLE, 1.0, u, out), mult
-    raise PMError(-12374)  # PM_ERR_CONV
+    raise PMError(PM_ERR_CONV)
 
 
 def format_label(label: str) -> str:
@@ -214,12 +219,13 @@ class Resolver:
                 problem = load_file(entry)
                 if problem:
                     raise ConfigError(
-                        f"Failed to load derived metric definitions from file '{entry}': {problem}."
+                        f"Failed to load derived metric definitions from file '{entry}':\n"
+                        f"{problem}."
                     )
                 continue
             if "=" not in entry:
                 raise ConfigError(
-                    "Failed to register derived metric: Invalid syntax (expected "
+                    "Failed to register derived metric:\nInvalid syntax (expected "
                     "metric=expression)."
                 )
             name, expr = (part.strip() for part in entry.split("=", 1))
@@ -227,13 +233,11 @@ class Resolver:
                 continue
             try:
                 registry.register(name, expr)
-            except DerivedSyntaxError as exc:
+            except (DerivedSyntaxError, DerivedError) as exc:
                 raise ConfigError(
-                    f"Failed to register derived metric {name}: {exc.message} "
-                    f"at offset {exc.offset} of '{expr}'."
+                    "Failed to register derived metric:\n"
+                    f"{pmErrStr(PM_ERR_CONV)} {derive_errmsg(name, expr, exc)}."
                 ) from None
-            except DerivedError as exc:
-                raise ConfigError(f"Failed to register derived metric {name}: {exc}.") from None
         self.ctx.use_registry(registry)
 
     def _lookup_error(self, name: str) -> int:
@@ -270,7 +274,9 @@ class Resolver:
         if not found:
             if self.settings.ignore_unknown:
                 raise ConfigError("Not one known metric found.")
-            raise ConfigError("No matching instances found.")
+            wanted = self.settings.instances  # (pmrep's hint: what -i asked for)
+            hint = f"\nRequested global instances:\n{wanted!r}\n" if wanted else ""
+            raise ConfigError("No matching instances found.", stdout=hint)
         metrics = []
         for name, spec, pmid, desc, ids, names in found:
             metric = self._finish(name, spec, pmid, desc, ids, names)
@@ -305,7 +311,7 @@ class Resolver:
         except PMError as exc:
             if self.settings.ignore_incompat:
                 return None
-            raise ConfigError(f"Invalid metric {name} ({pmErrStr(exc.code)}).") from None
+            raise ConfigError(f"Invalid metric {name} ({pcp_error(exc.code)}).") from None
         if self.settings.omit_flat and names[0] is None:
             return None
         wanted = spec.instances or self.settings.instances
@@ -339,7 +345,9 @@ class Resolver:
         try:
             parsed, _ = parse_units_mult(unit)
         except ValueError:
-            raise ConfigError(f"Invalid units specification: {unit}.") from None
+            raise ConfigError(
+                f"{pcp_error(PM_ERR_CONV)} unrecognized or duplicate base unit: {unit}."
+            ) from None
         text = unit
         counter = desc.sem == PMSem.PM_SEM_COUNTER
         if not raw and desc.type != PMType.PM_TYPE_STRING and counter and "/" not in text:
@@ -378,9 +386,7 @@ class Resolver:
             except PMError:
                 if s.ignore_incompat:
                     return None
-                raise ConfigError(
-                    f"Invalid metric {name} (cannot convert [{native}] to [{text}])."
-                ) from None
+                raise PMError(PM_ERR_CONV) from None  # (pmrep: "pmrep: Impossible value ...")
             conv = Conversion(rate, factor, mult, otype)
         shown = None
         wanted = spec.instances or s.instances
@@ -394,6 +400,23 @@ class Resolver:
         return ReportMetric(name, pmid, desc, tuple(ids), tuple(names), label, text, conv,
                             width, precision, limit, raw, shown, labels,
                             named=bool(spec.label))  # fmt: skip
+
+
+def derive_errmsg(name: str, expr: str, exc) -> str:
+    """pmRegisterDerivedMetric's error text for EXC (a DerivedSyntaxError or
+    DerivedError): the call, the expression, a caret under its offset, the reason."""
+    caret = " " * exc.offset + "^" if exc.offset else "^"
+    text = f'Error: pmRegisterDerivedMetric("{name}", ...)\n{expr}\n{caret}\n'
+    return text + f"{exc.message}\n" if exc.message else text
+
+
+def pcp_error(code: int) -> str:
+    """A PCP error as PCP's Python pmErr prints it: a PM_ERR_* code's name, then its
+    message (an errno's message alone)."""
+    try:
+        return f"{PMErr(code).name} {pmErrStr(code)}"
+    except ValueError:
+        return pmErrStr(code)
 
 
 def _non_negative(text: str, name: str) -> int:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import shutil
 from collections.abc import Sequence
+from dataclasses import replace
 from datetime import datetime, tzinfo
 from typing import TextIO
 
@@ -46,8 +47,12 @@ class StdoutWriter:
     def __init__(self, out: TextIO, columns: Sequence[Column], *, delimiter: str,
                  timestamp: bool, timefmt: str, zone: tzinfo, header: bool, instinfo: bool,
                  unitinfo: bool, repeat: int | str, now_ns: int,
-                 separate: bool = False, labels: bool = False) -> None:  # fmt: skip
+                 separate: bool = False, labels: bool = False,
+                 indoms: bool | None = None) -> None:  # fmt: skip
         self.out = out
+        # whether the instances line is written: any column's metric has instances, or
+        # (INDOMS, for -1's changing columns) any of the report's metrics has
+        self.indoms = any(c.indom != PM_INDOM_NULL for c in columns) if indoms is None else indoms
         self.labels = labels  # -m: a line of each column's labels
         self.separate = separate  # -g: a numbered list of the columns, numbers over them
         self.columns = list(columns)
@@ -104,8 +109,7 @@ class StdoutWriter:
             self.out.write(("\n" if repeat else "") + listing + numbers + "\n")
             return
         lines = [self._line("", [self._fit(c.label, c.width) for c in cols])]
-        indoms = any(c.indom != PM_INDOM_NULL for c in cols)
-        if self.instinfo and indoms:
+        if self.instinfo and self.indoms:
             names = [c.instance if c.instance else self.delimiter for c in cols]
             lines.append(
                 self._line("", [self._fit(n, c.width) for n, c in zip(names, cols, strict=True)])
@@ -157,8 +161,10 @@ class ColxrowWriter(StdoutWriter):
     first under LABEL ("=" for a metric without instances, "~" where none has it)."""
 
     def __init__(self, out: TextIO, columns: Sequence[Column], *, colxrow: str,
-                 sort: Sequence[tuple[str, bool]] = (), **kw) -> None:  # fmt: skip
+                 sort: Sequence[tuple[str, bool]] = (), by_metric: bool = False,
+                 **kw) -> None:  # fmt: skip
         super().__init__(out, columns, **kw)
+        self.by_metric = by_metric  # -g's list names each metric once (-7's fixed header)
         self.colxrow = colxrow
         self.sort = list(sort)  # -6: (metric, descending) the instance lines are sorted by
         groups: dict[str, list[str]] = {}  # label -> its metrics, in order
@@ -206,6 +212,11 @@ class ColxrowWriter(StdoutWriter):
         if self.separate:
             entries = []
             for k, metrics in enumerate(self.groups.values(), start=1):
+                if self.by_metric:
+                    whole = (self.columns[self.where_metric(m)] for m in metrics)
+                    entries += [(k, replace(c, instance=None, labels=c.metric_labels))
+                                for c in whole]  # fmt: skip
+                    continue
                 entries += [(k, c) for m in metrics for c in self.columns if c.metric == m]
             listing = self._listing(entries, len(self.groups))
             numbered = [self._fit(str(k), h.width) for k, h in enumerate(self.heads, 1)]
@@ -221,6 +232,10 @@ class ColxrowWriter(StdoutWriter):
             units = [self._fit(h.unit, h.width) for h in self.heads]
             lines.append(self._line("", [self._fit("", w), *units]))
         self.out.write(("\n" if repeat else "") + "\n".join(lines) + "\n")
+
+    def where_metric(self, metric: str) -> int:
+        """METRIC's first column."""
+        return next(i for i, c in enumerate(self.columns) if c.metric == metric)
 
     def _rows(self, block: Block) -> list[list[str]]:
         """Per sample, its lines (one per instance)."""
@@ -279,7 +294,7 @@ class CsvWriter:
         if not self.header_on:
             return
         d = self.delimiter
-        parts = ["Host", "Interval", "Time"] if self.extcsv else ["Time"]
+        parts = ["Host,Interval,Time"] if self.extcsv else ["Time"]  # (pmrep's commas, always)
         for c in self.columns:
             name = c.metric
             if c.indom != PM_INDOM_NULL:
@@ -312,7 +327,8 @@ class CsvWriter:
                 secs = ns / NSEC
                 gap = 0 if self.prev is None else int(secs - self.prev + 0.5)
                 self.prev = secs
-                text.append(f"{self.host}{d}{gap}{d}{t} {self.tzname}{d}{row}")
+                cells = f"{d}{row}" if self.columns else ""
+                text.append(f"{self.host}{d}{gap}{d}{t} {self.tzname}{cells}")
         if text:
             self.out.write("\n".join(text) + "\n")
 

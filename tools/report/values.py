@@ -12,7 +12,7 @@ import numpy as np
 
 from purepcp.pmapi.ids import PM_IN_NULL
 from purepcp.pmapi.rate import counter_wrap_enabled
-from purepcp.pmapi.types import PMType
+from purepcp.pmapi.types import PMSem, PMType
 
 from .model import Block, Kind
 from .resolve import ReportMetric
@@ -33,8 +33,11 @@ class Raw:
     value (strings apart) and whether there was one."""
 
     def __init__(self, times: np.ndarray, values: np.ndarray, has: np.ndarray,
-                 strings: dict[int, np.ndarray]) -> None:  # fmt: skip
+                 strings: dict[int, np.ndarray],
+                 empty: np.ndarray | None = None) -> None:  # fmt: skip
         self.times, self.values, self.has, self.strings = times, values, has, strings
+        # per sample and metric: the fetch gave the metric no values at all (numval 0)
+        self.empty = empty
 
 
 class Layout:
@@ -58,8 +61,18 @@ class Layout:
         ok_rows = ~replay.eol
         if replay.failed is not None:
             ok_rows &= ~replay.failed
-        for m, sl, mr in zip(self.metrics, self.slices, replay.metrics, strict=True):
-            if mr.desc is None or not len(mr.insts):
+        empty = np.zeros((rows, len(self.metrics)), dtype=bool)
+        for k, (m, sl, mr) in enumerate(
+            zip(self.metrics, self.slices, replay.metrics, strict=True)
+        ):
+            if mr.desc is None:
+                continue
+            fails = np.zeros(rows, bool)
+            if mr.error:
+                fails = np.ones(rows, bool) if mr.failed is None else mr.failed
+            none = ~mr.has.any(axis=1) if len(mr.insts) else np.ones(rows, bool)
+            empty[:, k] = none & ok_rows & ~fails
+            if not len(mr.insts):
                 continue
             wanted = np.asarray(m.insts, dtype=np.int64)
             known = mr.insts.astype(np.int64)
@@ -77,18 +90,20 @@ class Layout:
                     strings[c] = mr.values[:, s]
             else:
                 values[:, cols] = mr.values[:, src].astype(np.float64)
-        return Raw(replay.times, values, has, strings)
+        return Raw(replay.times, values, has, strings, empty)
 
     def from_fetch(self, fetched) -> Raw:
         """One fetch (pmapi.context.Fetched) as a one-row block."""
         values = np.zeros((1, self.width))
         has = np.zeros((1, self.width), dtype=bool)
         strings: dict[int, np.ndarray] = {}
-        for m, sl in zip(self.metrics, self.slices, strict=True):
+        empty = np.zeros((1, len(self.metrics)), dtype=bool)
+        for k, (m, sl) in enumerate(zip(self.metrics, self.slices, strict=True)):
             try:
                 got = fetched.values(m.pmid)
             except Exception:  # (the metric failed or is not in this result)
                 continue
+            empty[0, k] = not got
             if m.insts == (PM_IN_NULL,) and got and PM_IN_NULL not in got:
                 got = {PM_IN_NULL: next(iter(got.values()))}
             for c, inst in zip(range(sl.start, sl.stop), m.insts, strict=True):
@@ -102,7 +117,7 @@ class Layout:
                     values[0, c] = float(value)
         stamp = fetched.timestamp
         times = np.array([stamp.sec * NSEC + stamp.nsec], dtype=np.int64)
-        return Raw(times, values, has, strings)
+        return Raw(times, values, has, strings, empty)
 
 
 class Converter:
@@ -123,8 +138,46 @@ class Converter:
         self.prev_values: np.ndarray | None = None
         self.prev_has: np.ndarray | None = None
         self.prev_time: int | None = None
+        # per discrete metric: its last values, has and strings, for the fetches without
+        self.held: dict[int, tuple[np.ndarray, np.ndarray, dict[int, object]]] = {}
+
+    def hold_discrete(self, raw: Raw) -> None:
+        """A discrete metric a fetch gives no values at all keeps the values it had, as
+        PCP's fetchgroup leaves its outputs alone then (RAW is changed in place)."""
+        if raw.empty is None or not len(raw.times):
+            return
+        rows = np.arange(len(raw.times))
+        for k, (m, sl) in enumerate(zip(self.layout.metrics, self.layout.slices, strict=True)):
+            if m.desc.sem != PMSem.PM_SEM_DISCRETE:
+                continue
+            empty = raw.empty[:, k]
+            held = self.held.get(k)
+            if empty.any():
+                source = np.maximum.accumulate(np.where(empty, -1, rows))
+                fill = empty & (source >= 0)
+                raw.values[fill, sl] = raw.values[source[fill], sl]
+                raw.has[fill, sl] = raw.has[source[fill], sl]
+                for c in range(sl.start, sl.stop):
+                    if c in raw.strings:
+                        raw.strings[c] = raw.strings[c].copy()
+                        raw.strings[c][fill] = raw.strings[c][source[fill]]
+                before = empty & (source < 0)
+                if held is not None and before.any():
+                    values, has, strings = held
+                    raw.values[before, sl] = values
+                    raw.has[before, sl] = has
+                    for c, text in strings.items():
+                        column = raw.strings.get(c)
+                        if column is None:
+                            column = np.full(len(rows), None, dtype=object)
+                        column = column.copy()
+                        column[before] = text
+                        raw.strings[c] = column
+            last = {c: raw.strings[c][-1] for c in range(sl.start, sl.stop) if c in raw.strings}
+            self.held[k] = (raw.values[-1, sl].copy(), raw.has[-1, sl].copy(), last)
 
     def convert(self, raw: Raw) -> Block:
+        self.hold_discrete(raw)
         rows = len(raw.times)
         out = np.empty_like(raw.values)
         ok = raw.has.copy()

@@ -10,6 +10,7 @@ server works while this process prepares more.
 from __future__ import annotations
 
 import hashlib
+import re
 import sys
 import threading
 from collections.abc import Iterable, Sequence
@@ -17,7 +18,9 @@ from importlib import resources
 from typing import Any
 
 import redis
+from redis.backoff import NoBackoff
 from redis.cluster import ClusterNode, RedisCluster
+from redis.retry import Retry
 
 try:  # hiredis's packer, when installed: redis-py's wrapper round it costs more than it
     from hiredis import pack_command as _hiredis_pack
@@ -71,7 +74,13 @@ class Store:
         }
         try:
             first = redis.Redis(host=host, port=port, **auth, **timeouts)
+            # the first contact is tried once, as PCP's is: Redis's client would retry a
+            # refused connection for seconds (its callers here have retry loops of their own)
+            kept = first.get_retry()
+            first.set_retry(Retry(NoBackoff(), 0))
             info = first.info("server")
+            if kept is not None:
+                first.set_retry(kept)
             major = int(str(info.get("redis_version", "0")).split(".")[0])
             if major < 5:
                 raise StoreError(f"unsupported redis server (got v{major}, expected v5 or above)")
@@ -103,10 +112,11 @@ class Store:
             self._check_schema(client)
             return client
         except redis.AuthenticationError as exc:
-            raise StoreError(f"{self.where}: {exc}") from None
+            raise StoreError(f"{self.where}: {exc}", reason=_auth_reason(exc)) from None
         except (redis.ConnectionError, redis.TimeoutError) as exc:
             raise StoreDown(
-                f"cannot connect to Redis at {self.where}: {_first_line(exc)}"
+                f"cannot connect to Redis at {self.where}: {_first_line(exc)}",
+                reason=_connect_reason(exc),
             ) from None
         except redis.RedisError as exc:
             raise StoreError(f"Redis at {self.where}: {_first_line(exc)}") from None
@@ -360,6 +370,28 @@ def _read_hiredis(parser: Any, reader: Any, short: object, count: int, errors: l
             text = str(reply)
             if STALE_ENTRY not in text:
                 errors.append(text)
+
+
+#: the server's error codes of the authentication failures redis-py names without them
+_AUTH_CODES = (("invalid username-password pair", "WRONGPASS"), ("invalid password", "ERR"),
+               ("Authentication required", "NOAUTH"), ("must be called with the client "
+               "already authenticated", "NOAUTH"))  # fmt: skip
+#: redis-py's words for a connection the system refused: "Error 111 connecting to H:P. Why."
+_CONNECT_ERROR = re.compile(r"Error -?\d+ connecting to .*?\. (.*?)\.?$")
+
+
+def _auth_reason(exc: BaseException) -> str:
+    """An authentication failure as the server said it, its error code first."""
+    text = _first_line(exc)
+    code = next((code for words, code in _AUTH_CODES if words in text), None)
+    return f"{code} {text}" if code and not text.startswith(code) else text
+
+
+def _connect_reason(exc: BaseException) -> str:
+    """Why a connection failed, as the system said it ("Connection refused")."""
+    text = _first_line(exc)
+    found = _CONNECT_ERROR.match(text)
+    return found.group(1) if found else text
 
 
 def _first_line(exc: BaseException) -> str:

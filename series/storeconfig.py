@@ -16,7 +16,13 @@ from . import schema
 
 
 class StoreError(Exception):
-    """The key server cannot be used: MESSAGE says why, in one line."""
+    """The key server cannot be used: MESSAGE says why, in one line.  REASON, for a
+    connection the server refused or never answered, is why in the words PCP's "Cannot
+    connect to Redis: ..." gives (the system's or the server's)."""
+
+    def __init__(self, message: str, reason: str | None = None) -> None:
+        super().__init__(message)
+        self.reason = reason
 
 
 class StoreDown(StoreError):

@@ -4,11 +4,12 @@
 from __future__ import annotations
 
 import os
+import sys
 from dataclasses import replace
 
 from purepcp.series.store import Store, StoreConfig, StoreError
 
-from .options import TOOL
+from .options import PROG, TOOL
 from .request import Request
 
 DEFAULT_PORT = 6379
@@ -51,8 +52,16 @@ def store_config(request: Request) -> StoreConfig:
 
 
 def connect(config: StoreConfig) -> Store:
-    """The key server's client; a server that cannot be reached ends the run."""
+    """The key server's client.  A server that cannot be reached (or refuses us) ends the
+    run as it ends PCP's: one Info line on stderr, and status 0 (PCP's pmseries reports
+    nothing as an error, and so exits as though it had nothing to say)."""
     try:
         return Store(config)
     except StoreError as exc:
-        TOOL.fail(f"[Error] {exc}")
+        if exc.reason is None:
+            TOOL.fail(f"[Error] {exc}")
+        from purepcp.pmapi import logfile
+
+        sys.stdout.flush()
+        logfile.notify(sys.stderr, PROG, "Info", f"Cannot connect to Redis: {exc.reason}")
+        raise SystemExit(0) from None

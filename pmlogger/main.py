@@ -1,13 +1,16 @@
 """pmlogger: log metrics from a pmcd (or local agents) into a PCP archive.
 
     pmlogger [-c CONFIG] [-h HOST | -o] [-P] [-s N] [-t INTERVAL] [-T END] [-v SIZE]
-             [-V 2|3] [-l LOGFILE] ARCHIVE
+             [-V 2|3] [-l LOGFILE] [-L] [-p PID] [-U USER] [-x FD] ARCHIVE
 
 ARCHIVE may hold strftime(3) meta-characters (``%Y%m%d.%H.%M``), expanded in local time
 when each archive is created; a name taken already gets -00, -01, ... (archname.py).
 SIGTERM and SIGINT end logging cleanly; SIGHUP starts a new volume; SIGUSR2 closes the
 archive and starts a new one from the same template, as PCP's re-exec does, in this
 process (same configuration and connection; -s and relative -T limits start again).
+-L (or -P) runs on with nothing to log; -p PID ends logging when that process does; -x
+FD takes pmRecordControl's messages (lifetime.py); -U USER runs as USER.  -I (the pmlc
+port's IPC version) and -D are checked and change nothing: there is no pmlc port here.
 -P (the primary logger) keeps its PID in $PCP_RUN_DIR/pmlogger.pid for pmlogger_daily.
 On SIGKILL the archive stays readable up to the last record written (each record is
 one write).  A write that fails (a full disk: ENOSPC, EFBIG, EIO ...) ends the run with
@@ -35,7 +38,7 @@ from purepcp.pmapi import logfile
 from purepcp.pmapi.archive import ArchiveWriter
 from purepcp.pmapi.archive.format import MAX_VOLUME_BYTES, PM_LOG_VERS02, PM_LOG_VERS03
 from purepcp.pmapi.errors import PMError
-from purepcp.pmapi.options import HELP, HOST, NAMESPACE, SPECLOCAL, Opt, Parsed, Tool
+from purepcp.pmapi.options import DEBUG, HELP, HOST, NAMESPACE, SPECLOCAL, Opt, Parsed, Tool
 from purepcp.pmapi.paths import LayoutError, paths
 from purepcp.pmapi.pidfile import remove_pidfile, write_pidfile
 from purepcp.pmapi.service import notify_ready
@@ -73,17 +76,30 @@ VOLSIZE = Opt("v", "volsize", "SIZE", "switch volumes after SIZE records or byte
 VERSION = Opt("V", "version", "N", "archive version to write (2 or 3) [2]")
 NOTE = Opt("m", "note", "MSG", "note for pmlc's port map (accepted; purepcp has no pmlc)")
 LOCALZONE = Opt("y", None, None, "set timezone for times in the log file to the local zone")
+IPC = Opt("I", "pmlc-ipc-version", "VERSION", "pmlc port's IPC version (accepted; no pmlc)")
+LINGER = Opt("L", "linger", None, "run even if not primary logger instance and nothing to log")
+PID = Opt("p", "PID", "PID", "log for the lifetime of process PID")
+USERNAME = Opt("U", "username", "USER", "run as the named user")
+CONTROL = Opt("x", None, "FD", "control file descriptor of a recording session")
+#: accepted, not listed: -f, in PCP's getopt string, which its pmlogger then refuses with
+#: the usage alone (and -D, as every PCP tool's)
+STRAY_F = Opt("f", None, None, "")
 
 TOOL = Tool(
     "pmlogger",
     "[options] archive",
     [
-        ("General options", [HOST, LOCAL, SPECLOCAL, NAMESPACE, NOTE, PRIMARY, FINISH, HELP]),
+        (
+            "General options",
+            [HOST, LOCAL, SPECLOCAL, NAMESPACE, NOTE, IPC, PRIMARY, LINGER, PID, FINISH],
+        ),
         (
             "Configuration options",
             [CONFIG, CHECK, LABELHOST, INTERVAL, SAMPLES, VOLSIZE, VERSION, LOGFILE, NOTIFY],
         ),
         ("Reporting options", [REPORT, UNBUFFERED, LOCALZONE]),
+        ("Daemon options", [USERNAME, CONTROL, HELP]),
+        ("", [DEBUG, STRAY_F]),
     ],
 )
 
@@ -110,6 +126,10 @@ def _run(argv: list[str]) -> int:
     end: the exit status."""
     parsed = TOOL.parse(argv)
     settings = _settings(parsed)
+    if settings.username is not None:  # (early, as PCP's daemon mode changes user)
+        from .lifetime import switch_user
+
+        switch_user(settings.username)
     log = sys.stderr if settings.check_only else _open_log(parsed.get("log"))
     if not settings.check_only:
         logfile.header(log, "pmlogger")
@@ -126,7 +146,7 @@ def _run(argv: list[str]) -> int:
     )
     if not settings.check_only:
         log.write("Config parsed\n")
-    if not logger.groups:  # (the warnings above, in the log, say why)
+    if not logger.groups and not (settings.linger or settings.primary):  # (warnings say why)
         ctx.close()
         message = "no metrics to log: nothing mandatory on in the configuration can be logged"
         if not _same_file(log, sys.stderr):
@@ -163,6 +183,10 @@ class _Settings:
     label_host: str | None  # -H
     notify: bool  # -N
     report: bool  # -r
+    linger: bool  # -L: run on with nothing to log
+    pid: int | None  # -p: log while this process lives
+    username: str | None  # -U
+    control_fd: int | None  # -x
 
 
 def _settings(parsed: Parsed) -> _Settings:
@@ -198,6 +222,7 @@ def _settings(parsed: Parsed) -> _Settings:
         TOOL.fail(exc.errmsg)
     primary = "primary" in parsed
     label_host = parsed.get("labelhost")
+    _check_more(parsed)
     return _Settings(
         template=parsed.operands[0] if parsed.operands else "",
         check_only=check_only,
@@ -214,7 +239,50 @@ def _settings(parsed: Parsed) -> _Settings:
         label_host=None if label_host is None else str(label_host),
         notify="notify" in parsed,
         report="report" in parsed,
+        linger="linger" in parsed,
+        pid=_whole_number(parsed, "PID", "invalid process identifier ({})"),
+        username=None if "username" not in parsed else str(parsed.get("username")),
+        control_fd=_whole_number(parsed, "x", "-x requires a non-negative numeric argument"),
     )
+
+
+def _check_more(parsed: Parsed) -> None:
+    """-D, -I, -p and -x, checked as PCP's pmlogger checks them; -f is refused."""
+    from purepcp.pmapi.options import debug_spec_ok
+
+    if "f" in parsed:
+        sys.stderr.write(TOOL.usage())
+        raise SystemExit(1)
+    for opt, value in parsed.pairs:
+        if opt is DEBUG and not debug_spec_ok(value):
+            TOOL.fail(f"unrecognized debug flag specification ({value})", usage=True)
+    if "pmlc-ipc-version" in parsed:
+        version = _whole_number(parsed, "pmlc-ipc-version", "non-numeric pmlc IPC version ({})")
+        if version not in (2, 3):  # LOG_PDU_VERSION2 .. LOG_PDU_VERSION
+            TOOL.fail(f"unsupported pmlc IPC version ({version})", usage=True)
+    pid = _whole_number(parsed, "PID", "invalid process identifier ({})")
+    if pid is not None:
+        from .lifetime import process_exists
+
+        if not process_exists(pid):
+            TOOL.fail(f"PID error - no such process ({pid})", usage=True)
+    fd = _whole_number(parsed, "x", "-x requires a non-negative numeric argument")
+    if fd is not None and fd < 0:
+        TOOL.fail("-x requires a non-negative numeric argument", usage=True)
+
+
+def _whole_number(parsed: Parsed, key: str, complaint: str) -> int | None:
+    """Option KEY's argument read whole as strtol reads it (None without the option); one
+    with more after the number ends the run with COMPLAINT (its {} the argument)."""
+    from purepcp.pmapi.cnumbers import int32, strtol
+
+    if key not in parsed:
+        return None
+    text = str(parsed.get(key))
+    scan = strtol(text)
+    if scan.end != len(text):
+        TOOL.fail(complaint.format(text), usage=True)
+    return int32(int(scan.value))
 
 
 def _primary_run_dir(parsed: Parsed) -> Path:
@@ -326,6 +394,12 @@ class _Run:
         self.signals = _Signals()
         self.switched_at = 0  # the record count at the last volume switch
         self.pidfile: Path | None = None
+        self.watch = None  # -p's process, -x's channel
+        if settings.pid is not None or settings.control_fd is not None:
+            from .lifetime import Watch
+
+            self.watch = Watch(settings.pid, settings.control_fd, log)
+        self.ended: str | None = None  # why the watch ended logging
 
     def run(self, facts: SourceFacts) -> int:
         """Log until the end; the exit status (1: an archive could not be written)."""
@@ -353,19 +427,36 @@ class _Run:
         self._announce()
         while True:
             s = self.settings
-            reason = self.logger.run(
-                s.samples,
-                _deadline(s.run_seconds, s.finish),
-                stop=lambda: bool(self.signals.stop or self.signals.new_archive),
-                on_idle=self._between_samples,
-                max_bytes=s.max_bytes,
-            )
+            until = _deadline(s.run_seconds, s.finish)
+            if self.logger.groups:
+                reason = self.logger.run(
+                    s.samples,
+                    until,
+                    stop=self._stopping,
+                    on_idle=self._between_samples,
+                    max_bytes=s.max_bytes,
+                )
+            else:  # -L or -P with nothing to log: on until a limit, a signal or the watch
+                reason = self._linger(until)
+            reason = reason or self.ended
             if reason is not None or not self.signals.new_archive or self.signals.stop:
                 return reason  # (a limit reached, or SIGTERM: no new archive)
             self._end_archive()
             if self.signals.stop:  # (SIGTERM while the archive was closing)
                 return None
             self._begin(source_facts(self.ctx))
+
+    def _stopping(self) -> bool:
+        return bool(self.signals.stop or self.signals.new_archive or self.ended)
+
+    def _linger(self, until: float | None) -> str | None:
+        """Nothing to log: wait for the end of run time, a signal, or the watch."""
+        while not self._stopping():
+            if until is not None and time.time() >= until:
+                return "End of run time"
+            time.sleep(0.1)
+            self._between_samples()
+        return None
 
     def _begin(self, facts: SourceFacts) -> None:
         base = self.archives.next_name()
@@ -391,7 +482,10 @@ class _Run:
         logfile.notify(self.log, "pmlogger", "Info", message)
 
     def _between_samples(self) -> None:
-        """A new volume on SIGHUP, or when -v's count of records is in this one."""
+        """A new volume on SIGHUP, or when -v's count of records is in this one; and
+        whether -p's process or -x's channel ends logging."""
+        if self.watch is not None and self.ended is None:
+            self.ended = self.watch.ended()
         writer = self.logger.writer
         if writer is None:
             return

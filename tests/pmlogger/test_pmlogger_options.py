@@ -1,0 +1,160 @@
+"""pmlogger's less common options, as PCP 6's pmlogger takes them: -D, -f, -I, -L, -p,
+-U and -x.  The runs log from local agents (-o), so no pmcd is needed."""
+
+from __future__ import annotations
+
+import os
+import pwd
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.support.client_servers import tool_env
+from tests.support.reference_pmcd import require_reference
+
+CONFIG = "log mandatory on every 100 msec { hinv.ncpu }\n"
+#: the option letters PCP's bash completion lists for pmlogger (QA 1100 checks them)
+COMPLETION = set("CcHIhKLlmNnoPprsTtUuVvxy")
+
+
+def _pmlogger(tmp: Path, *args: str, **kwargs) -> subprocess.CompletedProcess[str]:
+    argv = [sys.executable, "-m", "purepcp.pmlogger.main", *args]
+    return subprocess.run(
+        argv, cwd=tmp, capture_output=True, text=True, timeout=60, env=tool_env(), **kwargs
+    )
+
+
+def _log_end(tmp: Path) -> str:
+    """The reason the log gives for the end of the run."""
+    found = re.findall(r"Info: pmlogger: (.*), exiting", (tmp / "log").read_text())
+    assert found, (tmp / "log").read_text()
+    return found[-1]
+
+
+def test_usage_lists_the_letters_pcps_completion_lists():
+    run = subprocess.run(
+        [sys.executable, "-m", "purepcp.pmlogger.main", "--help"],
+        capture_output=True,
+        text=True,
+        env=tool_env(),
+    )
+    letters = set(re.findall(r"^  -(\w)", run.stderr, re.MULTILINE))
+    assert letters == COMPLETION
+
+
+OPTION_ERRORS = [
+    (["-I", "5"], "pmlogger: unsupported pmlc IPC version (5)"),
+    (["-I", "x"], "pmlogger: non-numeric pmlc IPC version (x)"),
+    (["-p", "abc"], "pmlogger: invalid process identifier (abc)"),
+    (["-x", "-1"], "pmlogger: -x requires a non-negative numeric argument"),
+    (["-x", "1z"], "pmlogger: -x requires a non-negative numeric argument"),
+    (["-D", "nosuch"], "pmlogger: unrecognized debug flag specification (nosuch)"),
+    (["-f"], "Usage: pmlogger [options] archive"),
+]
+
+
+@pytest.mark.parametrize(("args", "first"), OPTION_ERRORS)
+def test_bad_option_arguments_are_refused_with_the_usage(tmp_path, args, first):
+    run = _pmlogger(tmp_path, *args, "-o", "a")
+    assert run.returncode == 1
+    lines = run.stderr.splitlines()
+    assert lines[0] == first
+    assert "Usage: pmlogger [options] archive" in lines and "Traceback" not in run.stderr
+    assert not list(tmp_path.glob("a.*"))
+
+
+@pytest.mark.interop
+@pytest.mark.parametrize(("args", "first"), OPTION_ERRORS)
+def test_bad_option_arguments_as_pcps_pmlogger_says(tmp_path, args, first):
+    require_reference("pmlogger")
+    theirs = subprocess.run(
+        ["pmlogger", *args, "-o", "a"], cwd=tmp_path, capture_output=True, text=True,
+        env=tool_env(), timeout=60,
+    )  # fmt: skip
+    assert (theirs.returncode, theirs.stderr.splitlines()[0]) == (1, first)
+
+
+def test_debug_options_and_the_ipc_version_are_accepted(tmp_path):
+    (tmp_path / "cfg").write_text(CONFIG)
+    args = ["-D", "appl0,log", "-I", "2", "-o", "-c", "cfg", "-s", "2", "-l", "log", "a"]
+    run = _pmlogger(tmp_path, *args)
+    assert run.returncode == 0, run.stderr
+    assert _log_end(tmp_path) == "Sample limit reached"
+
+
+def test_linger_runs_on_with_nothing_to_log(tmp_path):
+    """-L: an empty configuration is no reason to stop; without it, pmlogger stops."""
+    (tmp_path / "empty").write_text("")
+    run = _pmlogger(tmp_path, "-o", "-c", "empty", "-l", "log", "a")
+    assert run.returncode == 1 and not list(tmp_path.glob("a.*"))
+    run = _pmlogger(tmp_path, "-L", "-o", "-c", "empty", "-T", "1sec", "-l", "log", "b")
+    assert run.returncode == 0, run.stderr
+    assert _log_end(tmp_path) == "End of run time"
+    assert (tmp_path / "b.0").exists() and (tmp_path / "b.meta").exists()
+
+
+def test_pid_ends_logging_when_its_process_does(tmp_path):
+    (tmp_path / "cfg").write_text(CONFIG)
+    sleeper = subprocess.Popen(["sleep", "1"])  # (reaped here, so it vanishes: no zombie)
+    args = ["-p", str(sleeper.pid), "-o", "-c", "cfg", "-T", "30sec", "-l", "log", "a"]
+    argv = [sys.executable, "-m", "purepcp.pmlogger.main", *args]
+    logger = subprocess.Popen(argv, cwd=tmp_path, env=tool_env(), stderr=subprocess.PIPE)
+    sleeper.wait()
+    _, err = logger.communicate(timeout=20)
+    assert logger.returncode == 0, err
+    assert _log_end(tmp_path) == "process from -p has vanished"
+    sleeper = subprocess.Popen(["true"])
+    sleeper.wait()
+    run = _pmlogger(tmp_path, "-p", str(sleeper.pid), "-o", "a")
+    assert run.stderr.splitlines()[0] == f"pmlogger: PID error - no such process ({sleeper.pid})"
+
+
+@pytest.mark.parametrize(
+    ("messages", "reason"),
+    [
+        (b"V0\nPlauncher\nQ\n", "Recording session terminated"),
+        (b"V0\n", "Recording session terminated"),  # end of file: the launcher has gone
+        (b"V0\nD\n", "End of run time"),  # detached: on to the end of run time
+        (b"Zap\n", "Recording session terminated"),
+    ],
+)
+def test_a_recording_session_controls_the_run(tmp_path, messages, reason):
+    """-x FD: pmRecordControl's channel (here a pipe, written before the run)."""
+    (tmp_path / "cfg").write_text(CONFIG)
+    read, write = os.pipe()
+    os.write(write, messages)
+    if b"D" not in messages:
+        os.close(write)
+    try:
+        run = _pmlogger(
+            tmp_path, "-x", str(read), "-o", "-c", "cfg", "-T", "2sec", "-l", "log", "a",
+            pass_fds=(read,),
+        )  # fmt: skip
+    finally:
+        os.close(read)
+        if b"D" in messages:
+            os.close(write)
+    assert run.returncode == 0, run.stderr
+    assert _log_end(tmp_path) == reason
+    if messages == b"Zap\n":
+        assert (
+            'Error: illegal recording session control message: "Zap"'
+            in (tmp_path / "log").read_text()
+        )
+
+
+def test_username_switches_user_or_says_why_not(tmp_path):
+    (tmp_path / "cfg").write_text(CONFIG)
+    me = pwd.getpwuid(os.getuid()).pw_name
+    run = _pmlogger(tmp_path, "-U", me, "-o", "-c", "cfg", "-s", "1", "-l", "log", "a")
+    assert run.returncode == 0, run.stderr
+    run = _pmlogger(tmp_path, "-U", "no-such-user-here", "-o", "-c", "cfg", "b")
+    assert run.returncode == 1
+    assert run.stderr.rstrip().endswith(
+        "pmlogger(" + run.stderr.split("pmlogger(")[1].split(")")[0]
+        + ") Critical: cannot find the no-such-user-here user to switch to"
+    )  # fmt: skip
+    assert not list(tmp_path.glob("b.*"))

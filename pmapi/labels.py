@@ -21,7 +21,7 @@ import errno
 import itertools
 import json as _json
 import re
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import IntFlag
 from typing import Any
@@ -713,3 +713,107 @@ __all__ = [
     "pmdaAddLabels",
     "pmdaAddNotes",
 ]
+
+
+# -- a host's context labels (pmcd's GetContextLabels, libpcp's local_context_labels) --------
+
+
+def context_labels(
+    sysconf_dir: str,
+    hostname: str,
+    *,
+    creds: tuple[int, int] | None = None,
+    container: str | None = None,
+    machine_id_file: str = "/etc/machine-id",
+) -> LabelSet:
+    """The context label set pmcd answers with, read afresh as pmcd does for each request.
+
+    The files of SYSCONF_DIR/labels (name order; unparsable ones ignored), then those
+    of labels/optional as notes, then hostname, [container], domainname and machineid
+    (hashed as labels.conf's machineid_hash says) over them, then, for a client whose
+    credentials CREDS (uid, gid) are known, optional groupid and userid.
+    """
+    import os
+
+    lset: LabelSet | None = None
+    flags = PM_LABEL_CONTEXT | PM_LABEL_COMPOUND
+    for folder, extra in (("labels", 0), (os.path.join("labels", "optional"), PM_LABEL_OPTIONAL)):
+        for text in _label_files(os.path.join(sysconf_dir, folder)):
+            try:
+                lset = add_labels(lset, text, flags | extra)
+            except PMError:
+                continue  # (pmcd ignores a file it cannot parse)
+    host = {"hostname": hostname}
+    if container is not None:
+        host["container"] = container
+    host["domainname"] = _domain_name()
+    name, value = machine_id_label(sysconf_dir, machine_id_file)
+    host[name] = value
+    lset = add_labels(lset, _json.dumps(host, separators=(",", ":")), PM_LABEL_CONTEXT)
+    if creds is not None:
+        user = f'{{"groupid":{creds[1]},"userid":{creds[0]}}}'
+        lset = add_labels(lset, user, PM_LABEL_CONTEXT | PM_LABEL_OPTIONAL)
+    return lset
+
+
+def _label_files(folder: str) -> Iterator[bytes]:
+    """The text of each file in FOLDER but dot files, in name order, as scandir(alphasort)."""
+    import os
+
+    try:
+        names = sorted(os.listdir(folder))
+    except OSError:
+        return
+    for name in names:
+        if name.startswith("."):
+            continue
+        try:
+            with open(os.path.join(folder, name), "rb") as f:
+                yield f.read(PM_MAXLABELJSONLEN - 1)
+        except OSError:
+            yield b""
+
+
+def _domain_name() -> str:
+    """getdomainname(), or "localdomain" when there is none."""
+    try:
+        with open("/proc/sys/kernel/domainname", encoding="utf-8") as f:
+            name = f.read().strip()
+    except OSError:
+        name = ""
+    return name if name and name != "(none)" else "localdomain"
+
+
+def machine_id_label(sysconf_dir: str, machine_id_file: str = "/etc/machine-id") -> tuple[str, str]:
+    """("machineid", ID), or ("machineid_sha256", its SHA-256 in hex) when labels.conf's
+    [global] machineid_hash is sha256 (__pmGetLabelConfigMachineID)."""
+    import hashlib
+    import os
+
+    try:
+        with open(machine_id_file, encoding="utf-8", errors="replace") as f:
+            machine_id = f.readline().strip() or "localmachine"
+    except OSError:
+        machine_id = "localmachine"
+    if _machineid_hash(os.path.join(sysconf_dir, "labels.conf")) == "sha256":
+        return "machineid_sha256", hashlib.sha256(machine_id.encode()).hexdigest()
+    return "machineid", machine_id
+
+
+def _machineid_hash(path: str) -> str:
+    """The machineid_hash setting of labels.conf's global section ("" if none)."""
+    try:
+        with open(path, encoding="utf-8", errors="replace") as f:
+            lines = f.readlines()
+    except OSError:
+        return ""
+    for line in lines:
+        text = line.lstrip()
+        if not text or text.startswith(("#", "[global]")):
+            continue
+        if text.startswith("["):
+            break
+        if text.startswith("machineid_hash"):
+            value = text[15:].lstrip(" \t\n:=")
+            return "sha256" if value.startswith("sha256") else ""
+    return ""

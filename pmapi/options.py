@@ -185,15 +185,27 @@ class Tool:
         return parsed
 
     def namespace(self, parsed: Parsed):
-        """The namespace -n names (None without -n); a file that will not load ends the run."""
-        from purepcp.pmapi.pmns import PMNS
+        """The namespace -n (or -N, one name per PMID) names, None without either.
 
-        if "namespace" not in parsed:
+        A file that will not load ends the run, with libpcp's messages about it.
+        """
+        import errno
+
+        from purepcp.pmapi.errors import pmErrStr
+        from purepcp.pmapi.pmns import PMNS, load_complaint
+
+        key = "namespace" if "namespace" in parsed else "uniqnames"
+        if key not in parsed:
             return None
+        path = str(parsed.get(key))
         try:
-            return PMNS.from_file(str(parsed.get("namespace")))
-        except (OSError, PMError) as exc:
-            self.fail(f'Cannot load namespace from "{parsed.get("namespace")}": {exc}')
+            return PMNS.from_file(path, dupok="uniqnames" not in parsed)
+        except PMError as exc:
+            sys.stderr.write(load_complaint(exc, path))
+            code = exc.code
+        except OSError as exc:
+            code = -(exc.errno or errno.EIO)
+        self.fail(f'Cannot load namespace from "{path}": {pmErrStr(code)}')
 
     def archive_origin(self, parsed: Parsed, ctx: Any) -> Any:
         """The time an archive context starts from: -O within the -S/-T/-A window."""

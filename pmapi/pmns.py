@@ -11,8 +11,8 @@ pmTraversePMNS on a local namespace.
 Differences from libpcp, all on input it mishandles: a block left open at end
 of input is still checked for duplicate names; lines may exceed 255 bytes;
 numbers too big for a C int are refused instead of wrapping; a block with no
-children gives PM_ERR_NAME on lookup (libpcp answers PM_ID_NULL) and is
-written back as an empty block (pmnsmerge writes an unloadable PMID).
+children is written back as an empty block (pmnsmerge writes an unloadable PMID).
+As in libpcp, a non-leaf with no leaf below it is invisible to the queries.
 """
 
 from __future__ import annotations
@@ -139,9 +139,138 @@ def _classify(tok: str) -> tuple[int, int, str | None]:
     return _PMID, dynamic_root(d), None
 
 
-def _tokens(lines: Iterable[SourceLine]) -> Iterator[tuple[str, str, int]]:
-    """(token, file, line) for every token; honours `# N "file"` line markers like pmns.c."""
+# -- libpcp's diagnostics (pmns.c's err()) -------------------------------------------
+
+
+class PMNSError(SourceError):
+    """A namespace that would not load.  REPORT is what libpcp's loader prints
+    (pmprintf) on the way: one or more "Error Parsing ASCII PMNS" messages, each
+    with the offending line and a caret under the token for pass-one errors."""
+
+    def __init__(
+        self,
+        code: int,
+        what: str,
+        file: str | None = None,
+        line: int | None = None,
+        report: str = "",
+    ) -> None:
+        super().__init__(code, what, file, line)
+        self.report = report or f"Error Parsing ASCII PMNS: {what}\n"
+
+    def __reduce__(self):
+        return (type(self), (self.code, self.what, self.file, self.line, self.report))
+
+
+def load_complaint(exc: PMError, path: str) -> str:
+    """What libpcp prints when the namespace file PATH will not load with EXC.
+
+    The caller follows it with its own line naming pmErrStr(exc.code).
+    """
+    if isinstance(exc, PMNSError):
+        return exc.report
+    if exc.code != PM_ERR_PMNS:  # the file would not open
+        return f'Error Parsing ASCII PMNS: Cannot open "{path}"\n'
+    if isinstance(exc, SourceError) and exc.file is not None:  # pmcpp's complaint, then libpcp's
+        return (
+            _pmcpp_complaint(exc)
+            + "Error Parsing ASCII PMNS: pmcpp returned non-zero exit status\n"
+        )
+    return f"Error Parsing ASCII PMNS: {exc.detail or exc.message}\n"
+
+
+def _pmcpp_complaint(exc: SourceError) -> str:
+    """pmcpp's err(): the input line it stopped at (none at end of input), then the error."""
+    where = f"pmcpp: {exc.file}:\n"
+    if exc.line and not exc.what.startswith(("Comment at line", "End of input")):
+        try:
+            with open(str(exc.file), encoding="utf-8", errors="surrogateescape") as f:
+                for number, text in enumerate(f, 1):
+                    if number == exc.line:
+                        where = f"pmcpp: {exc.file}[{exc.line}]: {text}"
+                        break
+        except OSError:
+            pass
+    return f"{where}pmcpp: Error: {exc.what}\n"
+
+
+def _c_line(text: str) -> str:
+    """TEXT as pmns.c's lexer keeps it in linebuf: leading space gone, runs of space
+    cut to their first character, no space around a colon, the newline kept."""
+    out: list[str] = []
+    inspace = False
+    for ch in text + "\n":
+        if ch in _WS:
+            if not inspace:
+                if out and out[-1] != ":":
+                    out.append(ch)
+                inspace = True
+        elif ch == ":":
+            if inspace and out:
+                out.pop()
+            inspace = False
+            out.append(ch)
+        else:
+            out.append(ch)
+            inspace = False
+    return "".join(out)
+
+
+def _token_offset(linebuf: str, index: int) -> int:
+    """Where token INDEX (0-based) of LINEBUF starts, as lex() leaves linep."""
+    starts = [m.start() for m in re.finditer(r"[^ \t\n\v\f\r]+", linebuf)]
+    return starts[min(index, len(starts) - 1)] if starts else 0
+
+
+@dataclass(slots=True)
+class _Where:
+    """A token's place: its (marker-adjusted) file and line, its source line and index."""
+
+    file: str
+    line: int
+    src: SourceLine
+    index: int
+
+
+class _Err:
+    """pmns.c's err() for pass one: it prints the line and then overwrites linebuf
+    with a caret under the current token, which a second message shows again."""
+
+    def __init__(
+        self, where: _Where, linebuf: str | None = None, shown: _Where | None = None
+    ) -> None:
+        """WHERE is the error's place; SHOWN (default WHERE) the token libpcp's lexer
+        last gave, whose line number and column it reports."""
+        self.where = where
+        self.shown = shown or where
+        self.linebuf = _c_line(where.src.text) if linebuf is None else linebuf
+        self.linep = _token_offset(_c_line(self.shown.src.text), self.shown.index)
+        self.text = ""
+        self.whats: list[str] = []
+
+    def __call__(self, what: str) -> _Err:
+        w = self.shown
+        buf = self.linebuf
+        self.whats.append(what)
+        self.text += f"[{w.file}:{w.line}] Error Parsing ASCII PMNS: {what}\n    {buf}"
+        if not buf.endswith("\n"):
+            self.text += "\n"
+        head = buf[: self.linep].ljust(self.linep)
+        self.linebuf = "".join(c if c in _WS else " " for c in head) + "^\n"
+        self.text += "    " + self.linebuf
+        return self
+
+    def error(self) -> PMNSError:
+        """The error to raise: named by the first message, reporting them all."""
+        w = self.where
+        return PMNSError(PM_ERR_PMNS, self.whats[0], w.file, w.line, self.text)
+
+
+def _tokens(lines: Iterable[SourceLine]) -> Iterator[tuple[str, str, int, SourceLine, int]]:
+    """(token, file, line, source line, index in it) for every token; honours
+    `# N "file"` line markers like pmns.c."""
     marker: tuple[str, int, str, int] | None = None  # (in file, at line, new file, new line)
+    last: _Where | None = None  # the last token's place (libpcp's lineno and linep)
     for src in lines:
         text = src.text
         if ":" in text:
@@ -153,13 +282,19 @@ def _tokens(lines: Iterable[SourceLine]) -> Iterator[tuple[str, str, int]]:
         if text[0] == "#":
             m = _LINEMARKER.match(text)
             if m is None or len(m.group(1)) > 10:
-                raise SourceError(PM_ERR_PMNS, "Illegal line number control number", file, line)
+                what = "Illegal line number control number"
+                where = _Where(file, line, src, 0)
+                if last is None:  # (no caret then: libpcp has no token yet)
+                    raise PMNSError(PM_ERR_PMNS, what, file, line)
+                raise _Err(where, None, last)(what).error()
             marker = (file, line, m.group(2)[:-1], int(m.group(1)))
             continue
         if marker is not None and marker[0] == file and line > marker[1]:
             line, file = marker[3] + line - marker[1] - 1, marker[2]
-        for tok in _SPLIT.split(text):
-            yield tok, file, line
+        index = -1
+        for index, tok in enumerate(_SPLIT.split(text)):
+            yield tok, file, line, src, index
+        last = _Where(file, line, src, index)
 
 
 # -- parsing (pmns.c's loadascii, pass2 and attach) -----------------------------------
@@ -169,8 +304,7 @@ def _tokens(lines: Iterable[SourceLine]) -> Iterator[tuple[str, str, int]]:
 class _Child:
     name: str
     pmid: int | None
-    file: str
-    line: int
+    where: _Where
 
 
 @dataclass(slots=True)
@@ -184,16 +318,17 @@ class _Block:
 _STATE_ERRORS = ("Expected NAME or PATH", "{ expected", "Expected NAME or }")
 
 
-def _check_unique(block: _Block) -> None:
+def _check_unique(block: _Block, end: _Where | None) -> None:
+    """No name twice in BLOCK, checked at its closing brace END (None: at end of input)."""
     seen: set[str] = set()
     for child in block.children:
         if child.name in seen:
-            raise SourceError(
-                PM_ERR_PMNS,
-                f'Duplicate name "{child.name}" in subtree for "{block.path}"',
-                child.file,
-                child.line,
-            )
+            what = f'Duplicate name "{child.name}" in subtree for "{block.path}"'
+            if end is None:
+                raise PMNSError(PM_ERR_PMNS, what, child.where.file, child.where.line)
+            # (libpcp formats the message into linebuf, so err() shows it as "the line")
+            report = _Err(end, what + "\n")(what + "\n").text
+            raise PMNSError(PM_ERR_PMNS, what, child.where.file, child.where.line, report)
         seen.add(child.name)
 
 
@@ -202,52 +337,62 @@ def _read_blocks(lines: Iterable[SourceLine]) -> list[_Block]:
     blocks: list[_Block] = []
     block: _Block | None = None
     state = 0
-    for tok, file, line in _tokens(lines):
+    for tok, *place in _tokens(lines):
         kind, pmid, lex_error = _classify(tok)
-        if lex_error is not None:
-            raise SourceError(PM_ERR_PMNS, lex_error, file, line)
+        err = None
+        if lex_error is not None:  # (the token is BOGUS: the parser complains as well)
+            err = _Err(_Where(*place))(lex_error)
         if state == 0:
             if kind not in (_NAME, _PATH):
-                raise SourceError(PM_ERR_PMNS, _STATE_ERRORS[0], file, line)
-            block = _Block(tok, file, line, [])
+                raise _fail(place, err, _STATE_ERRORS[0])
+            block = _Block(tok, place[0], place[1], [])
             blocks.append(block)
             state = 1
         elif state == 1:
             if kind != _LBRACE:
-                raise SourceError(PM_ERR_PMNS, _STATE_ERRORS[1], file, line)
+                raise _fail(place, err, _STATE_ERRORS[1])
             state = 2
         else:
             assert block is not None
             if kind == _NAME:
-                block.children.append(_Child(tok, None, file, line))
+                block.children.append(_Child(tok, None, _Where(*place)))
                 state = 3
             elif kind == _RBRACE:
-                _check_unique(block)
+                _check_unique(block, _Where(*place))
                 state = 0
             elif state == 3 and kind == _PMID:
                 block.children[-1].pmid = pmid
                 state = 2
             else:
                 what = _STATE_ERRORS[2] if state == 2 else "Expected NAME, PMID or }"
-                raise SourceError(PM_ERR_PMNS, what, file, line)
+                raise _fail(place, err, what)
     if state != 0 and block is not None:
-        _check_unique(block)  # libpcp silently accepts a block left open at EOF
+        _check_unique(block, None)  # libpcp silently accepts a block left open at EOF
     return blocks
 
 
+def _fail(place: list, err: _Err | None, what: str) -> PMNSError:
+    """The parser's complaint about the token at PLACE (after the lexer's, if any)."""
+    return (err or _Err(_Where(*place)))(what).error()
+
+
 def _build(pmns: PMNS, blocks: list[_Block], file: str | None, dupok: bool) -> None:
-    """Pass 2: attach the blocks below "root"; check for strays and duplicate PMIDs."""
+    """Pass 2: attach the blocks below "root"; check for strays, then for duplicate PMIDs.
+
+    The checks and messages follow pmns.c's pass2(), attach() and backlink().
+    """
     roots = [b for b in blocks if b.path == "root"]
     if not roots:
-        raise SourceError(PM_ERR_PMNS, 'No name space entry for "root"', file)
+        raise PMNSError(PM_ERR_PMNS, 'No name space entry for "root"', file)
     if len(roots) > 1:
-        raise SourceError(
+        raise PMNSError(
             PM_ERR_PMNS, 'Multiple name space entries for "root"', roots[1].file, roots[1].line
         )
     # Like libpcp, a path defined twice uses its last definition; the others are strays.
     by_path = {b.path: b for b in blocks}
     used: set[int] = {id(roots[0])}
     first_name: dict[int, str] = {}
+    duplicate: tuple[str, _Child] | None = None
     stack: list[tuple[_Node, Iterator[_Child]]] = [(pmns._root, iter(roots[0].children))]
     while stack:
         parent, children = stack[-1]
@@ -261,32 +406,35 @@ def _build(pmns: PMNS, blocks: list[_Block], file: str | None, dupok: bool) -> N
         parent.children[child.name] = node
         pmns._names[path] = node
         if child.pmid is not None:
-            if not dupok and not is_dynamic_root(child.pmid):
+            if not dupok and duplicate is None and not is_dynamic_root(child.pmid):
                 other = first_name.setdefault(child.pmid, path)
                 if other != path:
-                    raise SourceError(
-                        PM_ERR_PMNS,
+                    what = (
                         f"Duplicate metric id ({pmIDStr(child.pmid)}) in name space "
-                        f'for metrics "{path}" and "{other}"',
-                        child.file,
-                        child.line,
+                        f'for metrics "{path}" and "{other}"'
                     )
+                    duplicate = (what, child)
             continue
         sub = by_path.get(path)
         if sub is None or id(sub) in used:  # a block attaches once (a child "root" can't)
-            raise SourceError(
-                PM_ERR_PMNS,
-                f'Cannot find definition for non-terminal node "{path}" in name space',
-                child.file,
-                child.line,
-            )
+            what = f'Cannot find definition for non-terminal node "{path}" in name space'
+            raise PMNSError(PM_ERR_PMNS, what, child.where.file, child.where.line)
         used.add(id(sub))
         stack.append((node, iter(sub.children)))
-    for b in blocks:
-        if id(b) not in used:
-            raise SourceError(
-                PM_ERR_PMNS, f'Disconnected subtree ("{b.path}") in name space', b.file, b.line
-            )
+    _check_connected(blocks, used)
+    if duplicate is not None:  # (the message ends in a newline, so err() adds a blank line)
+        what, child = duplicate
+        report = f"Error Parsing ASCII PMNS: {what}\n\n"
+        raise PMNSError(PM_ERR_PMNS, what, child.where.file, child.where.line, report)
+
+
+def _check_connected(blocks: list[_Block], used: set[int]) -> None:
+    """Every block attached; libpcp reports each stray, latest first, and then fails."""
+    strays = [b for b in reversed(blocks) if id(b) not in used]
+    if strays:
+        whats = [f'Disconnected subtree ("{b.path}") in name space' for b in strays]
+        report = "".join(f"Error Parsing ASCII PMNS: {w}\n" for w in whats)
+        raise PMNSError(PM_ERR_PMNS, whats[0], strays[0].file, strays[0].line, report)
 
 
 def _writable(pmid: int) -> bool:
@@ -296,6 +444,22 @@ def _writable(pmid: int) -> bool:
     if is_dynamic_root(pmid):
         return pmID_cluster(pmid) <= _DOMAIN_MAX
     return pmID_domain(pmid) <= _DOMAIN_MAX
+
+
+def _has_leaf(node: _Node) -> bool:
+    """Whether NODE is a leaf or has one below it: libpcp hides other non-leaves.
+
+    pmns.c marks every node (MARK_BIT, set in a non-leaf's PM_ID_NULL) and
+    unmarks each leaf's path to the root; pmGetChildren skips marked nodes.
+    """
+    stack = [node]
+    while stack:
+        node = stack.pop()
+        if node.pmid is not None:
+            return True
+        if node.children:
+            stack.extend(node.children.values())
+    return False
 
 
 def _status(node: _Node) -> int:
@@ -383,14 +547,19 @@ class PMNS:
 
     # -- queries --------------------------------------------------------------
 
+    def _find(self, name: str) -> _Node | None:
+        """NAME's node, as libpcp's locate(): a non-leaf with no leaf below it is not found."""
+        node = self._names.get(name)
+        return node if node is not None and _has_leaf(node) else None
+
     def _locate(self, name: str) -> _Node:
-        node = self._root if name == "" else self._names.get(name)
+        node = self._root if name == "" else self._find(name)
         if node is None:
             raise PMError(PM_ERR_NAME, name)
         return node
 
     def __contains__(self, name: object) -> bool:
-        return name in self._names
+        return isinstance(name, str) and self._find(name) is not None
 
     def __len__(self) -> int:
         """The number of names with a PMID (leaves, dynamic roots included)."""
@@ -403,15 +572,13 @@ class PMNS:
         gives the root's special PMID (is_dynamic_root() is true and
         pmID_cluster() is the owning domain): pmcd's cue to ask that agent.
         PMError(PM_ERR_NONLEAF) for a non-leaf, PMError(PM_ERR_NAME) otherwise
-        (also for a block with no children, which libpcp maps to PM_ID_NULL).
+        (also for a non-leaf with no leaf below it, which libpcp does not find).
         """
-        node = self._names.get(name)
+        node = self._find(name)
         if node is not None:
             if node.pmid is not None:
                 return node.pmid
-            if node.children:
-                raise PMError(PM_ERR_NONLEAF, name)
-            raise PMError(PM_ERR_NAME, name)
+            raise PMError(PM_ERR_NONLEAF, name)
         root = self.find_dynamic_root(name)
         if root is None:
             raise PMError(PM_ERR_NAME, name)
@@ -421,7 +588,7 @@ class PMNS:
         """The dynamic subtree root NAME is, or lies below, if any."""
         prefix = name
         while True:
-            node = self._names.get(prefix)
+            node = self._find(prefix)
             if node is not None:  # the first existing prefix decides: above it are non-leaves
                 if node.pmid is not None and is_dynamic_root(node.pmid):
                     return DynamicRoot(node.path, pmID_cluster(node.pmid))
@@ -441,7 +608,7 @@ class PMNS:
         node = self._locate(name)
         if not node.children:
             return []
-        return [(child.name, _status(child)) for child in node.children.values()]
+        return [(c.name, _status(c)) for c in node.children.values() if _has_leaf(c)]
 
     def traverse(self, name: str = "") -> list[str]:
         """Every leaf name at or below NAME, depth first in namespace order, as pmTraversePMNS.
@@ -457,8 +624,13 @@ class PMNS:
         return [(node.path, node.pmid) for node in nodes if node.pmid is not None]
 
     def _walk(self, top: _Node) -> Iterator[_Node]:
-        """The leaves at or below TOP (a block with no children counts), depth first."""
-        if not top.children:
+        """The leaves at or below TOP, depth first, as TraversePMNS_local.
+
+        Non-leaves with no leaf below them are hidden, as libpcp's mark bit
+        hides them from pmGetChildren; TOP itself is listed when nothing
+        visible lies below it (a block with no children, say).
+        """
+        if not any(_has_leaf(c) for c in (top.children or {}).values()):
             if top is not self._root:
                 yield top
             return
@@ -469,7 +641,7 @@ class PMNS:
                 stack.pop()
             elif node.children:
                 stack.append(iter(node.children.values()))
-            else:
+            elif node.pmid is not None:
                 yield node
 
     def names(self, pmid: int) -> list[str]:

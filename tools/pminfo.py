@@ -255,7 +255,7 @@ class Report:
         descs: list[Desc | None] = [None] * len(pmids)
         wants_desc = self.desc or self.value or self.label or self.series or self.verify
         if wants_desc:
-            descs = [result.descs.get(p) for p in pmids] if result else ctx.lookup_descs(pmids)
+            descs = [result.descs.get(p) for p in pmids] if result else self._descs(pmids)
         for i, (name, pmid) in enumerate(zip(names, pmids, strict=True)):
             desc = descs[i]
             if wants_desc and desc is None:
@@ -298,6 +298,21 @@ class Report:
                 self._instance_series(desc.indom)
             if self.label:
                 self._instance_labels(desc)
+
+    def _descs(self, pmids: list[int]) -> list[Desc | None]:
+        """The descriptors of a batch; one at a time (None for a failure) when the batch
+        fails as a whole, as pminfo asks pmLookupDesc for each metric."""
+        try:
+            return self.ctx.lookup_descs(pmids)
+        except PMError:
+            pass
+        descs: list[Desc | None] = []
+        for pmid in pmids:
+            try:
+                descs.append(self.ctx.lookup_desc(pmid))
+            except PMError:
+                descs.append(None)
+        return descs
 
     def _desc_error(self, pmid: int) -> str:
         if pmid == PM_ID_NULL:

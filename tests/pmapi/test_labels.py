@@ -662,3 +662,30 @@ def test_fuzz_mutated_json(d: dict) -> None:
         for mutated in (text[:cut], text[:cut] + text[cut + 1 :], text[:cut] + "}" + text[cut:]):
             with contextlib.suppress(PMError):
                 assert_consistent(parse(mutated))
+
+
+def test_context_labels_read_the_labels_directory(tmp_path):
+    from purepcp.pmapi.labels import context_labels
+
+    (tmp_path / "labels" / "optional").mkdir(parents=True)
+    (tmp_path / "labels" / "b").write_text('{"hostname":"lost","x":1}')
+    (tmp_path / "labels" / "a").write_text('{"x":0,"y":2}')
+    (tmp_path / "labels" / ".hidden").write_text('{"z":3}')
+    (tmp_path / "labels" / "optional" / "n").write_text('{"note":true}')
+    (tmp_path / "labels.conf").write_text("[global]\nmachineid_hash: sha256\n")
+    mid = tmp_path / "machine-id"
+    mid.write_text("abc\n")
+    lset = context_labels(str(tmp_path), "h", creds=(5, 7), machine_id_file=str(mid))
+    got = json.loads(lset.json)
+    assert got == {
+        "domainname": got["domainname"],
+        "groupid": 7,
+        "hostname": "h",
+        "machineid_sha256": "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad",
+        "note": True,
+        "userid": 5,
+        "x": 1,
+        "y": 2,
+    }
+    optional = {lset.label_name(x) for x in lset.labels if x.flags & PM_LABEL_OPTIONAL}
+    assert optional == {"groupid", "note", "userid"}

@@ -601,3 +601,29 @@ def test_flags_constants_match_bindings() -> None:
 
     assert json.loads(done.stdout) == [int(getattr(labels, n)) for n in names]
     assert int(PM_LABEL_CLUSTER) == 8
+
+
+@pytest.mark.skipif(not shutil.which("pminfo"), reason="reference pminfo not installed")
+@pytest.mark.parametrize(
+    "hashing", ["", "[global]\nmachineid_hash = sha256\n", "# c\nmachineid_hash = none\n"]
+)
+def test_context_labels_as_libpcp_reads_them(tmp_path, hashing):
+    """QA 1826: the labels directory, its optional notes and labels.conf's machineid_hash."""
+    import socket
+
+    from purepcp.pmapi.labels import context_labels
+
+    (tmp_path / "labels" / "optional").mkdir(parents=True)
+    (tmp_path / "labels" / "change").write_text('{"empty":1826, "a":{"b":2}}\n')
+    (tmp_path / "labels" / "bad").write_text("not json\n")
+    (tmp_path / "labels" / "optional" / "n").write_text('{"note":"x"}\n')
+    if hashing:
+        (tmp_path / "labels.conf").write_text(hashing)
+    env = dict(os.environ, PCP_SYSCONF_DIR=str(tmp_path), PCP_DERIVED_CONFIG="")
+    out = subprocess.run(
+        ["pminfo", "-L", "-l", "hinv.ncpu"], env=env, capture_output=True, text=True, check=True
+    )
+    theirs = json.loads(out.stdout.split("labels ", 1)[1])
+    del theirs["agent"]  # (the domain's label, merged in by pminfo)
+    ours = context_labels(str(tmp_path), socket.gethostname(), creds=(os.getuid(), os.getgid()))
+    assert json.loads(ours.json) == theirs

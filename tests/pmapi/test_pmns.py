@@ -373,14 +373,31 @@ def test_dynamic_roots_in_children_traverse_and_names(dyn: PMNS):
 
 
 def test_a_block_with_no_children():
+    # libpcp's mark bit hides a non-leaf with no leaf below it (QA 028)
     pmns = load("root {\n a 1:0:0\n x\n}\nx {\n}\n")
-    assert pmns.children() == [("a", PMNS_LEAF_STATUS), ("x", PMNS_LEAF_STATUS)]
-    assert pmns.traverse() == ["a", "x"]  # as pmTraversePMNS, which lists it like a leaf
+    assert pmns.children() == [("a", PMNS_LEAF_STATUS)]
+    assert pmns.traverse() == ["a"]
     assert pmns.items() == [("a", P(1, 0, 0))]
-    with pytest.raises(PMError) as info:
-        pmns.lookup("x")
-    assert info.value.code == PM_ERR_NAME
-    assert load(pmns.dumps()).traverse() == ["a", "x"]
+    assert "x" not in pmns
+    for query in (pmns.lookup, pmns.traverse, pmns.children):
+        with pytest.raises(PMError) as info:
+            query("x")
+        assert info.value.code == PM_ERR_NAME
+    assert load(pmns.dumps()).traverse() == ["a"]
+
+
+def test_non_leaves_with_no_leaf_below_are_hidden():
+    pmns = load(
+        "root {\n empty\n me 1:2:0\n one\n}\none {\n us 1:3:0\n two\n}\n"
+        "one.two {\n empty\n}\nempty {\n}\none.two.empty {\n}\n"
+    )
+    assert pmns.traverse() == ["me", "one.us"]
+    assert pmns.children() == [("me", PMNS_LEAF_STATUS), ("one", PMNS_NONLEAF_STATUS)]
+    assert pmns.children("one") == [("us", PMNS_LEAF_STATUS)]
+    for name in ("empty", "one.two", "one.two.empty"):
+        with pytest.raises(PMError) as info:
+            pmns.traverse(name)
+        assert info.value.code == PM_ERR_NAME
 
 
 def test_empty_namespace():

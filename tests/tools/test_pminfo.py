@@ -139,6 +139,118 @@ def test_names_only_from_a_namespace_file_need_no_pmcd(tmp_path):
     assert out.returncode == 0
 
 
+# namespaces libpcp will not load, as QA 145, 207 and 614 write them
+BAD_NAMESPACES = [
+    "root {\n    reserved_domain\t511:0:0\n}\n",
+    "root {\n    big_cluster  0:4096:0\n}\n",
+    "root {\n    bad_serial\t1:1:x\n}\n",
+    "root {\n    dyn_bad_cluster\t13:0:*\n}\n",
+    "root {\n    proc-nprocs 3:0:0\n}\n",
+    "root {\n a 1:0:0\n a 1:0:1\n}\n",
+    "root { a 1:0:0 b 1 : 0 :1 a 1:0:2 }\n",
+    "root {\n a 1:0:0\n b\n}\n",
+    "root {\n a 1:0:0\n}\nx {\n b 1:0:1\n}\ny {\n}\n",
+    "root {\n ten 29:0:11\n another_ten 29:0:11\n yet\n}\nyet {\n again 29:0:11\n}\n",
+    "",
+    "root {\n#fumble\n}\n",
+    "root {\n  a 1:0:0  b 1:0:1\n#fumble\n}\n",
+]
+
+
+@pytest.mark.interop
+@pytest.mark.parametrize("flag", ["-n", "-N"])
+@pytest.mark.parametrize("text", BAD_NAMESPACES)
+def test_namespace_errors_as_libpcp_prints_them(tmp_path, text, flag):
+    require_reference("pminfo")
+    pmns = tmp_path / "bad.pmns"
+    pmns.write_text(text)
+    ours, theirs = (run("pminfo", flag, str(pmns), "-m") for run in (run_ours, run_theirs))
+    assert (ours.stdout, ours.stderr, ours.returncode) == (
+        theirs.stdout,
+        theirs.stderr,
+        theirs.returncode,
+    )
+
+
+def test_a_namespace_that_will_not_load_is_reported_as_libpcp_does(tmp_path):
+    pmns = tmp_path / "ns"
+    pmns.write_text("root {\n    ten\t29:0:11\n    another_ten\t29:0:11\n}\n")
+    assert run_ours("pminfo", "-n", str(pmns)).stdout.startswith("ten\nanother_ten\nevent.")
+    out = run_ours("pminfo", "-N", str(pmns))
+    assert out.returncode == 1 and out.stdout == ""
+    assert out.stderr == (
+        "Error Parsing ASCII PMNS: Duplicate metric id (29.0.11) in name space"
+        ' for metrics "another_ten" and "ten"\n\n'
+        f'pminfo: Cannot load namespace from "{pmns}": Problems parsing PMNS definitions\n'
+    )
+    pmns.write_text("root {\n    big_domain\t512:0:0\n}\n")
+    caret = "    " + " " * len("big_domain") + "\t^\n"
+    assert run_ours("pminfo", "-n", str(pmns)).stderr == (
+        f"[{pmns}:2] Error Parsing ASCII PMNS: Illegal domain field in PMID\n"
+        "    big_domain\t512:0:0\n"
+        f"{caret}"
+        f"[{pmns}:2] Error Parsing ASCII PMNS: Expected NAME, PMID or }}\n"
+        f"{caret}{caret}"
+        f'pminfo: Cannot load namespace from "{pmns}": Problems parsing PMNS definitions\n'
+    )
+
+
+def test_empty_non_leaves_are_not_listed(tmp_path):
+    """QA 028: libpcp hides a non-leaf with no leaf below it."""
+    pmns = tmp_path / "ns"
+    pmns.write_text(
+        "root {\n empty\n me 1:2:0\n level_one\n}\nlevel_one {\n us 1:3:0\n level_two\n}\n"
+        "level_one.level_two {\n empty\n}\nempty {\n}\nlevel_one.level_two.empty {\n}\n"
+    )
+    out = run_ours("pminfo", "-n", str(pmns))
+    assert out.stdout == "me\nlevel_one.us\nevent.flags\nevent.missed\n"
+    out = run_ours("pminfo", "-n", str(pmns), "empty", "level_one.level_two")
+    assert out.stderr == (
+        "Error: empty: Unknown metric name\nError: level_one.level_two: Unknown metric name\n"
+    )
+    assert out.returncode == 1
+
+
+class _OneBadDesc:
+    """A context whose pmcd refuses a batch of descriptors holding an unknown PMID."""
+
+    source = None
+
+    def lookup_names(self, names):
+        return [1, 2][: len(names)]
+
+    def lookup_descs(self, pmids):
+        from purepcp.pmapi.errors import PM_ERR_PMID, PMError
+
+        raise PMError(PM_ERR_PMID)
+
+    def lookup_desc(self, pmid):
+        from purepcp.pmapi.desc import Desc
+        from purepcp.pmapi.errors import PM_ERR_PMID, PMError
+
+        if pmid == 1:
+            raise PMError(PM_ERR_PMID)
+        return Desc(pmid)
+
+
+def test_a_descriptor_pmcd_does_not_know_is_reported_per_metric():
+    """QA 1086's sample.bad.unknown: pminfo -d reports it and goes on (pmLookupDesc each)."""
+    import io
+
+    from purepcp.tools.pminfo import TOOL, Report
+
+    out = io.StringIO()
+    report = Report(TOOL.parse(["-d", "bad", "good"]), out)
+    report.ctx = _OneBadDesc()
+    report.names = ["bad", "good"]
+    report.report()
+    assert out.getvalue() == (
+        "bad: pmLookupDesc: Unknown or illegal metric identifier\n"
+        "\ngood\n    Data Type: 32-bit unsigned int  InDom: PM_INDOM_NULL 0xffffffff\n"
+        "    Semantics: instant  Units: none\n"
+    )
+
+
 def test_usage_layout_follows_pcp():
     """Option text shorter than 24 columns shares the line; longer text pushes help down."""
     assert HOST.usage_line() == "  -h HOST, --host=HOST  metrics source is the pmcd on HOST"

@@ -205,12 +205,14 @@ async def serve_connection(
     peer: str = "",
     address: str = "",
     limits: HttpLimits = HttpLimits(),
+    first: bytes = b"",
 ) -> None:
     """Answer the requests on STREAM until the client closes it or must be dropped: it
     waits past LIMITS.idle with no request, takes past LIMITS.timeout to send one, or
     sends what cannot be HTTP.  PEER names the client in log lines; ADDRESS is its
-    address ("" on a unix socket)."""
+    address ("" on a unix socket); FIRST, bytes it sent already."""
     conn = h11.Connection(h11.SERVER, max_incomplete_event_size=limits.max_head)
+    conn.receive_data(first)
     wire = _Wire(stream)
     try:
         async with stream:

@@ -2,30 +2,27 @@
 
 from __future__ import annotations
 
-import configparser
 import logging
 import os
 import signal
 import sys
 import threading
 import time
-from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import trio
 
 from purepcp.pmapi import memory
-from purepcp.pmapi.inifile import config_error
-from purepcp.pmapi.options import HELP, VERSION, Opt, Tool
 from purepcp.pmapi.paths import LayoutError, paths
 from purepcp.pmapi.service import daemon_ended, notify_ready, open_daemon_log, raise_fd_limit
-from purepcp.series.limits import QueryLimits
 from purepcp.series.storeconfig import StoreConfig, StoreError
 
-from .access import WriteAccess
-from .groups import DEFAULT_TIMEOUT, DEFAULT_WORK, WebGroups
-from .http import HttpLimits, refuse_connection, serve_connection
+from .groups import WebGroups
+from .http import refuse_connection, serve_connection
+from .listen import Opened, open_ports, open_unix, remove_unix
+from .options import TOOL, Settings, dont_start, options
+from .pcpproxy import first_bytes, relay, wants_pcp
 from .webapi import Reply, Request, WebAPI
 
 if TYPE_CHECKING:  # (the series engine, Redis's client and NumPy load when first used)
@@ -34,178 +31,6 @@ if TYPE_CHECKING:  # (the series engine, Redis's client and NumPy load when firs
 
     from .series import SeriesAPI
 
-NO_AVAHI = Opt("A", None, None, "disable service advertisement (none is done)")
-FOREGROUND = Opt("f", "foreground", None, "run in the foreground (pmproxy always does)")
-SYSTEMD = Opt("F", "systemd", None, "run in systemd mode (as -f, and tell systemd when ready)")
-TIMESERIES = Opt("t", "timeseries", None, "REST APIs (always on)")
-USERNAME = Opt("U", "username", "USER", "accepted for PCP compatibility; not used")
-CONFIG = Opt("c", "config", "PATH", "path to configuration file ([pmwebapi] timeout, work)")
-INTERFACE = Opt("i", "interface", "ADDR", "accept connections on this IP address")
-PORT = Opt("p", "port", "PORT", "accept connections on this port [default 44322]")
-HOSTSPEC = Opt("H", "hostspec", "HOST", "pmcd to use when a request names none [localhost]")
-TERMINATE = Opt("T", None, "TIME", "terminate after an elapsed time interval (seconds)")
-LOG = Opt("l", "log", "PATH", "redirect diagnostics and trace output ('-' for stderr)")
-
-TOOL = Tool(
-    "pmproxy",
-    "[options]",
-    [
-        ("General options", [VERSION, HELP]),
-        ("Service options", [NO_AVAHI, FOREGROUND, SYSTEMD, TIMESERIES, USERNAME]),
-        ("Configuration options", [CONFIG, HOSTSPEC]),
-        ("Connection options", [INTERFACE, PORT]),
-        ("Diagnostic options", [TERMINATE, LOG]),
-    ],
-    help_status=0,  # (as PCP's pmproxy)
-)
-
-
-@dataclass(frozen=True)
-class Settings:
-    ports: tuple[int, ...]
-    interfaces: tuple[str, ...]
-    hostspec: str
-    timeout: float
-    work: float
-    terminate: float | None
-    log: str | None = None  # -l (None: the layout's pmproxy.log)
-    series: StoreConfig = field(default_factory=StoreConfig)  # [redis], [pmseries]...
-    writers: WriteAccess = field(default_factory=WriteAccess)  # [pmwebapi] allow.store
-    limits: QueryLimits = field(default_factory=QueryLimits)  # [pmseries] limit.*
-    load_paths: tuple[str, ...] = ()  # [pmseries] load.paths (none: /series/load is off)
-    http: HttpLimits = field(default_factory=HttpLimits)  # [pmproxy] http.*
-
-
-def default_port() -> int:
-    """PMPROXY_PORT's first port, else 44322."""
-    first = os.environ.get("PMPROXY_PORT", "").split(",")[0].strip()
-    return int(first) if first.isdigit() else 44322
-
-
-def _seconds_from_ms(config: configparser.ConfigParser, key: str, default: float) -> float:
-    text = config.get("pmwebapi", key, fallback=None)
-    if text is None:
-        return default
-    try:
-        return int(text, 0) / 1000.0
-    except ValueError:
-        return default
-
-
-def options(argv: list[str]) -> Settings:
-    parsed = TOOL.parse(argv)
-    if parsed.operands:
-        TOOL.fail(f"unexpected argument: {parsed.operands[0]}", usage=True)
-    ports: list[int] = []
-    for o, v in parsed.pairs:
-        if o is PORT:
-            for part in str(v).split(","):
-                if not part.strip().isdigit() or int(part) > 65535:
-                    TOOL.fail(f"-p requires a positive numeric argument ({part})", usage=True)
-                ports.append(int(part))
-    timeout, work = DEFAULT_TIMEOUT, DEFAULT_WORK
-    series = StoreConfig()
-    writers, limits, load_paths, http = WriteAccess(), QueryLimits(), (), HttpLimits()
-    config_path = parsed.get("config")
-    if config_path is not None:
-        config = configparser.ConfigParser(interpolation=None, strict=False)
-        try:
-            with open(config_path) as f:
-                config.read_file(f)
-        except OSError as exc:
-            TOOL.fail(f"cannot read {config_path}: {exc.strerror}")
-        except configparser.Error as exc:
-            TOOL.fail(config_error(config_path, exc))
-        timeout = _seconds_from_ms(config, "timeout", timeout)
-        work = _seconds_from_ms(config, "work", work)
-        try:
-            series = StoreConfig.from_parser(config)
-            writers, limits, load_paths = _guards(config)
-            http = _http_limits(config)
-        except (StoreError, ValueError) as exc:
-            TOOL.fail(f"{config_path}: {exc}")
-    terminate = None
-    if "T" in parsed:
-        try:
-            terminate = float(str(parsed.get("T")))
-        except ValueError:
-            TOOL.fail(f"-T requires a time interval in seconds ({parsed.get('T')})", usage=True)
-    return Settings(
-        ports=tuple(ports) or (default_port(),),
-        interfaces=tuple(str(v) for o, v in parsed.pairs if o is INTERFACE),
-        hostspec=str(parsed.get("hostspec", "localhost")),
-        timeout=timeout,
-        work=work,
-        terminate=terminate,
-        log=parsed.get("log"),
-        series=series,
-        writers=writers,
-        limits=limits,
-        load_paths=load_paths,
-        http=http,
-    )
-
-
-def _number(
-    config: configparser.ConfigParser, section: str, key: str, kind: type, *, zero: bool
-) -> float | None:
-    """[SECTION] KEY as a number of KIND, None when unset; ValueError naming the section
-    and key when it is not a number, is negative, or (unless ZERO) is 0."""
-    text = config.get(section, key, fallback="").strip()
-    if not text:
-        return None
-    try:
-        number = kind(text)
-    except ValueError:
-        raise ValueError(f"[{section}] {key} = {text}: not a number") from None
-    if number < 0 or (number == 0 and not zero):
-        least = "of 0 or more" if zero else "above 0"
-        raise ValueError(f"[{section}] {key} = {text}: not a number {least}")
-    return number
-
-
-def _http_limits(config: configparser.ConfigParser) -> HttpLimits:
-    """[pmproxy] http.idle, http.timeout (seconds), http.max.head and
-    http.max.connections; ValueError naming the key of a value that cannot be read."""
-    values: dict[str, float] = {}
-    for key, name, kind in (
-        ("http.idle", "idle", float),
-        ("http.timeout", "timeout", float),
-        ("http.max.head", "max_head", int),
-        ("http.max.connections", "max_connections", int),
-    ):
-        number = _number(config, "pmproxy", key, kind, zero=False)
-        if number is not None:
-            values[name] = number
-    return replace(HttpLimits(), **values)
-
-
-def _guards(
-    config: configparser.ConfigParser,
-) -> tuple[WriteAccess, QueryLimits, tuple[str, ...]]:
-    """[pmwebapi] allow.store, [pmseries] limit.terms/series/seconds (0: no limit) and
-    load.paths; ValueError naming the section and key of a value that cannot be read."""
-
-    def limit(key: str, default: float | None, kind: type) -> float | None:
-        number = _number(config, "pmseries", key, kind, zero=True)
-        return default if number is None else number or None
-
-    writers = WriteAccess()
-    allow = config.get("pmwebapi", "allow.store", fallback=None)
-    if allow is not None:
-        try:
-            writers = WriteAccess.from_text(allow)
-        except ValueError as exc:
-            raise ValueError(f"[pmwebapi] allow.store: {exc}") from None
-    defaults = QueryLimits()
-    limits = QueryLimits(
-        terms=limit("limit.terms", defaults.terms, int),  # type: ignore[arg-type]
-        series=limit("limit.series", defaults.series, int),  # type: ignore[arg-type]
-        seconds=limit("limit.seconds", defaults.seconds, float),
-    )
-    paths = tuple(config.get("pmseries", "load.paths", fallback="").replace(",", " ").split())
-    return writers, limits, paths
-
 
 def main(argv: list[str] | None = None) -> int:
     return TOOL.main(_run, argv)
@@ -213,23 +38,61 @@ def main(argv: list[str] | None = None) -> int:
 
 def _run(argv: list[str]) -> int:
     settings = options(argv)
-    log_path = settings.log or _default_log()
-    try:
-        if log_path != "-":
-            Path(log_path).parent.mkdir(parents=True, exist_ok=True)
-        open_daemon_log("pmproxy", log_path)
-    except OSError as exc:
-        print(f"pmproxy: {exc.filename}: {exc.strerror}", file=sys.stderr)
-        return 1
+    log_path = _log_path(settings)
+    _open_log(log_path)
+    if settings.debug:
+        logging.getLogger().setLevel(logging.DEBUG)
+    log = logging.getLogger("pmproxy")
+    for warning in settings.warnings:
+        log.warning("Warning: %s", warning)
     memory.tune()  # (large buffers are their own mappings, returned when freed)
     # (each web context holds a connection to its pmcd while it lives)
-    logging.getLogger("pmproxy").info("pmproxy: %s", raise_fd_limit())
+    log.info("pmproxy: %s", raise_fd_limit())
     try:
         trio.run(serve, settings)
+    except NotStarted as exc:
+        log.error("pmproxy: %s", exc)
+        print(f"pmproxy: {exc}", file=sys.stderr)
+        dont_start(settings.fatal, log_path)
     except (OSError, BaseExceptionGroup) as failure:
-        return daemon_ended("pmproxy", failure)
+        status = daemon_ended("pmproxy", failure)
+        dont_start(settings.fatal, log_path)
+        return status
     return 0
 
+
+def _open_log(path: str) -> None:
+    """pmOpenLog: PATH ("-": stderr) becomes the log and, as in PCP's pmproxy, stdout
+    and stderr go there too; a PATH that cannot be written leaves stderr the log."""
+    if path != "-":
+        try:
+            Path(path).parent.mkdir(parents=True, exist_ok=True)
+            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_APPEND, 0o644)
+        except OSError as exc:
+            print(f"pmproxy: cannot open log {path}: {exc.strerror}; using stderr",
+                  file=sys.stderr)  # fmt: skip
+        else:
+            sys.stdout.flush()
+            sys.stderr.flush()
+            os.dup2(fd, 1)
+            os.dup2(fd, 2)
+            os.close(fd)
+    open_daemon_log("pmproxy", "-")
+
+
+def _log_path(settings: Settings) -> str:
+    """-l's path, else the layout's pmproxy.log; with -Dappl1, PCP's "desperate logging
+    mode", the process id goes before the name's last "." (pmproxy.PID.log)."""
+    path = settings.log or _default_log()
+    appl1 = any("appl1" in spec.lower().split(",") for spec in settings.debug)
+    if path == "-" or not appl1:
+        return path
+    stem, dot, suffix = path.rpartition(".")
+    return f"{stem}.{os.getpid()}.{suffix}" if dot else f"{path}.{os.getpid()}"
+
+
+#: how long serving waits for the first connection to Redis (then it goes on trying)
+FIRST_REDIS_TRY = 5.0
 
 #: how often discovery looks for archives and records pmloggers have written
 DISCOVER_EVERY = 1.0
@@ -342,27 +205,34 @@ async def serve(settings: Settings, task_status=trio.TASK_STATUS_IGNORED) -> Non
     series: SeriesAPI | None = None
     series_loaded = trio.Lock()
 
-    async def route(request: Request) -> Reply:
+    async def series_api() -> SeriesAPI:
         nonlocal series
+        if series is None:
+            async with series_loaded:  # the first /series request loads the engine,
+                if series is None:  # in a thread: other clients go on meanwhile
+                    series = await trio.to_thread.run_sync(_series_api, settings)
+        return series
+
+    async def route(request: Request) -> Reply:
         if request.path.startswith("/series/"):
-            if series is None:
-                async with series_loaded:  # the first /series request loads the engine,
-                    if series is None:  # in a thread: other clients go on meanwhile
-                        series = await trio.to_thread.run_sync(_series_api, settings)
-            return await series.handle(request)
+            return await (await series_api()).handle(request)
         return await api.handle(request)
 
-    listeners: list[trio.SocketListener] = []
-    hosts = settings.interfaces or (None,)
-    for port in settings.ports:
-        for host in hosts:
-            listeners.extend(await trio.open_tcp_listeners(port, host=host))
-    where = []
-    for listener in listeners:
-        sockname = listener.socket.getsockname()
-        where.append(f"{sockname[0]}:{sockname[1]}" if ":" not in sockname[0]
-                     else f"[{sockname[0]}]:{sockname[1]}")  # fmt: skip
+    async def keep_redis(features: tuple[str, ...]) -> None:
+        await (await series_api()).keep_connected(features)
 
+    opened = await open_ports(settings.ports, settings.interfaces)
+    open_unix(opened, settings.socket or _default_socket())
+    if not opened.listeners:
+        raise opened.failure or OSError("no request ports to listen on")
+    where = opened.where
+    _startup_lines(log, opened)
+    if settings.redis_link is not None:  # (PCP's first try is done before any client's)
+        with trio.move_on_after(FIRST_REDIS_TRY):
+            first_try = (await series_api()).connect_once
+            await trio.to_thread.run_sync(first_try, settings.redis_link, abandon_on_cancel=True)
+    if settings.systemd:
+        _become(settings.username)
     connections = 0
     refused = _Refusals(log)
 
@@ -385,18 +255,30 @@ async def serve(settings: Settings, task_status=trio.TASK_STATUS_IGNORED) -> Non
             address = peer[0] if isinstance(peer, tuple) else ""
         except OSError:
             name, address = "?", "?"  # (gone already: nothing it asks may write)
-        await serve_connection(stream, route, name, address, settings.http)
+        first = await first_bytes(stream, settings.http.idle)
+        if not first:
+            await stream.aclose()
+        elif wants_pcp(first):
+            if settings.pcp:
+                await relay(stream, first, name)
+            else:
+                await stream.aclose()
+        elif settings.rest:
+            await serve_connection(stream, route, name, address, settings.http, first)
+        else:  # (-d: PCP's libpcp mode speaks only the PCP protocol)
+            await stream.aclose()
 
     try:
         with trio.open_signal_receiver(signal.SIGTERM, signal.SIGINT) as signals:
             async with trio.open_nursery() as nursery:
-                for listener in listeners:
+                for listener in opened.listeners:
                     nursery.start_soon(trio.serve_listeners, accept, [listener])
                 nursery.start_soon(groups.sweep_forever)
+                if settings.redis_link is not None:  # (PCP connects to Redis at start)
+                    nursery.start_soon(keep_redis, settings.redis_link)
                 if settings.series.discover:
                     nursery.start_soon(discover_forever, settings.series, log)
                 log.info("pmproxy: listening on %s", ", ".join(where))
-                print(f"pmproxy: listening on {', '.join(where)}", file=sys.stderr, flush=True)
                 notify_ready()
                 task_status.started(where)
                 with trio.move_on_after(settings.terminate or float("inf")):
@@ -405,9 +287,52 @@ async def serve(settings: Settings, task_status=trio.TASK_STATUS_IGNORED) -> Non
                         break
                 nursery.cancel_scope.cancel()
     finally:
+        remove_unix(opened)
         groups.close()
         if series is not None:
             series.close()
+
+
+def _default_socket() -> str:
+    """$PCP_RUN_DIR/pmproxy.socket."""
+    try:
+        return str(paths().run_dir / "pmproxy.socket")
+    except LayoutError:
+        return "pmproxy.socket"
+
+
+def _startup_lines(log: logging.Logger, opened: Opened) -> None:
+    """What PCP's pmproxy logs once it listens: its process, user and request ports."""
+    import pwd
+
+    uid = os.getuid()
+    try:
+        user = pwd.getpwuid(uid).pw_name
+    except KeyError:
+        user = str(uid)
+    log.info("pmproxy: PID = %d, PDU version = 2, user = %s (%d)", os.getpid(), user, uid)
+    log.info("pmproxy request port(s): %s", ", ".join(opened.where))
+
+
+class NotStarted(Exception):
+    """A reason pmproxy cannot start, other than its ports."""
+
+
+def _become(username: str | None) -> None:
+    """-F's change of identity to -U's user (pmSetProcessIdentity), when root."""
+    import pwd
+
+    if os.getuid() != 0 or not username:
+        return
+    try:
+        entry = pwd.getpwnam(username)
+        os.initgroups(username, entry.pw_gid)
+        os.setgid(entry.pw_gid)
+        os.setuid(entry.pw_uid)
+    except KeyError:
+        raise NotStarted(f"cannot run as user {username}: no such user") from None
+    except OSError as exc:
+        raise NotStarted(f"cannot run as user {username}: {exc.strerror}") from None
 
 
 def _series_api(settings: Settings) -> SeriesAPI:

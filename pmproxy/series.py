@@ -27,7 +27,7 @@ from purepcp.pmapi.timewindow import (
     parse_interval_ns,
     parse_time,
 )
-from purepcp.series.functions import values_of_expression
+from purepcp.series.functions import instances_of_expression, values_of_expression
 from purepcp.series.limits import Budget, QueryLimitError, QueryLimits
 from purepcp.series.load import ArchiveLoader, LoadError
 from purepcp.series.loadspec import LoadSpecError, load_spec
@@ -43,6 +43,25 @@ OCTETS = "application/octet-stream"
 CALLS = ("query", "descs", "instances", "labels", "metrics", "sources", "values", "load", "ping")
 #: the parameter each call cannot do without
 REQUIRED = {"query": ("expr",), "descs": ("series",), "load": ("expr",)}
+#: the parameters that, when given, may not be empty (pmproxy's series.c)
+NOT_EMPTY = {
+    "query": ("expr",),
+    "load": ("expr",),
+    "descs": ("series",),
+    "instances": ("series",),
+    "labels": ("series", "name", "names"),
+    "metrics": ("series",),
+    "values": ("series",),
+    "sources": ("source",),
+}
+
+
+def _unusable(call: str, params: dict[str, str]) -> bool:
+    """Whether CALL's parameters make PCP's series servlet refuse the URL: a required
+    one missing, or one that names something given empty."""
+    if any(k not in params for k in REQUIRED.get(call, ())):
+        return True
+    return any(params.get(k) == "" for k in NOT_EMPTY.get(call, ()))
 
 
 _PLAIN = re.compile(r"[ !#-\[\]-~]*")  # (printable ASCII but quote and backslash)
@@ -75,6 +94,15 @@ def sds_repr(text: str) -> str:
     return "".join(out)
 
 
+def _instances_of(reader: SeriesReader, sid: str) -> list:
+    """SID's instances; for an expression's id (which has none stored), the instances of
+    the expression's values, as PCP's series_lookup_instances_callback gives them."""
+    found = reader.instances([sid])
+    if found:
+        return found
+    return instances_of_expression(reader, sid) or []
+
+
 def _wrap(client: str | None, body: str) -> str:
     return f'{{"client":{sds_repr(client)},"result":{body}}}' if client is not None else body
 
@@ -94,6 +122,11 @@ class SeriesAPI:
         self.load_paths = tuple(os.path.realpath(p) for p in load_paths)
         self._store: Store | None = None
         self._lock = threading.Lock()
+        #: kept connected by keep_connected (PCP's start-up connection and reconnect
+        #: timer); requests then never connect themselves
+        self.monitored = False
+        self._say_failures = True  # (a failed connection is logged once until one works)
+        self._connecting = threading.Lock()
 
     def close(self) -> None:
         with self._lock:
@@ -101,8 +134,40 @@ class SeriesAPI:
                 self._store.close()
                 self._store = None
 
+    def connect_once(self, features: Sequence[str]) -> bool:
+        """Connect, unless connected: as PCP's pmproxy, say "Cannot connect to Redis" once
+        until a connection works, then "Redis slots, FEATURES setup"."""
+        with self._connecting:  # (one attempt at a time)
+            return self._connect_once(features)
+
+    def _connect_once(self, features: Sequence[str]) -> bool:
+        with self._lock:
+            if self._store is not None:
+                return True
+        try:
+            store = Store(self.config)
+        except StoreError as exc:
+            if self._say_failures:
+                log.info("Info: Cannot connect to Redis: %s", exc.reason or exc)
+                self._say_failures = False
+            return False
+        with self._lock:
+            self._store = store
+        self._say_failures = True
+        log.info("Info: %s setup", ", ".join(["Redis slots", *features]))
+        return True
+
+    async def keep_connected(self, features: Sequence[str], every: float = 1.0) -> None:
+        """Connect now, and again EVERY seconds whenever the connection is lost."""
+        self.monitored = True
+        while True:
+            await trio.to_thread.run_sync(self.connect_once, features, abandon_on_cancel=True)
+            await trio.sleep(every)
+
     def _reader(self) -> SeriesReader:
         with self._lock:
+            if self._store is None and self.monitored:
+                raise StoreError("no connection to Redis (reconnecting)")
             if self._store is None:
                 self._store = Store(self.config)
             return SeriesReader(self._store.client, self.config.cursor_count)
@@ -123,7 +188,7 @@ class SeriesAPI:
                 params.setdefault(key, value)
         if request.method in ("OPTIONS", "HEAD"):
             return Reply(200, JSON, b"", allow="GET, POST")
-        if any(k not in params for k in REQUIRED.get(call, ())):
+        if _unusable(call, params):
             return html_error(400, "series", "failed to process URL")
         client = params.get("client")
         if call == "ping":
@@ -159,6 +224,8 @@ class SeriesAPI:
         try:
             return work(self._reader())
         except (redis.ConnectionError, redis.TimeoutError) as exc:
+            if self._store is not None:
+                log.error("Error: Lost connection to Redis.")
             self._forget()
             raise StoreError(f"lost Redis at {self.config.servers[0][0]}:"
                              f"{self.config.servers[0][1]}: {exc}") from None  # fmt: skip
@@ -194,7 +261,8 @@ class SeriesAPI:
             items = [
                 f'{{"series":"{i.series}","source":"{i.source}","instance":"{i.instance}",'
                 f'"id":{i.id},"name":{sds_repr(i.name)}}}'
-                for i in reader.instances(sids)
+                for sid in sids
+                for i in _instances_of(reader, sid)
             ]
             return "[" + ",".join(items) + "]"
 

@@ -153,26 +153,37 @@ class SeriesReader:
     # -- instances -----------------------------------------------------------------------
 
     def instances(self, sids: Sequence[str]) -> list[SeriesInst]:
+        """Each series' instances (series_lookup_instances); a series with none, such as
+        an expression's, gets none here (see instances_of_expression)."""
         names = self.map_all("inst.name")
         out = []
         for sid in sids:
-            for isid in self.client.smembers(schema.instances_key(parse_sid(sid))):
-                if len(isid) != 20:
-                    continue
-                inst, name_id, source = self.client.hmget(
-                    schema.inst_key(isid), "inst", "name", "source"
+            isids = self.client.smembers(schema.instances_key(parse_sid(sid)))
+            out += self.instance_rows(sid, isids, names)
+        return out
+
+    def instance_rows(
+        self, sid: str, isids: Iterable[bytes], names: dict[bytes, str] | None = None
+    ) -> list[SeriesInst]:
+        """The instances ISIDS (20-byte ids) as SID's: `pcp:inst:series:<id>`'s inst,
+        name and source, instances not stored left out."""
+        if names is None:
+            names = self.map_all("inst.name")
+        out = []
+        for isid in isids:
+            if len(isid) != 20:
+                continue
+            inst, name_id, source = self.client.hmget(
+                schema.inst_key(isid), "inst", "name", "source"
+            )
+            if inst is None:
+                continue
+            out.append(
+                SeriesInst(
+                    sid, source.hex() if source else "", isid.hex(), int(inst),
+                    names.get(name_id or b"", ""),
                 )
-                if inst is None:
-                    continue
-                out.append(
-                    SeriesInst(
-                        sid,
-                        source.hex() if source else "",
-                        isid.hex(),
-                        int(inst),
-                        names.get(name_id or b"", ""),
-                    )
-                )
+            )  # fmt: skip
         return out
 
     # -- labels ---------------------------------------------------------------------------

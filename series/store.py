@@ -388,8 +388,11 @@ def _auth_reason(exc: BaseException) -> str:
 
 
 def _connect_reason(exc: BaseException) -> str:
-    """Why a connection failed, as the system said it ("Connection refused")."""
+    """Why a connection failed, as the system said it ("Connection refused"), or as the
+    server did ("LOADING Redis is loading the dataset in memory")."""
     text = _first_line(exc)
+    if isinstance(exc, redis.BusyLoadingError):
+        return f"LOADING {text}"
     found = _CONNECT_ERROR.match(text)
     return found.group(1) if found else text
 

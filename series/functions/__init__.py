@@ -41,7 +41,7 @@ included); C's numbers (strtod, sscanf, libm, casts) are purepcp.pmapi.cnumbers.
 
 from __future__ import annotations
 
-from .answer import run_function, values_of_expression
+from .answer import instances_of_expression, run_function, values_of_expression
 from .valuesets import EXPR_PMID
 
-__all__ = ["EXPR_PMID", "run_function", "values_of_expression"]
+__all__ = ["EXPR_PMID", "instances_of_expression", "run_function", "values_of_expression"]

@@ -12,14 +12,14 @@ from purepcp.pmapi.cnumbers import uint32
 from .. import schema
 from ..limits import Budget
 from ..parse import Binary, Call, Expr, Query, QuerySyntaxError, parse
-from ..read import SeriesError, SeriesReader, SeriesValue, Window
+from ..read import SeriesError, SeriesInst, SeriesReader, SeriesValue, Window
 from ..vectors import QueryAnswer, select
 from .calculate import calculate
 from .datanodes import Sampling, load, resolve
 from .exprhash import hash_expression
 from .valuesets import Run, Series, tree
 
-__all__ = ["run_function", "values_of_expression"]
+__all__ = ["instances_of_expression", "run_function", "values_of_expression"]
 
 
 def _evaluate(
@@ -110,3 +110,14 @@ def values_of_expression(
     if expr_sid is None:
         return []
     return _values(series)
+
+
+def instances_of_expression(reader: SeriesReader, sid: str) -> list[SeriesInst] | None:
+    """/series/instances for SID when it is an expression's id (series_inst_expr_reply):
+    the expression evaluated again for one sample, and the instance of each value it
+    gives reported as SID's.  None when SID has no stored expression."""
+    values = values_of_expression(reader, sid, Window())
+    if values is None:
+        return None
+    isids = [bytes.fromhex(v.instance) for v in values if len(v.instance) == 40]
+    return reader.instance_rows(sid, isids)

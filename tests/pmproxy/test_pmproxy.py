@@ -26,6 +26,7 @@ from purepcp.pmproxy.webapi import Request, WebAPI
 from tests.support.client_servers import ours_serving
 from tests.support.our_pmcd import ROOT
 from tests.support.pmproxy_servers import our_pmproxy
+from tests.support.redis_servers import redis_server, require_redis
 from tests.support.reference_pmcd import free_port
 from tests.support.waiting import DEADLINE, wait_until
 
@@ -220,13 +221,150 @@ def test_help_and_bad_flags_are_one_line_each(tmp_path):
     missing = pmproxy("-c", str(tmp_path / "nope.conf"))
     assert missing.returncode == 1
     assert missing.stderr.strip().endswith("No such file or directory")
+    log = tmp_path / "log"
     with socket.socket() as busy:
         busy.bind(("127.0.0.1", 0))
         busy.listen()
         port = busy.getsockname()[1]
-        taken = pmproxy("-p", str(port), "-i", "127.0.0.1", "-l", str(tmp_path / "log"))
-    assert taken.returncode == 1
-    assert taken.stderr.strip().splitlines()[-1] == "pmproxy: cannot listen: Address already in use"
+        nowhere = str(tmp_path / "no" / "socket")  # (no unix socket either)
+        taken = pmproxy("-p", str(port), "-i", "127.0.0.1", "-s", nowhere, "-l", str(log))
+    assert taken.returncode == 1  # (its stderr is its log, as PCP's pmproxy's is)
+    assert "pmproxy: cannot listen: Address already in use\n" in log.read_text()
+
+
+def test_every_option_of_pcps_pmproxy_is_taken(tmp_path):
+    """QA 1773, 1874, 1875 start pmproxy with -x, -D, -U, -r and -t: PCP 6.0.3's options
+    (-A -d -D -f -F -h -i -l -L -p -r -s -t -T -U -x) are all taken."""
+    (tmp_path / "pmcd").mkdir()
+    extra = ["-A", "-t", "-U", "nobody", "-L", "100000", "-D", "pdu,appl0", "-r", "6390"]
+    extra += ["-h", "127.0.0.1", "-x", str(tmp_path / "fatal"), "-T", "10min"]
+    with (
+        ours_serving(tmp_path / "pmcd") as pmcd,
+        our_pmproxy(pmcd.host, tmp_path / "proxy", *extra) as proxy,
+    ):
+        assert proxy.json("/pmapi/fetch?names=hinv.ncpu")[0] == 200
+    assert not (tmp_path / "fatal").exists()  # (-x's file is written only when it fails)
+
+
+def test_bad_options_are_each_said_and_x_says_not_started(tmp_path):
+    fatal, log = tmp_path / "fatal", tmp_path / "log"
+    bad = pmproxy("-f", "-F", "-L", "0", "-r", "x", "-Dnosuch", "-T", "soon", "-x", str(fatal))
+    assert bad.returncode == 1
+    said = bad.stderr.splitlines()
+    assert said[:5] == [
+        "pmproxy: at most one of -f and -F allowed",
+        "pmproxy: -L requires a positive value",
+        "pmproxy: -r requires a positive value",
+        "pmproxy: unrecognized debug options specification (nosuch)",
+        "pmproxy: bad -T interval format:",
+    ]
+    assert said[5] == "Usage: pmproxy [options]"
+    assert fatal.read_text().startswith("NOTE: pmproxy not started due to errors!  ")
+    with socket.socket() as busy:  # (a start that fails: the log's text goes to -x's file)
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        port = str(busy.getsockname()[1])
+        nowhere = str(tmp_path / "no" / "socket")
+        args = ["-p", port, "-i", "127.0.0.1", "-s", nowhere, "-l", str(log), "-x", str(fatal)]
+        assert pmproxy(*args).returncode == 1
+    note = fatal.read_text()
+    assert note.startswith(f'NOTE: pmproxy not started due to errors!  Log file "{log}" contains')
+    assert "cannot listen: Address already in use" in note
+
+
+def test_stderr_is_the_log_and_http_is_served_on_the_unix_socket(served):
+    """As PCP's pmproxy: with -l, what it writes to stderr goes to the log; -s (or
+    $PCP_RUN_DIR/pmproxy.socket) is a unix socket serving HTTP as the port does."""
+    proxy, _ = served
+    assert (proxy.tmp / "pmproxy.stderr").read_text() == ""
+    assert "listening on 127.0.0.1:" in (proxy.tmp / "pmproxy.log").read_text()
+    import http.client
+
+    class UnixConnection(http.client.HTTPConnection):
+        def connect(self) -> None:
+            self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            self.sock.settimeout(DEADLINE)
+            self.sock.connect(str(proxy.tmp / "pmproxy.socket"))
+
+    conn = UnixConnection("localhost")
+    try:
+        conn.request("GET", "/pmapi/fetch?names=hinv.ncpu")
+        reply = conn.getresponse()
+        assert reply.status == 200 and b'"hinv.ncpu"' in reply.read()
+    finally:
+        conn.close()
+
+
+PCP_PMINFO = "/usr/bin/pminfo"
+
+
+def pcp_pminfo_via(proxy, pmcd_host: str, *args: str) -> subprocess.CompletedProcess[str]:
+    """PCP's pminfo reaching PMCD_HOST through PROXY (libpcp's host@proxy:port form)."""
+    if not os.path.exists(PCP_PMINFO):
+        pytest.skip("reference PCP 6 is not installed (no /usr/bin/pminfo)")
+    port = proxy.url.rsplit(":", 1)[1]
+    argv = [PCP_PMINFO, "-h", f"{pmcd_host}@127.0.0.1:{port}", *args]
+    return subprocess.run(argv, capture_output=True, text=True, timeout=60)
+
+
+@pytest.mark.interop
+def test_pcp_clients_reach_pmcd_through_pmproxy(served):
+    """The PCP protocol proxy (QA 1773's pmcd_wait, 1602's pminfo): "pmproxy-client 1",
+    the pmcd's host and port, then PDUs relayed both ways."""
+    proxy, pmcd = served
+    shown = pcp_pminfo_via(proxy, pmcd.host, "-f", "hinv.ncpu", "simple.numfetch")
+    assert shown.returncode == 0, shown.stderr
+    assert f"value {os.cpu_count()}" in shown.stdout and "simple.numfetch" in shown.stdout
+    assert proxy.json("/pmapi/fetch?names=hinv.ncpu")[0] == 200  # (HTTP on the same port)
+    with socket.create_connection(("127.0.0.1", int(proxy.url.rsplit(":", 1)[1]))) as sock:
+        sock.settimeout(DEADLINE)
+        sock.sendall(b"pmproxy-client 1\nnot a host spec\n")
+        assert sock.recv(100) == b"pmproxy-server 1\n"
+        assert sock.recv(100) == b""  # (closed, as PCP closes it)
+
+
+@pytest.mark.interop
+def test_deprecated_mode_serves_only_the_pcp_protocol(tmp_path):
+    """-d: PCP's libpcp mode, which has no REST APIs."""
+    (tmp_path / "pmcd").mkdir()
+    with (
+        ours_serving(tmp_path / "pmcd") as pmcd,
+        our_pmproxy(pmcd.host, tmp_path / "proxy", "-d") as proxy,
+    ):
+        with pytest.raises(OSError):  # (the connection is closed without an answer)
+            proxy.get("/pmapi/fetch?names=hinv.ncpu")
+        shown = pcp_pminfo_via(proxy, pmcd.host, "-f", "hinv.ncpu")
+        assert shown.returncode == 0 and f"value {os.cpu_count()}" in shown.stdout
+
+
+def test_redis_is_connected_at_start_and_its_losses_are_logged(tmp_path):
+    """With [pmseries] enabled (PCP's default pmproxy.conf), pmproxy connects to Redis at
+    start and again whenever it is lost, logging what PCP's does (QA 1355, 1875)."""
+    require_redis()
+    with redis_server(tmp_path / "redis") as server:
+        conf = tmp_path / "pmproxy.conf"
+        conf.write_text(f"[pmseries]\nenabled = true\n[redis]\nservers = {server.node}\n")
+        (tmp_path / "pmcd").mkdir()
+        with (
+            ours_serving(tmp_path / "pmcd") as pmcd,
+            our_pmproxy(pmcd.host, tmp_path / "proxy", "-c", str(conf)) as proxy,
+        ):
+            log = proxy.tmp / "pmproxy.log"
+
+            def logged(text: str, times: int = 1) -> bool:
+                return log.read_text().count(text) >= times
+
+            setup = "Info: Redis slots, schema version setup"
+            assert logged(setup)  # (before any client is served: QA 1875 looks at once)
+            server.stop()
+            assert proxy.get("/series/query?expr=hinv.ncpu")[0] >= 400
+            wait_until("the loss to be logged", lambda: logged("Lost connection to Redis."))
+            refused = "Info: Cannot connect to Redis: Connection refused"
+            wait_until("the failed reconnection", lambda: logged(refused))
+            server.start()
+            wait_until("the reconnection", lambda: logged(setup, 2))
+            assert log.read_text().count(refused) == 1  # (said once until one works)
+            assert proxy.get("/series/query?expr=hinv.ncpu")[0] == 200
 
 
 # --------------------------------------------------------------------- Prometheus
@@ -364,3 +502,32 @@ def test_scrapes_after_pmcd_restarts_with_other_agents_follow_it(tmp_path):
             text = body.decode()
             assert "# PCP5 simple.numfetch 254.0.0 u32" in text
             assert "simple_numfetch{" in text
+
+
+# --------------------------------------------------------------------- configuration
+
+
+def test_the_default_configuration_is_read_and_r_h_override_its_servers(tmp_path, monkeypatch):
+    """Without -c, pmproxy reads $PCP_SYSCONF_DIR/pmproxy/pmproxy.conf, as PCP's does
+    (QA 1355 relies on its [pmproxy] redis.enabled); -r and -h name the Redis server."""
+    from purepcp.pmproxy.options import options
+
+    (tmp_path / "pmproxy").mkdir()
+    (tmp_path / "pmproxy" / "pmproxy.conf").write_text(
+        "[pmproxy]\nredis.enabled = true\n[pmseries]\nenabled = true\n"
+        "[redis]\nservers = keys.example:7001\n"
+    )
+    monkeypatch.setenv("PCP_SYSCONF_DIR", str(tmp_path))
+    monkeypatch.setenv("HOME", str(tmp_path))
+    monkeypatch.delenv("PMPROXY_PORT", raising=False)
+    settings = options([])
+    assert settings.redis_link == ("command keys", "schema version")
+    assert settings.series.servers == (("keys.example", 7001),)
+    assert settings.ports == (44322, 44323) and settings.rest
+    assert options(["-r", "7002"]).series.servers == (("localhost", 7002),)
+    assert options(["-h", "other"]).series.servers == (("other", 6379),)
+    deprecated = options(["-d"])
+    assert deprecated.ports == (44322,) and not deprecated.rest
+    assert options(["-d", "-t", "-p", "1,2"]).ports == (1, 2)
+    monkeypatch.setenv("PMPROXY_PORT", "3")
+    assert options(["-p", "4"]).ports == (3, 4)  # (-p adds to $PMPROXY_PORT's, as in PCP)

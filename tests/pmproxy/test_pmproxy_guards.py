@@ -285,8 +285,8 @@ def test_a_store_over_the_network_is_refused_and_over_loopback_is_not(tmp_path):
     if address is None:
         pytest.skip("this host has no network address but loopback to connect from")
     with our_pmproxy("localhost:1", tmp_path / "ours", "-i", address) as proxy:
-        stderr = (proxy.tmp / "pmproxy.stderr").read_text()
-        found = re.search(rf"{re.escape(address)}:(\d+)", stderr)
+        log = (proxy.tmp / "pmproxy.log").read_text()  # (its stderr is its log)
+        found = re.search(rf"listening on .*{re.escape(address)}:(\d+)", log)
         assert found is not None
         target = "/pmapi/store?name=simple.numfetch&value=7"
         status, _, body = get(f"http://{address}:{found.group(1)}{target}")

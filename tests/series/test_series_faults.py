@@ -119,3 +119,28 @@ def test_server_gone_for_good_names_archive_and_volume(archive, tmp_path):
         client = redis.Redis(host="127.0.0.1", port=server.port)
         assert client.get("pcp:version:schema") == b"2"
         assert client.hvals("pcp:map:context.name")
+
+
+def test_a_server_still_loading_is_said_as_pcp_says_it(tmp_path):
+    """A server answering LOADING (still reading its data at start): "Cannot connect to
+    Redis: LOADING Redis is loading the dataset in memory", as PCP words it (QA 1355)."""
+    import socket
+    import threading
+
+    from purepcp.series.store import StoreError
+
+    with socket.socket() as listener:
+        listener.bind(("127.0.0.1", 0))
+        listener.listen()
+
+        def loading() -> None:  # (what QA's redis_proxy.py answers while "loading")
+            conn, _ = listener.accept()
+            with conn:
+                while conn.recv(4096):
+                    conn.sendall(b"-LOADING Redis is loading the dataset in memory\r\n")
+
+        server = threading.Thread(target=loading, daemon=True)
+        server.start()
+        with pytest.raises(StoreError) as failed:
+            Store(config(listener.getsockname()[1]))
+    assert failed.value.reason == "LOADING Redis is loading the dataset in memory"

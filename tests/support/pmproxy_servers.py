@@ -87,18 +87,22 @@ def our_pmproxy(pmcd_host: str, tmp: Path, *extra: str) -> Iterator[Proxy]:
     tmp.mkdir(parents=True, exist_ok=True)
     env = dict(os.environ, PYTHONPATH=str(ROOT))
     argv = [sys.executable, "-m", "purepcp.pmproxy.main", "-f", "-p", "0", "-i", "127.0.0.1"]
-    argv += ["-H", pmcd_host, "-l", str(tmp / "pmproxy.log"), *extra]
+    argv += ["-H", pmcd_host, "-l", str(tmp / "pmproxy.log"), "-s", str(tmp / "pmproxy.socket")]
+    argv += extra
     stderr = tmp / "pmproxy.stderr"
     notifications = Notifications()
     try:
         proc = start_daemon(argv, env, stderr, None, notifications)
         try:
+            log = tmp / "pmproxy.log"
 
             def describe() -> str:
-                return "our pmproxy did not start: " + stderr.read_text(errors="replace")
+                text = log.read_text(errors="replace") if log.exists() else ""
+                return "our pmproxy did not start: " + stderr.read_text(errors="replace") + text
 
             notifications.wait(proc, "READY", "our pmproxy", describe=describe)
-            found = re.search(r"listening on 127\.0\.0\.1:(\d+)", stderr.read_text())
+            # (its stderr is its log, as PCP's pmproxy's is)
+            found = re.search(r"listening on 127\.0\.0\.1:(\d+)", log.read_text())
             if found is None:
                 raise RuntimeError(describe())
             yield Proxy(f"http://127.0.0.1:{found.group(1)}", tmp, proc.pid)

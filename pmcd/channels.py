@@ -10,6 +10,13 @@ answers nonsense.  `notify` sends a PDU that gets no reply (PROFILE, ERROR) and
 never raises: an agent that cannot take it is marked dead.  A channel that times
 out or fails is marked dead; the supervisor restarts it.
 
+A daemon agent may say it is busy: an ERROR PDU with PM_ERR_PMDANOTREADY as its
+reply (or a `notready` pmcd.conf line, from the start).  As PCP's pmcd does, the
+request gets PM_ERR_AGAIN, and so does every request to the agent until it sends
+the ERROR PDU PM_ERR_PMDAREADY of its own accord (`wait_ready`, the supervisor's);
+a READY it was not asked for, or anything else while it is not ready, is a
+protocol failure that ends the channel.
+
 A client's connection attributes (its uid, gid, pid and container, `Credentials`)
 go to an agent that asked for them in its CREDS (PDU_FLAG_AUTH or
 PDU_FLAG_CONTAINER), as ATTR PDUs from the client's slot, just before that
@@ -30,10 +37,13 @@ from typing import Any, Protocol
 import trio
 
 from purepcp.pmapi.errors import (
+    PM_ERR_AGAIN,
     PM_ERR_GENERIC,
     PM_ERR_IPC,
     PM_ERR_NOAGENT,
     PM_ERR_NOTCONN,
+    PM_ERR_PMDANOTREADY,
+    PM_ERR_PMDAREADY,
     PM_ERR_TIMEOUT,
     PMError,
 )
@@ -75,6 +85,8 @@ class Channel:
         self.domain = domain
         self.lock = trio.Lock()
         self.alive = False
+        #: the agent said it is busy (PM_ERR_PMDANOTREADY): requests get PM_ERR_AGAIN
+        self.not_ready = False
         self.pid: int | None = None
         #: what the instance profile the agent holds now says (a PROFILE PDU's body after
         #: its context number), whichever client's it was
@@ -309,6 +321,7 @@ class StreamChannel(Channel):
         self.pid = process.pid if process else None
         self.kind = kind
         self.framer = PDUFramer()
+        self._busy = trio.Event()  # set while not ready: wait_ready's cue
 
     async def handshake(self, creds_timeout: float) -> None:
         """Read the agent's CREDS and answer it, as pmcd's AgentNegotiate does."""
@@ -366,11 +379,9 @@ class StreamChannel(Channel):
         client: Credentials | None = None,
         profile: Profile | None = None,
     ) -> Any:
-        if not self.alive:
-            raise PMError(PM_ERR_NOAGENT)
+        self._check_ready()
         async with self.lock:
-            if not self.alive:  # it failed while this request waited its turn
-                raise PMError(PM_ERR_NOAGENT)
+            self._check_ready()  # it failed, or went busy, while this request waited its turn
             prelude = self._prelude(client, profile)
             data = b"".join(p if isinstance(p, bytes) else encode(p) for p in (*prelude, pdu))
             # the whole exchange is timed: an agent that stops reading fills its pipe
@@ -381,16 +392,61 @@ class StreamChannel(Channel):
                 # its answer may still come: the channel is out of step
                 self.mark_dead(f"it did not answer a {_what(pdu)} in {timeout:g}s")
                 raise PMError(PM_ERR_TIMEOUT, f"{self.name} agent did not answer in {timeout}s")
+            if isinstance(reply, ErrorPDU) and reply.code in (
+                PM_ERR_PMDANOTREADY,
+                PM_ERR_PMDAREADY,
+            ):
+                self._readiness_reply(reply.code)
             return reply
 
-    async def notify(self, pdu: Any, timeout: float) -> None:
+    def _check_ready(self) -> None:
+        """PMError unless a request may go to the agent now (NOAGENT, or AGAIN if busy)."""
         if not self.alive:
+            raise PMError(PM_ERR_NOAGENT)
+        if self.not_ready:
+            raise PMError(PM_ERR_AGAIN)
+
+    def _readiness_reply(self, code: int) -> None:
+        """A request answered NOT READY or READY (PCP's CheckError): PMError AGAIN as the
+        agent goes busy; a READY it was not asked for is a protocol failure."""
+        if code == PM_ERR_PMDANOTREADY:
+            self.set_not_ready()
+            raise PMError(PM_ERR_AGAIN)
+        self.mark_dead("it sent an unexpected READY")
+        raise PMError(PM_ERR_IPC)
+
+    def set_not_ready(self) -> None:
+        """The agent is busy until it says otherwise (wait_ready hears it)."""
+        self.not_ready = True
+        self._busy.set()
+
+    async def wait_not_ready(self) -> None:
+        """Return once the agent is busy (at once if it is)."""
+        await self._busy.wait()
+
+    async def wait_ready(self) -> bool:
+        """Wait for a busy agent's PM_ERR_PMDAREADY: True once it is ready again; False
+        (the channel marked dead) if it sent anything else or went away."""
+        async with self.lock:
+            try:
+                pdu = await self._read()
+            except PMError:
+                return False  # (marked dead already)
+            if isinstance(pdu, ErrorPDU) and pdu.code == PM_ERR_PMDAREADY:
+                self.not_ready = False
+                self._busy = trio.Event()
+                return True
+            self.mark_dead(f"it sent {type(pdu).__name__} while not ready, not READY")
+            return False
+
+    async def notify(self, pdu: Any, timeout: float) -> None:
+        if not self.alive or self.not_ready:  # (a busy agent is told nothing, as in PCP)
             return
         data = pdu if isinstance(pdu, bytes) else encode(pdu)
         writing = False  # (waiting for the lock, nothing has gone yet)
         with trio.move_on_after(timeout if timeout > 0 else math.inf) as scope:
             async with self.lock:
-                if not self.alive:
+                if not self.alive or self.not_ready:
                     return
                 writing = True
                 try:

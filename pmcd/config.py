@@ -53,7 +53,6 @@ from __future__ import annotations
 
 import functools
 import os
-import re
 from dataclasses import dataclass
 from enum import IntEnum
 from typing import Literal
@@ -90,10 +89,6 @@ class AgentType(IntEnum):
     AGENT_PIPE = 2
 
 
-_MODULE = re.compile(r"[A-Za-z_]\w*(\.[A-Za-z_]\w*)*\Z")
-_LIBRARY = re.compile(r"\.(so|dylib|dll)\Z")
-
-
 @functools.cache
 def _have_libpcp_pmda() -> bool:
     """Whether PCP's agent library is installed (what a C DSO agent needs)."""
@@ -104,7 +99,9 @@ def _have_libpcp_pmda() -> bool:
 
 def _is_module(path: str) -> bool:
     """Whether a dso PATH names a Python module (our extension) rather than a library."""
-    return bool(_MODULE.match(path)) and not _LIBRARY.search(path)
+    from purepcp.pmda.specs import is_module_path
+
+    return is_module_path(path)
 
 
 @dataclass(frozen=True)

@@ -50,6 +50,7 @@ from .stats import (
     AGENT_TYPE,
     REASON_EXIT,
     REASON_NOSTART,
+    STATUS_NOTREADY,
     STATUS_READY,
     AgentRecord,
     DaemonState,
@@ -286,6 +287,10 @@ class Daemon:
         async with trio.open_nursery() as watching:
             if process is not None:  # an idle agent that dies is noticed at once
                 watching.start_soon(_watch_exit, channel, process)
+            if isinstance(channel, StreamChannel):
+                if line.notready:  # it starts busy: its READY comes when it is ready
+                    channel.set_not_ready()
+                watching.start_soon(self._watch_readiness, line, channel)
             await channel.wait_dead()
             watching.cancel_scope.cancel()
         if self.channels.get(line.domain) is channel:
@@ -294,6 +299,16 @@ class Daemon:
         code = process.returncode if process is not None else None
         self._set_status(line, termination_status(REASON_EXIT, code), None)
         return channel.failure + _ending(code)
+
+    async def _watch_readiness(self, line: AgentLine, channel: StreamChannel) -> None:
+        """Each time the agent goes busy (PM_ERR_PMDANOTREADY), hear its READY, keeping
+        pmcd.agent.status in step; until the channel fails."""
+        while True:
+            await channel.wait_not_ready()
+            self._set_status(line, STATUS_NOTREADY, channel.pid)
+            if not await channel.wait_ready():
+                return
+            self._set_status(line, STATUS_READY, channel.pid)
 
     async def reload(self, config: PmcdConfig, pmns: PMNS) -> AgentChanges:
         """SIGHUP: take CONFIG and PMNS, restarting only the agents whose lines changed."""

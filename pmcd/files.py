@@ -97,22 +97,30 @@ def socket_owner(path: str) -> int | None:
 
 
 def already_running(layout: Paths, unix_path: str | None) -> str | None:
-    """Why another pmcd seems to serve this layout, naming what says so, or None.
+    """Why another pmcd serves this pmcd's unix socket, naming what says so, or None.
 
-    A pid file naming a live pmcd process, or a unix socket that accepts a connection,
-    means one is running: a second must touch neither (it would take the socket over
-    and delete both at its exit, leaving the first unreachable)."""
-    path = pid_file(layout)
-    found = []
+    A unix socket that accepts a connection means one is running there: a second must
+    not start (it would take the socket over and delete it at its exit, leaving the
+    first unreachable).  Another live pmcd's pid file alone does not stop it (PCP's
+    pmcd -f, on another port and socket, say): `pid_file_holder` tells the second to
+    leave that file alone."""
+    if not (unix_path and _accepts(unix_path)):
+        return None
+    holder = pid_file_holder(layout)
+    held = f"process {holder} in {pid_file(layout)} and " if holder is not None else ""
+    return f"{held}a server on {unix_path}"
+
+
+def pid_file_holder(layout: Paths) -> int | None:
+    """Another live pmcd whose pid the pid file holds (then this one must neither
+    write nor remove it), or None."""
     try:
-        pid = read_pid(path)
+        pid = read_pid(pid_file(layout))
     except (OSError, ValueError):
-        pid = None
+        return None
     if pid is not None and pid != os.getpid() and _is_pmcd(pid):
-        found.append(f"process {pid} in {path}")
-    if unix_path and _accepts(unix_path):
-        found.append(f"a server on {unix_path}")
-    return " and ".join(found) or None
+        return pid
+    return None
 
 
 def _is_pmcd(pid: int) -> bool:

@@ -2,30 +2,39 @@
 
 PCP's PM_CONTEXT_LOCAL (the tools' -L) loads the DSO agents named in pmcd.conf into
 the client and skips pmcd's own agent, which only makes sense inside pmcd.  Here
-the Python agents of the `dso` lines are loaded the same way, and each request is
-answered by pmcd's own request handling (routing by domain, namespaces, errors),
-so a local context answers exactly as our pmcd would.  -K edits the agent list:
-``add,DOMAIN,MODULE[,CLASS]``, ``del,DOMAIN`` and ``clear``, as pmSpecLocalPMDA.
+the Python agents of the `dso` lines are loaded the same way, and a C library (a C
+dso line, PCP's linux library for a linux line, -K's add,DOMAIN,PATH,INIT) is served
+by a host process driven from this one (pmda.hosted), as our pmcd serves it.  Each
+request is answered by pmcd's own request handling (routing by domain, namespaces,
+errors), so a local context answers exactly as our pmcd would.  -K edits the agent
+list: ``add,DOMAIN,MODULE[,CLASS]`` (or ``add,DOMAIN,PATH,INIT`` for a C library),
+``del,DOMAIN`` and ``clear``, as pmSpecLocalPMDA.
 """
 
 from __future__ import annotations
 
 import errno
-from typing import Any
+import os
+import sys
+from typing import Any, NamedTuple
 
 import trio
 
 from purepcp.pmapi.errors import PM_ERR_NOAGENT, PMError
 from purepcp.pmapi.paths import paths
 from purepcp.pmapi.pdu.records import PDU, ProfilePDU
+from purepcp.pmapi.pmns import PMNS
 from purepcp.pmda.agent import combined_pmns
 from purepcp.pmda.inproc import AgentLoadError, load_agent
 
 from .channels import InProcessChannel
 from .config import AgentLine, load_config
 from .daemon import host_context_labels
-from .files import pmcd_conf_path
+from .files import namespace_root, pmcd_conf_path
 from .session import Session
+
+#: the linux agent's domain, which libpcp gives PCP's linux library for a linux line
+LINUX_DOMAIN = 60
 
 
 class LocalSpecError(PMError):
@@ -35,41 +44,116 @@ class LocalSpecError(PMError):
         super().__init__(-errno.EINVAL, f'bad -K "{spec}": {why}')
 
 
-def apply_changes(
-    lines: list[tuple[str, int, str]], changes: list[str]
-) -> list[tuple[str, int, str]]:
-    """(name, domain, spec) agents after -K CHANGES (add/del/clear), in order."""
-    agents = list(lines)
+class LocalAgent(NamedTuple):
+    """One agent of a local context: a Python agent's SPEC ("module[:Class]"), or a C
+    library's path with its init function ENTRY."""
+
+    name: str
+    domain: int
+    spec: str
+    entry: str | None = None
+
+
+def apply_changes(agents: list[LocalAgent], changes: list[str]) -> list[LocalAgent]:
+    """The agents after -K CHANGES (add/del/clear), in order."""
+    agents = list(agents)
     for change in changes:
         words = change.split(",")
         op = words[0]
         if op == "clear" and len(words) == 1:
             agents = []
         elif op == "del" and len(words) == 2 and words[1].isdigit():
-            agents = [a for a in agents if a[1] != int(words[1])]
+            agents = [a for a in agents if a.domain != int(words[1])]
         elif op == "add" and len(words) in (3, 4) and words[1].isdigit() and words[2]:
-            spec = words[2] if len(words) == 3 or words[3] in ("", "-") else ":".join(words[2:])
-            agents = [a for a in agents if a[1] != int(words[1])]
-            agents.append(("", int(words[1]), spec))
+            agents = [a for a in agents if a.domain != int(words[1])]
+            agents.append(_added(change, int(words[1]), words[2], words[3:]))
         else:
             raise LocalSpecError(change, "expected add,DOMAIN,MODULE[,CLASS], del,DOMAIN or clear")
     return agents
 
 
-def _configured(config: str | None) -> list[tuple[str, int, str]]:
+def _added(change: str, domain: int, where: str, rest: list[str]) -> LocalAgent:
+    """The agent of -K add,DOMAIN,WHERE[,REST]: Python (module or .py file, optional class)
+    or a C library (its init function required, as pmSpecLocalPMDA requires it)."""
+    if _is_python(where):
+        spec = where if not rest or rest[0] in ("", "-") else f"{where}:{rest[0]}"
+        return LocalAgent("", domain, spec)
+    if not rest or not rest[0]:
+        raise LocalSpecError(change, "missing init-routine in spec")
+    return LocalAgent("", domain, where, rest[0])
+
+
+def _is_python(where: str) -> bool:
+    """Whether a dso line's or -K's library names a Python agent (module or .py file)."""
+    return AgentLine("", 0, 0, "dso", path=where).python_spec is not None
+
+
+def _configured(config: str | None) -> list[LocalAgent]:
+    """pmcd.conf's agents for a local context, as libpcp's build_dsotab picks them:
+    every dso line but pmcd's own, and PCP's linux library for a linux line of any kind."""
     path = config or str(pmcd_conf_path(paths()))
     agents = []
     for line in load_config(path).agents:
-        if _local_candidate(line):
-            agents.append((line.name, line.domain, line.python_spec or ""))
+        if line.kind != "dso" or line.is_pmcd_agent:
+            if line.name == "linux" and (linux := _linux_library()) is not None:
+                agents.append(LocalAgent(line.name, LINUX_DOMAIN, linux, "linux_init"))
+        elif line.python_spec is not None:
+            agents.append(LocalAgent(line.name, line.domain, line.python_spec))
+        elif line.path:
+            agents.append(LocalAgent(line.name, line.domain, line.path, line.entry or ""))
     return agents
 
 
-def _local_candidate(line: AgentLine) -> bool:
-    """A dso line for a Python agent other than pmcd's own."""
-    if line.kind != "dso" or line.is_pmcd_agent:
-        return False
-    return line.python_spec is not None
+def _linux_library() -> str | None:
+    """PCP's linux agent library, which libpcp loads for a pmcd.conf linux line that is
+    not a dso line; None where there is none (an installation of ours alone)."""
+    path = paths().pmdas_dir / "linux" / "pmda_linux.so"
+    return str(path) if path.exists() else None
+
+
+def _load(agent: LocalAgent) -> Any:
+    """AGENT started (a Python agent in this process, a C library in its host), or None
+    for a C library that could not be (libpcp's warning given: the context goes on)."""
+    if agent.entry is None:
+        try:
+            return load_agent(agent.spec, agent.domain)
+        except AgentLoadError as exc:
+            raise PMError(PM_ERR_NOAGENT, str(exc)) from None
+    from purepcp.pmda.hosted import HostedLibrary, LoadFailure, connect_local_warning, find_library
+
+    path = find_library(agent.spec, str(paths().pmdas_dir))
+    if path is None:
+        return None
+    name = agent.name or os.path.basename(path)
+    try:
+        return HostedLibrary.start(name, agent.domain, path, agent.entry)
+    except LoadFailure as failure:
+        print(connect_local_warning(failure, path, agent.entry), end="", file=sys.stderr)
+        return None
+
+
+def _namespace(channels: dict[int, InProcessChannel]) -> PMNS:
+    """The context's namespace, libpcp's for a local context: the default namespace (a
+    C library has no file of its own), with the Python agents' own namespace files
+    added; those alone where there is no default namespace file."""
+    from purepcp.pmda.hosted import HostedLibrary
+
+    sources = {  # each Python agent's own namespace file (a package's, beside its module)
+        type(c.agent).source_file("pmns"): (c.agent.name.upper(), c.domain)
+        for c in channels.values()
+        if not isinstance(c.agent, HostedLibrary)
+    }
+    files = [path for path in sources if path.exists()]
+    pmns = combined_pmns(files, dict(sources[path] for path in files))
+    root = namespace_root(paths())
+    if root is None:
+        return pmns
+    try:
+        default = PMNS.from_file(str(root), cpp=False)
+    except (OSError, PMError) as exc:
+        raise PMError(PM_ERR_NOAGENT, f"cannot load the namespace {root}: {exc}") from None
+    default.merge(pmns)
+    return default
 
 
 class _EveryDomain:
@@ -97,23 +181,18 @@ class LocalSource:
         agents = apply_changes(_configured(config), changes)
         channels: dict[int, InProcessChannel] = {}
         try:
-            for name, domain, spec in agents:
-                try:
-                    agent = load_agent(spec, domain)
-                except AgentLoadError as exc:
-                    raise PMError(PM_ERR_NOAGENT, str(exc)) from None
-                name = name or agent.name or spec
-                channels[domain] = InProcessChannel(name, domain, agent, inline=True)
+            for agent in agents:
+                loaded = _load(agent)
+                if loaded is not None:
+                    name = agent.name or loaded.name or agent.spec
+                    channels[agent.domain] = InProcessChannel(
+                        name, agent.domain, loaded, inline=True
+                    )
         except BaseException:
             for channel in channels.values():
                 channel.agent.stop()
             raise
-        sources = {  # each agent's own namespace file (a package's, beside its module)
-            type(c.agent).source_file("pmns"): (c.agent.name.upper(), c.domain)
-            for c in channels.values()
-        }
-        files = [path for path in sources if path.exists()]
-        pmns = combined_pmns(files, dict(sources[path] for path in files))
+        pmns = _namespace(channels)
         labels = host_context_labels()
         # as libpcp: a domain with no agent loaded is PM_ERR_NOAGENT, whatever the request
         every_domain = _EveryDomain()

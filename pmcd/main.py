@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import signal
@@ -16,6 +17,7 @@ from purepcp.pmapi import memory
 from purepcp.pmapi.errors import PMError
 from purepcp.pmapi.options import HELP, NAMESPACE, VERSION, Opt, Tool
 from purepcp.pmapi.paths import LayoutError, Paths, paths
+from purepcp.pmapi.pdu.constants import PDU_VERSION
 from purepcp.pmapi.pidfile import remove_pidfile, write_pidfile
 from purepcp.pmapi.service import (
     daemon_ended,
@@ -151,7 +153,26 @@ class Sources:
 
 
 def main(argv: list[str] | None = None) -> int:
+    if argv is None:  # the command itself: let ps (and PCP's scripts) see it as pmcd
+        show_as_pmcd(sys.argv)
     return TOOL.main(_run, argv)
+
+
+def show_as_pmcd(argv: list[str]) -> None:
+    """Have ps show this process as PCP's pmcd shows, without the Python interpreter
+    before its options: as $PCP_BINADM_DIR/pmcd where the layout has one (what PCP's
+    scripts look for, whatever launcher started us), else as ARGV's program if that is
+    a pmcd, else as plain "pmcd"."""
+    from purepcp.pmda.proctitle import set_command_line
+
+    program = argv[0] if os.path.basename(argv[0]) == "pmcd" else "pmcd"
+    binadm = os.environ.get("PCP_BINADM_DIR")
+    if not binadm:
+        with contextlib.suppress(LayoutError, OSError):
+            binadm = paths().values.get("PCP_BINADM_DIR")
+    if binadm and os.path.isfile(os.path.join(binadm, "pmcd")):
+        program = os.path.join(binadm, "pmcd")
+    set_command_line([program, *argv[1:]])
 
 
 def _run(argv: list[str]) -> int:
@@ -233,8 +254,14 @@ async def _serve(daemon: Daemon, sources: Sources) -> None:
         daemon.on_sighup = lambda: os.kill(os.getpid(), signal.SIGHUP)  # as pmdapmcd does
         async with trio.open_nursery() as nursery:
             where = await nursery.start(daemon.run)
-            pid_path = write_pidfile(files.pid_file(sources.layout))
+            # (a pmcd started beside another, on a port and socket of its own, keeps out
+            # of the first's pid file, as PCP's pmcd -f writes none)
+            pid_path = None
+            if files.pid_file_holder(sources.layout) is None:
+                pid_path = write_pidfile(files.pid_file(sources.layout))
             try:
+                # (PCP's words: its QA and scripts find the log of the running pmcd by them)
+                log.info("pmcd: PID = %d, PDU version = %d", os.getpid(), PDU_VERSION)
                 log.info("pmcd: listening on %s", ", ".join(where))
                 print(f"pmcd: listening on {', '.join(where)}", file=sys.stderr, flush=True)
                 notify_ready()
@@ -245,7 +272,8 @@ async def _serve(daemon: Daemon, sources: Sources) -> None:
                     log.info("pmcd: %s, shutting down", signal.Signals(signum).name)
                     break
             finally:
-                remove_pidfile(pid_path)
+                if pid_path is not None:
+                    remove_pidfile(pid_path)
             nursery.cancel_scope.cancel()
     with trio.CancelScope(shield=True):
         await daemon.close()

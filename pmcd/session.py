@@ -389,10 +389,10 @@ class Session:
         if not pdu.pmids:
             raise PMError(PM_ERR_PMID)
         pmid = pdu.pmids[0]
-        names = self.pmns().names(pmid)
-        if names:
-            return PMNSNamesPDU(tuple(names))
-        # not in pmcd's namespace: perhaps in an agent's dynamic subtree
+        try:
+            return PMNSNamesPDU(tuple(self.pmns().names(pmid)))
+        except PMError:
+            pass  # not in pmcd's namespace: perhaps in an agent's dynamic subtree
         reply = await self._ask(pmID_domain(pmid), PMNSIdsPDU(0, (pmid,), self.slot), PMNSNamesPDU)
         return PMNSNamesPDU(reply.names)
 
@@ -466,7 +466,9 @@ class Session:
         if Attr.PCP_ATTR_CONTAINER in self.attributes:
             return None
         channel = self.channels.get(domain)
-        return channel.metadata if channel is not None and channel.alive else None
+        if channel is None or not channel.alive or channel.not_ready:
+            return None  # (a busy agent's requests are refused, not answered from memory)
+        return channel.metadata
 
     async def _asked_once(
         self, domain: int, table: str, key: Any, ask: Any, kind: type, unknown: int

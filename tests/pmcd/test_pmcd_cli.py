@@ -108,3 +108,17 @@ def test_pmda_has_pcps_usage_layout_and_our_version_line():
     assert pmda("frobnicate").stderr.startswith("pmda: unknown command 'frobnicate'\nUsage:")
     number = pmda("new", "--domain", "many", "demo")
     assert number.stderr.startswith("pmda: --domain many: not a number\n")
+
+
+def test_ps_and_the_log_know_pmcd_as_pcps_scripts_look_for_it(tmp_path):
+    """PCP's scripts find pmcd by the first word of its command line (_get_pids_by_name,
+    so pmsignal's SIGHUP after `pmda install`, QA's process lists) and its log by
+    "pmcd: PID = N,": ours showed Python's path first and logged no such line (QA 000,
+    110, 941)."""
+    from tests.support.our_pmcd import our_pmcd
+
+    with our_pmcd("", tmp_path) as pmcd:
+        with open(f"/proc/{pmcd.pid}/cmdline", "rb") as cmdline:
+            words = cmdline.read().rstrip(b"\0").split(b"\0")
+        assert os.path.basename(words[0]) == b"pmcd" and words[1] == b"-f"
+        assert f"pmcd: PID = {pmcd.pid}, PDU version = 2\n" in pmcd.log()

@@ -18,6 +18,7 @@ import time
 
 import pytest
 import trio
+import trio.testing
 
 from purepcp.pmapi.errors import (
     PM_ERR_IPC,
@@ -421,3 +422,99 @@ async def test_each_client_gets_its_own_profile_applied():
             result = (await client.ask(HighResFetchPDU(0, (COLOR,)))).result
             assert list(result.vsets[0].insts) == insts
         nursery.cancel_scope.cancel()
+
+
+# -- an agent that says it is busy (PM_ERR_PMDANOTREADY), then ready again ------------------
+
+
+class _BusyAgent:
+    """The far end of a channel, as PCP's sample agent after `pmstore sample.not_ready`:
+    each request is read and answered with what the test hands it."""
+
+    def __init__(self, stream: trio.abc.Stream) -> None:
+        from purepcp.pmapi.pdu.framer import PDUFramer
+
+        self.stream = stream
+        self.framer = PDUFramer()
+
+    async def next_request(self) -> object:
+        from purepcp.pmapi.pdu.codec import decode
+
+        while (frame := self.framer.next_frame()) is None:
+            self.framer.feed(await self.stream.receive_some(1 << 16))
+        return decode(frame)
+
+    async def send(self, pdu: object) -> None:
+        await self.stream.send_all(encode(pdu))
+
+
+async def test_a_busy_agent_gets_try_again_until_it_says_it_is_ready():
+    """As PCP's pmcd: a NOT READY reply is PM_ERR_AGAIN for that request and every one
+    after it, unasked and unanswered from the metadata cache, until the agent's own
+    READY; a READY nobody waited for is a protocol failure."""
+    from purepcp.pmapi.desc import Desc
+    from purepcp.pmapi.errors import PM_ERR_AGAIN, PM_ERR_PMDANOTREADY, PM_ERR_PMDAREADY
+    from purepcp.pmcd.channels import StreamChannel
+    from purepcp.pmcd.session import Session
+
+    near, far = trio.testing.memory_stream_pair()
+    channel = StreamChannel("busy", 99, near, near)
+    channel.alive = True
+    agent = _BusyAgent(far)
+    session = Session(0, None, lambda: None, {99: channel}, lambda: 5.0, lambda: ())
+    pmid = pmID_build(99, 0, 1)
+    desc = DescPDU(Desc(pmid))
+
+    async def ask(pdu, reply=None):
+        async with trio.open_nursery() as nursery:
+            if reply is not None:
+
+                async def answer():
+                    await agent.next_request()
+                    await agent.send(reply)
+
+                nursery.start_soon(answer)
+            return await session.answer(pdu)
+
+    assert await ask(DescReqPDU(pmid), desc) == desc  # (and now in the metadata cache)
+    got = await ask(TextReqPDU(pmid, 1), ErrorPDU(PM_ERR_PMDANOTREADY))
+    assert got == ErrorPDU(PM_ERR_AGAIN) and channel.not_ready
+    assert await ask(DescReqPDU(pmid)) == ErrorPDU(PM_ERR_AGAIN)  # the agent is not asked
+    async with trio.open_nursery() as nursery:
+        done = []
+        nursery.start_soon(lambda: _append(done, channel.wait_ready()))
+        await agent.send(ErrorPDU(PM_ERR_PMDAREADY))
+    assert done == [True] and not channel.not_ready
+    assert await ask(DescReqPDU(pmid)) == desc  # (from the cache again)
+    assert await ask(TextReqPDU(pmid, 1), ErrorPDU(PM_ERR_PMDAREADY)) == ErrorPDU(PM_ERR_IPC)
+    assert not channel.alive
+
+
+async def _append(into: list, awaitable) -> None:
+    into.append(await awaitable)
+
+
+async def test_the_names_of_a_pmid_below_a_dynamic_root_come_from_its_agent(tmp_path):
+    """pmNameAll of a PMID pmcd's namespace does not hold (one below a dynamic subtree's
+    root, PCP's sample.secret.*) is asked of the PMID's agent, as PCP's DoPMNSIDs does;
+    it was PM_ERR_PMID, so pmlogger could not log such a metric."""
+    from purepcp.pmapi.errors import PM_ERR_PMID
+    from purepcp.pmapi.pmns import PMNS
+    from purepcp.pmcd.channels import InProcessChannel
+    from purepcp.pmcd.session import Session
+    from purepcp.pmda import U32, Agent, Metric
+
+    class Secret(Agent):
+        name, domain = "dyn", 99
+        dynamic_pmns = True
+        metrics = (Metric("dyn.secret.one", U32),)
+
+    (tmp_path / "pmns").write_text("dyn {\n secret\n}\ndyn.secret {\n one DYN:0:0\n}\n")
+    agent = Secret(pmns_path=tmp_path / "pmns", help_path=tmp_path / "nohelp")
+    channel = InProcessChannel("dyn", 99, agent, inline=True)
+    pmns = PMNS.from_string("root {\n dyn\n}\ndyn {\n secret 99:*:*\n}\n")
+    session = Session(0, None, lambda: pmns, {99: channel}, lambda: 5.0, lambda: ())
+    one = pmID_build(99, 0, 0)
+    assert await session.answer(PMNSIdsPDU(0, (one,))) == PMNSNamesPDU(("dyn.secret.one",))
+    missing = await session.answer(PMNSIdsPDU(0, (pmID_build(99, 0, 7),)))
+    assert missing == ErrorPDU(PM_ERR_PMID)

@@ -307,6 +307,31 @@ def test_a_second_pmcd_on_the_same_layout_refuses_and_touches_nothing(tmp_path: 
         assert local.stdout.strip() == "trivial.time"
 
 
+def test_a_second_pmcd_on_its_own_socket_starts_and_keeps_out_of_the_pid_file(
+    tmp_path: Path,
+):
+    """As PCP's pmcd -f beside the running one (QA 861: its own pmcd.conf, port and
+    socket): it serves, and the first's pid file is neither taken nor removed.  Before,
+    the first's pid file alone made it refuse to start."""
+    with our_pmcd(CONF, tmp_path) as first:
+        pid_file = tmp_path / "pmcd.pid"
+        wait_until("the pid file", pid_file.exists)
+        second_dir = tmp_path / "second"
+        second_dir.mkdir()
+        with our_pmcd(CONF, second_dir, run_dir=tmp_path) as second:  # one pid file
+            assert pid_file.read_text() == str(first.pid)
+            got = _trivial(second.host, second.env)
+            assert got.stdout == "trivial.time\n", got.stderr
+        assert pid_file.read_text() == str(first.pid)
+        assert _trivial(first.host, first.env).stdout == "trivial.time\n"
+
+
+def _trivial(host: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    """Our pminfo trivial, of the pmcd at HOST."""
+    pminfo = [sys.executable, "-m", "purepcp.tools.pminfo", "-h", host, "trivial"]
+    return subprocess.run(pminfo, env=env, capture_output=True, text=True, timeout=60)
+
+
 def test_a_stale_pid_file_and_socket_do_not_stop_pmcd(tmp_path: Path):
     (tmp_path / "pmcd.pid").write_text("999999")  # no such process
     stale = socket.socket(socket.AF_UNIX)

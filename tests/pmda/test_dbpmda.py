@@ -821,3 +821,35 @@ def test_our_dbpmda_drives_pcp_pmdalinux(tmp_path):
     assert ours_err == real_err
     assert "  60.0.32 (hinv.ncpu): numval: 1 valfmt: 0 vlist[]:" in ours
     assert '[  2] inst: 15 name: "15 minute"' in ours
+
+
+@pytest.mark.interop
+def test_open_dso_of_a_c_library_as_pcp_dbpmda(tmp_path):
+    """PCP's `open dso PATH INIT [DOMAIN]` names a C library: ours serves it from a host
+    process (purepcp.pmda.hosted) and prints what PCP's dbpmda prints, having loaded
+    it, for requests and for libraries that cannot be loaded (it tried to import the
+    library as a Python module: a traceback's last line, QA 1283, 1279, 174)."""
+    require_pcp_dbpmda()
+    library = PCP_PMDAS / "sample" / "pmda_sample.so"
+    if not library.exists():
+        pytest.skip("PCP's sample agent library is not installed")
+    root = tmp_path / "root"
+    root.write_text(
+        "#define SAMPLE 30\nroot {\n    sample\n}\n" + (PCP_PMDAS / "sample" / "pmns").read_text()
+    )
+    script = (
+        f"open dso {library} sample_init 30\n"
+        "desc sample.long.one\nfetch sample.long.one sample.bin\ngetdesc on\ngetiname on\n"
+        "fetch sample.bin\ninstance 30.2\ntext sample.long.one\nstore sample.long.write_me 7\n"
+        "fetch sample.long.write_me\nname 30.0.1001\npmid sample.secret.foo.one\n"
+        "children sample.secret\nlabel domain\nstatus\n"
+        f"open dso {library} no_such_init 30\nopen dso /etc/passwd x_init\n"
+        f"open dso {tmp_path}/none.so x_init\nstatus\n"
+    )
+    where = dict(env=dict(os.environ, PYTHONPATH=str(ROOT)), cwd=tmp_path)
+    real = real_dbpmda(script, "-n", str(root), **where)
+    ours = our_dbpmda(script, "-n", str(root), **where)
+    assert "value 1" in real[0] and "Traceback" not in ours[1]
+    assert ours[0] == real[0]
+    stamp = re.compile(r"(?m)^\[[^]]*\] dbpmda\(\d+\)")  # libpcp's messages: when, who
+    assert stamp.sub("[DATE] dbpmda(PID)", ours[1]) == stamp.sub("[DATE] dbpmda(PID)", real[1])

@@ -59,13 +59,19 @@ class OurPMCD:
 
 @contextlib.contextmanager
 def our_pmcd(
-    conf_text: str, tmp: Path, *extra: str, preexec_fn: Callable[[], object] | None = None
+    conf_text: str,
+    tmp: Path,
+    *extra: str,
+    preexec_fn: Callable[[], object] | None = None,
+    run_dir: Path | None = None,
 ) -> Iterator[OurPMCD]:
     """Run our pmcd with CONF_TEXT as its pmcd.conf in directory TMP (PREEXEC_FN runs in
-    the child before pmcd starts: a resource limit, say)."""
+    the child before pmcd starts: a resource limit, say; RUN_DIR is its PCP_RUN_DIR,
+    TMP unless given)."""
     conf = tmp / "pmcd.conf"
     conf.write_text(conf_text)
-    env = dict(os.environ, PYTHONPATH=str(ROOT), PCP_RUN_DIR=str(tmp), PCP_PMDAS_DIR=str(tmp))
+    env = dict(os.environ, PYTHONPATH=str(ROOT), PCP_RUN_DIR=str(run_dir or tmp))
+    env["PCP_PMDAS_DIR"] = str(tmp)
     sock = tmp / "pmcd.socket"
     argv = [sys.executable, "-m", "purepcp.pmcd.main", "-f", "-p", "0", "-i", "127.0.0.1"]
     argv += ["-s", str(sock), "-c", str(conf), "-l", str(tmp / "pmcd.log"), *extra]

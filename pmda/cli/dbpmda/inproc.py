@@ -51,10 +51,11 @@ class InProcAgent(Driver):
 
     dso = True
 
-    def __init__(self, session: Session, name: str, agent: Any) -> None:
+    def __init__(self, session: Session, name: str, agent: Any, interface: int = 7) -> None:
         super().__init__(session)
         self.name = name
         self.agent = agent
+        self.interface = interface  # the DSO interface version its status reports
 
     def call(self, pdu: Any, want: type | None) -> Any:
         """The agent's reply to PDU: a WANT record, or a negative status (an error)."""
@@ -238,7 +239,10 @@ class InProcAgent(Driver):
         raise PMError(got)
 
     def status_lines(self, pid: int) -> str:
-        return "Connection:             dso\nDSO Interface Version:  7\nPMDA PMAPI Version:     2\n"
+        return (
+            "Connection:             dso\n"
+            f"DSO Interface Version:  {self.interface}\nPMDA PMAPI Version:     2\n"
+        )
 
 
 __all__ = ["InProcAgent"]

@@ -236,6 +236,9 @@ class Session:
         agent.handshake(self.creds_timeout)
 
     def do_open_dso(self, spec: str, class_name: str | None, domain: int | None) -> None:
+        if class_name and not _is_python(spec):  # PCP's form: a C library and its init
+            self.open_library(spec, class_name, domain or 0)
+            return
         if class_name and ":" not in spec.rsplit("/", 1)[-1]:
             spec = f"{spec}:{class_name}"
         log = logging.getLogger(f"dbpmda.{spec}")
@@ -254,6 +257,25 @@ class Session:
             return
         self.close_agent()
         self.opened(InProcAgent(self, spec, agent))
+
+    def open_library(self, path: str, init: str, domain: int) -> None:
+        """PCP's `open dso PATH INIT [DOMAIN]` for a C library, which we serve from a
+        host process (purepcp.pmda.hosted) and drive as dbpmda drives a loaded DSO; a
+        failure is reported as PCP's opendso() reports it."""
+        from purepcp.pmda.hosted import HostedLibrary, LoadFailure
+
+        try:
+            os.stat(path)
+        except OSError as exc:
+            self.output.err(f"opendso: {path}: {exc.strerror}\n")
+            return
+        self.close_agent()
+        try:
+            hosted = HostedLibrary.start(os.path.basename(path), domain, path, init)
+        except LoadFailure as failure:
+            self.output.out(_opendso_failure(failure, path, init))
+            return
+        self.opened(InProcAgent(self, path, hosted, interface=hosted.interface))
 
     # -- statements ----------------------------------------------------------------------
 
@@ -616,3 +638,25 @@ def main(argv: list[str] | None = None) -> int:
 
 
 __all__ = ["Session", "main", "run"]
+
+
+def _is_python(spec: str) -> bool:
+    """Whether `open dso`'s SPEC names a Python agent (a module, or a .py file)."""
+    from purepcp.pmda.specs import is_python_spec
+
+    return is_python_spec(spec)
+
+
+def _opendso_failure(failure: Any, path: str, init: str) -> str:
+    """Why the C library at PATH could not be opened, as PCP's dbpmda prints it."""
+    if failure.kind == "attach":
+        return f'Error attaching DSO "{path}"\n{failure.detail}\n\n'
+    if failure.kind == "entry":
+        return f'Error: couldn\'t find init function "{init}" in DSO "{path}"\n'
+    if failure.kind == "init":
+        why = pmErrStr(int(failure.detail))
+        return f'Error: initialization routine "{init}" failed in DSO "{path}": {why}\n'
+    if failure.kind == "interface":
+        version = failure.detail
+        return f'Error: Unsupported PMDA interface version {version} returned by DSO "{path}"\n'
+    return f'Error attaching DSO "{path}"\n{failure}\n\n'

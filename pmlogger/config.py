@@ -59,7 +59,8 @@ class MetricSpec:
 
     name: str
     instances: tuple[str | int, ...] = ()
-    where: tuple[str, int] = field(default=("", 0), compare=False)  # (file, line) it is on
+    #: (file, line) pmlogger's warnings give: its "]", else the token after its name
+    where: tuple[str, int] = field(default=("", 0), compare=False)
 
 
 @dataclass(frozen=True)
@@ -95,7 +96,8 @@ class ConfigError(Exception):
     """A configuration pmlogger would refuse, located as pmlogger (or pmcpp) locates it.
 
     ``line`` is 0 for a pmcpp error about the whole file.  The text is pmlogger's
-    two-line report joined into one line, or pmcpp's for a preprocessing error.
+    two-line report joined into one line, or pmcpp's for a preprocessing error;
+    `report` is the report as pmlogger writes it in its log.
     """
 
     def __init__(self, file: str, line: int, message: str, *, preprocessor: bool = False) -> None:
@@ -112,6 +114,15 @@ class ConfigError(Exception):
         return (
             f"Specification error in configuration file ({self.file}) "
             f"[line {self.line}] {self.message}"
+        )
+
+    def report(self) -> str:
+        """The lines pmlogger's yyerror writes (two; pmcpp's one for a preprocessing error)."""
+        if self.preprocessor:
+            return f"{self}\n"
+        return (
+            f"Specification error in configuration file ({self.file})\n"
+            f"[line {self.line}] {self.message}\n"
         )
 
 
@@ -502,16 +513,18 @@ class _Parser:
         return tuple(specs)
 
     def metric(self) -> MetricSpec:
-        token = self.take("NAME")
-        name = token.text
+        """A metric and its instances, located where pmlogger's warnings about it say: its
+        "]", else the token after its name (the lookahead yacc had read by then)."""
+        name = self.take("NAME").text
         instances: list[str | int] = []
+        end = self.peek()
         if self.skip("["):
             instances.append(self.instance())
             while self.peek().kind != "]":
                 self.skip(",")
                 instances.append(self.instance())
-            self.take("]")
-        return MetricSpec(name, tuple(instances), (token.file, token.line))
+            end = self.take("]")
+        return MetricSpec(name, tuple(instances), (end.file, end.line))
 
     def instance(self) -> str | int:
         token = self.take("NAME", "NUMBER", "STRING")

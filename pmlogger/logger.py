@@ -1,12 +1,13 @@
 """The logging loop: groups of metrics fetched at their intervals and written to an archive.
 
-A Logger owns a PMAPI context and an ArchiveWriter.  Each group of the configuration
-is fetched on its own schedule; the metrics of one group due at one time go out as
-one record.  Before a metric's first value the archive gets its descriptor, names
-and help text, and before any value of an instance domain whose membership changed,
-a new instance-domain record (with an index entry).  A metric that cannot be fetched
-is left out of the record (logged as absent); when pmcd goes away the logger waits,
-reconnects, and writes a <mark> so no reader interpolates across the gap.
+A Logger owns a PMAPI context and an ArchiveWriter.  The clauses of the configuration
+with one state and interval make one group (PCP's task), fetched on its own schedule;
+each fetch of a group goes out as one record.  Before a metric's first value the
+archive gets its descriptor, names and help text, and before any value of an instance
+domain whose membership changed, a new instance-domain record (with an index entry).
+A metric that cannot be fetched is logged with its error code, as PCP's; when
+pmcd goes away the logger waits, reconnects, and writes a <mark> so no reader
+interpolates across the gap.
 """
 
 from __future__ import annotations
@@ -61,7 +62,27 @@ class Group:
     insts: dict[int, tuple[int, ...]] = field(default_factory=dict)  # pmid -> instances kept
     due: float = 0.0
     names: dict[int, str] = field(default_factory=dict)  # pmid -> the name it was found by
+    indoms: dict[int, int] = field(default_factory=dict)  # pmid -> its instance domain
     reported: bool = False  # (-r: its record size has been reported)
+
+    def add(self, pmid: int, name: str, indom: int, insts: tuple[int, ...] | None) -> None:
+        """PMID (found as NAME, of INDOM), all its instances (None) or INSTS; a metric named
+        again (in this clause or another of the same interval) logs the union of what each
+        asks."""
+        if pmid not in self.pmids:
+            self.pmids.append(pmid)
+            self.names[pmid] = name
+            self.indoms[pmid] = indom
+            if insts is not None:
+                self.insts[pmid] = insts
+            return
+        kept = self.insts.get(pmid)
+        if kept is None:
+            return
+        if insts is None:
+            del self.insts[pmid]
+        else:
+            self.insts[pmid] = tuple(dict.fromkeys((*kept, *insts)))
 
     def report(self, size: int) -> str:
         """pmlogger -r's lines for this group: its metrics, and what logging them costs."""
@@ -86,18 +107,41 @@ class _Plan:
         # the order of the records' value sets and of the metadata written for them)
         self.pmids = sorted({p for g in groups for p in g.pmids}, reverse=True)
         self.keep = {p: i for g in groups for p, i in g.insts.items()}  # pmid -> instances kept
+        self.profile = _profile(groups)
         self._as_is: dict[ResultLayout, bool] = {}
 
     def as_is(self, layout: ResultLayout) -> bool:
-        """True if a result with LAYOUT has no failed metric and no instance to drop."""
+        """True if a result with LAYOUT has no instance to drop."""
         ok = self._as_is.get(layout)
         if ok is None:
             keep = self.keep
-            ok = not any(s.numval < 0 or s.pmid in keep for s in layout.shape)
+            ok = not any(s.pmid in keep for s in layout.shape)
             if len(self._as_is) >= 64:
                 self._as_is.clear()
             self._as_is[layout] = ok
         return ok
+
+
+def _profile(groups: Sequence[Group]) -> tuple[tuple[int, tuple[int, ...]], ...]:
+    """The instance profile a fetch of GROUPS asks pmcd for, as pmlogger's optfetch sets
+    it: each instance domain whose metrics all name instances, only those instances
+    (an agent may refuse a metric fetched without a profile: sample's needprofile)."""
+    wanted: dict[int, set[int]] = {}
+    everything: set[int] = set()
+    for g in groups:
+        for pmid in g.pmids:
+            indom = g.indoms.get(pmid, PM_INDOM_NULL)
+            if indom == PM_INDOM_NULL:
+                continue
+            if pmid in g.insts:
+                wanted.setdefault(indom, set()).update(g.insts[pmid])
+            else:
+                everything.add(indom)
+    return tuple(
+        (indom, tuple(sorted(insts)))
+        for indom, insts in sorted(wanted.items())
+        if indom not in everything
+    )
 
 
 class Logger:
@@ -119,6 +163,11 @@ class Logger:
         self.writer: ArchiveWriter | None = None
         #: PMID -> its place in the order PCP's pmlogger would describe it (optfetch)
         self.describe_rank: dict[int, int] = {}
+        self._held: list[tuple[int, str]] | None = None  # warnings of the statement resolving
+        self._last_insts: dict[int, frozenset[int]] = {}  # pmid -> instances last logged
+        self._profile: tuple[tuple[int, tuple[int, ...]], ...] = ()  # the context's, as set
+        self._indom_stamps: dict[int, Timestamp] = {}  # indom -> its last record's time
+        self._spec_no: dict[int, int] = {}  # id(spec) -> its place in that statement
         self.groups = self._resolve(groups, default_interval_ms)
         self.described: set[int] = set()
         self.texts_done: set[tuple[int, int]] = set()
@@ -134,74 +183,89 @@ class Logger:
     # -- configuration ----------------------------------------------------------------------
 
     def _resolve(self, groups: Sequence[LogGroup], default_ms: int) -> list[Group]:
-        """Names to PMIDs for every group that logs (mandatory on), warning about the rest.
+        """Names to PMIDs for every statement, warning about those that cannot be logged;
+        the groups that log ("on", mandatory or advisory, as PCP logs both).
 
-        It also works out the order PCP's pmlogger describes the metrics in (describe_rank):
-        PCP makes one task of the clauses with the same interval (gram.y's findtask), in
-        the order the intervals first appear, and starts the "once" task before the others;
-        at start-up each task's fetch groups (pmlogger.optfetch) are described in turn.
+        PCP makes one task of the clauses with the same state and interval (gram.y's
+        findtask), in the order they first appear, and starts the "once" tasks before the
+        others; at start-up each task's fetch groups (pmlogger.optfetch) are described in
+        turn: describe_rank is that order.
         """
-        resolved = []
-        tasks: dict[int | None, list[Request]] = {}  # interval -> its metrics as asked for
+        merged: dict[tuple[bool, int | None], Group] = {}  # (mandatory, interval) -> a task
+        tasks: dict[tuple[bool, int | None], list[Request]] = {}  # its metrics as asked for
         for group in groups:
-            if not group.mandatory or group.state != "on":
-                continue  # off, maybe and advisory: nothing to log (no pmlc here to say otherwise)
             if group.once:
                 interval = None
             elif group.default_interval or group.interval_ms is None:
                 interval = default_ms * 1_000_000
             else:
                 interval = group.interval_ms * 1_000_000
-            g = Group(interval, [])
-            task = tasks.setdefault(interval, [])
-            found = []  # (spec, its leaf names), each spec traversed in turn
-            for spec in group.metrics:
-                try:
-                    names = self.ctx.traverse(spec.name)
-                except PMError as exc:
-                    self.not_logged(spec, spec.name, exc.message)
-                    continue
-                if not names:
-                    self.not_logged(spec, spec.name, PMError(PM_ERR_NAME).message)
-                found.append((spec, names))
-            # then every leaf of the group named and described in one exchange each
-            leaves = list(dict.fromkeys(name for _, names in found for name in names))
+            if group.state == "on":
+                key = (group.mandatory, interval)
+                g = merged.setdefault(key, Group(interval, []))
+                task = tasks.setdefault(key, [])
+            else:  # off, maybe: looked up (and warned about), not logged (no pmlc here)
+                g, task = Group(interval, []), []
+            self._held = []
             try:
-                pmids = self.ctx.lookup_names(leaves) if leaves else []
-                ids = dict(zip(leaves, pmids, strict=True))
-                known = [pmid for pmid in ids.values() if pmid != PM_ID_NULL]
-                descs = dict(zip(known, self.ctx.lookup_descs(known) if known else [], strict=True))
+                self._resolve_statement(group, g, task)
+            finally:
+                held, self._held = self._held, None
+                for _, text in sorted(held, key=lambda h: h[0]):  # (in the statement's order)
+                    self.log.write(text)
+                self.log.flush()
+        once = [t for (_, interval), t in tasks.items() if interval is None]
+        others = [t for (_, interval), t in tasks.items() if interval is not None]
+        self.describe_rank = describe_order([*once, *others])
+        # (the "once" tasks first: PCP starts them before the others)
+        once_first = sorted(merged.items(), key=lambda item: item[0][1] is not None)
+        return [g for _, g in once_first if g.pmids]
+
+    def _resolve_statement(self, group: LogGroup, g: Group, task: list[Request]) -> None:
+        """One statement's metrics into G (and TASK): every name traversed, then every leaf
+        named and described in one exchange each."""
+        self._spec_no = {id(spec): k for k, spec in enumerate(group.metrics)}
+        found = []  # (spec, its leaf names), each spec traversed in turn
+        for spec in group.metrics:
+            try:
+                names = self.ctx.traverse(spec.name)
             except PMError as exc:
-                for spec, _names in found:
-                    self.not_logged(spec, spec.name, exc.message)
+                self.not_logged(spec, spec.name, exc.message)
                 continue
-            for spec, names in found:
-                for name in names:
-                    pmid = ids.get(name, PM_ID_NULL)
-                    if pmid == PM_ID_NULL:
-                        self.not_logged(spec, name, PMError(PM_ERR_NAME).message)
+            if not names:
+                self.not_logged(spec, spec.name, PMError(PM_ERR_NAME).message)
+            found.append((spec, names))
+        leaves = list(dict.fromkeys(name for _, names in found for name in names))
+        try:
+            pmids = self.ctx.lookup_names(leaves) if leaves else []
+            ids = dict(zip(leaves, pmids, strict=True))
+            known = [pmid for pmid in ids.values() if pmid != PM_ID_NULL]
+            descs = dict(zip(known, self.ctx.lookup_descs(known) if known else [], strict=True))
+        except PMError as exc:
+            for spec, _names in found:
+                self.not_logged(spec, spec.name, exc.message)
+            return
+        for spec, names in found:
+            for name in names:
+                pmid = ids.get(name, PM_ID_NULL)
+                if pmid == PM_ID_NULL:
+                    reason = PMError(PM_ERR_NAME).message
+                    text = f'Metric "{name}" is unknown ... not logged'
+                    self.warn_at(spec, f"{text}\nReason: {reason}")
+                    continue
+                desc = descs.get(pmid)
+                if desc is None:
+                    reason = PMError(PM_ERR_PMID).message
+                    text = f'Description unavailable for metric "{name}" ... not logged'
+                    self.warn_at(spec, f"{text}\nReason: {reason}")
+                    continue
+                insts = None
+                if spec.instances:
+                    insts = self._instance_ids(spec, name, desc.indom)
+                    if not insts:  # (none of its instances known: not logged, as PCP)
                         continue
-                    desc = descs.get(pmid)
-                    if desc is None:
-                        self.not_logged(spec, name, PMError(PM_ERR_PMID).message)
-                        continue
-                    insts = None
-                    if spec.instances:
-                        insts = self._instance_ids(spec, name, desc.indom)
-                        if not insts:  # (none of its instances known: not logged, as PCP)
-                            continue
-                    task.append(Request(pmid, desc.indom, insts))
-                    if pmid in g.pmids:
-                        continue
-                    g.pmids.append(pmid)
-                    g.names[pmid] = name
-                    if insts is not None:
-                        g.insts[pmid] = insts
-            if g.pmids:
-                resolved.append(g)
-        once = tasks.pop(None, [])
-        self.describe_rank = describe_order([once, *tasks.values()])
-        return resolved
+                task.append(Request(pmid, desc.indom, insts))
+                g.add(pmid, name, desc.indom, insts)
 
     def _instance_ids(self, spec: MetricSpec, name: str, indom: int) -> tuple[int, ...]:
         """The instances of SPEC's list that metric NAME (of INDOM) has, each checked with
@@ -234,7 +298,11 @@ class Logger:
         """pmlogger's warning about the configuration at SPEC: where, then TEXT (gram.y's
         yywarn)."""
         file, line = spec.where
-        self.log.write(f"Warning [{file}, line {line}]\n{text}\n")
+        message = f"Warning [{file}, line {line}]\n{text}\n"
+        if self._held is not None:  # (while a statement resolves: told in its order after)
+            self._held.append((self._spec_no.get(id(spec), 0), message))
+            return
+        self.log.write(message)
         self.log.flush()
 
     def warn(self, text: str) -> None:
@@ -250,6 +318,7 @@ class Logger:
             plan = self._plans[tuple(map(id, groups))] = _Plan(groups)
         pmids, keep = plan.pmids, plan.keep
         try:
+            self._use_profile(plan.profile)
             fetched = self.ctx.fetch(pmids)
         except PMError as exc:
             if not self.need_mark:
@@ -262,10 +331,8 @@ class Logger:
             self.write(result, fetched.descs, self.describe_rank)  # as it came: copied whole
         else:
             vsets = []
-            for vs in got:
-                if vs.numval < 0:
-                    continue  # could not be fetched: absent from this record
-                if vs.pmid in keep:
+            for vs in got:  # (one that could not be fetched is logged with its error, as PCP)
+                if vs.pmid in keep and vs.numval > 0:
                     vs = vs.subset(keep[vs.pmid].__contains__)
                 vsets.append(vs)
             result = Result(result.timestamp, tuple(vsets))
@@ -273,6 +340,16 @@ class Logger:
         if self.report:
             self._report(groups, result)
         return True
+
+    def _use_profile(self, profile: tuple[tuple[int, tuple[int, ...]], ...]) -> None:
+        """Make PROFILE the context's (sent with the next fetch) unless it is already."""
+        if profile == self._profile:
+            return
+        self.ctx.profile.add(PM_INDOM_NULL)  # (everything, and no instance domain's entry)
+        for indom, insts in profile:
+            self.ctx.profile.delete(indom)
+            self.ctx.profile.add(indom, insts)
+        self._profile = profile
 
     def _report(self, groups: Sequence[Group], result: Result) -> None:
         """-r: for each group logged for the first time, the size of its record alone."""
@@ -365,7 +442,7 @@ class Logger:
                 if vs.pmid not in self.described:
                     self._describe(desc, stamp)
                 if desc.indom != PM_INDOM_NULL and vs.numval > 0:
-                    indexed |= self._note_indom(stamp, desc.indom, vs.insts)
+                    indexed |= self._note_indom(stamp, desc.indom, vs.pmid, vs.insts)
             self._settled = layout
         w.put_result(result)
         self.records += 1
@@ -429,19 +506,32 @@ class Logger:
             return
         w.put_text(kind, ident, text)
 
-    def _note_indom(self, stamp: Timestamp, indom: int, insts: Sequence[int]) -> bool:
-        """Write INDOM's members if this sample shows instances the archive has not named."""
+    def _note_indom(self, stamp: Timestamp, indom: int, pmid: int, insts: Sequence[int]) -> bool:
+        """Write INDOM's members if PMID's values at STAMP show instances the archive has not
+        named, or other instances than its last values showed (one gone), as PCP's callback
+        decides; never twice at one time (a metric after another of the same domain)."""
         w = self.writer
         assert w is not None
+        before = self._last_insts.get(pmid)
+        now = self._last_insts[pmid] = frozenset(insts)
         known = w.indom_members(indom)
-        if known is not None and all(i in known for i in insts):
-            return False
+        if known is not None:
+            at = self._indom_stamps.get(indom)
+            if at is not None and stamp <= at:
+                return False
+            if all(i in known for i in insts) and (before is None or before == now):
+                return False
         try:
             pairs = self.ctx.instances(indom)
         except PMError as exc:
             self.warn(f"instance domain {indom:#x}: {exc.message}")
             return False
-        return w.put_indom(stamp, indom, [i for i, _ in pairs], [n for _, n in pairs])
+        pairs = sorted(pairs, key=lambda pair: pair[0])  # (ascending, as pmaSortInDom)
+        insts_, names = [i for i, _ in pairs], [n for _, n in pairs]
+        if not w.put_indom(stamp, indom, insts_, names, delta=True):  # (v3: changes alone)
+            return False
+        self._indom_stamps[indom] = stamp
+        return True
 
     # -- the loop -------------------------------------------------------------------------------
 
@@ -455,39 +545,48 @@ class Logger:
         max_bytes: int | None = None,
     ) -> str | None:
         """Log until STOP says so, SAMPLES records are out, the volumes hold MAX_BYTES, or
-        the wall clock passes UNTIL; the reason in pmlogger's words (None: STOP, or nothing
-        left to log)."""
+        the wall clock passes UNTIL; the reason in pmlogger's words (None: STOP).  With only
+        "once" groups left, logging goes on (as PCP's) until one of those."""
         now = time.monotonic()
         heap = [(now, i) for i in range(len(self.groups))]
         heapq.heapify(heap)
-        while heap and not stop():
-            if samples is not None and self.samples >= samples:
-                return "Sample limit reached"
-            w = self.writer
-            if max_bytes is not None and w is not None and w.volume_bytes >= max_bytes:
-                return "Byte limit reached"
-            if until is not None and time.time() >= until:
-                return "End of run time"
+        while not stop():
+            reason = self._limit(samples, until, max_bytes)
+            if reason is not None:
+                return reason
+            if not heap:  # (only "once" groups, all logged: on until a limit or STOP)
+                time.sleep(0.1)
+                on_idle()
+                continue
             due, _ = heap[0]
             wait = due - time.monotonic()
             if wait > 0:
                 time.sleep(min(wait, 0.1))
                 on_idle()
                 continue
-            batch = []
-            while heap and heap[0][0] <= time.monotonic():
-                _, i = heapq.heappop(heap)
-                batch.append(i)
-            ok = self.sample([self.groups[i] for i in batch])
-            for i in batch:
-                interval = self.groups[i].interval_ns
-                if not ok:
-                    heapq.heappush(heap, (time.monotonic() + retry, i))
-                elif interval is not None:
-                    nxt = due + interval / NSEC
-                    if nxt < time.monotonic():  # fell behind: skip, do not burst
-                        nxt = time.monotonic() + interval / NSEC
-                    heapq.heappush(heap, (nxt, i))
+            _, i = heapq.heappop(heap)  # (each group its own fetch and record, as PCP's tasks)
+            ok = self.sample([self.groups[i]])
+            interval = self.groups[i].interval_ns
+            if not ok:
+                heapq.heappush(heap, (time.monotonic() + retry, i))
+            elif interval is not None:
+                nxt = due + interval / NSEC
+                if nxt < time.monotonic():  # fell behind: skip, do not burst
+                    nxt = time.monotonic() + interval / NSEC
+                heapq.heappush(heap, (nxt, i))
+        return None
+
+    def _limit(self, samples: int | None, until: float | None, max_bytes: int | None) -> str | None:
+        """The limit logging has reached (SAMPLES records, MAX_BYTES in the volumes, the
+        wall clock past UNTIL) in pmlogger's words, else None."""
+        if samples is not None and self.samples >= samples:
+            return "Sample limit reached"
+        w = self.writer
+        if max_bytes is not None and w is not None and w.volume_bytes >= max_bytes:
+            return "Byte limit reached"
+        if until is not None and time.time() >= until:
+            return "End of run time"
+        return None
 
     def close(self) -> None:
         """Finish the archive: the epilogue (if it has a prologue) or a last index entry.
@@ -514,6 +613,8 @@ class Logger:
         self.described.clear()
         self.texts_done.clear()
         self.labels_done.clear()
+        self._last_insts.clear()
+        self._indom_stamps.clear()
         self.records = self.samples = 0
         self.need_mark = False
         self.last_stamp = None

@@ -27,6 +27,7 @@ import os
 import re
 import signal
 import socket
+import stat
 import sys
 import time
 from collections.abc import Sequence
@@ -61,7 +62,7 @@ if TYPE_CHECKING:
     from purepcp.pmapi.context import Context
 
 CONFIG = Opt("c", "config", "FILE", "file to load the logging configuration from")
-CHECK = Opt("C", "check", None, "parse the configuration and exit")
+CHECK = Opt("C", "check", None, "parse configuration and exit")
 LABELHOST = Opt("H", "labelhost", "HOST", "hostname for the archive label, not pmcd's")
 LOCAL = Opt("o", "local-PMDA", None, "metrics source is agents loaded in this process")
 LOGFILE = Opt("l", "log", "FILE", "redirect diagnostics and trace output")
@@ -103,17 +104,34 @@ TOOL = Tool(
     ],
 )
 
-_SIZE = re.compile(r"^(\d+)\s*(b|k|kb|m|mb|g|gb)?$", re.IGNORECASE)
-_SCALE = {None: 0, "b": 1, "k": 1 << 10, "kb": 1 << 10, "m": 1 << 20, "mb": 1 << 20,
-          "g": 1 << 30, "gb": 1 << 30}  # fmt: skip
+_UNITS = {
+    1: ("b", "byte"),
+    1 << 10: ("k", "kb", "kib", "kbyte", "kibibyte", "kilobyte"),
+    1 << 20: ("m", "mb", "mib", "mbyte", "mebibyte", "megabyte"),
+    1 << 30: ("g", "gb", "gib", "gbyte", "gibibyte", "gigabyte"),
+}
+_SCALE = {word: scale for scale, words in _UNITS.items() for word in words}
+_LEADING = re.compile(r"\s*[+-]?\d+")
 
 
 def _size(text: str) -> tuple[int | None, int | None, float | None]:
-    """-s/-v as pmlogger's ParseSize reads them: (records, bytes, seconds), one of them set."""
-    m = _SIZE.match(text.strip())
-    if m:
-        n, unit = int(m.group(1)), (m.group(2) or "").lower() or None
-        return (n, None, None) if unit is None else (None, n * _SCALE[unit], None)
+    """-s/-v as pmlogger's ParseSize reads them: (records, bytes, seconds), one of them set.
+
+    A positive whole number alone counts records; followed at once by a unit (any case,
+    a plural "s" dropped: 4000bytes, 2kb, 1GiB) it is a size; else the text must be a
+    time (with a positive whole number first, as strtol reads it).  ValueError if not.
+    """
+    m = _LEADING.match(text)
+    number = int(m.group()) if m else 0
+    if number <= 0:
+        raise ValueError(text)
+    rest = text[m.end() :] if m else text
+    if not rest:
+        return number, None, None
+    unit = rest.lower()
+    unit = unit[:-1] if unit.endswith("s") else unit
+    if unit in _SCALE:
+        return None, number * _SCALE[unit], None
     return None, None, parse_interval(text)
 
 
@@ -133,8 +151,8 @@ def _run(argv: list[str]) -> int:
     log = sys.stderr if settings.check_only else _open_log(parsed.get("log"))
     if not settings.check_only:
         logfile.header(log, "pmlogger")
-        logfile.notify(log, "pmlogger", "Info", "Start")
-    config = _load_config(parsed.get("config"), settings.interval_ms)
+    logfile.notify(log, "pmlogger", "Info", "Start")  # (-C too: on stderr, as PCP's)
+    config = _load_config(parsed.get("config"), settings.interval_ms, log)
     for warning in config.warnings:
         log.write(warning + "\n")
 
@@ -144,15 +162,7 @@ def _run(argv: list[str]) -> int:
     logger = Logger(
         ctx, config.groups, settings.interval_ms, archives.writer, log, report=settings.report
     )
-    if not settings.check_only:
-        log.write("Config parsed\n")
-    if not logger.groups and not (settings.linger or settings.primary):  # (warnings say why)
-        ctx.close()
-        message = "no metrics to log: nothing mandatory on in the configuration can be logged"
-        if not _same_file(log, sys.stderr):
-            log.write(f"pmlogger: {message}\n")
-            logfile.footer(log)
-        TOOL.fail(message)
+    log.write("Config parsed\n")
     if settings.check_only:  # -C: the configuration parsed, every group resolved by pmcd
         ctx.close()
         return 0
@@ -161,7 +171,20 @@ def _run(argv: list[str]) -> int:
     log.write(f"Starting {'primary ' if settings.primary else ''}logger for host ")
     log.write(f'"{archives.label_host(facts)}" via "{via}"\n')
     log.flush()
+    if not config.groups and not (settings.linger or settings.primary):
+        return _nothing_to_log(ctx, log)
+    # (statements whose metrics all failed log nothing, and pmlogger goes on, as PCP's)
     return _Run(settings, log, ctx, logger, archives).run(facts)
+
+
+def _nothing_to_log(ctx: Context, log: TextIO) -> int:
+    """A configuration with no logging statement at all: PCP's good-bye, in the log
+    (where pmlogger's stderr goes), and status 1."""
+    ctx.close()
+    message = "Nothing to log, and not the primary logger instance ... good-bye\n"
+    log.write(message)
+    logfile.footer(log)
+    return 1
 
 
 @dataclass(frozen=True)
@@ -176,8 +199,9 @@ class _Settings:
     max_bytes: int | None  # -s SIZE
     run_seconds: float | None  # -s TIME
     finish: str | None  # -T
-    volume_limit: int  # -v SIZE (bytes)
+    volume_bytes: int | None  # -v SIZE: a new volume once one holds this much
     volume_records: int | None  # -v N
+    volume_seconds: float | None  # -v TIME
     primary: bool  # -P
     run_dir: Path | None  # -P: where the PID file goes
     label_host: str | None  # -H
@@ -206,15 +230,14 @@ def _settings(parsed: Parsed) -> _Settings:
         try:
             samples, max_bytes, run_seconds = _size(str(parsed.get("size")))
         except (TimeParseError, ValueError):
-            TOOL.fail(f"-s {parsed.get('size')}: not a number of records, a size or a time")
-    volume_limit, volume_records = MAX_VOLUME_BYTES, None
+            TOOL.fail(f"illegal size argument '{parsed.get('size')}' for exit size", usage=True)
+    volume_records = volume_bytes = volume_seconds = None
     if "volsize" in parsed:
         try:
-            volume_records, nbytes, _seconds = _size(str(parsed.get("volsize")))
+            volume_records, volume_bytes, volume_seconds = _size(str(parsed.get("volsize")))
         except (TimeParseError, ValueError):
-            TOOL.fail(f"-v {parsed.get('volsize')}: not a volume size")
-        if nbytes is not None:
-            volume_limit = nbytes
+            bad = parsed.get("volsize")
+            TOOL.fail(f"illegal size argument '{bad}' for volume size", usage=True)
     finish = str(parsed.get("finish")) if "finish" in parsed else None
     try:
         _deadline(run_seconds, finish)  # (-T is checked now; it is worked out per archive)
@@ -232,8 +255,9 @@ def _settings(parsed: Parsed) -> _Settings:
         max_bytes=max_bytes,
         run_seconds=run_seconds,
         finish=finish,
-        volume_limit=volume_limit,
+        volume_bytes=volume_bytes,
         volume_records=volume_records,
+        volume_seconds=volume_seconds,
         primary=primary,
         run_dir=_primary_run_dir(parsed) if primary else None,
         label_host=None if label_host is None else str(label_host),
@@ -298,13 +322,22 @@ def _primary_run_dir(parsed: Parsed) -> Path:
         TOOL.fail(str(exc))
 
 
-def _load_config(path: object, interval_ms: int) -> LoggerConfig:
-    """-c FILE (stdin for "-" or none), parsed; a bad or unreadable one ends the run."""
+def _load_config(path: object, interval_ms: int, log: TextIO) -> LoggerConfig:
+    """-c FILE (stdin for "-" or none), parsed; a bad or unreadable one ends the run.
+
+    A bad one is reported as PCP's pmlogger reports it, in the log (on stderr with -C);
+    a log of its own gets the footer, and stderr the report in one line.
+    """
     try:
         if path is None or path == "-":
             return parse_config(sys.stdin.read(), "stdin", default_interval_ms=interval_ms)
         return parse_config_file(str(path), default_interval_ms=interval_ms)
     except ConfigError as exc:
+        log.write(exc.report())
+        if _same_file(log, sys.stderr):
+            log.flush()
+            raise SystemExit(1) from None
+        logfile.footer(log)
         TOOL.fail(str(exc))
     except OSError as exc:
         reason = os.strerror(exc.errno) if exc.errno else str(exc)
@@ -350,7 +383,7 @@ class _Archives:
             zoneinfo=zoneinfo or "",
             start=stamp,
             version=self.settings.version,
-            volume_limit=self.settings.volume_limit,
+            volume_limit=MAX_VOLUME_BYTES,  # (-v switches after a record, as PCP's)
         )
 
 
@@ -393,6 +426,7 @@ class _Run:
         self.archives = archives
         self.signals = _Signals()
         self.switched_at = 0  # the record count at the last volume switch
+        self.volume_began = time.monotonic()  # (for -v TIME)
         self.pidfile: Path | None = None
         self.watch = None  # -p's process, -x's channel
         if settings.pid is not None or settings.control_fd is not None:
@@ -478,6 +512,7 @@ class _Run:
         self.logger.close()
         self.logger.reset()
         self.switched_at = 0
+        self.volume_began = time.monotonic()
         message = "pmlogger: Caught signal 12, starting a new archive"
         logfile.notify(self.log, "pmlogger", "Info", message)
 
@@ -489,15 +524,33 @@ class _Run:
         writer = self.logger.writer
         if writer is None:
             return
-        limit = self.settings.volume_records
-        due = limit is not None and self.logger.records - self.switched_at >= limit
-        if self.signals.new_volume or due:
+        why = "SIGHUP" if self.signals.new_volume else self._volume_due(writer)
+        if why is not None:
             self.signals.new_volume = False
             self.switched_at = self.logger.records
+            self.volume_began = time.monotonic()
             stamp = self.logger.last_stamp or Timestamp.now()
             vol = writer.new_volume(stamp)
-            self.log.write(f"New log volume {vol}, via {'SIGHUP' if not due else 'volume size'}\n")
+            self.log.write(f"New log volume {vol}, via {why} at {time.ctime()}\n")
             self.log.flush()
+
+    def _volume_due(self, writer: ArchiveWriter) -> str | None:
+        """Why -v wants a new volume now (PCP's words), else None: its count of records
+        in this one, its size reached (after a record, as PCP's), or its time passed."""
+        s = self.settings
+        if (
+            s.volume_records is not None
+            and self.logger.records - self.switched_at >= s.volume_records
+        ):
+            return "sample counter"
+        if s.volume_bytes is not None and writer.log_offset >= s.volume_bytes:
+            return "sample byte size"
+        if (
+            s.volume_seconds is not None
+            and time.monotonic() - self.volume_began >= s.volume_seconds
+        ):
+            return "sample time"
+        return None
 
     def _shut_down(self, status: int) -> int:
         """The archive's epilogue, the source closed, the PID file gone: the status."""
@@ -593,6 +646,14 @@ def _open_log(path: object) -> TextIO:
         return sys.stderr
 
 
+def _remove_old_log(name: str) -> None:
+    """A log from an earlier run goes, so each run's log starts afresh (libpcp's pmOpenLog
+    unlinks it); only a plain file: never a device or a link (-l /dev/stderr)."""
+    with contextlib.suppress(OSError):
+        if stat.S_ISREG(os.lstat(name).st_mode):
+            os.unlink(name)
+
+
 class _LogFile(io.TextIOBase):
     """The -l file, written straight through: a write it refuses (a full disk) is dropped,
     as libpcp's stdio log drops it, so the log never stops the logging; stderr is told once.
@@ -601,6 +662,7 @@ class _LogFile(io.TextIOBase):
     def __init__(self, name: str) -> None:
         super().__init__()
         self.name = name
+        _remove_old_log(name)
         self._fd = os.open(name, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o666)
         self._warned = False
 

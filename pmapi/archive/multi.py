@@ -49,7 +49,7 @@ from ..ids import pmIDStr
 from ..pmns import PMNS
 from ..values import Result, Timestamp
 from .format import DescRecord, InDomRecord, LabelRecord, LogLabel
-from .reader import Archive, LogRecord, base_name
+from .reader import Archive, LogRecord, base_name, find_file
 
 #: How far from an archive's end (or before its start) libpcp puts the <mark> it makes
 #: between two archives of a set.
@@ -105,12 +105,15 @@ def is_multi(spec: str) -> bool:
 
 
 def open_one(name: str) -> Archive:
-    """The archive NAME; PMError(-ENOENT) when nothing of that name exists, as libpcp says."""
-    base = name
-    if not any(os.path.exists(p) for p in (name, name + ".meta", name + ".meta.xz")):
-        base = base_name(name)
-        if not any(os.path.exists(base + s) for s in (".meta", ".meta.xz", ".0", ".index")):
-            raise PMError(-errno.ENOENT)
+    """The archive NAME; PMError(-ENOENT) when nothing of that name exists, as libpcp says.
+
+    As __pmLogFindOpen: a name that is a file (or a compressed one) is one of the
+    archive's, cut to the base name; any other is the base name itself (so a volume
+    that is not there, "a.10", is not archive "a").
+    """
+    base = base_name(name) if find_file(name, "") is not None else name
+    if not any(find_file(base, s) is not None for s in (".meta", ".0", ".index")):
+        raise PMError(-errno.ENOENT)
     return Archive(base)
 
 

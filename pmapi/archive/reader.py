@@ -114,7 +114,7 @@ def base_name(name: str) -> str:
     return _SUFFIX.sub("", name)
 
 
-def _find_file(base: str, suffix: str) -> str | None:
+def find_file(base: str, suffix: str) -> str | None:
     """BASE+SUFFIX, or a compressed variant of it, if one exists."""
     plain = base + suffix
     if os.path.exists(plain):
@@ -131,9 +131,17 @@ def _read_file(path: str) -> bytes | mmap.mmap:
         if path.endswith(ext):
             try:
                 with open(path, "rb") as f:
-                    return decompress(f.read())
+                    raw = f.read()
+            except OSError as exc:
+                code = -exc.errno if exc.errno else PM_ERR_LOGFILE
+                raise PMError(code, f"{path}: {exc.strerror}") from None
+            try:
+                if not raw:  # (gzip and bzip2 take no bytes as nothing: libpcp's tools do not)
+                    raise EOFError("an empty file")
+                return decompress(raw)
             except (OSError, lzma.LZMAError, EOFError, ValueError) as exc:
-                raise PMError(PM_ERR_LOGFILE, f"{path}: cannot decompress: {exc}") from None
+                # (libpcp's word for a volume it cannot decompress: a corrupted record)
+                raise PMError(PM_ERR_LOGREC, f"{path}: cannot decompress: {exc}") from None
     if path.endswith(".zst"):
         raise PMError(PM_ERR_LOGFILE, f"{path}: zstd-compressed volumes are not supported")
     try:
@@ -162,16 +170,16 @@ class Archive:
     def __init__(self, name: str) -> None:
         # only the name of an archive's file loses its suffix: otherwise NAME is the base
         # name itself, as libpcp reads it ("20231114.00.10" is a base, not volume 10)
-        self.base = base_name(name) if _find_file(name, "") is not None else name
+        self.base = base_name(name) if find_file(name, "") is not None else name
         self.problems: list[ArchiveError] = []
-        meta_path = _find_file(self.base, ".meta")
+        meta_path = find_file(self.base, ".meta")
         if meta_path is None:
             raise PMError(PM_ERR_LOGFILE, f"{self.base}: no .meta file for this archive")
         self.meta_path = meta_path
         self.volume_paths: dict[int, str] = self._find_volumes()
         if not self.volume_paths:
             raise PMError(PM_ERR_LOGFILE, f"{self.base}: no data volumes for this archive")
-        self.index_path = _find_file(self.base, ".index")
+        self.index_path = find_file(self.base, ".index")
         self._volumes: dict[int, bytes | mmap.mmap] = {}
         self._labelled: set[int] = set()  # volumes whose labels have been checked
         self._layouts_checked: dict[object, bool] = {}  # learned layouts: mistyped blocks?
@@ -224,13 +232,16 @@ class Archive:
         vol = min(self.volume_paths)
         path = self.volume_paths[vol]
         data = _read_file(path)
+        if not len(data):  # (PCP's words say it all: no damage to locate in an empty volume)
+            raise PMError(PM_ERR_NODATA)
         label = decode_label(data, path)
         if label.vol != vol:
             what = f"the label says volume {label.vol}, the file's name volume {vol}"
             raise ArchiveError(PM_ERR_LABEL, path, 0, what)
         size = LABEL_BYTES[label.version]
         if len(data) <= size and len(self.volume_paths) == 1:
-            raise ArchiveError(PM_ERR_NODATA, path, size, "no records after the label")
+            # (PCP's words say it all: the data volume, whole, is a label; no damage to locate)
+            raise PMError(PM_ERR_NODATA)
         self._volumes[vol] = data
         return label
 

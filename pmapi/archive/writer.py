@@ -208,15 +208,27 @@ class ArchiveWriter:
         indom: int,
         insts: Sequence[int],
         names: Sequence[str],
+        delta: bool = False,
     ) -> bool:
         """Record INDOM's members from STAMP on, if they differ from the last recorded.
 
+        With DELTA, a v3 archive gets only the changes when they are fewer than the
+        members (pmlogger's choice, libpcp_archive's pmaDeltaInDom); the members are
+        expected in ascending instance order then, as pmlogger sorts them.
         True when a record was written (the caller may want an index entry then).
         """
         members = (tuple(insts), tuple(names))
-        if self._indoms.get(indom) == members:
+        old = self._indoms.get(indom)
+        if old == members:
             return False
         record = InDomRecord(stamp, indom, members[0], members[1])
+        if delta and old is not None and self.version == PM_LOG_VERS03:
+            changes = indom_delta(old, members)
+            if changes is not None and not changes:
+                return False
+            if changes is not None:
+                insts_, names_ = zip(*changes, strict=True)
+                record = InDomRecord(stamp, indom, insts_, names_, delta=True)
         self._put_meta(encode_indom(record, self.version))
         self._indoms[indom] = members
         return True
@@ -349,3 +361,23 @@ class ArchiveWriter:
             self.close()
         else:  # (a failure on closing must not hide the one on its way out)
             self._close_all()
+
+
+Members = tuple[tuple[int, ...], tuple[str | None, ...]]
+
+
+def indom_delta(old: Members, new: Members) -> list[tuple[int, str | None]] | None:
+    """The changes from OLD's members to NEW's, in instance order ((inst, None) for one
+    gone, (inst, name) for one new); [] for none, and None where a full record is due:
+    an instance renamed, or as many changes as members (pmaDeltaInDom's rule)."""
+    was = dict(zip(*old, strict=True))
+    now = dict(zip(*new, strict=True))
+    changes: list[tuple[int, str | None]] = []
+    for inst in sorted(was.keys() | now.keys()):
+        if inst not in now:
+            changes.append((inst, None))
+        elif inst not in was:
+            changes.append((inst, now[inst]))
+        elif was[inst] != now[inst]:
+            return None
+    return None if len(changes) > len(now) else changes

@@ -80,6 +80,20 @@ def test_metadata_comes_from_the_archive(archive):
         assert ctx.labels(0, 1)[0].to_dict() == {"site": "x"}
 
 
+def test_a_namespace_given_answers_whole_as_libpcp(archive):
+    """QA 403: -n's namespace answers for an archive as it is (it was cut to the archive's
+    metrics): a name with no metric in the archive is found, its descriptor is not."""
+    from purepcp.pmapi.pmns import PMNS
+
+    pmns = PMNS()
+    pmns.add("s.count", COUNT)
+    pmns.add("hinv.nrouter", 0x0F000999)
+    with ArchiveContext(archive, pmns) as ctx:
+        assert ctx.lookup_name("hinv.nrouter") == 0x0F000999
+        with pytest.raises(PMError, match="Metric not defined in the PCP archive log"):
+            ctx.lookup_desc(0x0F000999)
+
+
 def test_uninterpolated_fetches_walk_the_records(archive):
     with ArchiveContext(archive) as ctx:
         assert ctx.fetch([COUNT]).timestamp == T0  # PM_MODE_FORW from the start, as libpcp opens
@@ -143,6 +157,15 @@ def test_a_replay_of_real_metrics_loads_neither_derived_metrics_nor_the_pdu_laye
 def test_missing_archive_is_enoent(tmp_path):
     with pytest.raises(PMError, match="No such file or directory"):
         ArchiveContext(str(tmp_path / "none"))
+
+
+def test_a_volume_that_is_not_there_is_not_the_archive(archive):
+    """QA 958: "a.10" opened archive "a" (its volume 10 is not there); libpcp cuts a name
+    to the base only when it is a file, so it is ENOENT.  A volume there opens it."""
+    with pytest.raises(PMError, match="No such file or directory"):
+        ArchiveContext(archive + ".10")
+    with ArchiveContext(archive + ".0") as ctx:
+        assert ctx.hostname == "box"
 
 
 # -- beside PCP's tools ------------------------------------------------------------------------

@@ -49,6 +49,7 @@ from purepcp.pmapi.errors import (
     PM_ERR_LOGREC,
     PM_ERR_NODATA,
     PM_ERR_RECTYPE,
+    PMError,
     pmErrStr,
 )
 from purepcp.pmapi.ids import pmID_build
@@ -288,7 +289,6 @@ def test_read_meta_is_a_stream_like_libpcps():
 @pytest.mark.parametrize(
     ("cut", "code", "reason"),
     [
-        (0, PM_ERR_NODATA, "empty file"),
         (5, PM_ERR_NODATA, "5 bytes, too few for a label record"),
         (42, PM_ERR_LABEL, "the file ends at byte 42, inside its 132-byte label record"),
         (131, PM_ERR_LABEL, "the file ends at byte 131, inside its 132-byte label record"),
@@ -301,6 +301,18 @@ def test_label_messages_say_what_is_wrong(small, cut, code, reason):
     vol.write_bytes(vol.read_bytes()[:cut])
     err = _refused(small)
     assert (err.code, err.file, err.offset, err.reason) == (code, small + ".0", 0, reason)
+
+
+def test_an_empty_volume_is_pcps_words_alone(small):
+    """QA 958: an empty data volume is PCP's "Empty archive log file", with no file and
+    offset after it (they said only what the words say); so is a volume that is a label."""
+    vol = Path(small + ".0")
+    label = vol.read_bytes()[:132]
+    for content in (b"", label):
+        vol.write_bytes(content)
+        with pytest.raises(PMError) as err:
+            Archive(small)
+        assert (err.value.code, str(err.value)) == (PM_ERR_NODATA, "Empty archive log file")
 
 
 def test_label_length_and_trailer(small):

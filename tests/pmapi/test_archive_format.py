@@ -33,7 +33,7 @@ from purepcp.pmapi.archive.format import (
     encode_text,
 )
 from purepcp.pmapi.desc import Desc
-from purepcp.pmapi.errors import PM_ERR_LOGREC
+from purepcp.pmapi.errors import PM_ERR_LOGREC, PMError
 from purepcp.pmapi.labels import LabelSet
 from purepcp.pmapi.types import PMSem, PMType, ValFmt
 from purepcp.pmapi.values import Result, Timestamp, ValueSet
@@ -243,7 +243,7 @@ def test_corrupt_metadata_is_refused_at_open(tmp_path):
 @pytest.mark.parametrize(
     ("content", "message"),
     [
-        (b"", "Empty archive log file: .*: offset 0: empty file"),
+        (b"", "^Empty archive log file$"),  # (an empty volume: PCP's words, nothing to add)
         (b"\0\0\0\x84junk", "bad magic number"),
     ],
 )
@@ -272,6 +272,20 @@ def test_compressed_volumes_read_transparently(tmp_path):
     with Archive(base + ".0.xz") as a:
         assert [r.result.timestamp for r in a.records()] == [r.timestamp for r in plain]
         assert a.meta_path.endswith(".meta.xz")
+
+
+def test_a_volume_that_will_not_decompress_is_a_corrupted_record(tmp_path):
+    """QA 958: libpcp's word for it is PM_ERR_LOGREC (it was "Missing ... log file")."""
+    base = str(tmp_path / "c")
+    _write_sample(base)
+    os.unlink(base + ".0")
+    for ext in (".xz", ".gz", ".bz2"):  # (an empty file pretending to be compressed)
+        Path(base + ".0" + ext).write_bytes(b"")
+        with pytest.raises(
+            PMError, match=r"^Corrupted record in a PCP archive log: .*cannot decompress"
+        ):
+            Archive(base)
+        os.unlink(base + ".0" + ext)
 
 
 # -- against PCP ----------------------------------------------------------------------------
@@ -382,3 +396,43 @@ def test_labels_read_with_struct_are_what_the_declarations_parse(version, pid, s
         assert read.zoneinfo.encode() == declared.zoneinfo.split(b"\0")[0]
     else:
         assert (declared.sec, declared.usec * 1000) == (read.start.sec, read.start.nsec)
+
+
+def test_v3_instance_domain_changes_written_as_deltas_as_pmlogger_does(tmp_path):
+    """QA 1364: with delta=True a v3 archive gets only the changes (adds and deletions,
+    in instance order) while they are fewer than the members, else the whole domain; a
+    renamed instance means the whole domain (pmaDeltaInDom).  v2 always has the whole."""
+    steps = [
+        ([1, 2, 3, 4], ["a", "b", "c", "d"]),
+        ([1, 2, 3, 4, 5], ["a", "b", "c", "d", "e"]),  # one add: a delta
+        ([1, 2, 4, 5, 6], ["a", "b", "d", "e", "f"]),  # one gone, one new: a delta
+        ([1, 2, 4, 5, 6], ["a", "b", "d", "e", "f"]),  # the same: nothing
+        ([7, 8], ["g", "h"]),  # more changes than members: whole
+        ([7, 8], ["g", "H"]),  # renamed: whole
+    ]
+    for version in (2, 3):
+        base = str(tmp_path / f"v{version}")
+        with ArchiveWriter(base, hostname="box", timezone="UTC", start=T0, version=version) as w:
+            w.put_index(T0)
+            written = [
+                w.put_indom(Timestamp(T0.sec + i, 0), INDOM, insts, names, delta=True)
+                for i, (insts, names) in enumerate(steps)
+            ]
+            w.put_desc(Desc(LOAD, PMType.PM_TYPE_DOUBLE, sem=PMSem.PM_SEM_INSTANT), ["load"])
+            w.put_result(
+                _result(9, ValueSet.of_atoms(LOAD, PMType.PM_TYPE_DOUBLE, [(0xFFFFFFFF, 1.0)]))
+            )
+        assert written == [True, True, True, False, True, True]
+        with Archive(base) as a:
+            stored = [(r.delta, r.insts, r.names) for _, r in a.meta if hasattr(r, "delta")]
+            members = [(r.insts, r.names) for r in a.indoms[INDOM]]
+        if version == 3:
+            assert stored[1:3] == [
+                (True, (5,), ("e",)),
+                (True, (3, 6), (None, "f")),
+            ]
+            assert [d for d, _, _ in stored] == [False, True, True, False, False]
+        else:
+            assert not any(d for d, _, _ in stored)
+        expected = [(tuple(i), tuple(n)) for i, n in steps]
+        assert members == expected[:3] + expected[4:]

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import io
 import os
 import random
 import re
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -14,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from purepcp.pmapi.archive import Archive
+from purepcp.pmapi.errors import PMError
 from purepcp.pmapi.ids import pmID_build
 from tests.support.client_servers import ours_serving, reference_serving, tool_env
 from tests.support.our_pmcd import our_pmcd
@@ -152,24 +155,53 @@ def test_unknown_instances_are_warned_of_and_not_logged(tmp_path):
     ]
 
 
-def test_a_configuration_left_with_nothing_to_log_says_so(tmp_path):
-    """The one metric's one instance misspelled: it used to log that metric, with no
-    values, for ever.  PCP's warning in the log, then why nothing is logged, in the log
-    and on stderr, status 1 and no archive."""
+def test_a_configuration_left_with_nothing_to_log_runs_on_as_pcps(tmp_path):
+    """The one metric's one instance misspelled: PCP's warning in the log, and then, as
+    PCP's pmlogger does, an archive with its prologue and epilogue, logging nothing until
+    the end of the run (it used to say "no metrics to log" and exit)."""
     (tmp_path / "cfg").write_text('log mandatory on 1 sec { kernel.all.load ["nosuch"] }\n')
     with ours_serving(tmp_path) as pmcd:
-        run = _run_pmlogger(tmp_path, "-h", pmcd.host, "-c", "cfg", "-s", "2", "-l", "log", "a")
-    why = "pmlogger: no metrics to log: nothing mandatory on in the configuration can be logged"
-    assert (run.returncode, run.stderr) == (1, why + "\n")
+        args = ["-h", pmcd.host, "-c", "cfg", "-s", "1sec", "-l", "log", "a"]
+        run = _run_pmlogger(tmp_path, *args)
+    assert (run.returncode, run.stderr) == (0, "")
     log = (tmp_path / "log").read_text().splitlines()
     assert log[log.index("Warning [cfg, line 1]") :][:5] == [
         "Warning [cfg, line 1]",
         'Instance "nosuch" is not defined for the metric "kernel.all.load"',
         "Config parsed",
-        why,
-        "",
+        f'Starting logger for host "{socket.gethostname()}" via "{pmcd.host}"',
+        "Archive basename: a",
+    ]
+    assert log[-3].endswith("Info: pmlogger: End of run time, exiting")
+    assert len(_records(str(tmp_path / "a"))) == 2  # the prologue and the epilogue
+
+
+def test_a_configuration_with_no_statement_says_good_bye(tmp_path):
+    """No logging statement at all: PCP's good-bye after "Starting logger", status 1."""
+    (tmp_path / "cfg").write_text("# nothing\n")
+    with ours_serving(tmp_path) as pmcd:
+        run = _run_pmlogger(tmp_path, "-h", pmcd.host, "-c", "cfg", "-l", "log", "a")
+    assert (run.returncode, run.stderr) == (1, "")
+    log = (tmp_path / "log").read_text().splitlines()
+    assert log[-4:-2] == [
+        f'Starting logger for host "{socket.gethostname()}" via "{pmcd.host}"',
+        "Nothing to log, and not the primary logger instance ... good-bye",
     ]
     assert log[-1].startswith("Log finished ") and not list(tmp_path.glob("a.*"))
+
+
+def test_once_only_ends_at_the_sample_limit_in_a_new_log(tmp_path):
+    """QA 161: "log mandatory on once" with -s 1 ends at the sample limit (it said "End of
+    run time"), and -l starts the log afresh each run, as libpcp's pmOpenLog (it appended)."""
+    (tmp_path / "cfg").write_text("log mandatory on once hinv.ncpu\n")
+    with ours_serving(tmp_path) as pmcd:
+        for base in ("a", "b"):
+            args = ["-h", pmcd.host, "-s", "1", "-c", "cfg", "-l", "log", base]
+            assert _run_pmlogger(tmp_path, *args).returncode == 0
+    log = (tmp_path / "log").read_text().splitlines()
+    assert [line for line in log if line.startswith("Archive basename")] == ["Archive basename: b"]
+    assert log[-3].endswith("Info: pmlogger: Sample limit reached, exiting")
+    assert len(_records(str(tmp_path / "b"))) == 3
 
 
 @pytest.mark.interop
@@ -277,6 +309,19 @@ def test_bad_configuration_is_one_line(tmp_path):
     assert run.returncode == 1
     assert run.stderr.count("\n") == 1 and "Specification error" in run.stderr
     assert "Traceback" not in run.stderr and not (tmp_path / "arch.0").exists()
+    log = (tmp_path / "pmlogger.log").read_text().splitlines()  # (PCP's two lines in the log)
+    assert log[3:5] == ["Specification error in configuration file (cfg)", "[line 1] syntax error"]
+
+
+def test_check_flag_reports_a_bad_configuration_as_pcps_pmlogger(tmp_path):
+    """QA 687: -C's report is PCP's, after the Start notice: two lines, no "pmlogger:"."""
+    (tmp_path / "cfg").write_text("log fobar on once {\n    hinv.ncpu\n}\n")
+    run = _run_pmlogger(tmp_path, "-C", "-c", "cfg")
+    assert run.returncode == 1
+    assert run.stderr.splitlines()[1:] == [
+        "Specification error in configuration file (cfg)",
+        "[line 1] syntax error",
+    ]
 
 
 # -- judged by PCP ------------------------------------------------------------------------------
@@ -536,3 +581,133 @@ def test_metadata_in_pcps_order_across_tasks_and_fetch_groups(tmp_path):
     assert mine == theirs
     mine, theirs = (_structure(b, "-d", pid) for b, pid in zip(bases, pids, strict=True))
     assert mine == theirs
+
+
+def test_clauses_of_one_interval_are_one_task_and_each_task_its_own_record(tmp_path):
+    """QA 1413: PCP makes one task of the clauses with the same interval (one -r report,
+    one record per fetch), and each task is fetched alone (it logged each clause apart
+    and put the groups due together in one record)."""
+    (tmp_path / "cfg").write_text(
+        "log mandatory on 10 sec { kernel.all.load }\n"
+        "log mandatory on once { hinv.ncpu }\n"
+        "log mandatory on once { hinv.physmem hinv.ncpu }\n"
+    )
+    with ours_serving(tmp_path) as pmcd:
+        args = ["-h", pmcd.host, "-c", "cfg", "-r", "-s", "2", "-l", "log", "a"]
+        assert _run_pmlogger(tmp_path, *args).returncode == 0
+    log = (tmp_path / "log").read_text()
+    assert "Group [2 metrics] {\n\thinv.physmem\n\thinv.ncpu\n} logged once: " in log
+    assert log.index("logged once") < log.index("Metric kernel.all.load logged every 10 sec")
+    assert log.count("logged once") == 1
+    recs = _records(str(tmp_path / "a"))[1:-1]  # (between the prologue and the epilogue)
+    assert [len(r.result.vsets) for r in recs] == [2, 1]
+
+
+#: QA 1353's configuration, less its names only PCP's QA namespace has: advisory and
+#: mandatory statements, names split over lines and comments, a duplicate, no pmDesc.
+STATEMENTS = """# a comment
+log advisory on once { hinv.ncpu ["bin-100", "]"] }
+log
+mandatory
+on
+once
+{
+is_a_name_0
+}
+log advisory on 1 minute { is_a_name_1 [ "]" ] }
+log mandatory on 15 seconds { is_a_name_3 kernel.all.load # is_not_a_name_5
+# is_not_a_name_6
+\t\tis_a_name_5
+\t\thinv.ncpu
+}
+"""
+
+
+@pytest.mark.interop
+def test_check_flag_warns_as_pcps_pmlogger_does(tmp_path):
+    """pmlogger -C with advisory statements (looked up and logged too, as PCP's: they were
+    skipped), warnings at yacc's lookahead line (it gave the name's), the Start notice and
+    "Config parsed" on stderr (it gave neither)."""
+    require_reference("pmlogger")
+    (tmp_path / "cfg").write_text(STATEMENTS)
+    with ours_serving(tmp_path) as pmcd:
+        ours = _run_pmlogger(tmp_path, "-C", "-h", pmcd.host, "-c", "cfg")
+        pcps = subprocess.run(
+            ["pmlogger", "-C", "-h", pmcd.host, "-c", "cfg"],
+            cwd=tmp_path, env=tool_env(), timeout=60, capture_output=True, text=True,
+        )  # fmt: skip
+    assert (ours.returncode, pcps.returncode) == (0, 0)
+    stamp = re.compile(r"^\[.*\] pmlogger\(\d+\) ")
+    mine, theirs = ([stamp.sub("", line) for line in p.stderr.splitlines()] for p in (ours, pcps))
+    theirs = [line for line in theirs if not line.startswith("preprocessor cmd:")]
+    assert mine == theirs
+    assert "Warning [cfg, line 9]" in mine and mine[-1] == "Config parsed"
+
+
+def test_advisory_on_is_logged_as_pcps_pmlogger_does(tmp_path):
+    """PCP logs "advisory on" metrics (pmlc may turn them off; there is no pmlc here):
+    they were left out, so a pmlogconf configuration logged nothing."""
+    (tmp_path / "cfg").write_text("log advisory on once { hinv.ncpu }\n")
+    with ours_serving(tmp_path) as pmcd:
+        args = ["-h", pmcd.host, "-s", "1", "-c", "cfg", "-l", "log", "a"]
+        assert _run_pmlogger(tmp_path, *args).returncode == 0
+    with Archive(str(tmp_path / "a")) as a:
+        assert "hinv.ncpu" in {n for names in a.names.values() for n in names}
+
+
+class _ChangingDomain:
+    """A context whose one instance domain answers differently each time it is asked, as
+    the proc agent's does while processes come and go."""
+
+    def __init__(self, answers: list[list[int]]) -> None:
+        self.answers = answers
+
+    def instances(self, indom: int) -> list[tuple[int, str]]:
+        insts = self.answers.pop(0) if len(self.answers) > 1 else self.answers[0]
+        return [(i, f"p{i}") for i in insts]
+
+    def name_all(self, pmid: int) -> list[str]:
+        return [f"m.{pmid & 0x3FF}"]
+
+    def labels(self, ident: int, kind: int) -> list:
+        return []
+
+    def text(self, *args, **kwargs) -> str:
+        raise PMError(-12357)  # PM_ERR_TEXT
+
+
+def test_instance_domains_logged_as_pcps_callback_decides(tmp_path):
+    """QA 611: two metrics of one instance domain in a record gave two records of it at
+    one time (pmcd answering differently for the second); and an instance gone from the
+    values (none new) now brings a new record of the domain, as PCP's check_inst does."""
+    from purepcp.pmapi.archive import ArchiveWriter
+    from purepcp.pmapi.desc import Desc
+    from purepcp.pmapi.types import PMSem, PMType
+    from purepcp.pmapi.values import Result, Timestamp, ValueSet
+    from purepcp.pmlogger.logger import Logger
+
+    indom, one, two = 0x0C00_0009, 0x0C00_0001, 0x0C00_0002
+    descs = {p: Desc(p, PMType.PM_TYPE_32, indom, PMSem.PM_SEM_INSTANT) for p in (one, two)}
+    ctx = _ChangingDomain([[1, 2, 3], [1, 2, 3, 4]])
+
+    def make_writer(stamp, facts):
+        return ArchiveWriter(str(tmp_path / "a"), hostname="h", timezone="UTC", start=stamp)
+
+    logger = Logger(ctx, [], 1000, make_writer, log=io.StringIO())
+
+    def record(sec: int, first: list[int], second: list[int]) -> Result:
+        sets = tuple(
+            ValueSet.of_atoms(p, PMType.PM_TYPE_32, [(i, i) for i in insts])
+            for p, insts in ((one, first), (two, second))
+        )
+        return Result(Timestamp(1_700_000_000 + sec, 0), sets)
+
+    logger.write(record(0, [1, 2, 3], [1, 2, 3, 4]), descs)  # (4 came between the two)
+    ctx.answers = [[1, 3]]
+    logger.write(record(1, [1, 3], [1, 3]), descs)  # (2 is gone: nothing new, yet a record)
+    logger.close()
+    with Archive(str(tmp_path / "a")) as a:
+        assert [(r.stamp.sec - 1_700_000_000, r.insts) for r in a.indoms[indom]] == [
+            (0, (1, 2, 3)),
+            (1, (1, 3)),
+        ]

@@ -725,3 +725,12 @@ def test_reference_pmlogger_agrees_on_random_configs(text):
         cfg = work / "conf" / "cfg"
         cfg.write_text(text + "\n")
         _compare_with_reference(cfg, work)
+
+
+def test_a_metric_is_located_where_pmloggers_warnings_say():
+    """QA 1353: pmlogger warns at the line yacc's lookahead is on, the token after the
+    name (or the name's "]"), not the name's own line."""
+    text = "log mandatory on once {\nfoo\n}\nlog on 1 sec { bar # x\n\n  baz [\n 1 ]\n qux }\n"
+    specs = [m for g in groups(text) for m in g.metrics]
+    assert [(m.name, m.where[1]) for m in specs] == [("foo", 3), ("bar", 6), ("baz", 7), ("qux", 8)]
+    assert one("log mandatory on once foo\n").metrics[0].where[1] == 2  # (the end of the file)

@@ -53,6 +53,9 @@ OPTION_ERRORS = [
     (["-x", "1z"], "pmlogger: -x requires a non-negative numeric argument"),
     (["-D", "nosuch"], "pmlogger: unrecognized debug flag specification (nosuch)"),
     (["-f"], "Usage: pmlogger [options] archive"),
+    (["-s", "0.5sec"], "pmlogger: illegal size argument '0.5sec' for exit size"),
+    (["-s", "10 kb"], "pmlogger: illegal size argument '10 kb' for exit size"),
+    (["-v", "junk"], "pmlogger: illegal size argument 'junk' for volume size"),
 ]
 
 
@@ -158,3 +161,32 @@ def test_username_switches_user_or_says_why_not(tmp_path):
         + ") Critical: cannot find the no-such-user-here user to switch to"
     )  # fmt: skip
     assert not list(tmp_path.glob("b.*"))
+
+
+@pytest.mark.parametrize(
+    ("arg", "size"),
+    [("4000bytes", (None, 4000, None)), ("2KiB", (None, 2048, None)), ("3", (3, None, None)),
+     ("1gigabytes", (None, 1 << 30, None)), ("2min", (None, None, 120.0))],
+)  # fmt: skip
+def test_sizes_as_pcps_parsesize_reads_them(arg, size):
+    """QA 252: "-s 4000bytes" (any case, a plural "s" dropped, PCP's unit words) was refused."""
+    from purepcp.pmlogger.main import _size
+
+    assert _size(arg) == size
+
+
+def test_volumes_switch_after_the_record_that_reaches_the_size(tmp_path):
+    """QA 440: -v SIZE starts a new volume once one has reached SIZE (after the record, as
+    PCP's callback does: it switched before a record would pass it), -v TIME by the clock;
+    the log says so in PCP's words."""
+    (tmp_path / "cfg").write_text(CONFIG)
+    run = _pmlogger(tmp_path, "-o", "-c", "cfg", "-v", "300bytes", "-s", "6", "-l", "log", "a")
+    assert run.returncode == 0, run.stderr
+    sizes = [p.stat().st_size for p in sorted(tmp_path.glob("a.[0-9]*"))]
+    assert len(sizes) > 1 and all(size >= 300 for size in sizes[:-1])
+    log = (tmp_path / "log").read_text()
+    assert re.search(r"^New log volume 1, via sample byte size at \w{3} \w{3} ", log, re.M)
+    run = _pmlogger(tmp_path, "-o", "-c", "cfg", "-v", "250msec", "-s", "6", "-l", "log", "b")
+    assert run.returncode == 0, run.stderr
+    assert "via sample time at " in (tmp_path / "log").read_text()
+    assert len(list(tmp_path.glob("b.[0-9]*"))) > 1

@@ -714,3 +714,20 @@ def test_sample_types_beside_pmval(ref_server, metric):
     assert [shape(line) for line in mine.stdout.splitlines()] == [
         shape(line) for line in ref.stdout.splitlines()
     ]
+
+
+def test_x_flag_puts_the_date_round_archive_times(capsys):
+    """QA 1320: -X was read and then ignored; archive rows' times get pmCtime's date and
+    microseconds (-XX nanoseconds), and the labels move over as pmval's printlabels does."""
+    from tests.support.qa_archives import qa
+
+    archive = qa("ok-foo")
+    for flags, stamp, indent in (
+        (["-X"], "Fri Aug  7 04:34:33.248687 1998", 31),
+        (["-XX"], "Fri Aug  7 04:34:33.248687000 1998", 34),
+    ):
+        pmval.main([*flags, "-z", "-U", archive, "sample.colour"])
+        lines = capsys.readouterr().out.splitlines()
+        first = next(i for i, line in enumerate(lines) if line.startswith("Fri Aug"))
+        assert lines[first].startswith(stamp + "        119 ")
+        assert lines[first - 1].startswith(" " * indent + "        red ")

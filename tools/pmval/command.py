@@ -248,7 +248,8 @@ def _writer(o: Options, metric: Metric, zone: tzinfo, archive: bool) -> Writer:
         no_values = "No values available\n"
     else:
         no_values = f"{metric.name}: No values available\n" if o.verbose else ""
-    return Writer(Layout(width, metric.singular, archive, shifted, metric.events, no_values, zone))
+    singular, events = metric.singular, metric.events
+    return Writer(Layout(width, singular, archive, shifted, events, no_values, zone, o.xflag))
 
 
 def _heading(o: Options, metric: Metric, hostname: str, window: TimeWindow | None,

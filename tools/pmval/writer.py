@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from datetime import tzinfo
 
 from purepcp.pmapi.rate import rate_units_str, timestamp_seconds
-from purepcp.pmapi.timewindow import NSEC, format_stamps, pm_ctime
+from purepcp.pmapi.timewindow import NSEC, format_stamp, format_stamps, pm_ctime
 from purepcp.pmapi.types import PMSem
 from purepcp.pmapi.units import pmUnitsStr
 from purepcp.pmapi.values import Timestamp
@@ -22,7 +22,9 @@ _SEMANTICS = {
     PMSem.PM_SEM_INSTANT: "instantaneous value",
     PMSem.PM_SEM_DISCRETE: "discrete instantaneous value",
 }
-_STAMP_WIDTH = 12  # "HH:MM:SS.mmm", what the labels are indented by over archive rows
+#: what the labels are indented by over archive rows: "HH:MM:SS.mmm"; -X's
+#: "Ddd Mmm DD HH:MM:SS.uuuuuu YYYY"; -XX's, to the nanosecond
+_STAMP_WIDTHS = (12, 31, 34)
 
 
 def _cstr(text: str, width: int, prec: int | None = None) -> str:
@@ -44,6 +46,7 @@ class Layout:
     events: bool  # an event metric: no instance labels, records after the time
     no_values: str  # what a row with no values says
     zone: tzinfo
+    xflag: int = 0  # -X: archive rows' times with the date and microseconds (-XX: ns)
 
 
 class Writer:
@@ -60,7 +63,7 @@ class Writer:
     def write(self, block: Block) -> None:
         """Every row of BLOCK, in order; an ERROR row's note goes to stderr in its place."""
         lay = self.layout
-        stamps = format_stamps(block.times, lay.zone) if lay.stamped else None
+        stamps = self._stamps(block.times) if lay.stamped else None
         out: list[str] = []
         values, error, cells, note = Status.VALUES, Status.ERROR, block.cells, block.notes.get
         for i, status in enumerate(block.status):
@@ -75,6 +78,16 @@ class Writer:
             else:
                 out.append(self._say(status, lead, block, i))
         write("".join(out))
+
+    def _stamps(self, times: Sequence[int]) -> list[str]:
+        """The rows' times as pmval's mytimestamp prints them (-X: pmCtime's date around
+        the time of day, to the microsecond; -XX to the nanosecond)."""
+        lay = self.layout
+        if not lay.xflag:
+            return format_stamps(times, lay.zone)
+        digits = 6 if lay.xflag == 1 else 9
+        return [format_stamp((ns // NSEC, ns % NSEC), lay.zone, digits=digits, date=True)
+                for ns in times]  # fmt: skip
 
     def _say(self, status: Status, lead: str, block: Block, i: int) -> str:
         """A row that is not values: labels, no values, an archive's gap, event records."""
@@ -109,7 +122,7 @@ class Writer:
                         for i, c in enumerate(columns)]  # fmt: skip
         out.append("\n")
         if lay.stamped and columns:
-            out.append(" " * _STAMP_WIDTH)
+            out.append(" " * _STAMP_WIDTHS[min(lay.xflag, 2)])
         for c in columns:
             if not lay.shifted or self.style != 0:
                 out.append(_cstr(c.name, cols, cols) + " ")

@@ -12,10 +12,6 @@ through a ``reader`` callable (the default reads the file system).
 
 Deliberate differences from pmcpp 6.0.3:
 
-* include files are looked up only in the directories the caller gives
-  (:func:`preprocess_file` puts the top-level file's directory first; as in
-  pmcpp, a nested include is looked for there, not beside the file including
-  it); pmcpp also tries the name relative to the process's working directory;
 * a predefined macro's value is used verbatim, spaces and all;
 * a last line without a newline is processed (pmcpp silently drops it);
 * an unknown ``#word`` line inside a false ``#ifdef`` branch is skipped (pmcpp
@@ -300,10 +296,11 @@ class _Preprocessor:
         self.stack.append(_Frame(path, split_lines(text)))
 
     def _find(self, name: str) -> tuple[str, str] | None:
-        if os.path.isabs(name):
-            candidates: Iterable[str] = (name,)
-        else:
-            candidates = (os.path.join(d, name) for d in self.include_dirs)
+        """pmcpp's do_include(): NAME as given (so relative to the working directory),
+        then, unless absolute, in each include directory."""
+        candidates: Iterable[str] = (name,)
+        if not os.path.isabs(name):
+            candidates = (name, *(os.path.join(d, name) for d in self.include_dirs))
         for path in candidates:
             text = self.reader(path)
             if text is not None:
@@ -336,9 +333,10 @@ def preprocess(
 ) -> list[SourceLine]:
     """Preprocess TEXT (named FILE in errors) as pmcpp would; lines in output order.
 
-    MACROS are predefined like ``pmcpp -DNAME=VALUE``; ``#include`` names are
-    searched for in INCLUDE_DIRS in order (absolute names are used as they
-    are), and read with READER, which returns None for a file it cannot open.
+    MACROS are predefined like ``pmcpp -DNAME=VALUE``; an ``#include`` name is
+    tried as it is (relative to the working directory), then, unless absolute,
+    in INCLUDE_DIRS in order, and read with READER, which returns None for a
+    file it cannot open.
     Lines that were directives, skipped, or blank inside a comment are left out.
     Raises SourceError(PM_ERR_PMNS, ...) naming the original file and line.
     """

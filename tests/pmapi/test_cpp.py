@@ -185,6 +185,22 @@ def test_include_search_is_top_file_dir_then_include_dirs(tmp_path: Path):
     assert texts(out) == ["b beside a"]
 
 
+def test_include_tries_the_name_from_the_working_directory_first(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+):
+    # pmdaproc.sh writes root { #include "pmns" } in $tmp and runs pminfo -n it in the
+    # agent's directory: pmcpp opens "pmns" from the working directory before the others.
+    (tmp_path / "agent").mkdir()
+    (tmp_path / "tmp").mkdir()
+    (tmp_path / "agent" / "pmns").write_text("from cwd\n")
+    (tmp_path / "tmp" / "root").write_text('root {\n#include "pmns"\n}\n')
+    monkeypatch.chdir(tmp_path / "agent")
+    out = preprocess_file(str(tmp_path / "tmp" / "root"))
+    assert out[1] == SourceLine("pmns", 1, "from cwd")
+    (tmp_path / "tmp" / "pmns").write_text("beside top\n")
+    assert texts(preprocess_file(str(tmp_path / "tmp" / "root")))[1] == "from cwd"
+
+
 def test_include_absolute_path_and_directories_are_not_files(tmp_path: Path):
     (tmp_path / "x").write_text("abs\n")
     assert run(f'#include "{tmp_path / "x"}"\n') == ["abs"]
@@ -412,6 +428,22 @@ def test_real_agent_roots_preprocess_like_pmcpp():
             if not pmcpp_drops(sl)
         ]
         assert [t for t in ours if t.strip()] == [t for t in ref.stdout.splitlines() if t.strip()]
+
+
+@pytest.mark.interop
+@needs_pmcpp
+def test_include_from_working_directory_matches_pmcpp(tmp_path: Path):
+    (tmp_path / "agent").mkdir()
+    (tmp_path / "agent" / "pmns").write_text("x 1:0:0\n")
+    (tmp_path / "root").write_text('root {\n#include "pmns"\n}\n')
+    ref = subprocess.run(
+        [PMCPP, "-P", str(tmp_path / "root")],
+        capture_output=True,
+        text=True,
+        check=True,
+        cwd=tmp_path / "agent",
+    )
+    assert "x 1:0:0" in ref.stdout.splitlines()
 
 
 @pytest.mark.interop

@@ -311,6 +311,14 @@ class BaseContext:
         self._descs[pmid] = desc
         return desc
 
+    def _describe_each(self, pmids: Sequence[int]) -> Generator:
+        """pmLookupDesc of each of PMIDS, None for those that fail (the fetch says why)."""
+        for pmid in pmids:
+            try:
+                yield from self._desc_op(pmid)
+            except PMError:
+                self._descs[pmid] = None
+
     def lookup_descs(self, pmids: Sequence[int]) -> list[Desc | None]:
         """pmLookupDescs: descriptors of PMIDS, None for those pmcd does not know."""
         dm = self.derived_among(pmids)
@@ -416,8 +424,8 @@ class BaseContext:
             if unknown:
                 try:
                     yield from self._descs_op(unknown)
-                except PMError:  # (a PMID pmcd cannot describe): the fetch will say what is wrong
-                    self._descs.update(dict.fromkeys(unknown))
+                except PMError:  # (one PMID cannot be described: the others still can)
+                    yield from self._describe_each(unknown)
             descs = {pmid: self._descs.get(pmid) for pmid in pmids}
             if None not in descs.values():  # (a later lookup may still describe one)
                 if len(self._fetch_descs) >= 64:

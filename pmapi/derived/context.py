@@ -99,17 +99,28 @@ class DerivedMetrics:
         from .bind import Unbindable
 
         if self._real_descs is None:
-            wanted = sorted(set(self._real.values()))
-            try:
-                descs = self.real.lookup_descs(wanted) if wanted else []
-            except PMError:
-                descs = [None] * len(wanted)
-            self._real_descs = dict(zip(wanted, descs, strict=True))
+            self._real_descs = self._describe(sorted(set(self._real.values())))
         pmid = self._real.get(name)
         desc = self._real_descs.get(pmid) if pmid is not None else None
         if desc is None:
             raise Unbindable(name)
         return pmid, desc  # type: ignore[return-value]
+
+    def _describe(self, pmids: list[int]) -> dict[int, Desc | None]:
+        """The descriptors of PMIDS, all at once; where that fails (one PMID's agent is
+        not there, say: a local context has only some), one by one, as libpcp describes
+        each operand, so that one missing operand leaves only its own metrics unbound."""
+        try:
+            return dict(zip(pmids, self.real.lookup_descs(pmids), strict=True)) if pmids else {}
+        except PMError:
+            pass
+        out: dict[int, Desc | None] = {}
+        for pmid in pmids:
+            try:
+                out[pmid] = self.real.lookup_descs([pmid])[0]
+            except PMError:
+                out[pmid] = None
+        return out
 
     def _derived_tree(self, name: str) -> ast.Node | None:
         d = self.by_name.get(name)
@@ -211,10 +222,11 @@ class DerivedMetrics:
 
     def text(self, pmid: int, help: bool, direct: bool) -> str:
         """pmLookupText for a derived metric: its (oneline) or (helptext) attribute; help
-        text falls back to the one-line text, then to the definition itself."""
+        text falls back to the one-line text, then to the definition itself, unless DIRECT
+        (PM_TEXT_DIRECT: the attribute or nothing, so pmlogger logs what libpcp logs)."""
         d = self.by_pmid[pmid]
         text = d.oneline if not help else (d.helptext or (None if direct else d.oneline))
-        if text is None and help and d.tree is not None:
+        if text is None and help and not direct and d.tree is not None:
             # (libpcp has no text then; ours shows what the metric is)
             text = f"Derived metric {d.name} = {d.text.strip()}"
         if text is None:

@@ -74,7 +74,20 @@ class Metric(Plan):
     pmid: int
 
     def evaluate(self, env: Env) -> Frame:
-        return env.frames[self.pmid]
+        frame = env.frames.get(self.pmid)
+        if frame is None:
+            return empty(self.type, env.rows)
+        if self.indom == PM_INDOM_NULL and frame.has.shape[1] == 0:
+            # (a singular metric that returned no value: one empty column, as everywhere
+            # a singular operand is spread over instances expects)
+            return _no_column(frame)
+        return frame
+
+
+def _no_column(frame: Frame) -> Frame:
+    """FRAME (singular, without columns) with its one column, empty, and its errors."""
+    values = np.zeros((frame.rows, 1), dtype=frame.values.dtype)
+    return Frame(SINGULAR, np.zeros((frame.rows, 1), bool), values, frame.err)
 
 
 @dataclass(eq=False)
@@ -458,20 +471,34 @@ class Select(OfOne):
 
     def evaluate(self, env: Env) -> Frame:
         f = self.operand.evaluate(env)
-        stamp = int(env.stamps[-1]) if env.rows else 0
         if self.name is not None:
             if self._inst is None:
-                with contextlib.suppress(PMError):  # (not in the domain yet: no value now)
-                    self._inst = env.instance_id(self.operand.indom, self.name, stamp)
+                self._inst = self._lookup(env, f)
             keep = [int(i) == self._inst for i in f.insts.tolist()]
         else:
-            keep = [self._match(env, int(i), stamp) for i in f.insts.tolist()]
+            keep = [self._match(env, f, j, int(i)) for j, i in enumerate(f.insts.tolist())]
         mask = np.array(keep, dtype=bool)
         return Frame(f.insts, f.has & mask[None, :], f.values, f.err)
 
-    def _match(self, env: Env, inst: int, stamp: int) -> bool:
+    def _lookup(self, env: Env, f: Frame) -> int | None:
+        """x[name]'s instance, looked up at the first fetch where x has values (libpcp
+        looks it up then); None while it is not in the domain."""
+        rows = np.flatnonzero(f.has.any(axis=1))
+        if not len(rows):
+            return None
+        with contextlib.suppress(PMError):  # (not in the domain yet: no value now)
+            return env.instance_id(self.operand.indom, self.name, int(env.stamps[rows[0]]))
+        return None
+
+    def _match(self, env: Env, f: Frame, col: int, inst: int) -> bool:
+        """Whether column COL (instance INST) matches: decided, as libpcp decides it, by
+        the instance's name at the first fetch that has a value for it, then kept."""
         known = self._matches.get(inst)
         if known is None:
+            rows = np.flatnonzero(f.has[:, col])
+            if not len(rows):
+                return False  # (no value to select: decided when one comes)
+            stamp = int(env.stamps[rows[0]])
             try:
                 name = env.instance_name(self.operand.indom, inst, stamp).split(" ", 1)[0]
             except PMError:

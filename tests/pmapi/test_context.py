@@ -73,6 +73,20 @@ def test_local_context_needs_no_daemon():
         ctx.lookup_name("simple.color")
 
 
+def test_a_fetch_describes_the_metrics_it_can_when_one_cannot_be():
+    """QA 345: a fetch that cannot describe one PMID (no agent for its domain in a local
+    context) still describes, and so types, the others' values, as libpcp does."""
+    from purepcp.pmapi.ids import pmID_build
+
+    with Context.local() as ctx:
+        color = ctx.lookup_name("simple.color")
+        nowhere = pmID_build(333, 0, 1)
+        fetched = ctx.fetch([nowhere, color])
+        assert fetched.descs[nowhere] is None
+        assert fetched.descs[color] is not None
+        assert set(fetched.values(color)) == {0, 1, 2}
+
+
 def test_profile_limits_what_fetch_returns(ours):
     with Context.host(ours.host) as ctx:
         color = ctx.lookup_name("simple.color")

@@ -489,3 +489,89 @@ def test_names_are_looked_up_in_the_namespace_first_as_libpcp_does(archive, monk
     assert ctx.lookup_names(["ty.u32", "my.x", "no.such"]) == [real, derived, PM_ID_NULL]
     with pytest.raises(PMError):
         ctx.lookup_name("no.such")
+
+
+@pytest.mark.parametrize("shape", ["ternary", "binary"])
+def test_a_singular_operand_without_a_value_gives_no_value(shape):
+    """QA 598: a singular metric fetched with no value (numval 0) or an error leaves the
+    expression without values (or with the error), where ours raised from NumPy."""
+    from purepcp.pmapi.derived.evaluate import BinaryOp, Const, Env, Metric, Ternary
+    from purepcp.pmapi.derived.frame import from_value_set
+
+    novalue, failed = pmID_build(29, 0, 1), pmID_build(29, 0, 2)
+    frames = {
+        novalue: from_value_set(ValueSet.of_atoms(novalue, U32, []), U32),
+        failed: from_value_set(ValueSet.of_error(failed, -1011), U32),
+    }
+    env = Env(frames, np.array([0], np.int64), lambda *a: "", lambda *a: 0)
+    one = Const(U32, NULL, 1)
+    for pmid, numval in ((novalue, 0), (failed, -1011)):
+        m = Metric(U32, NULL, pmid)
+        if shape == "ternary":
+            plan = Ternary(U32, NULL, one, m, one)
+        else:
+            plan = BinaryOp(U32, NULL, "+", one, m, U32)
+        assert plan.evaluate(env).value_set(7, U32).numval == numval
+
+
+def test_direct_help_text_is_the_attribute_or_none(archive):
+    """PM_TEXT_DIRECT (pmlogger's lookups) gives the helptext attribute alone, as libpcp's
+    __dmhelptext does (QA 352): no one-line fallback, no definition."""
+    registry = Registry()
+    registry.register("my.x", "ty.u32 + 1")
+    registry.register("my.y", "ty.u32 + 2")
+    registry.set_attribute("my.y", "oneline", "two more")
+    ctx = ArchiveContext(archive)
+    ctx.use_registry(registry)
+    for name in ("my.x", "my.y"):
+        with pytest.raises(PMError):
+            ctx.text(ctx.lookup_name(name), help=True, direct=True)
+    assert ctx.text(ctx.lookup_name("my.y"), direct=True) == "two more"
+
+
+def test_matchinst_names_an_instance_when_it_first_has_a_value(tmp_path):
+    """QA 691: matchinst() decides each instance by its name at the first fetch with a
+    value for it, as libpcp does; a replay of many fetches at once, in which the
+    instance has left the domain by the last one, still selects it."""
+    base = str(tmp_path / "m")
+    pmid = pmID_build(60, 0, 0)
+    with ArchiveWriter(base, hostname="m", timezone="UTC", start=Timestamp(T0, 0)) as w:
+        w.put_desc(Desc(pmid, U32, ABC, INSTANT, Units()), ["m.x"])
+        w.put_index(Timestamp(T0, 0))
+        for i in range(6):
+            insts = [0, 1] if i < 3 else [0]  # (m-01 leaves after the third sample)
+            w.put_indom(Timestamp(T0 + i, 0), ABC, insts, [f"m-0{k}" for k in insts])
+            pairs = [(k, 10 * i + k) for k in insts]
+            w.put_result(Result(Timestamp(T0 + i, 0), (ValueSet.of_atoms(pmid, U32, pairs),)))
+    ctx, _ = _context(base, q__a="matchinst(/^m-/, m.x)")
+    q = ctx.lookup_name("q.a")
+    ctx.set_mode(PM_MODE_INTERP, Timestamp(T0, 0), S)
+    replay = ctx.replay([q], 6)
+    got = [replay.metrics[0].value_set(k).insts for k in range(6)]
+    assert [list(insts) for insts in got] == [[0, 1]] * 3 + [[0]] * 3
+
+
+def test_one_operand_that_cannot_be_described_leaves_the_others_bound():
+    """QA 256: where describing every operand at once fails (a local context has no agent
+    for one's domain), each is described alone, as libpcp describes them: only the
+    metrics over the missing one fail to bind."""
+    from purepcp.pmapi.derived.context import DerivedMetrics, RealCalls
+    from purepcp.pmapi.errors import PM_ERR_NOAGENT
+
+    here, gone = pmID_build(30, 0, 1), pmID_build(60, 0, 1)
+    pmids = {"here.one": here, "gone.one": gone}
+
+    def descs(wanted):
+        if gone in wanted:
+            raise PMError(PM_ERR_NOAGENT)
+        return [Desc(p, U32, NULL, INSTANT, Units()) for p in wanted]
+
+    def names(wanted):
+        return [pmids.get(n, PM_ID_NULL) for n in wanted]
+
+    registry = Registry()
+    ok = registry.register("d.ok", "2 * here.one").pmid
+    bad = registry.register("d.bad", "2 * gone.one").pmid
+    dm = DerivedMetrics(registry, RealCalls(names, descs, None, None))  # type: ignore[arg-type]
+    assert dm.bound(ok) is not None
+    assert dm.bound(bad) is None

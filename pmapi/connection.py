@@ -1,7 +1,8 @@
 """Reaching a pmcd: host specifications, the connection handshake, and blocking I/O.
 
 A host is named as PCP's tools name it: ``HOST``, ``HOST:PORT``, ``unix:PATH`` or
-``local:`` (pmcd's unix socket, else localhost).  ``connect`` opens the socket,
+``local:`` (pmcd's unix socket, else localhost), and ``HOST[:PORT]@PROXY[:PORT]`` (or
+``$PMPROXY_HOST``) for a pmcd reached through pmproxy.  ``connect`` opens the socket,
 reads pmcd's greeting (an ERROR PDU whose datum says the protocol version and
 features) and answers with a CVERSION credential, as libpcp's
 __pmConnectHandshake does.  The trio flavour lives beside the context that uses it.
@@ -24,6 +25,11 @@ from .pdu.records import PDU, Cred, CredsPDU, ErrorPDU, PDUInfo
 
 #: pmcd's well-known port, unless PMCD_PORT says otherwise.
 PMCD_PORT = 44321
+#: pmproxy's, unless PMPROXY_PORT says otherwise.
+PROXY_PORT = 44322
+#: what a client of pmproxy says first, and what pmproxy answers (libpcp's negotiate_proxy)
+PROXY_CLIENT_HELLO = b"pmproxy-client 1\n"
+PROXY_SERVER_HELLO = b"pmproxy-server 1"
 #: Seconds to wait for a connection (PMCD_CONNECT_TIMEOUT) and for each reply
 #: (PMCD_REQUEST_TIMEOUT), as libpcp's defaults.
 CONNECT_TIMEOUT = 5.0
@@ -39,6 +45,7 @@ class HostSpec:
     port: int = PMCD_PORT
     path: str | None = None
     local: bool = False  # "local:": the unix socket, falling back to localhost
+    proxy: tuple[str, int] | None = None  # the pmproxy to reach pmcd through (host, port)
 
     @property
     def hostname(self) -> str:
@@ -64,6 +71,18 @@ def parse_host(text: str) -> HostSpec:
         scheme, _, path = text.partition(":")
         path = path or paths().pmcd_socket
         return HostSpec(text, path=path, local=scheme == "local")
+    target, at, via = text.partition("@")
+    host, port = _host_port(target, text, default_port())
+    proxy = None
+    if at:
+        proxy = _host_port(via, text, _proxy_port())
+    elif os.environ.get("PMPROXY_HOST"):
+        proxy = (os.environ["PMPROXY_HOST"], _proxy_port())
+    return HostSpec(text, host=host, port=port, proxy=proxy)
+
+
+def _host_port(text: str, whole: str, default: int) -> tuple[str, int]:
+    """HOST, HOST:PORT or [IPV6]:PORT, with DEFAULT for no port; WHOLE names the spec."""
     if text.startswith("[") and "]" in text:  # [ipv6]:port
         host, _, rest = text[1:].partition("]")
         port = rest.removeprefix(":")
@@ -72,10 +91,30 @@ def parse_host(text: str) -> HostSpec:
     else:
         host, port = text, ""
     if not host:
-        raise PMError(-errno.EINVAL, f"bad host specification {text!r}")
+        raise PMError(-errno.EINVAL, f"bad host specification {whole!r}")
     if port and not port.isdigit():
-        raise PMError(-errno.EINVAL, f"bad port in host specification {text!r}")
-    return HostSpec(text, host=host, port=int(port) if port else default_port())
+        raise PMError(-errno.EINVAL, f"bad port in host specification {whole!r}")
+    return host, int(port) if port else default
+
+
+def _proxy_port() -> int:
+    """pmproxy's port: the first of $PMPROXY_PORT's list, else 44322."""
+    first = os.environ.get("PMPROXY_PORT", "").split(",")[0].strip()
+    return int(first) if first.isdigit() else PROXY_PORT
+
+
+def proxy_target(spec: HostSpec) -> bytes:
+    """The line that names SPEC's pmcd to pmproxy, after the hellos: "HOST PORT\\n"."""
+    return f"{spec.host} {spec.port}\n".encode()
+
+
+def proxy_answer(buffer: bytes) -> tuple[bool, bytes] | None:
+    """pmproxy's answer to our hello in BUFFER: (whether it is pmproxy's, the bytes after
+    its line), or None while the line is still incomplete."""
+    line, nl, rest = buffer.partition(b"\n")
+    if not nl:
+        return (False, b"") if len(buffer) > 256 else None
+    return line.rstrip(b"\r") == PROXY_SERVER_HELLO, rest
 
 
 def connect_error(spec: HostSpec, code: int) -> PMError:
@@ -140,13 +179,36 @@ class Connection:
                     # as libpcp: local: falls back to the loopback address
                     return socket.create_connection(("localhost", default_port()), timeout)
                 return sock
-            sock = socket.create_connection((spec.host, spec.port), timeout)
+            where = spec.proxy or (spec.host, spec.port)
+            sock = socket.create_connection(where, timeout)
             sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-            return sock
         except (OSError, UnicodeError) as exc:
             raise connect_error(spec, os_code(exc)) from None
+        return sock
+
+    def _through_proxy(self) -> None:
+        """Ask pmproxy for our pmcd, as libpcp's negotiate_proxy does: hello, its answer,
+        then the pmcd's host and port; what follows its answer is pmcd's."""
+        spec, sock = self.spec, self.sock
+        try:
+            sock.sendall(PROXY_CLIENT_HELLO)
+            buffer = b""
+            while (answer := proxy_answer(buffer)) is None:
+                data = sock.recv(256)
+                if not data:
+                    raise connect_error(spec, PM_ERR_IPC)
+                buffer += data
+            ok, rest = answer
+            if not ok:
+                raise connect_error(spec, PM_ERR_IPC)
+            sock.sendall(proxy_target(spec))
+        except OSError as exc:
+            raise connect_error(spec, os_code(exc)) from None
+        self.framer.feed(rest)
 
     def _handshake(self) -> None:
+        if self.spec.proxy is not None and self.spec.path is None:
+            self._through_proxy()
         try:
             greeting = self.receive()
         except PMError as exc:

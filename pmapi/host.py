@@ -10,6 +10,7 @@ import os
 from typing import Any
 
 from .connection import (
+    PROXY_CLIENT_HELLO,
     REQUEST_TIMEOUT,
     Connection,
     connect_error,
@@ -17,6 +18,8 @@ from .connection import (
     handshake_reply,
     os_code,
     parse_host,
+    proxy_answer,
+    proxy_target,
 )
 from .errors import PM_ERR_IPC, PM_ERR_TIMEOUT, PMError
 from .pdu.codec import decode, encode
@@ -164,11 +167,14 @@ class AsyncHostSource:
                         raise
                     stream = await trio.open_tcp_stream("localhost", default_port())
             else:
-                stream = await trio.open_tcp_stream(spec.host, spec.port)
+                where = spec.proxy or (spec.host, spec.port)
+                stream = await trio.open_tcp_stream(*where)
         except (OSError, UnicodeError) as exc:
             raise connect_error(spec, os_code(exc)) from None
         self.stream, self.framer = stream, PDUFramer()
         try:
+            if spec.proxy is not None and spec.path is None:
+                await self._through_proxy()
             greeting = await self._receive()
         except PMError as exc:
             await self.aclose()
@@ -180,6 +186,28 @@ class AsyncHostSource:
             raise
         await self._send(reply)
         self.generation += 1
+
+    async def _through_proxy(self) -> None:
+        """Ask pmproxy for our pmcd (connection.Connection._through_proxy's exchange)."""
+        import trio
+
+        try:
+            await self.stream.send_all(PROXY_CLIENT_HELLO)
+            buffer = b""
+            while (answer := proxy_answer(buffer)) is None:
+                with trio.move_on_after(REQUEST_TIMEOUT) as scope:
+                    data = await self.stream.receive_some(256)
+                if scope.cancelled_caught:
+                    raise PMError(PM_ERR_TIMEOUT)
+                if not data:
+                    raise PMError(PM_ERR_IPC)
+                buffer += data
+            if not answer[0]:
+                raise PMError(PM_ERR_IPC)
+            await self.stream.send_all(proxy_target(self.spec))
+        except (trio.BrokenResourceError, trio.ClosedResourceError, OSError) as exc:
+            raise PMError(PM_ERR_IPC, f"talking to pmproxy: {exc}") from None
+        self.framer.feed(answer[1])
 
     async def _send(self, pdu: PDU) -> None:
         import trio

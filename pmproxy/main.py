@@ -235,6 +235,12 @@ async def serve(settings: Settings, task_status=trio.TASK_STATUS_IGNORED) -> Non
         _become(settings.username)
     connections = 0
     refused = _Refusals(log)
+    redis = None  # [pmproxy] redis.enabled: Redis clients relayed to the servers
+    if settings.redis_link is not None and "command keys" in settings.redis_link:
+        from . import redisproxy
+
+        store = settings.series
+        redis = redisproxy.Relay(store.servers, store.username, store.password)
 
     async def accept(stream: trio.SocketStream) -> None:
         nonlocal connections
@@ -263,6 +269,8 @@ async def serve(settings: Settings, task_status=trio.TASK_STATUS_IGNORED) -> Non
                 await relay(stream, first, name)
             else:
                 await stream.aclose()
+        elif redis is not None and redisproxy.wants_redis(first):
+            await redisproxy.serve(stream, first, redis, name)
         elif settings.rest:
             await serve_connection(stream, route, name, address, settings.http, first)
         else:  # (-d: PCP's libpcp mode speaks only the PCP protocol)

@@ -14,8 +14,10 @@ import logging
 
 import trio
 
-CLIENT_HELLO = b"pmproxy-client 1\n"
-SERVER_HELLO = b"pmproxy-server 1\n"
+from purepcp.pmapi.connection import PROXY_CLIENT_HELLO as CLIENT_HELLO
+from purepcp.pmapi.connection import PROXY_SERVER_HELLO
+
+SERVER_HELLO = PROXY_SERVER_HELLO + b"\n"
 #: the longest "HOST PORT\n" line (PCP: MAXHOSTNAMELEN and a port)
 MAX_TARGET = 1024 + 8
 #: how long the client has to say who it is and where to go

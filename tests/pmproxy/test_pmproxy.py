@@ -323,6 +323,54 @@ def test_pcp_clients_reach_pmcd_through_pmproxy(served):
         assert sock.recv(100) == b""  # (closed, as PCP closes it)
 
 
+def test_our_clients_reach_pmcd_through_pmproxy(served, monkeypatch):
+    """QA 1458 and 1602: our contexts take libpcp's "host@proxy:port" form and
+    $PMPROXY_HOST, and talk to pmcd through the proxy (blocking and trio flavours)."""
+    import trio
+
+    from purepcp.pmapi.context import AsyncContext, Context
+
+    proxy, pmcd = served
+    port = proxy.url.rsplit(":", 1)[1]
+    with Context.host(f"{pmcd.host}@127.0.0.1:{port}") as ctx:
+        (pmid,) = ctx.lookup_names(["hinv.ncpu"])
+        assert ctx.fetch([pmid]).result.vsets[0].values[0] == os.cpu_count()
+
+    async def through_env() -> int:
+        async with await AsyncContext.host(pmcd.host) as actx:
+            (pmid,) = await actx.lookup_names(["hinv.ncpu"])
+            return (await actx.fetch([pmid])).result.vsets[0].values[0]
+
+    monkeypatch.setenv("PMPROXY_HOST", "127.0.0.1")
+    monkeypatch.setenv("PMPROXY_PORT", port)
+    assert trio.run(through_env) == os.cpu_count()
+
+
+def test_a_proxy_that_is_not_pmproxy_is_refused(monkeypatch):
+    """A "proxy" that answers something else than pmproxy's hello: libpcp's PM_ERR_IPC,
+    in PCP's words, not a hang or a traceback."""
+    from purepcp.pmapi.context import Context
+    from purepcp.pmapi.errors import PM_ERR_IPC, PMError
+
+    with socket.create_server(("127.0.0.1", 0)) as server:
+        port = server.getsockname()[1]
+
+        def answer() -> None:
+            conn, _ = server.accept()
+            with conn:
+                conn.recv(100)
+                conn.sendall(b"HTTP/1.1 400 Bad Request\r\n\r\n")
+
+        thread = threading.Thread(target=answer)
+        thread.start()
+        spec = f"localhost@127.0.0.1:{port}"
+        with pytest.raises(PMError) as caught:
+            Context.host(spec)
+        thread.join()
+    assert caught.value.code == PM_ERR_IPC
+    assert f'Cannot connect to PMCD on host "{spec}"' in str(caught.value)
+
+
 @pytest.mark.interop
 def test_deprecated_mode_serves_only_the_pcp_protocol(tmp_path):
     """-d: PCP's libpcp mode, which has no REST APIs."""

@@ -277,7 +277,10 @@ def test_keep_alive_storm(proxy):
         conn = http.client.HTTPConnection("127.0.0.1", port_of(proxy), timeout=DEADLINE)
         statuses = []
         try:
-            conn.request("GET", "/pmapi/context?polltimeout=1")
+            # (20 s, not 1: on a busy machine a client's next request can come more than
+            # a second after its last, and its context would be gone; healthy_after then
+            # waits for them to expire)
+            conn.request("GET", "/pmapi/context?polltimeout=20")
             reply = conn.getresponse()
             context = json.loads(reply.read())["context"]
             for _ in range(5):

@@ -193,11 +193,35 @@ class BaseContext:
         return real + [(child, leaf) for child, leaf in extra if child not in have]
 
     def _real_children(self, name: str) -> list[tuple[str, bool]]:
-        if self.pmns is not None:
-            return self._run(_answered(self._local_children, name))
+        return self._run(self._children_op(name))
+
+    def _children_op(self, name: str) -> Generator:
         from . import requests
 
-        return self._run(requests.children(name, self.handle))
+        if self.pmns is not None and not self._agent_names(name):
+            return _answered(self._local_children, name)
+        return requests.children(name, self.handle)
+
+    def _agent_names(self, name: str) -> bool:
+        """Whether NAME's children come from its agent though a namespace was loaded (-n):
+        in a local context, at or below a dynamic subtree's root, as libpcp asks the DSO."""
+        source = self.source
+        if source is None or source.kind != "local" or self.pmns is None:
+            return False
+        return self.pmns.find_dynamic_root(name) is not None
+
+    def _children_walk_op(self, name: str) -> Generator:
+        """The leaves at or below NAME by asking each non-leaf for its children, depth
+        first, as libpcp's TraversePMNS_local does for a local context: a dynamic
+        subtree's names come from its agent in the order its children are given."""
+        children = yield from self._children_op(name)
+        if not children:
+            return [name] if name else []
+        leaves: list[str] = []
+        for child, leaf in children:
+            full = f"{name}.{child}" if name else child
+            leaves.extend([full] if leaf else (yield from self._children_walk_op(full)))
+        return leaves
 
     def traverse(self, name: str) -> list[str]:
         """pmTraversePMNS: the leaf names at or below NAME ("" for all)."""
@@ -266,6 +290,8 @@ class BaseContext:
             return []
 
     def _real_traverse(self, name: str) -> list[str]:
+        if self.source is not None and self.source.kind == "local":
+            return self._run(self._children_walk_op(name))
         if self.pmns is not None:
             return self._run(_answered(self.pmns.traverse, name))
         from . import requests

@@ -138,3 +138,31 @@ def test_the_host_reports_how_loading_went(tmp_path):
     assert report(str(SAMPLE_LIBRARY), "sample_init") == "ok\t7\n"
     assert report(str(SAMPLE_LIBRARY), "nosuch") == "entry\n"
     assert report("/etc/passwd", "x") == "attach\t/etc/passwd: invalid ELF header\n"
+
+
+@pytest.mark.interop
+def test_a_local_context_lists_a_dynamic_subtree_by_its_agents_children(tmp_path):
+    """QA 256: a local context traverses by asking each non-leaf for its children, as
+    libpcp's TraversePMNS_local does, so sample.secret's names come in its children's
+    order (foo's whole subtree, then bar), with or without -n."""
+    require_sample_library()
+    add = f"add,30,{SAMPLE_LIBRARY},sample_init"
+    expected = [
+        "sample.secret.foo.bar.max.redirect",
+        "sample.secret.foo.bar.three",
+        "sample.secret.foo.bar.four",
+        "sample.secret.foo.bar.grunt.five",
+        "sample.secret.foo.bar.grunt.snort.six",
+        "sample.secret.foo.bar.grunt.snort.huff.puff.seven",
+        "sample.secret.foo.one",
+        "sample.secret.foo.two",
+        "sample.secret.bar",
+    ]
+    done = pminfo_local(tmp_path, "-K", "clear", "-K", add, "sample.secret")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == expected
+    # (-n: the loaded namespace has the subtree's root as a leaf; the agent fills it in)
+    root = _preprocessed(tmp_path / "root")
+    done = pminfo_local(tmp_path, "-K", "clear", "-K", add, "-n", str(root), "sample.secret")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == expected

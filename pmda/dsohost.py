@@ -8,7 +8,9 @@ interface "challenge", a zero status), and then serves it on stdin/stdout with
 pmdaConnect and pmdaMain, the library's own request loop.
 
 The library's messages are logged in the name of the program that would have loaded it
-(libpcp's pmGetProgname): pmcd, or the client's given by ``--progname NAME``.  Clients
+(libpcp's pmGetProgname): pmcd, or the client's given by ``--progname NAME``; and
+``--debug SPEC`` sets libpcp's debug options (pmSetDebug) in this process, as a client's
+-D would for a library it loaded (PCP's sample agent then writes its appl1 trace).  Clients
 that would load the library themselves (a local context, dbpmda's `open dso`:
 purepcp.pmda.hosted) run it with ``--report FD`` too: how the loading went is then
 written to that descriptor, one line of tab-separated words, for the client to report
@@ -112,6 +114,7 @@ def serve(
     name: str,
     report_fd: int | None = None,
     progname: str = "pmcd",
+    debug: str = "",
 ) -> int:
     """Load PATH, initialise it through ENTRY for DOMAIN, serve it until pmcd closes the pipe."""
     report = _Reporter(name, report_fd)
@@ -120,6 +123,8 @@ def serve(
         why = f"cannot serve {path}: PCP's {LIBPCP_PMDA} is not installed"
         return report.failed(why, "nolibrary", LIBPCP_PMDA)
     _set_progname(progname)
+    if debug:
+        _set_debug(debug)
     dispatch = _initialise(path, entry, domain, report)
     if dispatch is None:
         return 1
@@ -156,17 +161,29 @@ def _set_progname(progname: str) -> None:
         libpcp.pmSetProgname(_PROGNAME)
 
 
+def _set_debug(spec: str) -> None:
+    """libpcp's debug options SPEC (pmSetDebug), for the library to test (pmDebugOptions)."""
+    with contextlib.suppress(OSError, AttributeError):
+        libpcp = ctypes.CDLL(LIBPCP, mode=RTLD_GLOBAL)
+        libpcp.pmSetDebug.argtypes = [ctypes.c_char_p]
+        libpcp.pmSetDebug(os.fsencode(spec))
+
+
 USAGE = (
-    "usage: python -m purepcp.pmda.dsohost [--report FD] [--progname NAME] PATH ENTRY DOMAIN NAME"
+    "usage: python -m purepcp.pmda.dsohost [--report FD] [--progname NAME] [--debug SPEC]"
+    " PATH ENTRY DOMAIN NAME"
 )
+_OPTIONS = ("--report", "--progname", "--debug")
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
-    report_fd, progname = None, "pmcd"
-    while len(args) > 1 and args[0] in ("--report", "--progname"):
+    report_fd, progname, debug = None, "pmcd", ""
+    while len(args) > 1 and args[0] in _OPTIONS:
         if args[0] == "--progname":
             progname = args[1]
+        elif args[0] == "--debug":
+            debug = args[1]
         elif args[1].isdigit():
             report_fd = int(args[1])
         else:
@@ -175,7 +192,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if len(args) != 4 or not args[2].isdigit():
         print(USAGE, file=sys.stderr)
         return 2
-    return serve(args[0], args[1], int(args[2]), args[3], report_fd, progname)
+    return serve(args[0], args[1], int(args[2]), args[3], report_fd, progname, debug)
 
 
 if __name__ == "__main__":

@@ -66,12 +66,14 @@ class HostedLibrary:
         self.interface = 0  # the library's PMDA interface version
 
     @classmethod
-    def start(cls, name: str, domain: int, path: str, entry: str) -> HostedLibrary:
-        """The library at PATH initialised by ENTRY for DOMAIN, ready for requests;
-        LoadFailure (with the host's report) when it cannot be."""
+    def start(cls, name: str, domain: int, path: str, entry: str, debug: str = "") -> HostedLibrary:
+        """The library at PATH initialised by ENTRY for DOMAIN, ready for requests, with
+        libpcp's debug options DEBUG (the client's -D) set where it runs; LoadFailure (with
+        the host's report) when it cannot be."""
         report_r, report_w = os.pipe()
         argv = [sys.executable, "-m", "purepcp.pmda.dsohost", "--report", str(report_w)]
-        argv += ["--progname", _progname(), path, entry, str(domain), name]
+        argv += ["--progname", _progname(), *(["--debug", debug] if debug else [])]
+        argv += [path, entry, str(domain), name]
         try:
             process = subprocess.Popen(
                 argv,

@@ -166,6 +166,17 @@ def test_help_covers_every_metric_and_indom_in_our_own_words(agent: Linux) -> No
         assert oneline and text, info.name
 
 
+def test_help_lines_fit_pcp_qa_limit(agent: Linux) -> None:
+    """No line of a long help text is over 84 characters, the limit PCP's QA test 469
+    holds every agent's `pminfo -T` output to (pmcd's help shares the file format)."""
+    assert agent.help is not None
+    texts = [text for _, text in agent.help.pmids.values()]
+    texts += [text for _, text in agent.help.indoms.values()]
+    texts += (ROOT / "help" / "pmcd").read_text().splitlines()
+    long = [line for text in texts for line in text.splitlines() if len(line) > 84]
+    assert not long, long[:3]
+
+
 # --- a fetch on this host ------------------------------------------------------------------
 
 

@@ -9,16 +9,19 @@ PCP's simple agent, against our agent, and against PCP's pmdalinux.
 
 from __future__ import annotations
 
+import contextlib
 import io
 import math
 import os
 import re
 import shutil
+import socket
 import struct
 import subprocess
 import sys
 import tempfile
 import textwrap
+import threading
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -26,9 +29,9 @@ import psutil
 import pytest
 
 from purepcp.pmapi.ids import PM_IN_NULL, PM_INDOM_NULL
-from purepcp.pmapi.pdu.codec import decode
+from purepcp.pmapi.pdu.codec import decode, encode
 from purepcp.pmapi.pdu.framer import split_stream
-from purepcp.pmapi.pdu.records import CredsPDU, ErrorPDU, ProfilePDU
+from purepcp.pmapi.pdu.records import Cred, CredsPDU, ErrorPDU, ProfilePDU
 from purepcp.pmapi.types import PMType, ValFmt
 from purepcp.pmapi.values import ValueBlock
 from purepcp.pmda.cli.dbpmda import main, run
@@ -392,6 +395,35 @@ def test_handshake_profile_and_notconn_on_the_wire(world):
     assert attr.attr == 5 and attr.value == b"fred\0"
     assert notconn == ErrorPDU(-12391)
     assert no_children()
+
+
+def test_open_socket_inet_keeps_low_16_bits_of_the_port(world):
+    """`open socket inet N` connects to port N & 0xffff, as libpcp's htons does (QA 779
+    asks for port 543210 and its agent, pmdaInet, listens on the same truncation)."""
+    server = socket.create_server(("127.0.0.1", 0))
+    server.settimeout(10)  # no connection: accept gives up, the test fails
+    port = server.getsockname()[1]
+
+    def agent() -> None:
+        with contextlib.suppress(OSError):
+            conn, _ = server.accept()
+            serve(conn)
+
+    def serve(conn: socket.socket) -> None:
+        with conn:
+            conn.sendall(encode(CredsPDU((Cred.version(0),), os.getpid())))
+            while conn.recv(4096):
+                pass
+
+    thread = threading.Thread(target=agent, daemon=True)
+    thread.start()
+    try:
+        rc, out, err = dbpmda(world, f"open socket inet {port + 65536}\n")
+    finally:
+        thread.join(timeout=10)
+        server.close()
+    assert rc == 0 and err == ""
+    assert f"Connect to PMDA on inet port {port + 65536}\n" in out
 
 
 def _not_an_agent(where: Path) -> str:
@@ -853,3 +885,25 @@ def test_open_dso_of_a_c_library_as_pcp_dbpmda(tmp_path):
     assert ours[0] == real[0]
     stamp = re.compile(r"(?m)^\[[^]]*\] dbpmda\(\d+\)")  # libpcp's messages: when, who
     assert stamp.sub("[DATE] dbpmda(PID)", ours[1]) == stamp.sub("[DATE] dbpmda(PID)", real[1])
+
+
+@pytest.mark.interop
+def test_open_dso_library_sees_dbpmda_debug_options(tmp_path):
+    """`dbpmda -D appl1` sets libpcp's debug options for a library it loads: PCP's
+    sample library then writes its per-context trace (QA 382), from our host as well."""
+    require_pcp_dbpmda()
+    library = PCP_PMDAS / "sample" / "pmda_sample.so"
+    if not library.exists():
+        pytest.skip("PCP's sample agent library is not installed")
+    root = tmp_path / "root"
+    root.write_text(
+        "#define SAMPLE 30\nroot {\n    sample\n}\n" + (PCP_PMDAS / "sample" / "pmns").read_text()
+    )
+    script = f"open dso {library} sample_init 30\nfetch sample.percontext.pdu\nclose\n"
+    where = dict(env=dict(os.environ, PYTHONPATH=str(ROOT)), cwd=tmp_path)
+    real = real_dbpmda(script, "-n", str(root), "-D", "appl1", **where)
+    ours = our_dbpmda(script, "-n", str(root), "-D", "appl1", **where)
+    trace = "sample_inc_recv(0) [new context, num_ctx=1]\nsample_ctx_end(0) [context is active]\n"
+    assert real[1].endswith(trace)
+    assert ours[0] == real[0]
+    assert ours[1].endswith(trace)

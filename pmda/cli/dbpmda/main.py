@@ -221,7 +221,8 @@ class Session:
             return
         self.close_agent()
         try:
-            sock.connect(("::1" if ipv6 else "127.0.0.1", port))
+            # __pmSockAddrSetPort's htons keeps the low 16 bits (as pmdaInet does)
+            sock.connect(("::1" if ipv6 else "127.0.0.1", port & 0xFFFF))
         except (OSError, OverflowError) as exc:
             self.output.err(f"opensocket: connect: {getattr(exc, 'strerror', None) or exc}\n")
             sock.close()
@@ -271,7 +272,8 @@ class Session:
             return
         self.close_agent()
         try:
-            hosted = HostedLibrary.start(os.path.basename(path), domain, path, init)
+            debug = ",".join(sorted(self.debug.on))
+            hosted = HostedLibrary.start(os.path.basename(path), domain, path, init, debug)
         except LoadFailure as failure:
             self.output.out(_opendso_failure(failure, path, init))
             return

@@ -4,7 +4,9 @@ One instance per process (id the pid, name "000123 /usr/sbin/sshd", pmdaproc's),
 refreshed once per fetch; each cluster reads its one file of /proc/PID for the
 processes the fetch's profile asks for, and parses only the metrics asked for
 (fields.py has the tables).  A process that ends in between is simply absent.
-The hotproc.* side (its controls, totals and hot processes) is hotagent.py's.
+The hotproc.* side (its controls, totals and hot processes) is hotagent.py's, the
+cgroup.* side (the control groups of /sys/fs/cgroup) cgroupagent.py's, the acct.* side
+(processes that ended lately, from process accounting) acctagent.py's.
 
 Access is pmdaproc's: a client pmcd vouches for (uid and gid, from the unix
 socket) is served with this thread acting as that user, so the kernel decides
@@ -36,15 +38,27 @@ from purepcp.pmapi.values import Result
 from purepcp.pmda import STRING, U32, InDom, Metric, metric, refresh
 
 from . import fields
-from .catalog import DOMAIN, HOT_CLUSTERS, HOT_METRICS, HOTPROCS, METRICS, PROCS
+from .acctagent import ENDED, Accounted
+from .catalog import (
+    ACCT,
+    ACCT_METRICS,
+    CGROUP_METRICS,
+    DOMAIN,
+    HOT_CLUSTERS,
+    HOT_METRICS,
+    HOTPROCS,
+    METRICS,
+    PROCS,
+)
+from .cgroupagent import CGROUP_INDOMS, CgroupGroups
 from .creds import CredentialError, ThreadCredentials
 from .hotagent import HOT, HotProcs
 
 #: The controls, which have fetch and store methods of their own.
 _NOT_TABLE = frozenset(
     name
-    for name, cluster, item, *_ in (*METRICS, *HOT_METRICS)
-    if cluster == 10 or (cluster == 60 and item in (1, 8, 9, 10))
+    for name, cluster, item, *_ in (*METRICS, *HOT_METRICS, *ACCT_METRICS)
+    if cluster == 10 or (cluster == 60 and item in (1, 8, 9, 10)) or (cluster == 70 and item >= 23)
 )
 _PERMISSION = PMError(PM_ERR_PERMISSION)
 _APPVERSION = PMError(PM_ERR_APPVERSION)
@@ -61,9 +75,19 @@ def _by_cluster() -> dict[int, frozenset[str]]:
 CLUSTERS = _by_cluster()
 #: The processes (pmdaproc's PROC_INDOM); the hot ones (HOTPROC_INDOM) are hotagent.py's.
 PROCESSES = InDom(PROCS)
+#: Every metric of the catalogue.
+_TABLE = (*METRICS, *HOT_METRICS, *CGROUP_METRICS, *ACCT_METRICS)
+#: Each instance domain of the catalogue, by serial.
+_INDOMS: dict[int | None, InDom | None] = {
+    None: None,
+    PROCS: PROCESSES,
+    HOTPROCS: HOT,
+    ACCT: ENDED,
+}
+_INDOMS.update((serial, indom) for serial, indom in CGROUP_INDOMS.items())
 
 
-class Proc(HotProcs):
+class Proc(HotProcs, CgroupGroups, Accounted):
     """PCP's proc agent on this framework (see the module docstring)."""
 
     name, domain = "proc", DOMAIN
@@ -71,8 +95,8 @@ class Proc(HotProcs):
     dynamic_pmns = True  # PCP's namespace has proc.psinfo and the rest as 3:*:*
     processes = PROCESSES
     metrics = tuple(
-        Metric(name, type_, sem, units, indom={None: None, PROCS: PROCESSES, HOTPROCS: HOT}[indom])
-        for name, _, _, type_, indom, sem, units in (*METRICS, *HOT_METRICS)
+        Metric(name, type_, sem, units, indom=_INDOMS[indom])
+        for name, _, _, type_, indom, sem, units in _TABLE
         if name not in _NOT_TABLE
     )
 

@@ -1,4 +1,5 @@
-"""The proc agent's metric catalogue: what PCP 6.0.3's pmdaproc exports under proc.*, as data.
+"""The proc agent's metric catalogue: what PCP 6.0.3's pmdaproc exports under proc.*,
+hotproc.* and cgroup.*, as data.
 
 Names, PMIDs (domain 3, cluster, item), types, instance domains, semantics and
 units were read from a reference pmcd running pmdaproc (`pminfo -m -d proc`), and
@@ -6,7 +7,7 @@ tests/agents/test_proc_agent.py checks them against it again (marker `interop`).
 cluster says which file of /proc/PID a metric comes from (clusters.h of pmdaproc):
 8 stat, 9 statm, 10 control, 11 cgroup, 12 attr/current, 13 the run queue,
 24 status, 31 schedstat, 32 io, 33 smaps_rollup, 51 fd, 62 oom_score, 69 exe,
-72 cwd, 74 autogroup.  How each value is computed is in fields.py.
+72 cwd, 74 autogroup.  How each value is computed is in fields.py (cgroup.*: cgroups.py).
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ COUNT = Units(dimCount=1)
 BYTE = Units(dimSpace=1, scaleSpace=Space.PM_SPACE_BYTE)
 KBYTE = Units(dimSpace=1, scaleSpace=Space.PM_SPACE_KBYTE)
 NSEC = Units(dimTime=1, scaleTime=Time.PM_TIME_NSEC)
+USEC = Units(dimTime=1, scaleTime=Time.PM_TIME_USEC)
 MSEC = Units(dimTime=1, scaleTime=Time.PM_TIME_MSEC)
 
 #: (name, cluster, item, type, instance domain serial or None, semantics, units), in the
@@ -235,4 +237,187 @@ HOT_METRICS: tuple[tuple[str, int, int, PMType, int | None, PMSem, Units], ...] 
     ("hotproc.predicate.iowait", 61, 5, FLOAT, HOTPROCS, INSTANT, NONE),
     ("hotproc.predicate.schedwait", 61, 6, FLOAT, HOTPROCS, INSTANT, NONE),
     ("hotproc.predicate.cpuburn", 61, 7, FLOAT, HOTPROCS, INSTANT, NONE),
+)
+
+I64 = PMType.PM_TYPE_64
+
+#: The serials of pmdaproc's control-group instance domains: each cgroup of the version 2
+#: hierarchy, and each of those with a disk ("CGROUP::DISK"); each cgroup of a version 1
+#: controller (cpuacct's per CPU: "CGROUP::cpuN"; blkio's per disk: "CGROUP::DISK"); the
+#: controllers of /proc/cgroups; the cgroup filesystems mounted.
+CG2, CG2_DISKS = 16, 17
+CG_CPUSET, CG_CPUACCT, CG_PERCPU, CG_CPUSCHED = 20, 21, 22, 23
+CG_MEMORY, CG_NETCLS, CG_BLKIO, CG_BLKIO_DISKS = 24, 25, 26, 27
+CG_SUBSYS, CG_MOUNTS = 37, 38
+CGROUP_INDOMS = (CG2, CG2_DISKS, CG_CPUSET, CG_CPUACCT, CG_PERCPU, CG_CPUSCHED, CG_MEMORY,
+                 CG_NETCLS, CG_BLKIO, CG_BLKIO_DISKS, CG_SUBSYS, CG_MOUNTS)  # fmt: skip
+
+#: memory.stat's fields pmdaproc exports, with their items, semantics and units (their
+#: cgroup.memory.stat.* names: "total_cache" is stat.total.cache, "recent_rotated_anon"
+#: stat.recent.rotated_anon, "workingset_refault" stat.workingset.refault).
+MEMORY_STAT: tuple[tuple[str, int, PMSem, Units], ...] = (
+    ("cache", 0, INSTANT, BYTE), ("rss", 1, INSTANT, BYTE), ("rss_huge", 2, INSTANT, BYTE),
+    ("mapped_file", 3, INSTANT, BYTE), ("writeback", 4, INSTANT, BYTE),
+    ("swap", 5, INSTANT, BYTE), ("pgpgin", 6, COUNTER, COUNT), ("pgpgout", 7, COUNTER, COUNT),
+    ("pgfault", 8, COUNTER, COUNT), ("pgmajfault", 9, COUNTER, COUNT),
+    ("inactive_anon", 10, INSTANT, BYTE), ("active_anon", 11, INSTANT, BYTE),
+    ("inactive_file", 12, INSTANT, BYTE), ("active_file", 13, INSTANT, BYTE),
+    ("unevictable", 14, INSTANT, BYTE), ("anon", 17, INSTANT, BYTE),
+    ("anon_thp", 18, INSTANT, BYTE), ("file", 19, INSTANT, BYTE),
+    ("file_dirty", 20, INSTANT, BYTE), ("file_mapped", 21, INSTANT, BYTE),
+    ("file_writeback", 22, INSTANT, BYTE), ("kernel_stack", 25, INSTANT, BYTE),
+    ("pgactivate", 26, INSTANT, BYTE), ("pgdeactivate", 27, INSTANT, BYTE),
+    ("pglazyfree", 28, INSTANT, BYTE), ("pglazyfreed", 50, INSTANT, BYTE),
+    ("pgrefill", 51, INSTANT, BYTE), ("pgscan", 52, INSTANT, BYTE),
+    ("pgsteal", 53, INSTANT, BYTE), ("shmem", 64, INSTANT, BYTE), ("slab", 65, INSTANT, BYTE),
+    ("slab_reclaimable", 66, INSTANT, BYTE), ("slab_unreclaimable", 67, INSTANT, BYTE),
+    ("sock", 68, INSTANT, BYTE), ("thp_collapse_alloc", 70, INSTANT, BYTE),
+    ("thp_fault_alloc", 71, INSTANT, BYTE), ("total_cache", 30, INSTANT, BYTE),
+    ("total_rss", 31, INSTANT, BYTE), ("total_rss_huge", 32, INSTANT, BYTE),
+    ("total_mapped_file", 33, INSTANT, BYTE), ("total_writeback", 34, INSTANT, BYTE),
+    ("total_swap", 35, INSTANT, BYTE), ("total_pgpgin", 36, COUNTER, COUNT),
+    ("total_pgpgout", 37, COUNTER, COUNT), ("total_pgfault", 38, COUNTER, COUNT),
+    ("total_pgmajfault", 39, COUNTER, COUNT), ("total_inactive_anon", 40, INSTANT, BYTE),
+    ("total_active_anon", 41, INSTANT, BYTE), ("total_inactive_file", 42, INSTANT, BYTE),
+    ("total_active_file", 43, INSTANT, BYTE), ("total_unevictable", 44, INSTANT, BYTE),
+    ("recent_rotated_anon", 60, COUNTER, BYTE), ("recent_rotated_file", 61, COUNTER, BYTE),
+    ("recent_scanned_anon", 62, COUNTER, BYTE), ("recent_scanned_file", 63, COUNTER, BYTE),
+    ("workingset_activate", 72, INSTANT, BYTE), ("workingset_nodereclaim", 73, INSTANT, BYTE),
+    ("workingset_refault", 74, INSTANT, BYTE),
+)  # fmt: skip
+
+
+def memory_stat_name(field: str) -> str:
+    """The cgroup.memory.stat.* name of memory.stat's FIELD."""
+    for group in ("total", "recent", "workingset"):
+        if field.startswith(group + "_"):
+            return f"cgroup.memory.stat.{group}.{field[len(group) + 1 :]}"
+    return f"cgroup.memory.stat.{field}"
+
+
+#: blkio's per-disk files (blkio.FILE, or blkio.throttle.FILE), in pmdaproc's order, with
+#: the units of their counts: each gives the five read, write, sync, async and total.
+BLKIO_FILES: tuple[tuple[str, Units], ...] = (
+    ("io_merged", COUNT), ("io_queued", COUNT), ("io_service_bytes", BYTE),
+    ("io_serviced", COUNT), ("io_service_time", NSEC), ("io_wait_time", NSEC),
+    ("throttle.io_service_bytes", BYTE), ("throttle.io_serviced", COUNT),
+)  # fmt: skip
+BLKIO_FIELDS = ("read", "write", "sync", "async", "total")
+
+
+def _blkio(scope: str, indom: int, base: int) -> tuple[tuple, ...]:
+    """cgroup.blkio.SCOPE.* (dev: per cgroup and disk; all: per cgroup, the disks' sum),
+    items counted from BASE as pmdaproc numbers them (sectors and time at BASE + 30)."""
+    sums = (
+        (f"cgroup.blkio.{scope}.sectors", 49, base + 30, U64, indom, COUNTER, KBYTE),
+        (f"cgroup.blkio.{scope}.time", 49, base + 31, U64, indom, COUNTER, MSEC),
+    )
+    per_file = tuple(
+        (f"cgroup.blkio.{scope}.{file}.{field}", 49,
+         base + 5 * n + j + (2 if n >= 6 else 0), U64, indom, COUNTER, units)
+        for n, (file, units) in enumerate(BLKIO_FILES)
+        for j, field in enumerate(BLKIO_FIELDS)
+    )  # fmt: skip
+    return sums + per_file
+
+
+def _pressure(resource: str, cluster: int, kinds: tuple[str, ...]) -> tuple[tuple, ...]:
+    """cgroup.pressure.RESOURCE.{some,full}.*: the averages and the total stall time."""
+    return tuple(
+        (f"cgroup.pressure.{resource}.{kind}.{leaf}", cluster, 4 * k + j,
+         FLOAT if j < 3 else U64, CG2, INSTANT, NONE if j < 3 else USEC)
+        for k, kind in enumerate(kinds)
+        for j, leaf in enumerate(("avg10sec", "avg1min", "avg5min", "total"))
+    )  # fmt: skip
+
+
+#: cgroup.* as pmdaproc 6.0.3 exports it, in its namespace order: the control groups of
+#: /sys/fs/cgroup (values in cgroups.py).
+CGROUP_METRICS: tuple[tuple[str, int, int, PMType, int | None, PMSem, Units], ...] = (
+    ("cgroup.subsys.hierarchy", 37, 0, U32, CG_SUBSYS, INSTANT, NONE),
+    ("cgroup.subsys.count", 37, 1, U32, None, INSTANT, COUNT),
+    ("cgroup.subsys.num_cgroups", 37, 2, U32, CG_SUBSYS, INSTANT, NONE),
+    ("cgroup.subsys.enabled", 37, 3, U32, CG_SUBSYS, INSTANT, NONE),
+    ("cgroup.mounts.subsys", 38, 0, STRING, CG_MOUNTS, INSTANT, NONE),
+    ("cgroup.mounts.count", 38, 1, U32, None, INSTANT, COUNT),
+    ("cgroup.cpu.stat.user", 67, 0, U64, CG2, COUNTER, USEC),
+    ("cgroup.cpu.stat.system", 67, 1, U64, CG2, COUNTER, USEC),
+    ("cgroup.cpu.stat.usage", 67, 2, U64, CG2, COUNTER, USEC),
+    ("cgroup.cpuset.cpus", 39, 0, STRING, CG_CPUSET, INSTANT, NONE),
+    ("cgroup.cpuset.mems", 39, 1, STRING, CG_CPUSET, INSTANT, NONE),
+    ("cgroup.cpuset.id.container", 39, 2, STRING, CG_CPUSET, DISCRETE, NONE),
+    ("cgroup.cpuacct.usage", 41, 2, U64, CG_CPUACCT, COUNTER, NSEC),
+    ("cgroup.cpuacct.usage_percpu", 41, 3, U64, CG_PERCPU, COUNTER, NSEC),
+    ("cgroup.cpuacct.stat.user", 41, 0, U64, CG_CPUACCT, COUNTER, MSEC),
+    ("cgroup.cpuacct.stat.system", 41, 1, U64, CG_CPUACCT, COUNTER, MSEC),
+    ("cgroup.cpuacct.id.container", 41, 4, STRING, CG_CPUACCT, DISCRETE, NONE),
+    ("cgroup.cpusched.shares", 43, 0, U64, CG_CPUSCHED, INSTANT, NONE),
+    ("cgroup.cpusched.periods", 43, 1, U64, CG_CPUSCHED, INSTANT, NONE),
+    ("cgroup.cpusched.throttled", 43, 2, U64, CG_CPUSCHED, INSTANT, NONE),
+    ("cgroup.cpusched.throttled_time", 43, 3, U64, CG_CPUSCHED, COUNTER, NSEC),
+    ("cgroup.cpusched.cfs_period", 43, 4, U64, CG_CPUSCHED, INSTANT, USEC),
+    ("cgroup.cpusched.cfs_quota", 43, 5, I64, CG_CPUSCHED, INSTANT, USEC),
+    ("cgroup.cpusched.id.container", 43, 6, STRING, CG_CPUSCHED, DISCRETE, NONE),
+    ("cgroup.memory.usage", 45, 80, U64, CG_MEMORY, INSTANT, BYTE),
+    ("cgroup.memory.limit", 45, 81, U64, CG_MEMORY, INSTANT, BYTE),
+    ("cgroup.memory.failcnt", 45, 82, U64, CG_MEMORY, COUNTER, COUNT),
+    ("cgroup.memory.current", 45, 90, U64, CG_MEMORY, INSTANT, BYTE),
+    *(
+        (memory_stat_name(field), 45, item, U64, CG_MEMORY, sem, units)
+        for field, item, sem, units in MEMORY_STAT
+    ),
+    ("cgroup.memory.id.container", 45, 29, STRING, CG_MEMORY, DISCRETE, NONE),
+    ("cgroup.netclass.classid", 47, 0, U64, CG_NETCLS, INSTANT, NONE),
+    ("cgroup.netclass.id.container", 47, 1, STRING, CG_NETCLS, DISCRETE, NONE),
+    *_blkio("dev", CG_BLKIO_DISKS, 0),
+    *_blkio("all", CG_BLKIO, 60),
+    ("cgroup.blkio.id.container", 49, 42, STRING, CG_BLKIO, DISCRETE, NONE),
+    *_pressure("cpu", 64, ("some",)),
+    *_pressure("memory", 66, ("some", "full")),
+    *_pressure("io", 65, ("some", "full")),
+    *_pressure("irq", 76, ("full",)),
+    ("cgroup.io.stat.rbytes", 68, 0, U64, CG2_DISKS, COUNTER, BYTE),
+    ("cgroup.io.stat.wbytes", 68, 1, U64, CG2_DISKS, COUNTER, BYTE),
+    ("cgroup.io.stat.rios", 68, 2, U64, CG2_DISKS, COUNTER, COUNT),
+    ("cgroup.io.stat.wios", 68, 3, U64, CG2_DISKS, COUNTER, COUNT),
+    ("cgroup.io.stat.dbytes", 68, 4, U64, CG2_DISKS, COUNTER, BYTE),
+    ("cgroup.io.stat.dios", 68, 5, U64, CG2_DISKS, COUNTER, COUNT),
+)
+
+#: The serial of pmdaproc's ACCT_INDOM: processes that ended lately, from process accounting.
+ACCT = 40
+SEC = Units(dimTime=1, scaleTime=Time.PM_TIME_SEC)
+
+#: acct.* as pmdaproc 6.0.3 exports it, in its namespace order: what process accounting
+#: recorded of each process that ended lately (acct.py), and its controls.
+ACCT_METRICS: tuple[tuple[str, int, int, PMType, int | None, PMSem, Units], ...] = (
+    ("acct.psinfo.tty", 70, 0, U32, ACCT, DISCRETE, NONE),
+    ("acct.psinfo.exitcode", 70, 1, U32, ACCT, DISCRETE, NONE),
+    ("acct.psinfo.pid", 70, 4, U32, ACCT, DISCRETE, NONE),
+    ("acct.psinfo.ppid", 70, 5, U32, ACCT, DISCRETE, NONE),
+    ("acct.psinfo.btime", 70, 6, U32, ACCT, DISCRETE, SEC),
+    ("acct.psinfo.etime", 70, 7, FLOAT, ACCT, COUNTER, SEC),
+    ("acct.psinfo.utime", 70, 8, FLOAT, ACCT, COUNTER, SEC),
+    ("acct.psinfo.stime", 70, 9, FLOAT, ACCT, COUNTER, SEC),
+    ("acct.psinfo.mem", 70, 10, U64, ACCT, INSTANT, KBYTE),
+    ("acct.psinfo.io", 70, 11, U64, ACCT, COUNTER, COUNT),
+    ("acct.psinfo.rw", 70, 12, U64, ACCT, COUNTER, COUNT),
+    ("acct.psinfo.minflt", 70, 13, U64, ACCT, COUNTER, NONE),
+    ("acct.psinfo.majflt", 70, 14, U64, ACCT, COUNTER, COUNT),
+    ("acct.psinfo.swaps", 70, 15, U64, ACCT, COUNTER, COUNT),
+    ("acct.psinfo.ttyname", 70, 16, STRING, ACCT, DISCRETE, NONE),
+    ("acct.id.uid", 70, 2, U32, ACCT, DISCRETE, NONE),
+    ("acct.id.gid", 70, 3, U32, ACCT, DISCRETE, NONE),
+    ("acct.id.uid_nm", 70, 17, STRING, ACCT, DISCRETE, NONE),
+    ("acct.id.gid_nm", 70, 18, STRING, ACCT, DISCRETE, NONE),
+    ("acct.flag.fork", 70, 19, U32, ACCT, INSTANT, NONE),
+    ("acct.flag.su", 70, 20, U32, ACCT, INSTANT, NONE),
+    ("acct.flag.core", 70, 21, U32, ACCT, DISCRETE, NONE),
+    ("acct.flag.xsig", 70, 22, U32, ACCT, DISCRETE, NONE),
+    ("acct.control.open_retry_interval", 70, 23, U32, None, DISCRETE, SEC),
+    ("acct.control.check_acct_interval", 70, 24, U32, None, DISCRETE, SEC),
+    ("acct.control.file_size_threshold", 70, 25, U64, None, DISCRETE, BYTE),
+    ("acct.control.lifetime", 70, 26, U32, None, DISCRETE, SEC),
+    ("acct.control.refresh", 70, 27, U32, None, DISCRETE, SEC),
+    ("acct.control.enable_acct", 70, 28, U32, None, DISCRETE, NONE),
 )

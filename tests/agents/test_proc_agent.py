@@ -259,6 +259,24 @@ def test_help_for_every_metric_in_our_own_words(pmcds) -> None:
 
 
 @pytest.mark.interop
+def test_cgroup_and_acct_the_same_names_descriptors_and_controllers(pmcds) -> None:
+    """cgroup.* and acct.*: pmdaproc's names and descriptors, help in our own words for
+    each, and this machine's controllers and cgroup filesystems as pmdaproc lists them."""
+    ours = _pminfo(pmcds["ours"], "-m", "-d", "cgroup", "acct").stdout
+    theirs = _pminfo(pmcds["theirs"], "-m", "-d", "cgroup", "acct").stdout
+    assert ours.count("PMID:") == 204 + 29
+    assert sorted(ours.split("\n\n")) == sorted(theirs.split("\n\n"))
+    helped = _pminfo(pmcds["ours"], "-t", "cgroup", "acct").stdout.splitlines()
+    assert len([line for line in helped if " [" in line]) == 204 + 29
+    assert not set(helped) & set(
+        _pminfo(pmcds["theirs"], "-t", "cgroup", "acct").stdout.splitlines()
+    )
+    wanted = ("cgroup.subsys", "cgroup.mounts", "acct.control")
+    values = {side: _pminfo(pmcd, "-f", *wanted).stdout for side, pmcd in pmcds.items()}
+    assert values["ours"] == values["theirs"]
+
+
+@pytest.mark.interop
 def test_the_same_instances_and_labels(pmcds, sleepers) -> None:
     for who, pid in sleepers.items():
         seen = {}

@@ -267,11 +267,17 @@ def test_the_namespace_file_and_help_cover_the_catalogue() -> None:
     from pathlib import Path
 
     from purepcp.agents.proc import make_pmns
-    from purepcp.agents.proc.catalog import HOT_METRICS
+    from purepcp.agents.proc.catalog import (
+        ACCT_METRICS,
+        CGROUP_INDOMS,
+        CGROUP_METRICS,
+        HOT_METRICS,
+    )
     from purepcp.pmapi.helptext import parse_help
 
     root = Path(__file__).resolve().parents[2]
     assert (root / "pmns" / "proc").read_text() == make_pmns.render()
     helped = {entry.key for entry in parse_help((root / "help" / "proc").read_text())}
-    names = {m[0] for m in (*METRICS, *HOT_METRICS)}
-    assert names <= helped and helped - names == {"PROC.9", "PROC.39"}
+    names = {m[0] for m in (*METRICS, *HOT_METRICS, *CGROUP_METRICS, *ACCT_METRICS)}
+    indoms = {f"PROC.{serial}" for serial in (9, 39, 40, *CGROUP_INDOMS)}
+    assert names <= helped and helped - names == indoms

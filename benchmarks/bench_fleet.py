@@ -177,6 +177,13 @@ def listening_port(out: Path) -> int | None:
     return int(found.group(1)) if found else None
 
 
+def pmcd_port(log: Path) -> int | None:
+    """The TCP port in pmcd's log, from its request ports table (as PCP's pmcd logs it)."""
+    text = log.read_text(errors="replace") if log.exists() else ""
+    found = re.search(r"^  ok +\d+ +(\d+) inet ", text, re.M)
+    return int(found.group(1)) if found else None
+
+
 # -- the fleet ---------------------------------------------------------------------------
 
 
@@ -232,7 +239,7 @@ def start_fleet(n: int, work: Path, archives: Path, procs: Processes) -> list[Ho
         host.port = int(
             wait_for(
                 f"{host.name}'s pmcd",
-                lambda h=host: listening_port(h.dir / "pmcd.out"),
+                lambda h=host: pmcd_port(h.dir / "pmcd.log"),
                 120,
                 host.pmcd,
             )

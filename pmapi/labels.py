@@ -719,7 +719,7 @@ __all__ = [
 
 
 def context_labels(
-    sysconf_dir: str,
+    sysconf_dir: str | None,
     hostname: str,
     *,
     creds: tuple[int, int] | None = None,
@@ -731,11 +731,27 @@ def context_labels(
     The files of SYSCONF_DIR/labels (name order; unparsable ones ignored), then those
     of labels/optional as notes, then hostname, [container], domainname and machineid
     (hashed as labels.conf's machineid_hash says) over them, then, for a client whose
-    credentials CREDS (uid, gid) are known, optional groupid and userid.
+    credentials CREDS (uid, gid) are known, optional groupid and userid.  No
+    SYSCONF_DIR: no files, and the machine id unhashed.
     """
+    return host_labels(
+        label_files(sysconf_dir),
+        sysconf_dir,
+        hostname,
+        creds=creds,
+        container=container,
+        machine_id_file=machine_id_file,
+    )
+
+
+def label_files(sysconf_dir: str | None) -> LabelSet | None:
+    """The labels of the files of SYSCONF_DIR/labels, then labels/optional's as notes,
+    merged in name order (__pmGetContextLabels); None when there are none."""
     import os
 
     lset: LabelSet | None = None
+    if sysconf_dir is None:
+        return None
     flags = PM_LABEL_CONTEXT | PM_LABEL_COMPOUND
     for folder, extra in (("labels", 0), (os.path.join("labels", "optional"), PM_LABEL_OPTIONAL)):
         for text in _label_files(os.path.join(sysconf_dir, folder)):
@@ -743,6 +759,20 @@ def context_labels(
                 lset = add_labels(lset, text, flags | extra)
             except PMError:
                 continue  # (pmcd ignores a file it cannot parse)
+    return lset
+
+
+def host_labels(
+    lset: LabelSet | None,
+    sysconf_dir: str | None,
+    hostname: str,
+    *,
+    creds: tuple[int, int] | None = None,
+    container: str | None = None,
+    machine_id_file: str = "/etc/machine-id",
+) -> LabelSet:
+    """LSET (label_files') with the host's labels over it, and the client's (CREDS,
+    CONTAINER) as pmcd's GetContextLabels adds them."""
     host = {"hostname": hostname}
     if container is not None:
         host["container"] = container
@@ -784,7 +814,9 @@ def _domain_name() -> str:
     return name if name and name != "(none)" else "localdomain"
 
 
-def machine_id_label(sysconf_dir: str, machine_id_file: str = "/etc/machine-id") -> tuple[str, str]:
+def machine_id_label(
+    sysconf_dir: str | None, machine_id_file: str = "/etc/machine-id"
+) -> tuple[str, str]:
     """("machineid", ID), or ("machineid_sha256", its SHA-256 in hex) when labels.conf's
     [global] machineid_hash is sha256 (__pmGetLabelConfigMachineID)."""
     import hashlib
@@ -795,7 +827,7 @@ def machine_id_label(sysconf_dir: str, machine_id_file: str = "/etc/machine-id")
             machine_id = f.readline().strip() or "localmachine"
     except OSError:
         machine_id = "localmachine"
-    if _machineid_hash(os.path.join(sysconf_dir, "labels.conf")) == "sha256":
+    if sysconf_dir and _machineid_hash(os.path.join(sysconf_dir, "labels.conf")) == "sha256":
         return "machineid_sha256", hashlib.sha256(machine_id.encode()).hexdigest()
     return "machineid", machine_id
 

@@ -98,10 +98,21 @@ def _have_libpcp_pmda() -> bool:
 
 
 def _is_module(path: str) -> bool:
-    """Whether a dso PATH names a Python module (our extension) rather than a library."""
+    """Whether a dso PATH names a Python module (our extension) rather than a library:
+    a dotted module name, or a bare one that names a module there is (found, not
+    imported); any other relative path is PCP's "not absolute"."""
+    import importlib.util
+
     from purepcp.pmda.specs import is_module_path
 
-    return is_module_path(path)
+    if not is_module_path(path):
+        return False
+    if "." in path:
+        return True
+    try:
+        return importlib.util.find_spec(path) is not None
+    except (ImportError, ValueError):
+        return False
 
 
 @dataclass(frozen=True)

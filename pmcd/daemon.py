@@ -3,8 +3,9 @@
 `Daemon` owns the agents (one channel per domain, pmcd.channels), the namespace,
 and the listeners.  Each client gets a task (pmcd.session), and a request to a
 slow agent waits only in that client's task.  An agent that dies, times out or
-talks nonsense is closed, reported as PM_ERR_NOAGENT meanwhile, and restarted
-with backoff: the first restart within 2 seconds, then 4, 8, ... up to a minute.
+talks nonsense is closed, reported as PM_ERR_NOAGENT meanwhile, and restarted:
+at once the first time, as PCP's pmcd does, then after 2 seconds, 4, 8, ... up to a
+minute while it keeps failing; a SIGHUP restarts a waiting agent at once.
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ import trio
 
 from purepcp.pmapi import memory
 from purepcp.pmapi.errors import PM_ERR_TIMEOUT, PMError
-from purepcp.pmapi.labels import PM_LABEL_CONTEXT, LabelSet
+from purepcp.pmapi.labels import LabelSet
 from purepcp.pmapi.pdu.codec import encode
 from purepcp.pmapi.pdu.constants import CLIENT_PDU_CEILING, Attr, PMCDState
 from purepcp.pmapi.pdu.records import ErrorPDU
@@ -44,6 +45,7 @@ from .channels import (
     start_pipe_agent,
 )
 from .config import PMCD_AGENT, AgentLine, PmcdConfig
+from .listen import RequestPort, open_request_ports
 from .pmcd_agent import PmcdAgent
 from .session import Session
 from .stats import (
@@ -61,7 +63,8 @@ log = logging.getLogger("pmcd")
 
 #: Seconds without a client leaving before pmcd gives back what departed clients took.
 SETTLE_AFTER = 1.0
-#: Seconds before the first restart of a failed agent, and the most it waits.
+#: Seconds before a failed agent's second restart (its first is at once), and the most
+#: it waits.
 FIRST_RESTART, LONGEST_RESTART = 2.0, 60.0
 
 
@@ -79,21 +82,32 @@ class Settings:
     agent_dir: str | None = None
     #: the largest PDU a client may send (-L; PCP's ceiling, 64 KB, by default)
     pdu_limit: int = CLIENT_PDU_CEILING
-    #: seconds before a failed agent's first restart (doubling to LONGEST_RESTART)
+    #: seconds before a failed agent's second restart, or its second attempt to start
+    #: (doubling to LONGEST_RESTART; the first restart after a death is at once)
     first_restart: float = FIRST_RESTART
     #: -H: the host name pmcd gives (pmcd.hostname, the hostname context label); None:
     #: this host's own
     hostname: str | None = None
+    #: the request ports, opened already (pmcd.listen); None: open them as said above
+    ports: list[RequestPort] | None = None
+    #: $PCP_SYSCONF_DIR: its labels/ files and labels.conf make the context labels
+    #: (None: no label files)
+    sysconf_dir: str | None = None
 
 
-def host_context_labels(hostname: str | None = None) -> tuple[LabelSet, ...]:
-    """The context labels of this host: hostname (HOSTNAME if given), domain name and
-    machine id."""
-    labels = {"domainname": _domainname(), "hostname": hostname or socket.gethostname()}
-    machine_id = _read("/etc/machine-id")
-    if machine_id:
-        labels["machineid"] = machine_id
-    return (LabelSet.from_dict(labels, PM_LABEL_CONTEXT),)
+def host_context_labels(
+    hostname: str | None = None,
+    sysconf_dir: str | None = None,
+    creds: tuple[int, int] | None = None,
+    container: str | None = None,
+) -> tuple[LabelSet, ...]:
+    """The context labels of this host, as PCP's pmcd gives them: the label files of
+    SYSCONF_DIR, then hostname (HOSTNAME if given), [container], domain name and machine
+    id, then a client's optional groupid and userid (CREDS: its uid and gid)."""
+    from purepcp.pmapi.labels import context_labels
+
+    host = hostname or socket.gethostname()
+    return (context_labels(sysconf_dir, host, creds=creds, container=container),)
 
 
 def namespace_for(config: PmcdConfig, pmns_path: str | None) -> PMNS:
@@ -130,6 +144,7 @@ class Daemon:
         self.channels: dict[int, Channel] = {}
         self.sessions: dict[int, Session] = {}
         self.listening: list[str] = []
+        self.ports: list[RequestPort] = []
         self.gatekeeper = Gatekeeper(config.access)
         self.state = DaemonState(creds_timeout=round(settings.creds_timeout))
         self.state.timeout = settings.timeout  # type: ignore[assignment]  # -t may be fractional
@@ -141,7 +156,10 @@ class Daemon:
         #: what a store into pmcd.control.sighup does (the pmcd command reloads, as SIGHUP)
         self.on_sighup: Callable[[], None] | None = None
         self._client_left = trio.Event()
-        self._context_labels: tuple[LabelSet, ...] | None = None
+        #: set (and replaced) by a reload: agents waiting to be restarted go at once
+        self._restart_now = trio.Event()
+        #: the label files' labels (JSON) as last read, to tell clients when they change
+        self._label_files: bytes | None = self._read_label_files()
 
     # -- agents --------------------------------------------------------------------------
 
@@ -216,69 +234,106 @@ class Daemon:
         raise PMError(-12386, f"{line.name}: cannot connect to the agent's socket")
 
     async def supervise(self, line: AgentLine, task_status=trio.TASK_STATUS_IGNORED) -> None:
-        """Keep LINE's agent running: start it, and restart it with backoff when it fails.
+        """Keep LINE's agent running: start it, and restart it when it fails.
 
         Reports itself started after the first attempt, whether or not it worked.
         Nothing an agent does escapes this task: a failure to start, a death at any
-        moment, is one line in the log and a later attempt.  The wait between
-        attempts doubles from FIRST_RESTART to LONGEST_RESTART, and starts again
-        from the first only once an agent has served for LONGEST_RESTART.
-        A reload stops it by cancelling its scope; its agent is closed on the way out.
+        moment, is one line in the log and a later attempt.  An agent that dies is
+        restarted at once, as PCP's pmcd restarts a deceased agent, and its death and
+        restart are told to clients together (PCP's pmcd notices the death and restarts
+        in one step); if it dies again, the wait before the next attempt is
+        FIRST_RESTART seconds, doubling up to LONGEST_RESTART (PCP's pmcd waits a
+        minute), back to "at once" only once an agent has served for LONGEST_RESTART.
+        An agent that fails to start waits as long.  A reload restarts a waiting agent
+        at once (PCP's SIGHUP restarts deceased agents).  A reload stops this task by
+        cancelling its scope; its agent is closed on the way out.
         """
         scope, done = trio.CancelScope(), trio.Event()
         self._supervisors[line.domain] = (scope, done)
-        channel: Channel | None = None
+        reported = False
+
+        def report() -> None:
+            nonlocal reported
+            if not reported:
+                reported = True
+                task_status.started()
+
         try:
             with scope:
-                delay = self.settings.first_restart
-                while True:
-                    began = trio.current_time()
-                    try:
-                        channel = await self.start_agent(line)
-                    except (Exception, SystemExit) as exc:  # whatever it did: one line, try later
-                        # a C library can never load here; anything else may next time
-                        final = line.load_problem is not None
-                        log.error(
-                            'Cannot start "%s" agent (domain %d): %s%s',
-                            line.name,
-                            line.domain,
-                            _reason(exc),
-                            "" if final else f"; next attempt in {delay:g}s",
-                        )
-                        self._set_status(line, termination_status(REASON_NOSTART), None)
-                        task_status.started()
-                        task_status = trio.TASK_STATUS_IGNORED
-                        if final:
-                            return
-                    else:
-                        if task_status is trio.TASK_STATUS_IGNORED:  # not its first start
-                            self.mark_changes(PMCDState.PMCD_RESTART_AGENT)
-                        task_status.started()
-                        task_status = trio.TASK_STATUS_IGNORED
-                        why = await self._watch(line, channel)
-                        self.mark_changes(PMCDState.PMCD_DROP_AGENT)
-                        if trio.current_time() - began >= LONGEST_RESTART:
-                            delay = self.settings.first_restart  # it served a good while
-                        log.warning(
-                            '"%s" agent (domain %d) failed: %s; restarting in %gs',
-                            line.name,
-                            line.domain,
-                            why,
-                            delay,
-                        )
-                    await trio.sleep(delay)
-                    delay = min(delay * 2, LONGEST_RESTART)
+                await self._keep_running(line, report)
         finally:
-            task_status.started()  # a reload may stop it before its first attempt ends
-            if channel is not None and self.channels.get(line.domain) is channel:
-                del self.channels[line.domain]
+            report()  # a reload may stop it before its first attempt ends
+            channel = self.channels.pop(line.domain, None)
             if channel is not None:
                 with trio.CancelScope(shield=True):
                     await _close_quietly(channel)
             done.set()
 
-    async def _watch(self, line: AgentLine, channel: Channel) -> str:
-        """Serve with CHANNEL until it fails; then close it, record and return why."""
+    async def _keep_running(self, line: AgentLine, report: Callable[[], None]) -> None:
+        """supervise's loop: start, serve, and after a failure wait as it says."""
+        delay = self.settings.first_restart  # the next wait (when not at once)
+        at_once = True  # whether the agent's next death is restarted without a wait
+        news = 0  # state changes not yet told to clients (a death, with its restart)
+        restarting = False
+        while True:
+            began = trio.current_time()
+            try:
+                channel = await self.start_agent(line)
+            except (Exception, SystemExit) as exc:  # whatever it did: one line, try later
+                final = line.load_problem is not None  # (a C library never loads here)
+                log.error(
+                    'Cannot start "%s" agent (domain %d): %s%s',
+                    line.name,
+                    line.domain,
+                    _reason(exc),
+                    "" if final else f"; next attempt in {delay:g}s",
+                )
+                self._set_status(line, termination_status(REASON_NOSTART), None)
+                if news:
+                    self.mark_changes(news)
+                news = 0
+                report()
+                if final:
+                    return
+                await self._pause(delay)
+                delay = min(delay * 2, LONGEST_RESTART)
+                continue
+            if restarting:
+                news |= PMCDState.PMCD_ADD_AGENT | PMCDState.PMCD_RESTART_AGENT
+            if news:
+                self.mark_changes(news)
+            news, restarting = 0, True
+            report()
+            why, code = await self._watch(line, channel)
+            if trio.current_time() - began >= LONGEST_RESTART:  # it served a good while
+                delay, at_once = self.settings.first_restart, True
+            if at_once:
+                at_once = False
+                log.warning(
+                    '"%s" agent (domain %d) failed: %s; restarting it', line.name, line.domain, why
+                )
+                news = PMCDState.PMCD_DROP_AGENT
+                continue
+            self._set_status(line, termination_status(REASON_EXIT, code), None)
+            self.mark_changes(PMCDState.PMCD_DROP_AGENT)
+            log.warning(
+                '"%s" agent (domain %d) failed: %s; restarting in %gs',
+                line.name,
+                line.domain,
+                why,
+                delay,
+            )
+            await self._pause(delay)
+            delay = min(delay * 2, LONGEST_RESTART)
+
+    async def _pause(self, seconds: float) -> None:
+        """Wait SECONDS, or until a reload asks for deceased agents to be restarted."""
+        with trio.move_on_after(seconds):
+            await self._restart_now.wait()
+
+    async def _watch(self, line: AgentLine, channel: Channel) -> tuple[str, int | None]:
+        """Serve with CHANNEL until it fails; then close it and return why, and its
+        process's exit status if it had one."""
         self.channels[line.domain] = channel
         self._set_status(line, STATUS_READY, channel.pid)
         self.state.seqnum += 1
@@ -297,8 +352,7 @@ class Daemon:
             del self.channels[line.domain]
         await _close_quietly(channel)
         code = process.returncode if process is not None else None
-        self._set_status(line, termination_status(REASON_EXIT, code), None)
-        return channel.failure + _ending(code)
+        return channel.failure + _ending(code), code
 
     async def _watch_readiness(self, line: AgentLine, channel: StreamChannel) -> None:
         """Each time the agent goes busy (PM_ERR_PMDANOTREADY), hear its READY, keeping
@@ -324,6 +378,9 @@ class Daemon:
         self.gatekeeper = Gatekeeper(config.access)
         self.state.set_agents(_agent_record(a, previous.get(a.domain)) for a in config.agents)
         self.state.sighups += 1
+        self._check_label_files()  # (as PCP's SIGHUP: clients hear of changed label files)
+        self._restart_now.set()  # agents waiting to be restarted go now (not those started below)
+        self._restart_now = trio.Event()
         async with trio.open_nursery() as starting:  # all at once, each bounded by -q
             for new in [*changes.added, *(new for _, new in changes.changed)]:
                 starting.start_soon(self._nursery.start, self.supervise, new)
@@ -332,10 +389,11 @@ class Daemon:
                 log.info("reload: %s %s", what, ", ".join(_agent_name(a) for a in lines))
         if changes.added:
             log.info("reload: started %s", ", ".join(a.name for a in changes.added))
+        # as PCP's pmcd: an agent started is added, one stopped dropped (a changed line's
+        # agent is both)
         self.mark_changes(
-            (PMCDState.PMCD_ADD_AGENT if changes.added else 0)
-            | (PMCDState.PMCD_RESTART_AGENT if changes.changed else 0)
-            | (PMCDState.PMCD_DROP_AGENT if changes.removed else 0)
+            (PMCDState.PMCD_ADD_AGENT if changes.added or changes.changed else 0)
+            | (PMCDState.PMCD_DROP_AGENT if changes.removed or changes.changed else 0)
         )
         _settle_memory()
         return changes
@@ -348,11 +406,35 @@ class Daemon:
 
     # -- clients -------------------------------------------------------------------------
 
-    def context_labels(self) -> tuple[LabelSet, ...]:
-        """pmcd's context labels: hostname, domain name and machine id (found once)."""
-        if self._context_labels is None:
-            self._context_labels = host_context_labels(self.settings.hostname)
-        return self._context_labels
+    def context_labels(
+        self, creds: tuple[int, int] | None = None, container: str | None = None
+    ) -> tuple[LabelSet, ...]:
+        """pmcd's context labels for a client (CREDS: its uid and gid, if known; its
+        CONTAINER), the label files read afresh as PCP's pmcd reads them each time."""
+        from purepcp.pmapi.labels import host_labels
+
+        sysconf = self.settings.sysconf_dir
+        files = self._check_label_files()
+        host = self.settings.hostname or socket.gethostname()
+        return (host_labels(files, sysconf, host, creds=creds, container=container),)
+
+    def _read_label_files(self) -> bytes | None:
+        from purepcp.pmapi.labels import label_files
+
+        found = label_files(self.settings.sysconf_dir)
+        return None if found is None else found.json
+
+    def _check_label_files(self) -> LabelSet | None:
+        """The label files' labels now; if they differ from the last read, every client
+        hears of it (PMCD_LABEL_CHANGE with its next fetch), as PCP's CheckLabelChange."""
+        from purepcp.pmapi.labels import label_files
+
+        found = label_files(self.settings.sysconf_dir)
+        now = None if found is None else found.json
+        if now != self._label_files:
+            self._label_files = now
+            self.mark_changes(PMCDState.PMCD_LABEL_CHANGE)
+        return found
 
     def mark_changes(self, changes: int) -> None:
         """Tell every client, with its next fetch's answer, of pmcd state CHANGES."""
@@ -546,32 +628,18 @@ class Daemon:
             Path(self.settings.unix_path).unlink(missing_ok=True)
 
     async def _listen(self) -> list[trio.SocketListener]:
-        listeners: list[trio.SocketListener] = []
-        port = self.settings.port
-        if port >= 0:
-            hosts = list(self.settings.addresses) or ["0.0.0.0", "::"]
-            for host in hosts:
-                try:
-                    found = await trio.open_tcp_listeners(port, host=host)
-                except OSError as exc:
-                    if host == "::" and not self.settings.addresses:
-                        continue  # no IPv6 on this host: IPv4 alone will do
-                    where = f"[{host}]" if ":" in host else host
-                    raise OSError(exc.errno, f"{where}:{port}: {exc.strerror}") from exc
-                for listener in found:
-                    listeners.append(listener)
-                    name = listener.socket.getsockname()
-                    self.listening.append(f"{name[0]}:{name[1]}")
-                    port = name[1]  # with -p 0, every address gets the port the first got
-        path = self.settings.unix_path
-        if path:
-            Path(path).unlink(missing_ok=True)
-            sock = trio.socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-            await sock.bind(path)
-            os.chmod(path, 0o777)
-            sock.listen(128)
-            listeners.append(trio.SocketListener(sock))
-            self.listening.append(f"unix:{path}")
+        """Listeners on the request ports the command opened (Settings.ports), else on
+        those the settings say, opened now."""
+        ports = self.settings.ports
+        if ports is None:
+            ports = open_request_ports(
+                self.settings.port, self.settings.addresses, self.settings.unix_path
+            )
+        self.ports = list(ports)
+        listeners = []
+        for rp in self.ports:
+            listeners.append(trio.SocketListener(trio.socket.from_stdlib_socket(rp.sock)))
+            self.listening.append(rp.where)
         return listeners
 
 
@@ -660,15 +728,3 @@ def _settle_memory() -> None:
     gc.unfreeze()
     gc.collect()
     gc.freeze()
-
-
-def _read(path: str) -> str:
-    try:
-        return Path(path).read_text().strip()
-    except OSError:
-        return ""
-
-
-def _domainname() -> str:
-    fqdn = socket.getfqdn()
-    return fqdn.partition(".")[2] or "localdomain"

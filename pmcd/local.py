@@ -193,11 +193,11 @@ class LocalSource:
                 channel.agent.stop()
             raise
         pmns = _namespace(channels)
-        labels = host_context_labels()
+        labels = _local_labels()
         # as libpcp: a domain with no agent loaded is PM_ERR_NOAGENT, whatever the request
         every_domain = _EveryDomain()
         session = Session(
-            0, None, lambda: pmns, channels, lambda: 0.0, lambda: labels, lambda: every_domain
+            0, None, lambda: pmns, channels, lambda: 0.0, lambda *_: labels, lambda: every_domain
         )
         return cls(session, channels)
 
@@ -214,3 +214,15 @@ class LocalSource:
         for channel in self.channels.values():
             channel.agent.stop()
         self.channels.clear()
+
+
+def _local_labels() -> tuple:
+    """A local context's context labels, as libpcp's local_context_labels: the label
+    files of $PCP_SYSCONF_DIR, the host's labels, and this process's uid and gid."""
+    from purepcp.pmapi.paths import LayoutError
+
+    try:
+        sysconf: str | None = str(paths().sysconf_dir)
+    except (LayoutError, OSError, KeyError):
+        sysconf = None
+    return host_context_labels(None, sysconf, (os.getuid(), os.getgid()))

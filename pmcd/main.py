@@ -9,28 +9,18 @@ import signal
 import sys
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import trio
-
-from purepcp.pmapi import memory
 from purepcp.pmapi.errors import PMError
 from purepcp.pmapi.options import HELP, NAMESPACE, VERSION, Opt, Tool
 from purepcp.pmapi.paths import LayoutError, Paths, paths
-from purepcp.pmapi.pdu.constants import PDU_VERSION
-from purepcp.pmapi.pidfile import remove_pidfile, write_pidfile
-from purepcp.pmapi.service import (
-    daemon_ended,
-    notify_ready,
-    notify_reloaded,
-    notify_reloading,
-    open_daemon_log,
-    raise_fd_limit,
-)
 
 from . import files
 from .config import PmcdConfig, load_config
-from .daemon import Daemon, Settings, namespace_for
+from .listen import RequestPort, open_request_ports
+
+if TYPE_CHECKING:
+    from .daemon import Daemon
 
 #: The pmcd.conf used until the layout has its own (kept under this name for callers).
 DEFAULT_CONF = files.PACKAGED_CONF
@@ -147,6 +137,8 @@ class Sources:
         return self.config or str(files.pmcd_conf_path(self.layout))
 
     def pmns(self, config: PmcdConfig):
+        from .daemon import namespace_for
+
         if self.namespace is not None:
             return namespace_for(config, self.namespace)
         return files.default_namespace(config, self.layout)
@@ -199,42 +191,86 @@ def _run(argv: list[str]) -> int:
     except OSError as exc:
         print(f"pmcd: cannot read {conf_path}: {exc.strerror}", file=sys.stderr)
         return 1
-    for message in config.messages:  # PCP's words, after the file they are about
-        print(f"{message.file or conf_path}: {message}", file=sys.stderr)
+    for message in config.messages:  # PCP's words, as pmcd prints them (no file name)
+        print(message, file=sys.stderr)
     if args.verify or not config.ok:
         return 0 if config.ok else 1
+    port = args.port if args.port is not None else layout.pmcd_port
+    unix = (layout.pmcd_socket if args.socket is None else args.socket) or None
+    running = files.already_running(layout, unix)
+    if running:
+        print(f"pmcd: pmcd may already be running ({running}); not starting", file=sys.stderr)
+        return 1
+    # the request ports first, as PCP's pmcd opens them: a client that comes while the
+    # namespace loads and the agents start waits for its greeting, and is not refused
+    try:
+        layout.run_dir.mkdir(parents=True, exist_ok=True)  # (where the unix socket goes)
+    except OSError as exc:
+        print(f"pmcd: {exc.filename}: {exc.strerror}", file=sys.stderr)
+        return 1
+    try:
+        ports = open_request_ports(port, args.interface, unix)
+    except OSError as exc:
+        print(f"pmcd: cannot listen: {exc.strerror or exc}", file=sys.stderr)
+        return 1
+    try:
+        return _start(args, layout, sources, config, ports, port, unix)
+    finally:
+        for rp in ports:
+            rp.sock.close()
+        if unix:  # (ours: bound above)
+            with contextlib.suppress(OSError):
+                os.unlink(unix)
+
+
+def _start(
+    args: Args,
+    layout: Paths,
+    sources: Sources,
+    config: PmcdConfig,
+    ports: list[RequestPort],
+    port: int,
+    unix: str | None,
+) -> int:
+    """Load the namespace, open the log, and run the daemon on PORTS until it stops."""
     try:
         pmns = sources.pmns(config)
     except (PMError, OSError) as exc:
         print(f"pmcd: cannot load the namespace: {exc}", file=sys.stderr)
         return 1
-    port = args.port if args.port is not None else layout.pmcd_port
-    unix = layout.pmcd_socket if args.socket is None else args.socket
-    running = files.already_running(layout, unix or None)
-    if running:
-        print(f"pmcd: pmcd may already be running ({running}); not starting", file=sys.stderr)
-        return 1
+    from purepcp.pmapi.service import raise_fd_limit
+
+    from .pmcd_log import open_log
+
+    rundir = layout.run_dir
     try:
-        rundir = layout.run_dir
-        rundir.mkdir(parents=True, exist_ok=True)
         log_path = args.log or str(layout.log_dir / "pmcd" / "pmcd.log")
         if log_path != "-":
             Path(log_path).parent.mkdir(parents=True, exist_ok=True)
-        open_daemon_log("pmcd", log_path)
+        open_log(log_path)
     except OSError as exc:
         print(f"pmcd: {exc.filename}: {exc.strerror}", file=sys.stderr)
         return 1
     logging.getLogger("pmcd").info("pmcd: %s", raise_fd_limit())
+    import trio
+
+    from purepcp.pmapi import memory
+    from purepcp.pmapi.service import daemon_ended
+
+    from .daemon import Daemon, Settings
+
     memory.tune()
     settings = Settings(
         timeout=args.timeout,
         creds_timeout=args.creds_timeout,
         port=port,
         addresses=args.interface,
-        unix_path=unix or None,
+        unix_path=unix,
         agent_dir=str(Path(log_path).resolve().parent) if log_path != "-" else str(rundir),
         pdu_limit=args.pdu_limit,
         hostname=args.hostname,
+        ports=ports,
+        sysconf_dir=str(layout.sysconf_dir),
     )
     daemon = Daemon(config, pmns, settings)
     try:
@@ -247,23 +283,33 @@ def _run(argv: list[str]) -> int:
 async def _serve(daemon: Daemon, sources: Sources) -> None:
     """Run DAEMON until SIGTERM or SIGINT; SIGHUP reloads pmcd.conf and the namespace.
 
-    Once it listens, pmcd records its pid in $PCP_RUN_DIR/pmcd.pid (how `pmda install`
-    finds it) and tells systemd it is ready (Type=notify)."""
+    Once it serves, pmcd records its pid in $PCP_RUN_DIR/pmcd.pid (how `pmda install`
+    finds it), writes PCP's start-up report into its log, and tells systemd it is
+    ready (Type=notify)."""
+    import trio
+
+    from purepcp.pmapi.pdu.constants import PDU_VERSION
+    from purepcp.pmapi.pidfile import remove_pidfile, write_pidfile
+    from purepcp.pmapi.service import notify_ready
+
+    from .listen import port_table
+
     log = logging.getLogger("pmcd")
     with trio.open_signal_receiver(signal.SIGTERM, signal.SIGINT, signal.SIGHUP) as signals:
         daemon.on_sighup = lambda: os.kill(os.getpid(), signal.SIGHUP)  # as pmdapmcd does
         async with trio.open_nursery() as nursery:
-            where = await nursery.start(daemon.run)
+            await nursery.start(daemon.run)
             # (a pmcd started beside another, on a port and socket of its own, keeps out
             # of the first's pid file, as PCP's pmcd -f writes none)
             pid_path = None
             if files.pid_file_holder(sources.layout) is None:
                 pid_path = write_pidfile(files.pid_file(sources.layout))
             try:
-                # (PCP's words: its QA and scripts find the log of the running pmcd by them)
-                log.info("pmcd: PID = %d, PDU version = %d", os.getpid(), PDU_VERSION)
-                log.info("pmcd: listening on %s", ", ".join(where))
-                print(f"pmcd: listening on {', '.join(where)}", file=sys.stderr, flush=True)
+                # (PCP's words, at the start of their lines: its QA and scripts find the
+                # running pmcd's log by them, and its port in the table)
+                sys.stderr.write(f"\npmcd: PID = {os.getpid()}, PDU version = {PDU_VERSION}\n")
+                sys.stderr.write(port_table(daemon.ports))
+                sys.stderr.flush()
                 notify_ready()
                 async for signum in signals:
                     if signum == signal.SIGHUP:
@@ -281,6 +327,8 @@ async def _serve(daemon: Daemon, sources: Sources) -> None:
 
 async def _reload(daemon: Daemon, sources: Sources) -> None:
     """Re-read the configuration; a bad one is reported and the running one kept, as in PCP."""
+    from purepcp.pmapi.service import notify_reloaded, notify_reloading
+
     log = logging.getLogger("pmcd")
     conf_path = sources.conf_path()
     log.info("pmcd: SIGHUP: reloading %s", conf_path)

@@ -7,6 +7,11 @@ agent starts with an empty one, and it forgets on the agent's word: a fetch whos
 carries PMCD_LABEL_CHANGE drops the labels, PMCD_NAMES_CHANGE the descriptors and help
 (names that come and go may bring or take metrics).
 
+A store may change what an agent answers (PCP's sample goes busy after `pmstore
+sample.not_ready N`, and answers PM_ERR_PMDANOTREADY to the next request whatever it
+is), so after a store the cache is not answered from until the agent has answered a
+request again.
+
 Not kept: errors (an agent may learn a metric later), instance labels (they follow the
 instances and each client's profile), and anything for a client that names a container
 (an agent may answer such a client for that container alone).
@@ -25,9 +30,11 @@ LIMIT = 1 << 16
 class MetadataCache:
     """One agent's answers to descriptor, help text and label requests."""
 
-    __slots__ = ("descs", "labels", "texts")
+    __slots__ = ("descs", "labels", "texts", "trusted")
 
     def __init__(self) -> None:
+        #: False from a store until the agent's next answer: requests go to the agent
+        self.trusted = True
         self.descs: dict[int, Any] = {}  # pmid -> DescPDU
         self.texts: dict[tuple[int, int], Any] = {}  # (ident, type) -> TextPDU
         self.labels: dict[tuple[int, int], Any] = {}  # (ident, type) -> LabelPDU

@@ -109,7 +109,7 @@ class Session:
         pmns: Callable[[], PMNS],
         channels: Mapping[int, Channel],
         timeout: Callable[[], float],
-        context_labels: Callable[[], tuple],
+        context_labels: Callable[[tuple[int, int] | None, str | None], tuple],
         domains: Callable[[], Container[int]] | None = None,
         mark_changes: Callable[[int], None] | None = None,
         count: Callable[[str, int], None] = lambda direction, pdutype: None,
@@ -438,6 +438,18 @@ class Session:
             raise failure or PMError(PM_ERR_NAME)
         return PMNSNamesPDU(tuple(found))
 
+    def _label_facts(self) -> tuple[tuple[int, int] | None, str | None]:
+        """What the context labels say of this client, as PCP's pmcd adds it: its (uid,
+        gid) when it has both attributes (a unix-socket client), and its container."""
+
+        def text(attr: int) -> str | None:
+            value = self.attributes.get(attr)
+            return None if value is None else value.rstrip(b"\0").decode(errors="replace")
+
+        uid, gid = text(Attr.PCP_ATTR_USERID), text(Attr.PCP_ATTR_GROUPID)
+        creds = (int(uid), int(gid)) if uid and gid and uid.isdigit() and gid.isdigit() else None
+        return creds, text(Attr.PCP_ATTR_CONTAINER) or None
+
     # -- requests for one agent ----------------------------------------------------------
 
     def _channel(self, domain: int, unknown: int = PM_ERR_NOAGENT) -> Channel:
@@ -468,7 +480,7 @@ class Session:
         channel = self.channels.get(domain)
         if channel is None or not channel.alive or channel.not_ready:
             return None  # (a busy agent's requests are refused, not answered from memory)
-        return channel.metadata
+        return channel.metadata if channel.metadata.trusted else None
 
     async def _asked_once(
         self, domain: int, table: str, key: Any, ask: Any, kind: type, unknown: int
@@ -480,7 +492,17 @@ class Session:
         if kept is not None and (known := kept.get(key)) is not None:
             return known
         reply = await self._ask(domain, ask, kind, unknown)
-        return reply if cache is None else cache.keep(kept, key, reply)
+        if cache is None:
+            self._answered(domain)
+            return reply
+        return cache.keep(kept, key, reply)
+
+    def _answered(self, domain: int) -> None:
+        """DOMAIN's agent answered a request: what it says may be kept again (a store
+        had made it unsure, see pmcd.metadata)."""
+        channel = self.channels.get(domain)
+        if channel is not None:
+            channel.metadata.trusted = True
 
     async def _desc(self, pdu: DescReqPDU) -> Any:
         ask = DescReqPDU(pdu.pmid, self.slot)
@@ -516,7 +538,7 @@ class Session:
     async def _label(self, pdu: LabelReqPDU) -> Any:
         level = pdu.type & 0x3F
         if level == PM_LABEL_CONTEXT:
-            return LabelPDU(pdu.ident, pdu.type, self.context_labels())
+            return LabelPDU(pdu.ident, pdu.type, self.context_labels(*self._label_facts()))
         if level == PM_LABEL_DOMAIN:
             domain, unknown = pdu.ident, PM_ERR_NOAGENT
         elif level in (PM_LABEL_CLUSTER, PM_LABEL_ITEM):
@@ -599,6 +621,7 @@ class Session:
             raise PMError(reply.code if reply.code < 0 else PM_ERR_IPC)
         if not isinstance(reply, ResultPDU) or len(reply.result.vsets) != len(pmids):
             raise PMError(PM_ERR_IPC)
+        channel.metadata.trusted = True
         changes = reply.result.timestamp.sec & 0xFF  # pmdaExtSetFlags' news rides here
         if changes:
             channel.metadata.changed(changes)
@@ -613,7 +636,9 @@ class Session:
         for domain, vsets in by_domain.items():
             try:
                 store = ResultPDU(Result(pdu.result.timestamp, tuple(vsets)), self.slot)
-                reply = await self._channel(domain).request(store, self.timeout(), self)
+                channel = self._channel(domain)
+                channel.metadata.trusted = False  # (the store may change its answers)
+                reply = await channel.request(store, self.timeout(), self)
             except PMError as exc:
                 status = status or exc.code
                 continue

@@ -149,7 +149,7 @@ def sandbox(tmp_path) -> Iterator[Sandbox]:
         [str(bin_dir / "pmcd"), "-f", "-i", "127.0.0.1"], env, stderr, notifications=notifications
     )
     try:
-        port = _wait_for_port(pmcd, stderr, notifications)
+        port = _wait_for_port(pmcd, stderr, notifications, layout / "log" / "pmcd" / "pmcd.log")
         work = tmp_path / "work"
         work.mkdir()
         yield Sandbox(work, dict(env, PMCD_PORT=str(port)), pmcd)

@@ -16,16 +16,29 @@ def pmcd(*args: str, tmp) -> subprocess.CompletedProcess[str]:
     return subprocess.run(argv, capture_output=True, text=True, env=env, timeout=60)
 
 
-def test_a_bad_config_names_file_and_line(tmp_path):
+def test_a_bad_config_says_the_line_as_pcps_pmcd_does(tmp_path):
+    """PCP's words alone (QA 454): before, each line began with the file's name."""
     conf = tmp_path / "pmcd.conf"
     conf.write_text("simple x dso\nfoo 3 pipe\n")
     for flags in ((), ("-v",)):
         result = pmcd(*flags, "-c", str(conf), tmp=tmp_path)
         assert result.returncode == 1
         assert result.stderr.splitlines() == [
-            f'{conf}: pmcd config[line 1]: Error: expected domain number for "simple" agent',
-            f"{conf}: pmcd config[line 2]: Error: pipe PDU type expected (`binary')",
+            'pmcd config[line 1]: Error: expected domain number for "simple" agent',
+            "pmcd config[line 2]: Error: pipe PDU type expected (`binary')",
         ]
+
+
+def test_a_relative_dso_path_that_is_no_module_is_not_absolute(tmp_path):
+    """A bare word that names no Python module is PCP's relative path (QA 454); before,
+    any word that could be a module name was taken for one."""
+    conf = tmp_path / "pmcd.conf"
+    conf.write_text("first\t1\tdso\tfirst_init      no_leading_slash\n")
+    result = pmcd("-v", "-c", str(conf), tmp=tmp_path)
+    assert result.returncode == 1
+    assert result.stderr.splitlines() == [
+        'pmcd config[line 1]: Error: path "no_leading_slash" to PMDA is not absolute'
+    ]
 
 
 def test_a_good_config_checks_clean(tmp_path):
@@ -122,3 +135,72 @@ def test_ps_and_the_log_know_pmcd_as_pcps_scripts_look_for_it(tmp_path):
             words = cmdline.read().rstrip(b"\0").split(b"\0")
         assert os.path.basename(words[0]) == b"pmcd" and words[1] == b"-f"
         assert f"pmcd: PID = {pmcd.pid}, PDU version = 2\n" in pmcd.log()
+
+
+def test_the_log_is_pcps_and_stderr_stays_quiet(tmp_path):
+    """PCP's pmcd says nothing on stderr once its log is open (QA 861, 326), heads its
+    log "Log for pmcd on HOST started DATE", writes "[DATE] pmcd(PID) Info: ..." lines,
+    its PID line and its request ports table, and ends "Log finished DATE" (QA's
+    filters read these).  Before: "pmcd: listening on ..." on stderr, and every log line
+    stamped "[2026-11-29 17:55:19,741] pmcd(PID) ..."."""
+    import re
+
+    from tests.support.our_pmcd import logged_port, our_pmcd
+
+    with our_pmcd("", tmp_path) as pmcd:
+        log = pmcd.log()
+        port = int(pmcd.host.rsplit(":", 1)[1])
+    assert (tmp_path / "pmcd.stderr").read_text() == ""
+    assert log.startswith(f"Log for pmcd on {socket.gethostname()} started ")
+    stamp = r"\[\w{3} \w{3} [ \d]\d \d\d:\d\d:\d\d\]"
+    assert re.search(rf"^{stamp} pmcd\({pmcd.pid}\) Info: pmcd: file descriptor limit", log, re.M)
+    assert f"\npmcd: PID = {pmcd.pid}, PDU version = 2\npmcd request port(s):\n" in log
+    assert re.search(rf"^  ok +\d+ +unix   {re.escape(pmcd.unix)}$", log, re.M)
+    assert logged_port(log) == port
+    assert re.search(r"\nLog finished \w{3} \w{3} .*\n$", (tmp_path / "pmcd.log").read_text())
+
+
+def test_a_client_is_taken_while_the_agents_start(tmp_path):
+    """PCP's pmcd opens its request ports before it starts its agents: a client that
+    connects meanwhile waits for its greeting (QA 326: pmlogger, started just after
+    pmcd, was refused).  Before: nothing listened until every agent had started."""
+    import time
+
+    agent = tmp_path / "slow.py"
+    agent.write_text(
+        "import os, sys, time\n"
+        "from purepcp.pmapi.pdu.codec import encode\n"
+        "from purepcp.pmapi.pdu.records import Cred, CredsPDU\n"
+        f"while not os.path.exists({str(tmp_path / 'release')!r}):\n"
+        "    time.sleep(0.02)\n"
+        "sys.stdout.buffer.write(encode(CredsPDU((Cred.version(0, 2),), os.getpid())))\n"
+        "sys.stdout.flush()\n"
+        "sys.stdin.buffer.read()\n"
+    )
+    conf = tmp_path / "pmcd.conf"
+    conf.write_text(f"slow 253 pipe binary {sys.executable} {agent}\n")
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    env = dict(os.environ, PYTHONPATH=ROOT, PCP_RUN_DIR=str(tmp_path))
+    argv = [sys.executable, "-m", "purepcp.pmcd.main", "-f", "-c", str(conf), "-q", "600"]
+    argv += ["-p", str(port), "-i", "127.0.0.1", "-s", "", "-l", str(tmp_path / "pmcd.log")]
+    pmcd = subprocess.Popen(argv, env=env, stdin=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            assert pmcd.poll() is None and time.monotonic() < deadline, "pmcd never listened"
+            try:
+                client = socket.create_connection(("127.0.0.1", port), timeout=60)
+                break
+            except ConnectionRefusedError:
+                time.sleep(0.02)
+        with client:
+            log = tmp_path / "pmcd.log"
+            assert not log.exists() or "pmcd: PID = " not in log.read_text()  # still starting
+            (tmp_path / "release").touch()
+            greeting = client.recv(12)
+            assert len(greeting) == 12 and greeting[4:8] == b"\0\0\x70\0"  # an ERROR PDU
+    finally:
+        pmcd.terminate()
+        pmcd.wait(timeout=60)

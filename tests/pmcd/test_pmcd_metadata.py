@@ -140,3 +140,24 @@ async def test_a_client_in_a_container_is_always_asked_for(tmp_path):
         await _ask_all(boxed)
         assert agent.asked["DescReqPDU"] == 3
         nursery.cancel_scope.cancel()
+
+
+async def test_after_a_store_the_agent_is_asked_again_once(tmp_path):
+    """A store may change what the agent answers (PCP's sample goes busy after a store
+    into sample.not_ready, and answers the next request with PM_ERR_PMDANOTREADY: QA
+    155), so the next request goes to the agent; after its answer memory serves again.
+    Before, the descriptor came from memory, and the busy agent was never asked."""
+    from purepcp.pmapi.pdu.records import ResultPDU
+    from purepcp.pmapi.types import PMType
+    from purepcp.pmapi.values import Result, Timestamp, ValueSet
+
+    async with trio.open_nursery() as nursery:
+        agent, port = await _setup(nursery, tmp_path)
+        client = await Client.connect(port)
+        await _ask_all(client)
+        store = ValueSet.of_atoms(TIME, PMType.PM_TYPE_U32, [(0, 5)])
+        assert isinstance(await client.ask(ResultPDU(Result(Timestamp(0, 0), (store,)))), ErrorPDU)
+        for _ in range(2):
+            assert isinstance(await client.ask(DescReqPDU(TIME)), DescPDU)
+        assert agent.asked["DescReqPDU"] == 2  # once before the store, once after
+        nursery.cancel_scope.cancel()

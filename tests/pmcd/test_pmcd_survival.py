@@ -248,3 +248,42 @@ def test_a_store_into_pmcd_control_sighup_reloads(tmp_path: Path):
 
         pmcd.reload(send=store)  # (pmcd says RELOADING=1, then READY=1)
         assert "SIGHUP: reloading" in pmcd.log()
+
+
+@pytest.mark.trio
+async def test_a_dead_agent_is_restarted_at_once_then_waits_until_a_sighup():
+    """As PCP's pmcd (QA 326): an agent that dies is restarted at once, clients told of
+    the death and the restart together ("added restarted dropped"); dying again soon
+    after, it waits (PCP's: a minute; ours: first_restart), and a SIGHUP restarts it at
+    once ("added restarted").  Before: the first restart waited first_restart seconds,
+    and a SIGHUP with pmcd.conf unchanged restarted nothing."""
+    from purepcp.pmapi.pdu.constants import PMCDState
+
+    conf = (
+        "trivial 250 dso Trivial purepcp.agents.trivial\n"
+        f"simple 253 pipe binary {sys.executable} -m purepcp.agents.simple -d 253\n"
+    )
+    every = PMCDState.PMCD_ADD_AGENT | PMCDState.PMCD_RESTART_AGENT | PMCDState.PMCD_DROP_AGENT
+    async with trio.open_nursery() as nursery:
+        daemon, port = await _start(nursery, conf, first_restart=3600)
+        await _until(lambda: SIMPLE in daemon.channels)
+        c = await Client.connect(port)
+        await c.send(ProfilePDU(0, 0, ()))
+        assert await _value(c, NUMFETCH) == 1
+        first = daemon.channels[SIMPLE].pid
+        os.kill(first, signal.SIGKILL)
+        await _until(lambda: (ch := daemon.channels.get(SIMPLE)) is not None and ch.pid != first)
+        assert await _value(c, NUMFETCH) == 1
+        assert c.changes == every  # told together, with one fetch's answer
+        c.changes = 0
+        os.kill(daemon.channels[SIMPLE].pid, signal.SIGKILL)
+        await _until(lambda: SIMPLE not in daemon.channels)
+        assert await _value(c, NUMFETCH) == PM_ERR_NOAGENT
+        assert c.changes == PMCDState.PMCD_DROP_AGENT  # (and not back by itself)
+        c.changes = 0
+        await daemon.reload(daemon.config, daemon.pmns)  # SIGHUP, pmcd.conf unchanged
+        await _until(lambda: (ch := daemon.channels.get(SIMPLE)) is not None and ch.alive)
+        assert await _value(c, NUMFETCH) == 1
+        assert c.changes == PMCDState.PMCD_ADD_AGENT | PMCDState.PMCD_RESTART_AGENT
+        await c.stream.aclose()
+        nursery.cancel_scope.cancel()

@@ -86,7 +86,8 @@ class Layout:
         stderr = self.root / "pmcd.stderr"
         argv = [sys.executable, "-m", "purepcp.pmcd.main", "-f", "-i", "127.0.0.1"]
         self.pmcd = start_daemon(argv, self.env, stderr, notifications=self.notifications)
-        _wait_for_port(self.pmcd, stderr, self.notifications)
+        log = self.root / "log" / "pmcd" / "pmcd.log"
+        _wait_for_port(self.pmcd, stderr, self.notifications, log)
 
     def reload(self) -> None:
         """SIGHUP pmcd and wait until its reload has ended."""

@@ -1,8 +1,8 @@
 """Our pmcd as a real process for tests: ephemeral port, private unix socket, cleaned up.
 
 `our_pmcd(conf_text, tmp)` starts `python -m purepcp.pmcd.main -f` with that pmcd.conf,
-waits for it to say READY=1 on a notify socket (sent after its "listening on" line,
-which gives the port), yields an `OurPMCD` (TCP host spec, unix socket path,
+waits for it to say READY=1 on a notify socket (sent after its log has PCP's table of
+request ports, which gives the port), yields an `OurPMCD` (TCP host spec, unix socket path,
 environment for PCP's tools), and stops it with SIGTERM (SIGKILL if it lingers) and
 everything it started.  `OurPMCD.reload()` sends SIGHUP and waits for the reload to
 end (RELOADING=1, then READY=1).
@@ -113,18 +113,28 @@ def start_daemon(
         )
 
 
-def _wait_for_port(proc: subprocess.Popen, stderr: Path, notifications: Notifications) -> int:
+def _wait_for_port(
+    proc: subprocess.Popen, stderr: Path, notifications: Notifications, log: Path | None = None
+) -> int:
     """pmcd's TCP port, once it has said READY=1 (after its agents started and its
-    "listening on" line was written whole, so the port read from it is all there)."""
+    request ports table was written whole into its LOG, so the port read is all there)."""
+    logfile = log or stderr.with_name("pmcd.log")  # (as our_pmcd starts it)
 
     def describe() -> str:
-        return "our pmcd did not start: " + stderr.read_text(errors="replace")
+        text = logfile.read_text(errors="replace") if logfile.exists() else ""
+        return f"our pmcd did not start: {stderr.read_text(errors='replace')}\n{text}"
 
     notifications.wait(proc, "READY", "our pmcd", describe=describe)
-    found = re.search(r"listening on \S*?:(\d+)[,\n]", stderr.read_text(errors="replace"))
-    if found is None:
-        raise RuntimeError("our pmcd said READY=1 without its listening line: " + describe())
-    return int(found.group(1))
+    port = logged_port(logfile.read_text(errors="replace"))
+    if port is None:
+        raise RuntimeError("our pmcd said READY=1 without its request ports: " + describe())
+    return port
+
+
+def logged_port(log: str) -> int | None:
+    """The TCP port in a pmcd log's request ports table (PCP's, and ours), if any."""
+    found = re.search(r"^  ok +\d+ +(\d+) (inet|ipv6) ", log, re.M)
+    return int(found.group(1)) if found else None
 
 
 def wait_reloaded(

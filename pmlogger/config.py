@@ -36,7 +36,7 @@ import errno
 import os
 import re
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from purepcp.pmapi.cnumbers import atol, int32, int64
 from purepcp.pmapi.cpp import MAX_INCLUDE_LEVEL, Reader, SourceLine, read_source, split_lines
@@ -90,6 +90,25 @@ class LoggerConfig:
     groups: tuple[LogGroup, ...]
     access_ignored: bool = False
     warnings: tuple[str, ...] = ()
+    #: the text after pmcpp, each line with where it came from
+    source: tuple[SourceLine, ...] = ()
+
+    def preprocessed(self) -> str:
+        """The text as `pmcpp -rs` writes it: a line marker first and after a change of
+        file, an empty line for each one it drops (a directive, a false branch)."""
+        out: list[str] = []
+        file, line = None, 1
+        for src in self.source:
+            if file is None:
+                out.append(f'# 1 "{src.file}"')
+                file = src.file
+            if src.file != file or src.line < line:
+                out.append(f'# {src.line} "{src.file}"')
+            else:
+                out.extend("" for _ in range(src.line - line))
+            out.append(src.text)
+            file, line = src.file, src.line + 1
+        return "".join(f"{text}\n" for text in out)
 
 
 class ConfigError(Exception):
@@ -570,7 +589,8 @@ def parse_config(
         text, filename, macros=macros, include_dirs=include_dirs, reader=reader
     )
     scanner = _Scanner(lines, (filename, text.count("\n") + 1))
-    return _Parser(scanner, default_interval_ms).config()
+    config = _Parser(scanner, default_interval_ms).config()
+    return replace(config, source=tuple(lines))
 
 
 def parse_config_file(

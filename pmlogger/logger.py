@@ -2,7 +2,8 @@
 
 A Logger owns a PMAPI context and an ArchiveWriter.  The clauses of the configuration
 with one state and interval make one group (PCP's task), fetched on its own schedule;
-each fetch of a group goes out as one record.  Before a metric's first value the
+its metrics are bundled into fetch groups as libpcp's optfetch bundles PCP's, and each
+fetch group's fetch goes out as one record.  Before a metric's first value the
 archive gets its descriptor, names and help text, and before any value of an instance
 domain whose membership changed, a new instance-domain record (with an index entry).
 A metric that cannot be fetched is logged with its error code, as PCP's; when
@@ -43,10 +44,12 @@ from purepcp.pmapi.values import Result, Timestamp
 
 from . import logue
 from .config import LogGroup, MetricSpec
-from .optfetch import Request, describe_order
+from .optfetch import FetchGroup, OptFetch, Request, rank_of
 
 if TYPE_CHECKING:
     from purepcp.pmapi.context import Context
+
+    from .namecache import NameCache
 
 NSEC = 1_000_000_000
 #: An index entry at least this often (records), so a reader's seek reads few records.
@@ -55,38 +58,35 @@ INDEX_EVERY = 64
 
 @dataclass
 class Group:
-    """A configured group, resolved: its PMIDs (and instance lists), interval and next due time."""
+    """A configured group (PCP's task), resolved: its PMIDs, interval, next due time, and
+    its fetch groups (libpcp's optfetch)."""
 
     interval_ns: int | None  # None: once
     pmids: list[int]
-    insts: dict[int, tuple[int, ...]] = field(default_factory=dict)  # pmid -> instances kept
     due: float = 0.0
     names: dict[int, str] = field(default_factory=dict)  # pmid -> the name it was found by
     indoms: dict[int, int] = field(default_factory=dict)  # pmid -> its instance domain
     reported: bool = False  # (-r: its record size has been reported)
+    plan: OptFetch = field(default_factory=OptFetch)
+    seen: set[str] = field(default_factory=set)  # leaf names taken (PCP's t_namelist)
 
-    def add(self, pmid: int, name: str, indom: int, insts: tuple[int, ...] | None) -> None:
-        """PMID (found as NAME, of INDOM), all its instances (None) or INSTS; a metric named
-        again (in this clause or another of the same interval) logs the union of what each
-        asks."""
+    @property
+    def fetches(self) -> list[FetchGroup]:
+        """The fetch groups, in the order they are fetched (the newest first)."""
+        return self.plan.groups
+
+    def add(self, pmid: int, name: str, indom: int) -> None:
+        """PMID (found as NAME, of INDOM) is one of the group's metrics."""
         if pmid not in self.pmids:
             self.pmids.append(pmid)
             self.names[pmid] = name
             self.indoms[pmid] = indom
-            if insts is not None:
-                self.insts[pmid] = insts
-            return
-        kept = self.insts.get(pmid)
-        if kept is None:
-            return
-        if insts is None:
-            del self.insts[pmid]
-        else:
-            self.insts[pmid] = tuple(dict.fromkeys((*kept, *insts)))
 
     def report(self, size: int) -> str:
-        """pmlogger -r's lines for this group: its metrics, and what logging them costs."""
-        names = [self.names.get(p, pmIDStr(p)) for p in sorted(self.pmids, reverse=True)]
+        """pmlogger -r's lines for this group: its metrics (fetch group by fetch group, a
+        metric in two of them twice, as PCP's), and what logging them costs."""
+        pmids = [p for fetch in self.fetches for p in fetch.pmids]
+        names = [self.names.get(p, pmIDStr(p)) for p in pmids]
         if len(names) > 1:
             head = f"\nGroup [{len(names)} metrics] {{\n" + "".join(f"\t{n}\n" for n in names) + "}"
         else:
@@ -97,51 +97,6 @@ class Group:
         every = f"{int(seconds)}" if self.interval_ns % NSEC == 0 else f"{seconds:.3f}"
         per_day = size * 24 * 60 * 60 / (1024 * 1024 * seconds)
         return f"{head} logged every {every} sec: {size} bytes or {per_day:.2f} Mbytes/day\n"
-
-
-class _Plan:
-    """What one set of groups due together fetches, and which result layouts log as they come."""
-
-    def __init__(self, groups: Sequence[Group]) -> None:
-        # highest PMID first, the order libpcp's optfetch gives pmlogger's fetches (and so
-        # the order of the records' value sets and of the metadata written for them)
-        self.pmids = sorted({p for g in groups for p in g.pmids}, reverse=True)
-        self.keep = {p: i for g in groups for p, i in g.insts.items()}  # pmid -> instances kept
-        self.profile = _profile(groups)
-        self._as_is: dict[ResultLayout, bool] = {}
-
-    def as_is(self, layout: ResultLayout) -> bool:
-        """True if a result with LAYOUT has no instance to drop."""
-        ok = self._as_is.get(layout)
-        if ok is None:
-            keep = self.keep
-            ok = not any(s.pmid in keep for s in layout.shape)
-            if len(self._as_is) >= 64:
-                self._as_is.clear()
-            self._as_is[layout] = ok
-        return ok
-
-
-def _profile(groups: Sequence[Group]) -> tuple[tuple[int, tuple[int, ...]], ...]:
-    """The instance profile a fetch of GROUPS asks pmcd for, as pmlogger's optfetch sets
-    it: each instance domain whose metrics all name instances, only those instances
-    (an agent may refuse a metric fetched without a profile: sample's needprofile)."""
-    wanted: dict[int, set[int]] = {}
-    everything: set[int] = set()
-    for g in groups:
-        for pmid in g.pmids:
-            indom = g.indoms.get(pmid, PM_INDOM_NULL)
-            if indom == PM_INDOM_NULL:
-                continue
-            if pmid in g.insts:
-                wanted.setdefault(indom, set()).update(g.insts[pmid])
-            else:
-                everything.add(indom)
-    return tuple(
-        (indom, tuple(sorted(insts)))
-        for indom, insts in sorted(wanted.items())
-        if indom not in everything
-    )
 
 
 class Logger:
@@ -155,9 +110,14 @@ class Logger:
         make_writer: Callable[[Timestamp, logue.SourceFacts], ArchiveWriter],
         log: TextIO = sys.stderr,
         report: bool = False,
+        debug: frozenset[str] = frozenset(),
+        name_cache: NameCache | None = None,
     ) -> None:
         self.ctx = ctx
         self.log = log
+        self.name_cache = name_cache  # -D appl6: PCP's name cache, for its lookups' trace
+        #: -D optfetch,desperate: each task's fetch groups after each metric joins them
+        self.trace_optfetch = {"optfetch", "desperate"} <= debug
         self.report = report  # -r: each group's record size, the first time it is logged
         self.make_writer = make_writer
         self.writer: ArchiveWriter | None = None
@@ -178,7 +138,6 @@ class Logger:
         self.last_stamp: Timestamp | None = None
         self._logue: tuple[str, str] | None = None  # (archive, host) once begin() has run
         self._settled: ResultLayout | None = None  # the last record's layout, if it had one
-        self._plans: dict[tuple[int, ...], _Plan] = {}  # per set of groups fetched together
 
     # -- configuration ----------------------------------------------------------------------
 
@@ -192,7 +151,6 @@ class Logger:
         turn: describe_rank is that order.
         """
         merged: dict[tuple[bool, int | None], Group] = {}  # (mandatory, interval) -> a task
-        tasks: dict[tuple[bool, int | None], list[Request]] = {}  # its metrics as asked for
         for group in groups:
             if group.once:
                 interval = None
@@ -201,37 +159,37 @@ class Logger:
             else:
                 interval = group.interval_ms * 1_000_000
             if group.state == "on":
-                key = (group.mandatory, interval)
-                g = merged.setdefault(key, Group(interval, []))
-                task = tasks.setdefault(key, [])
+                g = merged.setdefault((group.mandatory, interval), Group(interval, []))
             else:  # off, maybe: looked up (and warned about), not logged (no pmlc here)
-                g, task = Group(interval, []), []
+                g = Group(interval, [])
+            g.plan.tracing = self.trace_optfetch
             self._held = []
             try:
-                self._resolve_statement(group, g, task)
+                self._resolve_statement(group, g, group.state == "on")
             finally:
                 held, self._held = self._held, None
                 for _, text in sorted(held, key=lambda h: h[0]):  # (in the statement's order)
                     self.log.write(text)
                 self.log.flush()
-        once = [t for (_, interval), t in tasks.items() if interval is None]
-        others = [t for (_, interval), t in tasks.items() if interval is not None]
-        self.describe_rank = describe_order([*once, *others])
         # (the "once" tasks first: PCP starts them before the others)
         once_first = sorted(merged.items(), key=lambda item: item[0][1] is not None)
-        return [g for _, g in once_first if g.pmids]
+        tasks = [g for _, g in once_first if g.fetches]
+        self.describe_rank = rank_of([[f.pmids for f in g.fetches] for g in tasks])
+        return tasks
 
-    def _resolve_statement(self, group: LogGroup, g: Group, task: list[Request]) -> None:
-        """One statement's metrics into G (and TASK): every name traversed, then every leaf
-        named and described in one exchange each."""
+    def _resolve_statement(self, group: LogGroup, g: Group, on: bool) -> None:
+        """One statement's metrics into G (into its fetch groups if ON): every name
+        traversed, then every leaf named and described in one exchange each."""
         self._spec_no = {id(spec): k for k, spec in enumerate(group.metrics)}
         found = []  # (spec, its leaf names), each spec traversed in turn
         for spec in group.metrics:
             try:
                 names = self.ctx.traverse(spec.name)
             except PMError as exc:
+                self._trace_lookups(spec, g, [])
                 self.not_logged(spec, spec.name, exc.message)
                 continue
+            self._trace_lookups(spec, g, names)
             if not names:
                 self.not_logged(spec, spec.name, PMError(PM_ERR_NAME).message)
             found.append((spec, names))
@@ -264,8 +222,9 @@ class Logger:
                     insts = self._instance_ids(spec, name, desc.indom)
                     if not insts:  # (none of its instances known: not logged, as PCP)
                         continue
-                task.append(Request(pmid, desc.indom, insts))
-                g.add(pmid, name, desc.indom, insts)
+                g.add(pmid, name, desc.indom)
+                if on and g.plan.request(Request(pmid, desc.indom, insts)):
+                    self._trace_fetches(spec, g)
 
     def _instance_ids(self, spec: MetricSpec, name: str, indom: int) -> tuple[int, ...]:
         """The instances of SPEC's list that metric NAME (of INDOM) has, each checked with
@@ -287,6 +246,37 @@ class Logger:
                 ids.append(inst)
         return tuple(ids)
 
+    def _trace_lookups(self, spec: MetricSpec, g: Group, leaves: list[str]) -> None:
+        """-D appl6: the name cache lookups PCP's pmlogger makes for SPEC (gram.y): none
+        for a name its task has taken, two for a leaf found, else one for each leaf below
+        (LEAVES) that the task has not taken."""
+        cache = self.name_cache
+        if cache is None or spec.name in g.seen:
+            return
+        found, line = cache.lookup(spec.name)
+        lines = [line]
+        if found:
+            lines.append(line)
+            g.seen.add(spec.name)
+        else:
+            for leaf in leaves:
+                if leaf in g.seen:
+                    continue
+                found, line = cache.lookup(leaf)
+                lines.append(line)
+                if found or line.endswith("not in cache\n"):
+                    g.seen.add(leaf)
+        self.tell_at(spec, "".join(lines))
+
+    def _trace_fetches(self, spec: MetricSpec, g: Group) -> None:
+        """-D optfetch,desperate: libpcp's bundling of the metric just added, then the
+        task's fetch groups, as PCP's pmlogger (gram.y) and libpcp's optfetch print them."""
+        if not self.trace_optfetch:
+            return
+        text = "".join(g.plan.trace) + f"Task 0x{id(g):x} -> t_fetch ...\n" + g.plan.dump()
+        g.plan.trace.clear()
+        self.tell_at(spec, text)
+
     def not_logged(self, spec: MetricSpec, name: str, reason: str) -> None:
         """pmlogger's warning for a configured name that cannot be logged, and why."""
         self.warn_at(
@@ -298,8 +288,12 @@ class Logger:
         """pmlogger's warning about the configuration at SPEC: where, then TEXT (gram.y's
         yywarn)."""
         file, line = spec.where
-        message = f"Warning [{file}, line {line}]\n{text}\n"
-        if self._held is not None:  # (while a statement resolves: told in its order after)
+        self.tell_at(spec, f"Warning [{file}, line {line}]\n{text}\n")
+
+    def tell_at(self, spec: MetricSpec, message: str) -> None:
+        """MESSAGE for the log about the configuration at SPEC (while a statement resolves,
+        told after it, in the statement's order)."""
+        if self._held is not None:
             self._held.append((self._spec_no.get(id(spec), 0), message))
             return
         self.log.write(message)
@@ -311,34 +305,28 @@ class Logger:
 
     # -- one sample ---------------------------------------------------------------------------
 
-    def sample(self, groups: Sequence[Group]) -> bool:
-        """Fetch GROUPS once and log what came back as one record; False if pmcd is gone."""
-        plan = self._plans.get(tuple(map(id, groups)))
-        if plan is None:
-            plan = self._plans[tuple(map(id, groups))] = _Plan(groups)
-        pmids, keep = plan.pmids, plan.keep
-        try:
-            self._use_profile(plan.profile)
-            fetched = self.ctx.fetch(pmids)
-        except PMError as exc:
-            if not self.need_mark:
-                self.warn(f"fetch failed: {exc.message}; waiting for pmcd to return")
-            self.need_mark = True
-            return False
-        result = fetched.result
-        got = result.vsets
-        if type(got) is ColumnValueSets and plan.as_is(got.layout):
-            self.write(result, fetched.descs, self.describe_rank)  # as it came: copied whole
-        else:
-            vsets = []
-            for vs in got:  # (one that could not be fetched is logged with its error, as PCP)
-                if vs.pmid in keep and vs.numval > 0:
-                    vs = vs.subset(keep[vs.pmid].__contains__)
-                vsets.append(vs)
-            result = Result(result.timestamp, tuple(vsets))
-            self.write(result, fetched.descs, self.describe_rank)
-        if self.report:
-            self._report(groups, result)
+    def sample(self, group: Group) -> bool:
+        """Fetch GROUP once, a fetch and a record for each of its fetch groups (the newest
+        first, as PCP's); False if pmcd is gone."""
+        sizes = []
+        for fetch in group.fetches:
+            try:
+                self._use_profile(fetch.profile())
+                fetched = self.ctx.fetch(fetch.pmids)
+            except PMError as exc:
+                if not self.need_mark:
+                    self.warn(f"fetch failed: {exc.message}; waiting for pmcd to return")
+                self.need_mark = True
+                return False
+            # (as it came: a metric that could not be fetched is logged with its error)
+            self.write(fetched.result, fetched.descs, self.describe_rank)
+            if self.report and not group.reported and self.writer is not None:
+                sizes.append(len(encode_record(fetched.result, self.writer.version)))
+        self.samples += 1
+        if sizes:  # -r: the first time the group is logged, the size of its records
+            group.reported = True
+            self.log.write(group.report(sum(sizes)))
+            self.log.flush()
         return True
 
     def _use_profile(self, profile: tuple[tuple[int, tuple[int, ...]], ...]) -> None:
@@ -350,17 +338,6 @@ class Logger:
             self.ctx.profile.delete(indom)
             self.ctx.profile.add(indom, insts)
         self._profile = profile
-
-    def _report(self, groups: Sequence[Group], result: Result) -> None:
-        """-r: for each group logged for the first time, the size of its record alone."""
-        for g in groups:
-            if g.reported:
-                continue
-            g.reported = True
-            mine = set(g.pmids)
-            own = Result(result.timestamp, tuple(vs for vs in result.vsets if vs.pmid in mine))
-            self.log.write(g.report(len(encode_record(own, self.writer.version))))
-            self.log.flush()
 
     # -- prologue and epilogue ------------------------------------------------------------------
 
@@ -446,7 +423,6 @@ class Logger:
             self._settled = layout
         w.put_result(result)
         self.records += 1
-        self.samples += 1
         self.last_stamp = stamp
         if (indexed or self.records % INDEX_EVERY == 0) and w.vol == vol:
             # (pointing at the record and its metadata; a volume switch put its own entry)
@@ -544,9 +520,10 @@ class Logger:
         retry: float = 1.0,
         max_bytes: int | None = None,
     ) -> str | None:
-        """Log until STOP says so, SAMPLES records are out, the volumes hold MAX_BYTES, or
-        the wall clock passes UNTIL; the reason in pmlogger's words (None: STOP).  With only
-        "once" groups left, logging goes on (as PCP's) until one of those."""
+        """Log until STOP says so, SAMPLES samples are taken (a group's fetches are one),
+        the volumes hold MAX_BYTES, or the wall clock passes UNTIL; the reason in pmlogger's
+        words (None: STOP).  With only "once" groups left, logging goes on (as PCP's) until
+        one of those."""
         now = time.monotonic()
         heap = [(now, i) for i in range(len(self.groups))]
         heapq.heapify(heap)
@@ -564,8 +541,8 @@ class Logger:
                 time.sleep(min(wait, 0.1))
                 on_idle()
                 continue
-            _, i = heapq.heappop(heap)  # (each group its own fetch and record, as PCP's tasks)
-            ok = self.sample([self.groups[i]])
+            _, i = heapq.heappop(heap)  # (each group its own fetches and records, as PCP's tasks)
+            ok = self.sample(self.groups[i])
             interval = self.groups[i].interval_ns
             if not ok:
                 heapq.heappush(heap, (time.monotonic() + retry, i))
@@ -577,7 +554,7 @@ class Logger:
         return None
 
     def _limit(self, samples: int | None, until: float | None, max_bytes: int | None) -> str | None:
-        """The limit logging has reached (SAMPLES records, MAX_BYTES in the volumes, the
+        """The limit logging has reached (SAMPLES samples, MAX_BYTES in the volumes, the
         wall clock past UNTIL) in pmlogger's words, else None."""
         if samples is not None and self.samples >= samples:
             return "Sample limit reached"

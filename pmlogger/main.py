@@ -61,6 +61,8 @@ from .pidfile import FILENAME as PIDFILE
 if TYPE_CHECKING:
     from purepcp.pmapi.context import Context
 
+    from .namecache import NameCache
+
 CONFIG = Opt("c", "config", "FILE", "file to load the logging configuration from")
 CHECK = Opt("C", "check", None, "parse configuration and exit")
 LABELHOST = Opt("H", "labelhost", "HOST", "hostname for the archive label, not pmcd's")
@@ -69,11 +71,11 @@ LOGFILE = Opt("l", "log", "FILE", "redirect diagnostics and trace output")
 NOTIFY = Opt("N", "notify", None, "notify the service manager (systemd) when ready")
 PRIMARY = Opt("P", "primary", None, "execute as primary logger instance")
 REPORT = Opt("r", "report", None, "report record sizes and archive growth rate")
-SAMPLES = Opt("s", "size", "N", "stop after N records, SIZE bytes (k, m, g) or a time")
+SAMPLES = Opt("s", "size", "N", "stop after N samples, SIZE bytes (k, m, g) or a time")
 INTERVAL = Opt("t", "interval", "DELTA", "default logging interval [60 seconds]")
 FINISH = Opt("T", "finish", "TIME", "end of the time window")
 UNBUFFERED = Opt("u", None, None, "unbuffered output (the default: this does nothing)")
-VOLSIZE = Opt("v", "volsize", "SIZE", "switch volumes after SIZE records or bytes (k, m, g)")
+VOLSIZE = Opt("v", "volsize", "SIZE", "switch volumes after SIZE samples or bytes (k, m, g)")
 VERSION = Opt("V", "version", "N", "archive version to write (2 or 3) [2]")
 NOTE = Opt("m", "note", "MSG", "note for pmlc's port map (accepted; purepcp has no pmlc)")
 LOCALZONE = Opt("y", None, None, "set timezone for times in the log file to the local zone")
@@ -115,9 +117,9 @@ _LEADING = re.compile(r"\s*[+-]?\d+")
 
 
 def _size(text: str) -> tuple[int | None, int | None, float | None]:
-    """-s/-v as pmlogger's ParseSize reads them: (records, bytes, seconds), one of them set.
+    """-s/-v as pmlogger's ParseSize reads them: (samples, bytes, seconds), one of them set.
 
-    A positive whole number alone counts records; followed at once by a unit (any case,
+    A positive whole number alone counts samples; followed at once by a unit (any case,
     a plural "s" dropped: 4000bytes, 2kb, 1GiB) it is a size; else the text must be a
     time (with a positive whole number first, as strtol reads it).  ValueError if not.
     """
@@ -157,10 +159,18 @@ def _run(argv: list[str]) -> int:
         log.write(warning + "\n")
 
     ctx = TOOL.context(parsed)  # -h HOST, -o (the key local-PMDA, as -L), else local:
+    names = _name_cache(ctx, config, settings.debug, log)
     archives = _Archives(settings, _source_hostname(ctx))
     # (the configuration's names are looked up here, as PCP's pmlogger does while parsing)
     logger = Logger(
-        ctx, config.groups, settings.interval_ms, archives.writer, log, report=settings.report
+        ctx,
+        config.groups,
+        settings.interval_ms,
+        archives.writer,
+        log,
+        report=settings.report,
+        debug=settings.debug,
+        name_cache=names,
     )
     log.write("Config parsed\n")
     if settings.check_only:  # -C: the configuration parsed, every group resolved by pmcd
@@ -175,6 +185,23 @@ def _run(argv: list[str]) -> int:
         return _nothing_to_log(ctx, log)
     # (statements whose metrics all failed log nothing, and pmlogger goes on, as PCP's)
     return _Run(settings, log, ctx, logger, archives).run(facts)
+
+
+def _name_cache(
+    ctx: Context, config: LoggerConfig, debug: frozenset[str], log: TextIO
+) -> NameCache | None:
+    """-D appl6: PCP's pmlogger's name cache built as its pass0 and pass1 build it, with
+    their trace (appl7 turns the cache off); None without appl6."""
+    if "appl6" not in debug:
+        return None
+    from .namecache import NameCache
+
+    cache = NameCache(ctx)
+    if "appl7" not in debug:
+        cache.build(config.preprocessed())
+    log.write("".join(cache.trace) + cache.dump())
+    log.flush()
+    return cache
 
 
 def _nothing_to_log(ctx: Context, log: TextIO) -> int:
@@ -211,6 +238,7 @@ class _Settings:
     pid: int | None  # -p: log while this process lives
     username: str | None  # -U
     control_fd: int | None  # -x
+    debug: frozenset[str] = frozenset()  # -D: pmSetDebug's option names (lower case)
 
 
 def _settings(parsed: Parsed) -> _Settings:
@@ -267,7 +295,20 @@ def _settings(parsed: Parsed) -> _Settings:
         pid=_whole_number(parsed, "PID", "invalid process identifier ({})"),
         username=None if "username" not in parsed else str(parsed.get("username")),
         control_fd=_whole_number(parsed, "x", "-x requires a non-negative numeric argument"),
+        debug=_debug_names(parsed),
     )
+
+
+def _debug_names(parsed: Parsed) -> frozenset[str]:
+    """The debug options -D turned on, by name ("all": every one of them)."""
+    from purepcp.pmapi.options import DEBUG_NAMES
+
+    names: set[str] = set()
+    for opt, value in parsed.pairs:
+        if opt is DEBUG:
+            for token in (t.strip().lower() for t in value.split(",")):
+                names.update(DEBUG_NAMES if token == "all" else {token} & DEBUG_NAMES)
+    return frozenset(names)
 
 
 def _check_more(parsed: Parsed) -> None:
@@ -425,19 +466,22 @@ class _Run:
         self.logger = logger
         self.archives = archives
         self.signals = _Signals()
-        self.switched_at = 0  # the record count at the last volume switch
+        self.switched_at = 0  # the sample count at the last volume switch
         self.volume_began = time.monotonic()  # (for -v TIME)
         self.pidfile: Path | None = None
         self.watch = None  # -p's process, -x's channel
         if settings.pid is not None or settings.control_fd is not None:
             from .lifetime import Watch
 
-            self.watch = Watch(settings.pid, settings.control_fd, log)
+            self.watch = Watch(settings.pid, settings.control_fd, log, "appl2" in settings.debug)
         self.ended: str | None = None  # why the watch ended logging
 
     def run(self, facts: SourceFacts) -> int:
         """Log until the end; the exit status (1: an archive could not be written)."""
         self.signals.install()
+        if self.watch is not None:  # (what a recording session's dialog reports)
+            self.watch.session.host = self.archives.label_host(facts)
+            self.watch.session.archive_bytes = self._archive_bytes
         reason: str | None = None
         status = 0
         try:
@@ -453,6 +497,10 @@ class _Run:
             logfile.notify(self.log, "pmlogger", "Info", message)
         logfile.footer(self.log)
         return status
+
+    def _archive_bytes(self) -> int:
+        writer = self.logger.writer
+        return 0 if writer is None else writer.volume_bytes
 
     def _log_archives(self, facts: SourceFacts) -> str | None:
         """Archive after archive (SIGUSR2 ends one and begins the next, with the limits
@@ -527,7 +575,7 @@ class _Run:
         why = "SIGHUP" if self.signals.new_volume else self._volume_due(writer)
         if why is not None:
             self.signals.new_volume = False
-            self.switched_at = self.logger.records
+            self.switched_at = self.logger.samples
             self.volume_began = time.monotonic()
             stamp = self.logger.last_stamp or Timestamp.now()
             vol = writer.new_volume(stamp)
@@ -540,7 +588,7 @@ class _Run:
         s = self.settings
         if (
             s.volume_records is not None
-            and self.logger.records - self.switched_at >= s.volume_records
+            and self.logger.samples - self.switched_at >= s.volume_records
         ):
             return "sample counter"
         if s.volume_bytes is not None and writer.log_offset >= s.volume_bytes:

@@ -711,3 +711,37 @@ def test_instance_domains_logged_as_pcps_callback_decides(tmp_path):
             (0, (1, 2, 3)),
             (1, (1, 3)),
         ]
+
+
+def test_each_fetch_group_is_fetched_and_logged_on_its_own(tmp_path):
+    """QA 1273: a task whose metrics optfetch bundles into two fetch groups is two fetches,
+    two records (the newest group first), each with its own instance profile, and -s
+    counts the task's samples; -D optfetch,desperate shows the groups as they are made,
+    and -r lists the metrics group by group."""
+    (tmp_path / "cfg").write_text(
+        "log mandatory on every 100 msec {\n"
+        '    kernel.percpu.cpu.idle ["cpu0"] kernel.percpu.cpu.sys ["cpu0"]\n'
+        '    kernel.percpu.cpu.nice ["cpu0"] kernel.percpu.cpu.user\n'
+        "}\n"
+    )
+    with ours_serving(tmp_path) as pmcd:
+        args = ["-h", pmcd.host, "-c", "cfg", "-D", "optfetch,desperate", "-r", "-s", "2"]
+        run = _run_pmlogger(tmp_path, *args, "-l", "log", "arch")
+    assert run.returncode == 0, run.stderr
+    user, nice, sys_, idle = (pmID_build(60, 0, i) for i in range(4))
+    recs = _records(str(tmp_path / "arch"))[1:-1]
+    assert [sorted(vs.pmid for vs in r.result.vsets) for r in recs] == [
+        [user],
+        [nice, sys_, idle],
+        [user],
+        [nice, sys_, idle],
+    ]
+    for r in recs[1::2]:  # (the group of instance lists: cpu0 alone)
+        assert all(tuple(vs.insts) == (0,) for vs in r.result.vsets)
+    log = (tmp_path / "log").read_text()
+    assert log.count(" -> t_fetch ...\n") == 4
+    last = log[log.rindex(" -> t_fetch ...\n") :]
+    assert [line.split()[1] for line in last.splitlines() if line.startswith("    PMID ")] == [
+        "60.0.0", "60.0.1", "60.0.2", "60.0.3"
+    ]  # fmt: skip
+    assert "\nGroup [4 metrics] {\n\tkernel.percpu.cpu.user\n\tkernel.percpu.cpu.idle\n" in log

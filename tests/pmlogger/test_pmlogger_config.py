@@ -734,3 +734,96 @@ def test_a_metric_is_located_where_pmloggers_warnings_say():
     specs = [m for g in groups(text) for m in g.metrics]
     assert [(m.name, m.where[1]) for m in specs] == [("foo", 3), ("bar", 6), ("baz", 7), ("qux", 8)]
     assert one("log mandatory on once foo\n").metrics[0].where[1] == 2  # (the end of the file)
+
+
+# -- pmlogger's name cache (pass0.c), for -D appl6 ---------------------------------------
+
+#: QA 1353's configuration
+CACHE_CONFIG = """\
+# not_a_name_0 in comment
+#
+log advisory on once { sample.bin ["bin-100", "bin-200", "]"] }
+log
+mandatory
+on
+once
+{
+is_a_name_0
+}
+log advisory on 1 minute { is_a_name_1 [ "]", "not_a_name_1",  "not_a_name_2" ] }
+log advisory on 10 minutes { is_a_name_2 [ "]", "not_a_name_3", "not_a_name_4" ] }
+log mandatory on 15 seconds { is_a_name_3 is_a_name_4 # is_not_a_name_5
+# is_not_a_name_6
+\t\tis_a_name_5
+\t\tdup_key_ key_dup_\t# these will be hash key synonyms
+\t\tsample.bin\t\t# duplicate name
+\t\tsample.bad.unknown\t# no pmDesc
+}
+"""
+
+
+def test_the_preprocessed_text_is_pmcpps():
+    """pmcpp -rs's output: a line marker first, an empty line for each directive."""
+    config = parse_config("%define x\nlog mandatory on once { a }\n", "f")
+    assert config.preprocessed() == '# 1 "f"\n\nlog mandatory on once { a }\n'
+
+
+def test_pass0_finds_the_names_pcps_does_at_its_lines():
+    """QA 1353: names inside braces only, comments and quoted instances skipped, each at
+    the line count when its end was read (after pmcpp's marker line)."""
+    from purepcp.pmlogger.namecache import scan_names
+
+    text = parse_config(CACHE_CONFIG, "TMP.config").preprocessed()
+    assert scan_names(text) == [
+        (4, "sample.bin"), (11, "is_a_name_0"), (12, "is_a_name_1"), (13, "is_a_name_2"),
+        (14, "is_a_name_3"), (14, "is_a_name_4"), (17, "is_a_name_5"), (17, "dup_key_"),
+        (17, "key_dup_"), (18, "sample.bin"), (19, "sample.bad.unknown"),
+    ]  # fmt: skip
+
+
+class _Names:
+    """A context knowing two of QA 1353's names (one without a descriptor)."""
+
+    def lookup_names(self, names):
+        known = {"sample.bin": 0x07400006, "sample.bad.unknown": 0x07400036}
+        return [known.get(n, 0xFFFFFFFF) for n in names]
+
+    def lookup_descs(self, pmids):
+        from purepcp.pmapi.desc import Desc
+        from purepcp.pmapi.types import PMSem, PMType
+
+        return [
+            Desc(p, PMType.PM_TYPE_32, 0x07400002, PMSem.PM_SEM_INSTANT) if p == 0x07400006
+            else None
+            for p in pmids
+        ]  # fmt: skip
+
+    def traverse(self, name):
+        from purepcp.pmapi.errors import PM_ERR_NAME, PMError
+
+        raise PMError(PM_ERR_NAME)
+
+
+def test_the_name_cache_is_dumped_in_pcps_hash_order():
+    """QA 1353: the cache's entries in libpcp's hash table order (fold_string's keys, the
+    table grown and relinked as __pmHashAdd does), synonyms newest first."""
+    from purepcp.pmlogger.namecache import NameCache, fold_string
+
+    assert fold_string("dup_key_") == fold_string("key_dup_")
+    cache = NameCache(_Names())
+    cache.build(parse_config(CACHE_CONFIG, "TMP.config").preprocessed())
+    assert cache.dump() == (
+        'cache list[0]: "sample.bin"[L] 29.0.6 InDom:29.2\n'
+        'cache list[1]: "key_dup_"[U] PM_ID_NULL -> "dup_key_"[U] PM_ID_NULL\n'
+        'cache list[2]: "is_a_name_0"[U] PM_ID_NULL\n'
+        'cache list[3]: "is_a_name_5"[U] PM_ID_NULL\n'
+        'cache list[4]: "is_a_name_3"[U] PM_ID_NULL\n'
+        'cache list[5]: "is_a_name_4"[U] PM_ID_NULL\n'
+        'cache list[6]: "sample.bad.unknown"[L] 29.0.54 [no pmDesc]\n'
+        'cache list[7]: "is_a_name_1"[U] PM_ID_NULL\n'
+        'cache list[8]: "is_a_name_2"[U] PM_ID_NULL\n'
+        "10 unique names + 1 duplicates (1 hash key synonyms)\n"
+    )
+    assert cache.lookup("sample.bin") == (True, "cache_lookup(sample.bin): success\n")
+    assert cache.lookup("sample.bad.unknown")[1].endswith("in cache, but no pmDesc\n")
+    assert cache.lookup("nope") == (False, "cache_lookup(nope): not in cache\n")

@@ -149,6 +149,61 @@ def test_a_recording_session_controls_the_run(tmp_path, messages, reason):
         )
 
 
+def _session(tmp: Path, messages: bytes, answer: str, *args: str) -> str:
+    """A run with -x fed MESSAGES, $PCP_XCONFIRM_PROG answering ANSWER: the log."""
+    (tmp / "cfg").write_text(CONFIG)
+    confirm = tmp / "confirm"
+    confirm.write_text(f"#!/bin/sh\nprintf '{answer}'\n")
+    confirm.chmod(0o755)
+    read, write = os.pipe()
+    os.write(write, messages)
+    os.close(write)
+    env = dict(tool_env(), PCP_XCONFIRM_PROG=str(confirm))
+    try:
+        argv = [sys.executable, "-m", "purepcp.pmlogger.main", "-x", str(read), *args]
+        argv += ["-o", "-c", "cfg", "-T", "2sec", "-l", "log", "a"]
+        run = subprocess.run(
+            argv, cwd=tmp, capture_output=True, text=True, timeout=60, env=env, pass_fds=(read,)
+        )
+    finally:
+        os.close(read)
+    assert run.returncode == 0, run.stderr
+    return (tmp / "log").read_text()
+
+
+def test_a_recording_session_dialog_is_logged_when_pmconfirm_says_nothing(tmp_path):
+    """QA 304: with -D appl2 each control message is traced; the launcher gone (end of
+    file) brings up PCP's dialog, and pmconfirm answering nothing puts it in the log,
+    taken as "Yes" (terminate)."""
+    log = _session(tmp_path, b"V0\nFmyfolio\nR\n", "", "-D", "appl2")
+    pid = re.search(r"pmlogger\((\d+)\)", log).group(1)
+    assert (
+        'recording session control: "V0"\nrecording session control: "Fmyfolio"\n'
+        'recording session control: "R"\nrecording session control: eof\n\n'
+        "Error: pmconfirm(1) failed for recording session dialog\nDialog:\n"
+        'PCP recording for the archive folio "myfolio" and the host "'
+    ) in log
+    assert (
+        "\n\nThis archive may be replayed with the following command:\n"
+        "  $ pmafm myfolio replay\n\nThe application that launched pmlogger has exited"
+    ) in log
+    assert re.search(
+        r"grow at the rate of [\d.]+ [KM]?bytes per hour or [\d.]+ [KM]?bytes per day\.\n\n"
+        rf"At any time this pmlogger process may be terminated with the following command:\n"
+        rf"  \$ pmsignal -s TERM {pid}\n\n\nTerminate this PCP recording session now\?\[",
+        log,
+    )
+    assert _log_end(tmp_path) == "Recording session terminated"
+
+
+def test_a_recording_session_goes_on_when_pmconfirm_says_no(tmp_path):
+    """Answered "No", the launcher's end detaches: logging goes on to the end of run time,
+    and without -D appl2 the messages are not traced."""
+    log = _session(tmp_path, b"V0\n?\n", "No\\nmore\\n")
+    assert "recording session control" not in log and "Dialog:" not in log
+    assert _log_end(tmp_path) == "End of run time"
+
+
 def test_username_switches_user_or_says_why_not(tmp_path):
     (tmp_path / "cfg").write_text(CONFIG)
     me = pwd.getpwuid(os.getuid()).pw_name
@@ -190,3 +245,32 @@ def test_volumes_switch_after_the_record_that_reaches_the_size(tmp_path):
     assert run.returncode == 0, run.stderr
     assert "via sample time at " in (tmp_path / "log").read_text()
     assert len(list(tmp_path.glob("b.[0-9]*"))) > 1
+
+
+def test_debug_appl6_traces_pcps_name_cache(tmp_path):
+    """QA 1353: -D appl6 prints the names pass0 finds, the name cache, and each lookup in
+    it where PCP's pmlogger makes them (before the warnings about that metric)."""
+    (tmp_path / "cfg").write_text(
+        "# a comment\n"
+        'log advisory on once { hinv.ncpu ["no-such"] }\n'
+        "log mandatory on 15 seconds { no.such.name kernel.all.load\n"
+        "\thinv.ncpu }\n"
+    )
+    run = _pmlogger(tmp_path, "-o", "-C", "-c", "cfg", "-D", "appl6")
+    assert run.returncode == 0, run.stderr
+    lines = run.stderr.splitlines()
+    start = lines.index('pass0:3 name="hinv.ncpu"')
+    assert lines[start : start + 4] == [
+        'pass0:3 name="hinv.ncpu"', 'pass0:4 name="no.such.name"',
+        'pass0:5 name="kernel.all.load"', 'pass0:5 name="hinv.ncpu"',
+    ]  # fmt: skip
+    assert "3 unique names + 1 duplicates (0 hash key synonyms)" in lines
+    assert '"no.such.name"[U] PM_ID_NULL' in run.stderr
+    after = lines[lines.index("3 unique names + 1 duplicates (0 hash key synonyms)") + 1 :]
+    assert after[:3] == ["cache_lookup(hinv.ncpu): success"] * 2 + ["Warning [cfg, line 2]"]
+    assert after[4:6] == [
+        "cache_lookup(no.such.name): in cache, but not a valid leaf node",
+        "Warning [cfg, line 3]",
+    ]
+    load, ncpu = "cache_lookup(kernel.all.load): success", "cache_lookup(hinv.ncpu): success"
+    assert after[8:12] == [load, load, ncpu, ncpu]

@@ -461,6 +461,32 @@ def test_usage_errors(capsys, argv, first_lines):
     assert "\nReporting options:\n" in err
 
 
+def test_usage_has_pcp_pmvals_words(capsys):
+    """pmval's usage message is PCP's pmval's, word for word (QA 434)."""
+    assert pmval.main(["-?"]) == 1
+    err = capsys.readouterr().err
+    for line in (
+        "  -A TIME, --align=TIME align sample times on natural boundaries\n",
+        "  -a FILE, --archive=FILE\n                        metrics source is a PCP log archive\n",
+        "  -h HOST, --host=HOST  metrics source is PMCD on host\n",
+        "  -?, --help            show this usage message and exit\n",
+        "  --derived=FILE        load derived metric definitions from FILE(s)\n",
+        "  -r, --raw             output raw counter values (no rate conversion)\n",
+    ):
+        assert line in err
+
+
+@pytest.mark.interop
+def test_usage_equals_pcps():
+    require_reference("pmval")
+    mine = subprocess.run(
+        [PY, "-m", "purepcp.tools.pmval"], env=dict(os.environ, PYTHONPATH=str(ROOT)),
+        capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+    ref = subprocess.run(["pmval"], capture_output=True, text=True, timeout=60)
+    assert (mine.returncode, mine.stderr) == (ref.returncode, ref.stderr)
+
+
 def test_a_missing_archive_is_named(capsys, tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     message = 'pmval: Cannot open archive "somewhere": No such file or directory\n'

@@ -8,7 +8,7 @@ so every one is reported before the usage.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from purepcp.pmapi.cnumbers import int32, strtol
 from purepcp.pmapi.options import (
@@ -37,29 +37,61 @@ from purepcp.pmapi.options import (
 
 from .fatal import PROG
 
-# options pmval has that the shared set does not (or has with another letter)
-GUIMODE = Opt("g", "guimode", None, "start under a new time control (not available)")
-GUIPORT = Opt("p", "guiport", "N", "use the time control on port N (not available)")
-CONTAINER = Opt(None, "container", "NAME", "query the container NAME (not available)")
-DELAY = Opt("d", "delay", None, "pause between samples when replaying an archive")
-PRECISION = Opt("f", "precision", "N", "fixed-point values with N digits after the point")
-INSTANCES = Opt("i", "instances", "INST", "report only these instances (comma-separated)")
-RAW = Opt("r", "raw", None, "report counters as they are, not as rates")
-NOINTERP = Opt("U", "nointerp", "FILE", "replay archive FILE record by record, no interval")
-VERBOSE = Opt("v", "verbose", None, "say more (event metrics with no values)")
-WIDTH = Opt("w", "width", "N", "make each column N characters wide")
-FILTER = Opt("x", "filter", "VALUE", "store VALUE into the metric before fetching it")
-STAMP = Opt("X", "timestamp", None, "timestamps with the date and microseconds (-XX: ns)")
+# options pmval has that the shared set does not (or has with another letter), with
+# PCP's pmval's help text (its usage message is interface: the text is PCP's)
+GUIMODE = Opt("g", "guimode", None, "start in GUI mode with new time control")
+GUIPORT = Opt("p", "guiport", "N", "port for connection to existing time control")
+CONTAINER = Opt(None, "container", "NAME", "specify an individual container to be queried")
+DELAY = Opt("d", "delay", None, "delay, pause between updates for archive replay")
+PRECISION = Opt("f", "precision", "N", "fixed output format with N digits precision")
+INSTANCES = Opt("i", "instances", "INST", "comma-separated metrics instance list")
+RAW = Opt("r", "raw", None, "output raw counter values (no rate conversion)")
+NOINTERP = Opt("U", "nointerp", "FILE", "non-interpolated fetching; ignores interval")
+VERBOSE = Opt("v", "verbose", None, "increase diagnostic output")
+WIDTH = Opt("w", "width", "N", "set the width of each column of output")
+FILTER = Opt("x", "filter", "VALUE", "store to the metric before fetching (filter)")
+STAMP = Opt("X", "timestamp", None, "include date and microseconds in reported timestamps")
+
+#: the shared options' help text in PCP's words (libpcp's PMOPT_* set, as pmval lists them)
+PCP_WORDS: dict[Opt, str] = {
+    ALIGN: "align sample times on natural boundaries",
+    ARCHIVE: "metrics source is a PCP log archive",
+    HOST: "metrics source is PMCD on host",
+    NAMESPACE: "use an alternative PMNS",
+    ORIGIN: "initial sample time within the time window",
+    SAMPLES: "terminate after this many samples",
+    TIMEZONE: "set reporting timezone",
+    HOSTZONE: "set reporting timezone to local time of metrics source",
+    VERSION: "display version number and exit",
+    HELP: "show this usage message and exit",
+    SPECLOCAL: "optional additional PMDA spec for local connection",
+    LOCALPMDA: "metrics source is local connection to a PMDA",
+    DERIVED: "load derived metric definitions from FILE(s)",
+}
 
 GENERAL = (ALIGN, ARCHIVE, GUIMODE, HOST, NAMESPACE, ORIGIN, GUIPORT, START, SAMPLES, FINISH,
            INTERVAL, TIMEZONE, HOSTZONE, VERSION, HELP, SPECLOCAL, LOCALPMDA, CONTAINER,
            DERIVED)  # fmt: skip
 REPORTING = (DELAY, PRECISION, INSTANCES, RAW, NOINTERP, VERBOSE, WIDTH, FILTER, STAMP)
-TOOL = Tool(
+SECTIONS = [("General options", GENERAL), ("Reporting options", REPORTING)]
+
+
+class PmvalTool(Tool):
+    """pmval's command line: the shared parsing, the usage message in PCP's pmval's words."""
+
+    def usage(self) -> str:
+        shown = [
+            (title, [replace(o, help=PCP_WORDS.get(o, o.help)) for o in opts])
+            for title, opts in self.sections
+        ]
+        return Tool(self.prog, self.synopsis, shown).usage()
+
+
+TOOL = PmvalTool(
     PROG,
     "[options] metricname",
     # (-D is accepted, not listed, as PCP's pmval does)
-    [("General options", GENERAL), ("Reporting options", REPORTING), ("", (DEBUG,))],
+    [*SECTIONS, ("", (DEBUG,))],
 )
 
 

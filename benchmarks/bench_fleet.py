@@ -173,7 +173,7 @@ def wait_for(what: str, check: Callable[[], object], within: float, proc=None) -
 
 def listening_port(out: Path) -> int | None:
     text = out.read_text(errors="replace") if out.exists() else ""
-    found = re.search(r"listening on 127\.0\.0\.1:(\d+)", text)
+    found = re.search(r"^  ok +\d+ +(\d+) inet +127\.0\.0\.1$", text, re.M)
     return int(found.group(1)) if found else None
 
 

@@ -78,18 +78,6 @@ def first_os_error(failure: BaseException) -> OSError | None:
     return None
 
 
-def open_daemon_log(prog: str, path: str) -> None:
-    """Send the root logger's INFO and above to PATH ("-": stderr), each line stamped
-    "[time] PROG(pid)", as PCP's daemons stamp theirs."""
-    import logging
-
-    handler: logging.Handler = logging.StreamHandler() if path == "-" else logging.FileHandler(path)
-    handler.setFormatter(logging.Formatter(f"[%(asctime)s] {prog}(%(process)d) %(message)s"))
-    root = logging.getLogger()
-    root.addHandler(handler)
-    root.setLevel(logging.INFO)
-
-
 def daemon_ended(prog: str, failure: BaseException) -> int:
     """Exit status 1 for a daemon whose run ended with FAILURE, said in one line: that it
     could not listen (an OSError in it), else that a fault of ours ended it (logged too)."""

@@ -114,12 +114,10 @@ def _unix_socket(path: str) -> RequestPort:
 
 def port_table(ports: Sequence[RequestPort], prog: str = "pmcd") -> str:
     """PCP's table of request ports (__pmServerDumpRequestPorts): the unix socket first."""
-    lines = [
-        f"{prog} request port(s):",
-        "  sts fd   port  family address",
-        "  === ==== ===== ====== =======",
+    from purepcp.pmapi.daemonlog import port_table as table
+
+    rows = [
+        (rp.sock.fileno(), None if rp.family == "unix" else rp.port, rp.family, rp.address)
+        for rp in ports
     ]
-    for rp in sorted(ports, key=lambda rp: rp.family != "unix"):
-        number = "" if rp.family == "unix" else str(rp.port)
-        lines.append(f"  {'ok':<3} {rp.sock.fileno():4d} {number:>5} {rp.family:<6} {rp.address}")
-    return "\n".join(lines) + "\n"
+    return table(rows, prog)

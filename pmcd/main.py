@@ -238,16 +238,15 @@ def _start(
     except (PMError, OSError) as exc:
         print(f"pmcd: cannot load the namespace: {exc}", file=sys.stderr)
         return 1
+    from purepcp.pmapi.daemonlog import open_log
     from purepcp.pmapi.service import raise_fd_limit
-
-    from .pmcd_log import open_log
 
     rundir = layout.run_dir
     try:
         log_path = args.log or str(layout.log_dir / "pmcd" / "pmcd.log")
         if log_path != "-":
             Path(log_path).parent.mkdir(parents=True, exist_ok=True)
-        open_log(log_path)
+        open_log(log_path, "pmcd")
     except OSError as exc:
         print(f"pmcd: {exc.filename}: {exc.strerror}", file=sys.stderr)
         return 1

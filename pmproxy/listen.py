@@ -12,7 +12,7 @@ import errno
 import logging
 import os
 import socket
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import trio
 
@@ -28,6 +28,8 @@ class Opened:
     failure: OSError | None = None
     socket_path: str | None = None  # the unix socket this pmproxy made (removed at the end)
     socket_inode: int | None = None
+    #: each listener as PCP's request ports table shows it (pmapi.daemonlog.PortRow)
+    rows: list[tuple[int, int | None, str, str]] = field(default_factory=list)
 
 
 def _name(listener: trio.SocketListener) -> str:
@@ -52,6 +54,11 @@ async def open_ports(ports: tuple[int, ...], interfaces: tuple[str, ...]) -> Ope
                 continue
             opened.listeners += more
             opened.where += [_name(listener) for listener in more]
+            for listener in more:
+                sock = listener.socket
+                family = "ipv6" if sock.family == socket.AF_INET6 else "inet"
+                row = (sock.fileno(), sock.getsockname()[1], family, host or "INADDR_ANY")
+                opened.rows.append(row)
     return opened
 
 
@@ -86,6 +93,7 @@ def open_unix(opened: Opened, path: str) -> None:
         return
     opened.listeners.append(trio.SocketListener(sock))
     opened.where.append(path)
+    opened.rows.append((sock.fileno(), None, "unix", path))
     opened.socket_path, opened.socket_inode = path, os.stat(path).st_ino
 
 

@@ -15,7 +15,7 @@ import trio
 
 from purepcp.pmapi import memory
 from purepcp.pmapi.paths import LayoutError, paths
-from purepcp.pmapi.service import daemon_ended, notify_ready, open_daemon_log, raise_fd_limit
+from purepcp.pmapi.service import daemon_ended, notify_ready, raise_fd_limit
 from purepcp.series.storeconfig import StoreConfig, StoreError
 
 from .groups import WebGroups
@@ -43,11 +43,11 @@ def _run(argv: list[str]) -> int:
     if settings.debug:
         logging.getLogger().setLevel(logging.DEBUG)
     log = logging.getLogger("pmproxy")
-    for warning in settings.warnings:
-        log.warning("Warning: %s", warning)
+    for warning in settings.warnings:  # (as PCP's: on stderr, which is the log)
+        sys.stderr.write(f"Warning: {warning}\n")
     memory.tune()  # (large buffers are their own mappings, returned when freed)
     # (each web context holds a connection to its pmcd while it lives)
-    log.info("pmproxy: %s", raise_fd_limit())
+    log.debug("pmproxy: %s", raise_fd_limit())
     try:
         trio.run(serve, settings)
     except NotStarted as exc:
@@ -58,26 +58,25 @@ def _run(argv: list[str]) -> int:
         status = daemon_ended("pmproxy", failure)
         dont_start(settings.fatal, log_path)
         return status
+    log.info("pmproxy Shutdown")
     return 0
 
 
 def _open_log(path: str) -> None:
     """pmOpenLog: PATH ("-": stderr) becomes the log and, as in PCP's pmproxy, stdout
-    and stderr go there too; a PATH that cannot be written leaves stderr the log."""
+    and stderr go there too, headed and footed in libpcp's way; a PATH that cannot be
+    written leaves stderr the log."""
+    from purepcp.pmapi.daemonlog import open_log
+
     if path != "-":
         try:
             Path(path).parent.mkdir(parents=True, exist_ok=True)
-            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_APPEND, 0o644)
+            open_log(path, "pmproxy")
+            return
         except OSError as exc:
             print(f"pmproxy: cannot open log {path}: {exc.strerror}; using stderr",
                   file=sys.stderr)  # fmt: skip
-        else:
-            sys.stdout.flush()
-            sys.stderr.flush()
-            os.dup2(fd, 1)
-            os.dup2(fd, 2)
-            os.close(fd)
-    open_daemon_log("pmproxy", "-")
+    open_log("-", "pmproxy")
 
 
 def _log_path(settings: Settings) -> str:
@@ -286,12 +285,11 @@ async def serve(settings: Settings, task_status=trio.TASK_STATUS_IGNORED) -> Non
                     nursery.start_soon(keep_redis, settings.redis_link)
                 if settings.series.discover:
                     nursery.start_soon(discover_forever, settings.series, log)
-                log.info("pmproxy: listening on %s", ", ".join(where))
                 notify_ready()
                 task_status.started(where)
                 with trio.move_on_after(settings.terminate or float("inf")):
                     async for signum in signals:
-                        log.info("pmproxy: %s, shutting down", signal.Signals(signum).name)
+                        log.info("pmproxy caught %s", signal.Signals(signum).name)
                         break
                 nursery.cancel_scope.cancel()
     finally:
@@ -310,16 +308,20 @@ def _default_socket() -> str:
 
 
 def _startup_lines(log: logging.Logger, opened: Opened) -> None:
-    """What PCP's pmproxy logs once it listens: its process, user and request ports."""
+    """What PCP's pmproxy writes to its log once it listens: its process, user and
+    request ports table, as they are (not as notices)."""
     import pwd
+
+    from purepcp.pmapi.daemonlog import port_table
 
     uid = os.getuid()
     try:
         user = pwd.getpwuid(uid).pw_name
     except KeyError:
         user = str(uid)
-    log.info("pmproxy: PID = %d, PDU version = 2, user = %s (%d)", os.getpid(), user, uid)
-    log.info("pmproxy request port(s): %s", ", ".join(opened.where))
+    sys.stderr.write(f"pmproxy: PID = {os.getpid()}, PDU version = 2, user = {user} ({uid})\n")
+    sys.stderr.write(port_table(opened.rows, "pmproxy"))
+    sys.stderr.flush()
 
 
 class NotStarted(Exception):

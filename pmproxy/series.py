@@ -148,13 +148,13 @@ class SeriesAPI:
             store = Store(self.config)
         except StoreError as exc:
             if self._say_failures:
-                log.info("Info: Cannot connect to Redis: %s", exc.reason or exc)
+                log.info("Cannot connect to Redis: %s", exc.reason or exc)
                 self._say_failures = False
             return False
         with self._lock:
             self._store = store
         self._say_failures = True
-        log.info("Info: %s setup", ", ".join(["Redis slots", *features]))
+        log.info("%s setup", ", ".join(["Redis slots", *features]))
         return True
 
     async def keep_connected(self, features: Sequence[str], every: float = 1.0) -> None:
@@ -225,7 +225,7 @@ class SeriesAPI:
             return work(self._reader())
         except (redis.ConnectionError, redis.TimeoutError) as exc:
             if self._store is not None:
-                log.error("Error: Lost connection to Redis.")
+                log.error("Lost connection to Redis.")
             self._forget()
             raise StoreError(f"lost Redis at {self.config.servers[0][0]}:"
                              f"{self.config.servers[0][1]}: {exc}") from None  # fmt: skip

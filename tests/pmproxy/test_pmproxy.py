@@ -277,7 +277,8 @@ def test_stderr_is_the_log_and_http_is_served_on_the_unix_socket(served):
     $PCP_RUN_DIR/pmproxy.socket) is a unix socket serving HTTP as the port does."""
     proxy, _ = served
     assert (proxy.tmp / "pmproxy.stderr").read_text() == ""
-    assert "listening on 127.0.0.1:" in (proxy.tmp / "pmproxy.log").read_text()
+    log = (proxy.tmp / "pmproxy.log").read_text()
+    assert log.startswith("Log for pmproxy on ") and "\npmproxy request port(s):\n" in log
     import http.client
 
     class UnixConnection(http.client.HTTPConnection):

@@ -286,7 +286,7 @@ def test_a_store_over_the_network_is_refused_and_over_loopback_is_not(tmp_path):
         pytest.skip("this host has no network address but loopback to connect from")
     with our_pmproxy("localhost:1", tmp_path / "ours", "-i", address) as proxy:
         log = (proxy.tmp / "pmproxy.log").read_text()  # (its stderr is its log)
-        found = re.search(rf"listening on .*{re.escape(address)}:(\d+)", log)
+        found = re.search(rf"^  ok +\d+ +(\d+) inet +{re.escape(address)}$", log, re.M)
         assert found is not None
         target = "/pmapi/store?name=simple.numfetch&value=7"
         status, _, body = get(f"http://{address}:{found.group(1)}{target}")

@@ -102,7 +102,7 @@ def our_pmproxy(pmcd_host: str, tmp: Path, *extra: str) -> Iterator[Proxy]:
 
             notifications.wait(proc, "READY", "our pmproxy", describe=describe)
             # (its stderr is its log, as PCP's pmproxy's is)
-            found = re.search(r"listening on 127\.0\.0\.1:(\d+)", log.read_text())
+            found = re.search(r"^  ok +\d+ +(\d+) inet +127\.0\.0\.1$", log.read_text(), re.M)
             if found is None:
                 raise RuntimeError(describe())
             yield Proxy(f"http://127.0.0.1:{found.group(1)}", tmp, proc.pid)

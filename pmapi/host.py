@@ -24,7 +24,7 @@ from .connection import (
 from .errors import PM_ERR_IPC, PM_ERR_TIMEOUT, PMError
 from .pdu.codec import decode, encode
 from .pdu.framer import PDUFramer
-from .pdu.records import PDU, ErrorPDU, ProfilePDU
+from .pdu.records import PDU, ErrorPDU, FetchPDU, HighResFetchPDU, ProfilePDU
 
 
 class HostSource:
@@ -62,9 +62,13 @@ class HostSource:
             if isinstance(pdu, ProfilePDU):
                 return None
             reply = connection.receive()
+            news = 0
             while isinstance(reply, ErrorPDU) and reply.code > 0:
-                self.changes |= reply.code  # news of pmcd's state rides before an answer
+                news |= reply.code  # news of pmcd's state rides before an answer
                 reply = connection.receive()
+            if news:
+                self.changes |= news
+                _told(pdu, news)
             return reply
         except PMError:
             connection.close()
@@ -98,9 +102,13 @@ class HostSource:
                     done = True
                     return None
                 reply = await self._receive_async(connection, fd)
+                news = 0
                 while isinstance(reply, ErrorPDU) and reply.code > 0:
-                    self.changes |= reply.code
+                    news |= reply.code
                     reply = await self._receive_async(connection, fd)
+                if news:
+                    self.changes |= news
+                    _told(pdu, news)
                 done = True
                 return reply
         except trio.TooSlowError:
@@ -247,9 +255,13 @@ class AsyncHostSource:
             if isinstance(pdu, ProfilePDU):
                 return None
             reply = await self._receive()
+            news = 0
             while isinstance(reply, ErrorPDU) and reply.code > 0:
-                self.changes |= reply.code
+                news |= reply.code
                 reply = await self._receive()
+            if news:
+                self.changes |= news
+                _told(pdu, news)
             return reply
         except PMError:
             await self.aclose()
@@ -259,3 +271,11 @@ class AsyncHostSource:
         if self.stream is not None:
             stream, self.stream = self.stream, None
             await stream.aclose()
+
+
+def _told(pdu: PDU, news: int) -> None:
+    """A fetch brought NEWS of pmcd's state: -D fetch tells of it, as libpcp's pmFetch."""
+    if isinstance(pdu, (FetchPDU, HighResFetchPDU)):
+        from . import debug
+
+        debug.fetch_news(news)

@@ -583,9 +583,13 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def _run(argv: list[str]) -> int:
     parsed = TOOL.parse(argv)
-    for opt, value in parsed.pairs:  # (-D: libpcp's traces are its own; a bad one is refused)
-        if opt is DEBUG and (problem := debug_complaint(value)):
-            TOOL.fail(problem, usage=True)
+    for opt, value in parsed.pairs:  # (-D: our traces where they mean something; a bad one
+        if opt is DEBUG:  # is refused)
+            if problem := debug_complaint(value):
+                TOOL.fail(problem, usage=True)
+            from purepcp.pmapi import debug
+
+            debug.set_options(value)
     # (stdout buffered as C's: diagnostics land in merged output where PCP's pminfo puts them)
     with c_stdout() as out:
         return _report_all(parsed, out)

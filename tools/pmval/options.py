@@ -197,10 +197,15 @@ def _derived(o: Options, path: str) -> None:
 
 
 def _debug(o: Options, spec: str) -> None:
-    """-D: a specification pmSetDebug takes has no effect here (libpcp's traces are its own)."""
+    """-D: a specification pmSetDebug takes; our traces follow it where they mean
+    something (pmapi.debug), libpcp's internal ones have none here."""
     problem = debug_complaint(spec)
     if problem:
         o.complain(problem)
+        return
+    from purepcp.pmapi import debug
+
+    debug.set_options(spec)
 
 
 def _spec(o: Options, spec: str) -> None:

@@ -307,8 +307,10 @@ class Logger:
 
     def sample(self, group: Group) -> bool:
         """Fetch GROUP once, a fetch and a record for each of its fetch groups (the newest
-        first, as PCP's); False if pmcd is gone."""
+        first, as PCP's); False if pmcd did not answer one.  Either way it is a sample
+        (-s counts it), as PCP's pmlogger counts its callbacks."""
         sizes = []
+        failed = False
         for fetch in group.fetches:
             try:
                 self._use_profile(fetch.profile())
@@ -317,17 +319,18 @@ class Logger:
                 if not self.need_mark:
                     self.warn(f"fetch failed: {exc.message}; waiting for pmcd to return")
                 self.need_mark = True
-                return False
+                failed = True
+                continue  # (the next fetch group is tried, as PCP's callback does)
             # (as it came: a metric that could not be fetched is logged with its error)
             self.write(fetched.result, fetched.descs, self.describe_rank)
             if self.report and not group.reported and self.writer is not None:
                 sizes.append(len(encode_record(fetched.result, self.writer.version)))
-        self.samples += 1
+        self.samples += 1  # (a sample whether pmcd answered or not: PCP's exit_samples)
         if sizes:  # -r: the first time the group is logged, the size of its records
             group.reported = True
             self.log.write(group.report(sum(sizes)))
             self.log.flush()
-        return True
+        return not failed
 
     def _use_profile(self, profile: tuple[tuple[int, tuple[int, ...]], ...]) -> None:
         """Make PROFILE the context's (sent with the next fetch) unless it is already."""
@@ -544,9 +547,9 @@ class Logger:
             _, i = heapq.heappop(heap)  # (each group its own fetches and records, as PCP's tasks)
             ok = self.sample(self.groups[i])
             interval = self.groups[i].interval_ns
-            if not ok:
+            if not ok and interval is None:  # (a "once" group is tried until it is logged)
                 heapq.heappush(heap, (time.monotonic() + retry, i))
-            elif interval is not None:
+            elif interval is not None:  # (at its interval, pmcd there or not, as PCP's tasks)
                 nxt = due + interval / NSEC
                 if nxt < time.monotonic():  # fell behind: skip, do not burst
                     nxt = time.monotonic() + interval / NSEC

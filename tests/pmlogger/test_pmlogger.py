@@ -273,6 +273,29 @@ def test_a_mark_when_pmcd_goes_away_and_logging_resumes(tmp_path):
     assert recs[marks[0] + 1].stamp > recs[marks[0]].stamp > recs[marks[0] - 1].stamp
 
 
+def test_samples_while_pmcd_is_gone_count_toward_s(tmp_path):
+    """QA 326: -s counts the samples pmlogger tried while pmcd was away, as PCP's
+    pmlogger counts its callbacks, so it ends on time rather than waiting for pmcd."""
+    (tmp_path / "one").write_text("log mandatory on every 100 msec { simple.numfetch }\n")
+    conf = "simple 253 dso Simple agents.simple\n"
+    (tmp_path / "p1" / "simple").mkdir(parents=True)
+    (tmp_path / "p1" / "simple" / "simple.conf").write_text("sec\n")
+    base = str(tmp_path / "arch")
+    proc = None
+    try:
+        with our_pmcd(conf, tmp_path / "p1") as pmcd:
+            args = ("-c", str(tmp_path / "one"), "-s", "20", "arch")
+            proc = _pmlogger(tmp_path, pmcd.host, *args)
+            wait_until("two samples", lambda: complete_records(Path(base + ".0")) >= 3, proc)
+        assert _finish(proc) == 0  # (pmcd never comes back: the limit ends it all the same)
+    finally:
+        if proc is not None and proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert "Sample limit reached" in (tmp_path / "log").read_text()
+    assert len([r for r in _records(base) if not r.is_mark]) < 20
+
+
 def _resumed(base: str) -> bool:
     """Whether the archive BASE, being written, holds a <mark> with a sample after it."""
     try:

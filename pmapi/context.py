@@ -424,7 +424,24 @@ class BaseContext:
     # -- values --------------------------------------------------------------------------
 
     def fetch(self, pmids: Sequence[int]) -> Fetched:
-        """pmFetch: the values of PMIDS now, typed by their descriptors."""
+        """pmFetch: the values of PMIDS now, typed by their descriptors (and, with -D
+        fetch, what it gave told on stderr as libpcp tells it: pmapi.debug)."""
+        from . import debug
+
+        if not debug.enabled:
+            return self._fetch(pmids)
+        self.source.fetch_news = 0
+        try:
+            fetched = self._fetch(pmids)
+        except PMError as exc:
+            debug.fetch_outcome(None, exc.code, 0, {}, self.name_all, self.instance_name)
+            raise
+        news = getattr(self.source, "fetch_news", 0)
+        result, descs = fetched.result, fetched.descs
+        debug.fetch_outcome(result, 0, news, descs, self.name_all, self.instance_name)
+        return fetched
+
+    def _fetch(self, pmids: Sequence[int]) -> Fetched:
         dm = self.derived_among(pmids)
         if dm is None or not any(dm.is_derived(p) for p in pmids):
             return self._real_fetch(pmids)
@@ -699,6 +716,10 @@ class AsyncContext(BaseContext):
         start = local_source_class().start
         source = await trio.to_thread.run_sync(start, list(changes), config)
         return cls(source, pmns)
+
+    def fetch(self, pmids: Sequence[int]) -> Any:  # type: ignore[override]
+        """pmFetch, awaited (no -D fetch trace: trio's callers are daemons)."""
+        return self._fetch(pmids)
 
     def derived(self) -> None:
         """No derived metrics in trio contexts (yet): their calls are the real ones."""

@@ -66,9 +66,8 @@ class HostSource:
             while isinstance(reply, ErrorPDU) and reply.code > 0:
                 news |= reply.code  # news of pmcd's state rides before an answer
                 reply = connection.receive()
-            if news:
-                self.changes |= news
-                _told(pdu, news)
+            self.changes |= news
+            _told(self, pdu, news)
             return reply
         except PMError:
             connection.close()
@@ -106,9 +105,8 @@ class HostSource:
                 while isinstance(reply, ErrorPDU) and reply.code > 0:
                     news |= reply.code
                     reply = await self._receive_async(connection, fd)
-                if news:
-                    self.changes |= news
-                    _told(pdu, news)
+                self.changes |= news
+                _told(self, pdu, news)
                 done = True
                 return reply
         except trio.TooSlowError:
@@ -259,9 +257,8 @@ class AsyncHostSource:
             while isinstance(reply, ErrorPDU) and reply.code > 0:
                 news |= reply.code
                 reply = await self._receive()
-            if news:
-                self.changes |= news
-                _told(pdu, news)
+            self.changes |= news
+            _told(self, pdu, news)
             return reply
         except PMError:
             await self.aclose()
@@ -273,9 +270,8 @@ class AsyncHostSource:
             await stream.aclose()
 
 
-def _told(pdu: PDU, news: int) -> None:
-    """A fetch brought NEWS of pmcd's state: -D fetch tells of it, as libpcp's pmFetch."""
+def _told(source: Any, pdu: PDU, news: int) -> None:
+    """Keep the NEWS of pmcd's state a fetch brought (the context's -D fetch trace tells
+    of it, as libpcp's pmFetch does)."""
     if isinstance(pdu, (FetchPDU, HighResFetchPDU)):
-        from . import debug
-
-        debug.fetch_news(news)
+        source.fetch_news = news

@@ -193,8 +193,13 @@ def _options(argv: Sequence[str], parsed: Parsed) -> dict[str, Any]:
             problem = load_derived(value)
             if problem:
                 errors.append(f"{prog}: pmLoadDerivedConfig failed: {problem}")
-        elif opt is DEBUG and (problem := debug_complaint(value)):
-            errors.append(f"{prog}: {problem}")
+        elif opt is DEBUG:
+            if problem := debug_complaint(value):
+                errors.append(f"{prog}: {problem}")
+            else:
+                from purepcp.pmapi import debug
+
+                debug.set_options(value)
         elif opt is STRAY_E:
             errors.append("")  # (the usage, said alone)
     if "origin" in parsed and "archive" not in parsed:

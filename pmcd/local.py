@@ -8,7 +8,9 @@ by a host process driven from this one (pmda.hosted), as our pmcd serves it.  Ea
 request is answered by pmcd's own request handling (routing by domain, namespaces,
 errors), so a local context answers exactly as our pmcd would.  -K edits the agent
 list: ``add,DOMAIN,MODULE[,CLASS]`` (or ``add,DOMAIN,PATH,INIT`` for a C library),
-``del,DOMAIN`` and ``clear``, as pmSpecLocalPMDA.
+``del,DOMAIN`` and ``clear``, as pmSpecLocalPMDA.  As libpcp's, the context tells an
+agent that asks (PDU_FLAG_AUTH) who its client is as soon as it is loaded: this
+process's uid, gid and pid (pmdaproc answers no one it is not told of).
 """
 
 from __future__ import annotations
@@ -22,9 +24,11 @@ import trio
 
 from purepcp.pmapi.errors import PM_ERR_NOAGENT, PMError
 from purepcp.pmapi.paths import paths
-from purepcp.pmapi.pdu.records import PDU, ProfilePDU
+from purepcp.pmapi.pdu.constants import Attr, PDUFlag
+from purepcp.pmapi.pdu.records import PDU, Cred, CredsPDU, ProfilePDU
 from purepcp.pmapi.pmns import PMNS
 from purepcp.pmda.agent import combined_pmns
+from purepcp.pmda.clients import CREDENTIAL_FLAGS
 from purepcp.pmda.inproc import AgentLoadError, load_agent
 
 from .channels import InProcessChannel
@@ -197,8 +201,21 @@ class LocalSource:
         # as libpcp: a domain with no agent loaded is PM_ERR_NOAGENT, whatever the request
         every_domain = _EveryDomain()
         session = Session(
-            0, None, lambda: pmns, channels, lambda: 0.0, lambda *_: labels, lambda: every_domain
+            0,
+            None,
+            lambda: pmns,
+            channels,
+            lambda: 0.0,
+            lambda *_: labels,
+            lambda: every_domain,
+            peer_creds=(os.getuid(), os.getgid(), os.getpid()),
         )
+        try:
+            trio.run(_connect, session, channels)
+        except BaseException:
+            for channel in channels.values():
+                channel.agent.stop()
+            raise
         return cls(session, channels)
 
     def exchange(self, pdu: PDU) -> Any:
@@ -214,6 +231,36 @@ class LocalSource:
         for channel in self.channels.values():
             channel.agent.stop()
         self.channels.clear()
+
+
+async def _connect(session: Session, channels: dict[int, InProcessChannel]) -> None:
+    """The context's attributes given to its agents, as libpcp's __pmConnectLocal gives
+    them (build_dsoattrs) once each DSO is initialised: the container PCP_CONTAINER
+    names, and this process's uid, gid and pid, from context 0 (this one's number), to
+    every agent that asked for its clients' attributes with PDU_FLAG_AUTH; the others
+    get none, then or later.  They come as pmcd gives a unix-socket client's (Session's
+    handshake), and in the order of libpcp's walk of its table: the newest first."""
+    container = os.environ.get("PCP_CONTAINER")
+    if container is not None:
+        session.set_attribute(Attr.PCP_ATTR_CONTAINER, os.fsencode(container))
+    await session.answer(CredsPDU((Cred.version(0),)))
+    for channel in channels.values():
+        if not _flags(channel.agent) & PDUFlag.PDU_FLAG_AUTH:
+            channel.flags = 0  # (libpcp's local context gives no attributes to such an agent)
+            continue
+        for pdu in session.attr_pdus():
+            await channel.notify(pdu, 0.0)
+        channel.attrs_sent[session.slot] = session.attr_version
+
+
+def _flags(agent: Any) -> int:
+    """The feature flags AGENT asked for: a C library's, from its CREDS; a Python
+    agent's, from whether it wants its clients' credentials."""
+    from purepcp.pmda.hosted import HostedLibrary
+
+    if isinstance(agent, HostedLibrary):
+        return agent.flags
+    return int(CREDENTIAL_FLAGS) if getattr(agent, "wants_credentials", False) else 0
 
 
 def _local_labels() -> tuple:

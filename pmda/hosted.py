@@ -62,6 +62,9 @@ class HostedLibrary:
         self.process = process
         self.framer = PDUFramer()
         self.wants_credentials = False
+        #: the feature flags of the library's CREDS (PDU_FLAG_AUTH: it wants its clients'
+        #: attributes, as libpcp's __pmConnectLocal tests pmdaInterface's comm.flags)
+        self.flags = 0
         self.dead = False
         self.interface = 0  # the library's PMDA interface version
 
@@ -106,7 +109,7 @@ class HostedLibrary:
         if not isinstance(creds, CredsPDU):
             return False
         versions = [c for c in creds.creds if c.c_type == CVERSION]
-        flags = versions[0].flags if versions else 0
+        flags = self.flags = versions[0].flags if versions else 0
         self.wants_credentials = bool(flags & CREDENTIAL_FLAGS)
         auth = flags & PDUFlag.PDU_FLAG_AUTH
         answer = Cred(CVERSION, PDU_VERSION, auth >> 8, auth & 0xFF)

@@ -14,6 +14,7 @@ from collections.abc import Sequence
 
 from .inproc import AgentLoadError, agent_class
 from .serve import main as serve
+from .serve import show_as_agent
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -26,6 +27,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     except AgentLoadError as exc:
         print(f"purepcp.pmda.run: {exc}", file=sys.stderr)
         return 1
+    if argv is None:  # the command itself: shown as PCP's agent would be
+        show_as_agent(cls.name, args[1:])
     return serve(cls, args[1:])
 
 

@@ -55,7 +55,10 @@ def options(agent_class: type[Agent]) -> argparse.ArgumentParser:
 
 
 def main(agent_class: type[Agent], argv: Sequence[str] | None = None) -> int:
-    """Parse the command line, connect to pmcd and serve it until it hangs up."""
+    """Parse the command line, connect to pmcd and serve it until it hangs up (ARGV:
+    the agent's options; None for this process's own, which it then runs as)."""
+    if argv is None:
+        show_as_agent(agent_class.name, sys.argv[1:])
     args = options(agent_class).parse_args(argv)
     log = _open_log(agent_class.name, args.log, args.debug)
     try:
@@ -81,6 +84,35 @@ def main(agent_class: type[Agent], argv: Sequence[str] | None = None) -> int:
         return 1
     finally:
         agent.stop()
+
+
+def show_as_agent(name: str, args: Sequence[str]) -> None:
+    """Have this process look like PCP's agent NAME run with ARGS: named pmdaNAME (its
+    comm, which pmdaproc's psinfo.fname and hotproc's fname give), its command line
+    $PCP_PMDAS_DIR/NAME/pmdaNAME ARGS, as pmcd runs PCP's, where that program is
+    installed (what PCP's scripts look for), else pmdaNAME ARGS."""
+    from .proctitle import set_command_line, set_process_name
+
+    program = f"pmda{name}"
+    set_process_name(program)
+    where = _pmdas_dir()
+    path = os.path.join(where, name, program) if where else ""
+    if not (path and os.path.isfile(path) and set_command_line([path, *args])):
+        set_command_line([program, *args])
+
+
+def _pmdas_dir() -> str:
+    """$PCP_PMDAS_DIR, from the environment pmcd gives its agents or pcp.conf ("" if
+    neither says)."""
+    where = os.environ.get("PCP_PMDAS_DIR")
+    if where:
+        return where
+    from purepcp.pmapi.paths import LayoutError, paths
+
+    try:
+        return str(paths().pmdas_dir)
+    except (LayoutError, OSError, KeyError):
+        return ""
 
 
 def _open_log(name: str, path: str | None, debug: str | None) -> logging.Logger:

@@ -32,14 +32,19 @@ def require_sample_library() -> None:
         pytest.skip("PCP's sample agent library is not installed")
 
 
-def pminfo_local(tmp: Path, *args: str) -> subprocess.CompletedProcess[str]:
+def pminfo_local(
+    tmp: Path, *args: str, namespace: str | None = None
+) -> subprocess.CompletedProcess[str]:
     """Our pminfo -L with a pmcd.conf naming no agent and a default namespace holding the
-    sample library's names (as sampledso, domain 30): what -K adds is all there is."""
+    sample library's names (as sampledso, domain 30), or NAMESPACE's: what -K adds is all
+    there is."""
     conf = tmp / "pmcd.conf"
     conf.write_text("# no agents\n")
     root = tmp / "root"
-    sample = (SAMPLE_LIBRARY.parent / "pmns").read_text()
-    root.write_text("#define SAMPLE 30\nroot {\n    sample\n}\n" + sample)
+    if namespace is None:
+        sample = (SAMPLE_LIBRARY.parent / "pmns").read_text()
+        namespace = "#define SAMPLE 30\nroot {\n    sample\n}\n" + sample
+    root.write_text(namespace)
     env = dict(
         os.environ,
         PYTHONPATH=str(ROOT),
@@ -166,3 +171,79 @@ def test_a_local_context_lists_a_dynamic_subtree_by_its_agents_children(tmp_path
     done = pminfo_local(tmp_path, "-K", "clear", "-K", add, "-n", str(root), "sample.secret")
     assert done.returncode == 0, done.stderr
     assert done.stdout.split() == expected
+
+
+RECORDER = """
+from purepcp.pmda.agent import Agent
+
+
+class Recorder(Agent):
+    name = "recorder"
+    wants_credentials = True
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.seen = []
+
+    def handle(self, pdu):
+        self.seen.append(pdu)
+        return super().handle(pdu)
+
+
+class Deaf(Recorder):
+    wants_credentials = False
+"""
+
+
+def test_a_local_context_gives_its_agents_its_credentials_as_libpcp(tmp_path, monkeypatch):
+    """QA 735, 889, 974, 852: libpcp's __pmConnectLocal gives an agent that asks for them
+    (PDU_FLAG_AUTH) the context's attributes as soon as it is loaded (build_dsoattrs):
+    the container PCP_CONTAINER names, this process's uid, gid and pid, from context 0,
+    newest first; pmdaproc refuses every fetch from a context without them.  An agent
+    that does not ask gets none, then or later; none comes twice."""
+    from purepcp.pmapi.pdu.constants import Attr
+    from purepcp.pmapi.pdu.records import AttrPDU, DescReqPDU
+    from purepcp.pmcd.local import LocalSource
+
+    (tmp_path / "recorder.py").write_text(RECORDER)
+    (tmp_path / "pmns").write_text("recorder {\n    one\tRECORDER:0:1\n}\n")
+    conf = tmp_path / "pmcd.conf"
+    conf.write_text("# no agents\n")
+    monkeypatch.setenv("PCP_CONTAINER", "box")
+    agent = f"{tmp_path}/recorder.py"
+    changes = ["clear", f"add,200,{agent},Recorder", f"add,201,{agent},Deaf"]
+    source = LocalSource.start(changes, str(conf))
+    try:
+        recorder, deaf = (source.channels[d].agent for d in (200, 201))
+        assert recorder.seen == [
+            AttrPDU(Attr.PCP_ATTR_PROCESSID, f"{os.getpid()}\0".encode(), 0),
+            AttrPDU(Attr.PCP_ATTR_GROUPID, f"{os.getgid()}\0".encode(), 0),
+            AttrPDU(Attr.PCP_ATTR_USERID, f"{os.getuid()}\0".encode(), 0),
+            AttrPDU(Attr.PCP_ATTR_CONTAINER, b"box\0", 0),
+        ]
+        client = recorder.clients.client(0)
+        assert (client.uid, client.gid, client.pid) == (os.getuid(), os.getgid(), os.getpid())
+        for domain in (200, 201):
+            source.exchange(DescReqPDU(domain << 22 | 1))
+        assert [type(pdu) for pdu in recorder.seen[4:]] == [DescReqPDU]
+        assert [type(pdu) for pdu in deaf.seen] == [DescReqPDU]
+    finally:
+        source.close()
+
+
+@pytest.mark.interop
+def test_pcps_proc_library_answers_a_local_context(tmp_path):
+    """QA 889: pmdaproc answers a local context's fetch (it refused every one, "No
+    permission to perform requested operation", when it was not told who asks)."""
+    library = SAMPLE_LIBRARY.parent.parent / "proc" / "pmda_proc.so"
+    require_sample_library()
+    if not library.exists():
+        pytest.skip("PCP's proc agent library is not installed")
+    add = f"add,3,{library},proc_init"
+    namespace = (library.parent / "root_proc").read_text()
+    done = pminfo_local(
+        tmp_path, "-K", "clear", "-K", add, "-f", "proc.psinfo.pid", namespace=namespace
+    )
+    assert done.returncode == 0, done.stderr
+    assert "No permission" not in done.stdout
+    assert f"] value {os.getpid()}\n" in done.stdout

@@ -11,6 +11,9 @@ from __future__ import annotations
 import errno
 import io
 import os
+import subprocess
+import sys
+import tempfile
 import threading
 from pathlib import Path
 
@@ -592,3 +595,44 @@ def test_an_agent_that_cannot_listen_says_so_in_one_line(tmp_path, capsys):
     assert pmda_main(Trivial, ["-u", str(path)]) == 1
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and f"cannot serve on {path}: No such file" in err
+
+
+def _run_as_a_daemon(argv: list[str], pmdas_dir: Path) -> tuple[str, list[str]]:
+    """Start an agent as pmcd starts a pipe agent (ARGV after the interpreter); once it
+    has spoken (its CREDS), its process name (/proc/PID/stat's comm) and command line
+    as ps reads them."""
+    env = dict(os.environ, PYTHONPATH=str(ROOT), PCP_PMDAS_DIR=str(pmdas_dir))
+    agent = subprocess.Popen(
+        [sys.executable, *argv], stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env
+    )
+    try:
+        assert agent.stdout is not None and len(agent.stdout.read(12)) == 12  # (its CREDS)
+        with open(f"/proc/{agent.pid}/stat") as stat:
+            comm = stat.read().split(" (", 1)[1].rsplit(") ", 1)[0]
+        with open(f"/proc/{agent.pid}/cmdline", "rb") as cmdline:
+            words = [os.fsdecode(w) for w in cmdline.read().split(b"\0") if w]
+    finally:
+        assert agent.stdin is not None and agent.stdout is not None
+        agent.stdin.close()  # (end of its pipe: the agent exits)
+        agent.stdout.close()
+        agent.wait(timeout=DEADLINE)
+    return comm, words
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="Linux's /proc only")
+def test_a_daemon_agent_runs_as_pcps_agent_of_its_name(tmp_path):
+    """QA 982: PCP's agents run as pmdaNAME, and hotproc's `fname == "pmdaproc"` picks
+    the proc agent by that name (psinfo.fname, /proc/PID/stat's comm): ours are named
+    so, and ps shows their command lines as pmcd runs PCP's ($PCP_PMDAS_DIR/NAME/pmdaNAME
+    where that program is installed, else pmdaNAME), not Python's."""
+    run = ["-m", "purepcp.pmda.run", "purepcp.agents.trivial:Trivial", "-d", "250"]
+    assert _run_as_a_daemon(run, tmp_path) == ("pmdatrivial", ["pmdatrivial", "-d", "250"])
+    # (a short directory: the line shown must fit where Python's command line was)
+    with tempfile.TemporaryDirectory(dir="/tmp", prefix="p") as pmdas:
+        program = Path(pmdas, "simple", "pmdasimple")
+        program.parent.mkdir()
+        program.write_text("")
+        assert _run_as_a_daemon(["-m", "purepcp.agents.simple", "-d", "253"], Path(pmdas)) == (
+            "pmdasimple",
+            [str(program), "-d", "253"],
+        )

@@ -116,6 +116,7 @@ class Tool:
         """
         args = list(sys.argv[1:] if argv is None else argv)
         set_progname(self.prog)  # (libpcp's own messages then begin with it)
+        _no_debug_options()  # (a run begins with none: -D sets them, pmapi.debug)
         # NumPy's vector work here needs no BLAS threads: one per core would spin up
         # with the import and cost a replay a third more CPU (set before NumPy loads)
         os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
@@ -435,3 +436,11 @@ def debug_spec_ok(spec: str) -> bool:
     if tokens[-1] == "":
         tokens.pop()
     return all(re.fullmatch(r"[ \t]*[+-]?[0-9]+", t) or t.lower() in DEBUG_NAMES for t in tokens)
+
+
+def _no_debug_options() -> None:
+    """Forget -D options an earlier run in this process was given (tests run tools in
+    process; a command's own run starts with none)."""
+    debug = sys.modules.get("purepcp.pmapi.debug")
+    if debug is not None:
+        debug.enabled.clear()  # type: ignore[attr-defined]

@@ -1,7 +1,8 @@
-"""-D/--debug in pmval and pminfo: libpcp's debug options (pmSetDebug's names, numbers,
-"all") are taken and change nothing here (libpcp's traces are its own, QA tests that
-compare them cannot pass); one pmSetDebug refuses is refused as PCP's tools refuse it:
-"unrecognized debug options specification", the usage, status 1."""
+"""-D/--debug in pmval and pminfo: libpcp's debug options (pmSetDebug's names, numbers)
+are taken; those naming libpcp's internals change nothing here (its traces are its
+own), -D fetch adds our trace of each fetch on stderr (pmapi.debug); one pmSetDebug
+refuses is refused as PCP's tools refuse it: "unrecognized debug options
+specification", the usage, status 1."""
 
 from __future__ import annotations
 
@@ -22,7 +23,7 @@ from tests.support.reference_pmcd import require_reference
 
 T0 = 1_700_000_000
 LOAD = 0x0F000001
-GOOD = [["-Dlog"], ["-D", "derive,appl2,logmeta"], ["--debug=interp,fetch"], ["-D3"], ["-Dall,"]]
+GOOD = [["-Dlog"], ["-D", "derive,appl2,logmeta"], ["--debug=interp,pdu"], ["-D3"], ["-Dpdu,"]]
 
 
 def small(base: str) -> str:
@@ -50,6 +51,19 @@ def test_debug_options_are_taken_and_change_nothing(tmp_path, tool, flags):
     plain = run(tool, *argv)
     assert plain[0] == 0
     assert run(tool, *flags, *argv) == plain
+
+
+def test_dash_d_fetch_adds_the_fetch_trace_alone(tmp_path):
+    """pminfo -Dfetch: stdout as without it, each fetch told on stderr; and the next run
+    in this process starts without it."""
+    base = small(str(tmp_path / "a"))
+    argv = ["-a", base, "-f", "d"]
+    plain = run(pminfo, *argv)
+    status, out, err = run(pminfo, "-Dfetch", *argv)
+    assert (status, out) == plain[:2]
+    assert err.startswith("pmFetch returns ...\n__pmResult dump from 0x")
+    assert "  15.0.1 (d.load): numval: 1 valfmt: 0 vlist[]:\n   value " in err
+    assert run(pminfo, *argv) == plain
 
 
 @pytest.mark.parametrize(("tool", "usage"), [

@@ -62,7 +62,7 @@ def test_dash_d_fetch_adds_the_fetch_trace_alone(tmp_path):
     status, out, err = run(pminfo, "-Dfetch", *argv)
     assert (status, out) == plain[:2]
     assert err.startswith("pmFetch returns ...\n__pmResult dump from 0x")
-    assert "  15.0.1 (d.load): numval: 1 valfmt: 0 vlist[]:\n   value " in err
+    assert "  60.0.1 (d.load): numval: 1 valfmt: 0 vlist[]:\n   value " in err
     assert run(pminfo, *argv) == plain
 
 

@@ -8,11 +8,14 @@ archive gets its descriptor, names and help text, and before any value of an ins
 domain whose membership changed, a new instance-domain record (with an index entry).
 A metric that cannot be fetched is logged with its error code, as PCP's; when
 pmcd goes away the logger waits, reconnects, and writes a <mark> so no reader
-interpolates across the gap.
+interpolates across the gap.  A derived metric is logged under its PMID with bit 2048 of
+the cluster set, as PCP's pmlogger logs it, so that on replay it is one of the archive's
+metrics like any other, and does not clash with derived metrics defined again.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import heapq
 import sys
 import time
@@ -30,7 +33,14 @@ from purepcp.pmapi.archive.format import (
 )
 from purepcp.pmapi.desc import Desc
 from purepcp.pmapi.errors import PM_ERR_INDOM, PM_ERR_NAME, PM_ERR_PMID, PMError
-from purepcp.pmapi.ids import PM_ID_NULL, PM_IN_NULL, PM_INDOM_NULL, pmID_domain, pmIDStr
+from purepcp.pmapi.ids import (
+    DYNAMIC_PMID,
+    PM_ID_NULL,
+    PM_IN_NULL,
+    PM_INDOM_NULL,
+    pmID_domain,
+    pmIDStr,
+)
 from purepcp.pmapi.labels import (
     PM_LABEL_CLUSTER,
     PM_LABEL_CONTEXT,
@@ -54,6 +64,31 @@ if TYPE_CHECKING:
 NSEC = 1_000_000_000
 #: An index entry at least this often (records), so a reader's seek reads few records.
 INDEX_EVERY = 64
+#: The cluster bit pmlogger sets in a derived metric's PMID (callback.c's SET_DERIVED_LOGGED).
+DERIVED_LOGGED = 2048 << 10
+
+
+def is_derived(pmid: int) -> bool:
+    """libpcp's IS_DERIVED: a derived metric's PMID (domain DYNAMIC_PMID, item not 0),
+    not one already marked as logged."""
+    return pmid >> 22 & 0x1FF == DYNAMIC_PMID and not pmid & DERIVED_LOGGED and pmid & 0x3FF != 0
+
+
+def logged_pmid(pmid: int) -> int:
+    """The PMID pmlogger writes for PMID: a derived metric's with bit 2048 of its cluster
+    set (so that on replay it does not look derived), any other as it is."""
+    return pmid | DERIVED_LOGGED if is_derived(pmid) else pmid
+
+
+def as_logged(result: Result) -> Result:
+    """RESULT with its derived metrics' PMIDs as pmlogger writes them (logged_pmid)."""
+    vsets = result.vsets
+    if type(vsets) is ColumnValueSets or not any(is_derived(vs.pmid) for vs in vsets):
+        return result  # (a layout's sets come from pmcd: never a derived metric)
+    marked = tuple(
+        vs._replace(pmid=vs.pmid | DERIVED_LOGGED) if is_derived(vs.pmid) else vs for vs in vsets
+    )
+    return Result(result.timestamp, marked)
 
 
 @dataclass
@@ -88,7 +123,9 @@ class Group:
         pmids = [p for fetch in self.fetches for p in fetch.pmids]
         names = [self.names.get(p, pmIDStr(p)) for p in pmids]
         if len(names) > 1:
-            head = f"\nGroup [{len(names)} metrics] {{\n" + "".join(f"\t{n}\n" for n in names) + "}"
+            derived = sum(1 for p in self.pmids if is_derived(p))  # (PCP's t_dm)
+            count = f"{len(names)} metrics" + (f", {derived} derived" if derived else "")
+            head = f"\nGroup [{count}] {{\n" + "".join(f"\t{n}\n" for n in names) + "}"
         else:
             head = f"\nMetric {names[0]}"
         if self.interval_ns is None:
@@ -424,7 +461,7 @@ class Logger:
                 if desc.indom != PM_INDOM_NULL and vs.numval > 0:
                     indexed |= self._note_indom(stamp, desc.indom, vs.pmid, vs.insts)
             self._settled = layout
-        w.put_result(result)
+        w.put_result(as_logged(result))
         self.records += 1
         self.last_stamp = stamp
         if (indexed or self.records % INDEX_EVERY == 0) and w.vol == vol:
@@ -432,66 +469,86 @@ class Logger:
             w.put_index(stamp, meta_at, log_at)
 
     def _describe(self, desc: Desc, stamp: Timestamp) -> None:
-        """A metric's first value is coming: its descriptor, names, labels and help text."""
+        """A metric's first value is coming: its descriptor, names, labels and help text.
+
+        A derived metric's go under its logged PMID (logged_pmid), and again with each
+        record that holds it, as PCP's pmlogger writes them: its check for a descriptor
+        already logged looks for the unmarked PMID, and never finds it.
+        """
         w = self.writer
         assert w is not None
-        names = self.ctx.name_all(desc.pmid)
-        w.put_desc(desc, names)
-        self.described.add(desc.pmid)
+        pmid = desc.pmid
+        names = self.ctx.name_all(pmid)
+        derived = is_derived(pmid)
+        w.put_desc(dataclasses.replace(desc, pmid=logged_pmid(pmid)) if derived else desc, names)
+        if not derived:
+            self.described.add(pmid)
         self._labels(desc, stamp)
         # in pmlogger's order: one-line texts, then help, the metric's before its InDom's
         for kind in (PM_TEXT_ONELINE, PM_TEXT_HELP):
-            self._text(desc.pmid, PM_TEXT_PMID | kind)
+            self._text(pmid, PM_TEXT_PMID | kind, once=not derived)
             if desc.indom != PM_INDOM_NULL:
                 self._text(desc.indom, PM_TEXT_INDOM | kind)
 
     def _labels(self, desc: Desc, stamp: Timestamp) -> None:
-        """The label sets a metric's values carry, each (kind, identifier) logged once."""
-        w = self.writer
-        assert w is not None
+        """The label sets a metric's values carry, each (kind, identifier) logged once (a
+        derived metric's item under its logged PMID, as PCP's manageLabels asks)."""
         pmid = desc.pmid
         wanted = [
             (PM_LABEL_CONTEXT, PM_IN_NULL),
             (PM_LABEL_DOMAIN, pmID_domain(pmid)),
             (PM_LABEL_INDOM, desc.indom),
             (PM_LABEL_CLUSTER, pmid & ~0x3FF),  # (the domain and cluster, item 0)
-            (PM_LABEL_ITEM, pmid),
+            (PM_LABEL_ITEM, logged_pmid(pmid)),
             (PM_LABEL_INSTANCES, desc.indom),
         ]
         for kind, ident in wanted:
             if kind in (PM_LABEL_INDOM, PM_LABEL_INSTANCES) and desc.indom == PM_INDOM_NULL:
                 continue
-            if (kind, ident) in self.labels_done:
-                continue
-            self.labels_done.add((kind, ident))
-            try:
-                sets = self.ctx.labels(ident, kind)
-            except PMError:
-                continue
-            if sets:
-                w.put_labels(LabelRecord(stamp, kind, ident, tuple(sets)))
+            self._label_set(kind, ident, stamp)
 
-    def _text(self, ident: int, kind: int) -> None:
-        """One help text (KIND: PM_TEXT_* bits) of a metric or InDom, once, if the source has it."""
+    def _label_set(self, kind: int, ident: int, stamp: Timestamp) -> None:
+        """The label sets of one (KIND, IDENT), logged if there are any, unless some are
+        logged already; asked again next time when there are none (PCP's pmlogger looks
+        for them in the archive it writes)."""
+        if (kind, ident) in self.labels_done:
+            return
+        try:
+            sets = self.ctx.labels(ident, kind)
+        except PMError:
+            return
+        if sets:
+            self.labels_done.add((kind, ident))
+            w = self.writer
+            assert w is not None
+            w.put_labels(LabelRecord(stamp, kind, ident, tuple(sets)))
+
+    def _text(self, ident: int, kind: int, once: bool = True) -> None:
+        """One help text (KIND: PM_TEXT_* bits) of a metric or InDom, if the source has it;
+        ONCE: not again (a derived metric's go with each of its descriptors, under its
+        logged PMID)."""
         w = self.writer
         assert w is not None
-        if (ident, kind) in self.texts_done:
-            return
-        self.texts_done.add((ident, kind))
+        if once:
+            if (ident, kind) in self.texts_done:
+                return
+            self.texts_done.add((ident, kind))
         try:
             help_, indom = bool(kind & PM_TEXT_HELP), bool(kind & PM_TEXT_INDOM)
             text = self.ctx.text(ident, help=help_, indom=indom, direct=True)
         except PMError:
             return
-        w.put_text(kind, ident, text)
+        w.put_text(kind, ident if kind & PM_TEXT_INDOM else logged_pmid(ident), text)
 
     def _note_indom(self, stamp: Timestamp, indom: int, pmid: int, insts: Sequence[int]) -> bool:
         """Write INDOM's members if PMID's values at STAMP show instances the archive has not
         named, or other instances than its last values showed (one gone), as PCP's callback
-        decides; never twice at one time (a metric after another of the same domain)."""
+        decides; never twice at one time (a metric after another of the same domain).  A
+        derived metric's instances are not compared with its last values: PCP's check_inst
+        looks for its PMID in the last record, where it was written marked, in vain."""
         w = self.writer
         assert w is not None
-        before = self._last_insts.get(pmid)
+        before = None if is_derived(pmid) else self._last_insts.get(pmid)
         now = self._last_insts[pmid] = frozenset(insts)
         known = w.indom_members(indom)
         if known is not None:
@@ -510,6 +567,9 @@ class Logger:
         if not w.put_indom(stamp, indom, insts_, names, delta=True):  # (v3: changes alone)
             return False
         self._indom_stamps[indom] = stamp
+        # (its instances' labels, unless some are logged: PCP's manageLabels asks again
+        # after a new instance-domain record)
+        self._label_set(PM_LABEL_INSTANCES, indom, stamp)
         return True
 
     # -- the loop -------------------------------------------------------------------------------

@@ -151,6 +151,7 @@ class Report:
         self._insts: list[tuple[int, str]] = []
         self._inst_labels: tuple[LabelSet, ...] | None = None
         self._label_cache: dict[tuple[int, int], LabelSet | None] = {}
+        self._last_cluster: tuple[int, LabelSet | None] | None = None  # (pmid asked, its set)
         self._context_labels: LabelSet | None = None
         self.origin: Timestamp | None = None  # where an archive's fetches start (-O)
         self._damage_told: set[tuple[str, int]] = set()
@@ -479,7 +480,17 @@ class Report:
         return self._labels(indom, PM_LABEL_INDOM)
 
     def _cluster(self, pmid: int) -> LabelSet | None:
-        return self._labels(pmid & ~0x3FF, PM_LABEL_CLUSTER)
+        """pmGetClusterLabels as PCP's pminfo asks it: with the metric's own PMID (so an
+        archive, which holds a cluster's labels under item 0, gives none), and again only
+        when the domain or cluster differs from the last asked."""
+        last = self._last_cluster
+        if last is None or (last[0] ^ pmid) & ~0x3FF:
+            try:
+                sets = self.ctx.labels(pmid, PM_LABEL_CLUSTER)
+            except PMError:
+                sets = ()
+            last = self._last_cluster = (pmid, sets[0] if sets else None)
+        return last[1]
 
     def _item(self, pmid: int) -> LabelSet | None:
         return self._labels(pmid, PM_LABEL_ITEM)

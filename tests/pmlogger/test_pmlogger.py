@@ -768,3 +768,190 @@ def test_each_fetch_group_is_fetched_and_logged_on_its_own(tmp_path):
         "60.0.0", "60.0.1", "60.0.2", "60.0.3"
     ]  # fmt: skip
     assert "\nGroup [4 metrics] {\n\tkernel.percpu.cpu.user\n\tkernel.percpu.cpu.idle\n" in log
+
+
+# -- derived metrics ----------------------------------------------------------------------------
+
+_REAL, _DERIVED = pmID_build(29, 0, 10), pmID_build(511, 0, 3)
+_MARKED = pmID_build(511, 2048, 3)  # (what PCP's pmlogger writes for _DERIVED)
+
+
+class _DerivedSource:
+    """A context serving a real metric and a derived one, as a host context does: its
+    pmcd has no agent for the derived metric's domain (511), nor any PMID of it."""
+
+    def __init__(self) -> None:
+        self.asked: list[tuple[int, int]] = []
+
+    def name_all(self, pmid: int) -> list[str]:
+        return {_REAL: ["sample.long.one"], _DERIVED: ["my.nine"]}[pmid]
+
+    def labels(self, ident: int, kind: int) -> list:
+        from purepcp.pmapi.errors import PM_ERR_NOAGENT
+        from purepcp.pmapi.labels import PM_LABEL_CONTEXT, PM_LABEL_DOMAIN
+
+        self.asked.append((kind, ident))
+        domain = ident if kind == PM_LABEL_DOMAIN else ident >> 22
+        if kind != PM_LABEL_CONTEXT and domain == 511:
+            raise PMError(PM_ERR_NOAGENT)
+        return []
+
+    def text(self, ident: int, help: bool = False, indom: bool = False, direct: bool = False):
+        if ident == _DERIVED and not help:
+            return "This should be 9!"
+        raise PMError(-12357)  # PM_ERR_TEXT
+
+
+def _meta_descs(base: str) -> list[int]:
+    """The PMID of each descriptor record in BASE.meta, in order, repeats and all."""
+    import struct
+
+    data = Path(base + ".meta").read_bytes()
+    at = struct.unpack_from(">I", data)[0]  # (past the label)
+    pmids = []
+    while at < len(data):
+        size, kind = struct.unpack_from(">II", data, at)
+        if kind == 1:  # TYPE_DESC
+            pmids.append(struct.unpack_from(">I", data, at + 8)[0])
+        at += size
+    return pmids
+
+
+def test_derived_metrics_are_logged_marked_as_pcps_pmlogger_does(tmp_path):
+    """QA 352: a derived metric goes into the archive with bit 2048 of its cluster set
+    (511.2048.3 for 511.0.3) in its descriptor, help text, item-label request and values,
+    so that on replay it does not clash with derived metrics defined again; and, as PCP's
+    pmlogger (whose check looks for the unmarked PMID), its descriptor and text go with
+    each record that holds it."""
+    from purepcp.pmapi.archive import ArchiveWriter
+    from purepcp.pmapi.archive.format import PM_TEXT_ONELINE, PM_TEXT_PMID
+    from purepcp.pmapi.desc import Desc
+    from purepcp.pmapi.labels import PM_LABEL_ITEM
+    from purepcp.pmapi.types import PMType
+    from purepcp.pmapi.values import Result, Timestamp, ValueSet
+    from purepcp.pmlogger.logger import Logger
+
+    descs = {p: Desc(p, PMType.PM_TYPE_32) for p in (_REAL, _DERIVED)}
+    ctx = _DerivedSource()
+
+    def make_writer(stamp, facts):
+        return ArchiveWriter(str(tmp_path / "a"), hostname="h", timezone="UTC", start=stamp)
+
+    logger = Logger(ctx, [], 1000, make_writer, log=io.StringIO())
+    for sec in (0, 1):
+        sets = tuple(ValueSet.of_atoms(p, PMType.PM_TYPE_32, [(0xFFFFFFFF, v)]) for p, v in
+                     ((_DERIVED, 9), (_REAL, 1)))  # fmt: skip
+        logger.write(Result(Timestamp(1_700_000_000 + sec, 0), sets), descs)
+    logger.close()
+    base = str(tmp_path / "a")
+    assert _meta_descs(base) == [_MARKED, _REAL, _MARKED]
+    with Archive(base) as a:
+        assert set(a.descs) == {_MARKED, _REAL}
+        assert a.names[_MARKED] == ("my.nine",)
+        assert a.text(_MARKED, PM_TEXT_PMID | PM_TEXT_ONELINE) == "This should be 9!"
+        for record in a.records():
+            assert [vs.pmid for vs in record.result.vsets] == [_MARKED, _REAL]
+    assert (PM_LABEL_ITEM, _MARKED) in ctx.asked and (PM_LABEL_ITEM, _DERIVED) not in ctx.asked
+
+
+def test_the_size_report_counts_a_groups_derived_metrics():
+    """-r: "Group [N metrics, D derived]" when the task has derived metrics, as PCP's."""
+    from purepcp.pmapi.ids import PM_INDOM_NULL
+    from purepcp.pmlogger.logger import Group
+    from purepcp.pmlogger.optfetch import Request
+
+    group = Group(100_000_000, [])
+    for pmid, name in ((_DERIVED, "my.nine"), (_REAL, "sample.long.one")):
+        group.add(pmid, name, PM_INDOM_NULL)
+        group.plan.request(Request(pmid, PM_INDOM_NULL, None))
+    assert group.report(48).startswith("\nGroup [2 metrics, 1 derived] {\n")
+
+
+DERIVED_CONFIG = "simple.nine = simple.numfetch - simple.numfetch + 9\n"
+
+
+@pytest.mark.interop
+def test_a_logged_derived_metric_replays_beside_its_definition(tmp_path):
+    """QA 352: PCP's pmdumplog shows the derived metric under 511.2048.N; and on replay
+    with the same derived metric defined again, PCP's pminfo and ours both give the
+    archive's values (the marked PMID does not clash with the definition's)."""
+    require_reference("pmdumplog", "pminfo")
+    (tmp_path / "derived").write_text(DERIVED_CONFIG)
+    (tmp_path / "cfg").write_text("log mandatory on 100 msec { simple.nine simple.numfetch }\n")
+    env = dict(tool_env(), PCP_DERIVED_CONFIG=str(tmp_path / "derived"))
+    with ours_serving(tmp_path) as pmcd:
+        args = ["-h", pmcd.host, "-c", "cfg", "-s", "2", "-l", "log", "arch"]
+        run = _run_pmlogger(tmp_path, *args, env=env)
+    assert run.returncode == 0, run.stderr
+    base = str(tmp_path / "arch")
+    dump = subprocess.run(
+        ["pmdumplog", base, "simple.nine"], capture_output=True, text=True, timeout=60, env=env
+    )
+    assert re.search(r"^    511\.2048\.[1-9]\d* \(simple\.nine\): value 9$", dump.stdout, re.M)
+    argv = ["-f", "-a", base, "simple.nine"]
+    ours = subprocess.run(
+        [sys.executable, "-m", "purepcp.tools.pminfo", *argv],
+        capture_output=True, text=True, timeout=60, env=env,
+    )  # fmt: skip
+    theirs = subprocess.run(["pminfo", *argv], capture_output=True, text=True, timeout=60, env=env)
+    assert (ours.stdout, ours.stderr) == (theirs.stdout, theirs.stderr)
+    assert ours.stdout == "\nsimple.nine\n    value 9\n"
+
+
+def test_labels_and_instance_domains_of_derived_metrics_as_pcps_callback(tmp_path):
+    """A label level that had no sets is asked again with the next metric (PCP's pmlogger
+    looks for it in the archive), and after a new instance-domain record; and a derived
+    metric's instance gone (none new) brings no new record of its domain: PCP's
+    check_inst looks for the unmarked PMID in the last (marked) record, in vain."""
+    from purepcp.pmapi.archive import ArchiveWriter
+    from purepcp.pmapi.desc import Desc
+    from purepcp.pmapi.labels import PM_LABEL_CLUSTER, LabelSet
+    from purepcp.pmapi.types import PMType
+    from purepcp.pmapi.values import Result, Timestamp, ValueSet
+    from purepcp.pmlogger.logger import Logger
+
+    indom, other = 0x0740_0002, pmID_build(29, 0, 11)
+    descs = {
+        _DERIVED: Desc(_DERIVED, PMType.PM_TYPE_32, indom),
+        _REAL: Desc(_REAL, PMType.PM_TYPE_32),
+        other: Desc(other, PMType.PM_TYPE_32),
+    }
+    cluster = LabelSet.from_dict({"cluster": "zero"}, PM_LABEL_CLUSTER)
+
+    class Source(_DerivedSource, _ChangingDomain):
+        def __init__(self) -> None:
+            _DerivedSource.__init__(self)
+            _ChangingDomain.__init__(self, [[1, 2, 3]])
+            self.cluster: list = []
+
+        def name_all(self, pmid: int) -> list[str]:
+            return [f"m.{pmid & 0x3FF}"]
+
+        def labels(self, ident: int, kind: int) -> list:
+            sets = _DerivedSource.labels(self, ident, kind)
+            return self.cluster if kind == PM_LABEL_CLUSTER else sets
+
+    ctx = Source()
+
+    def make_writer(stamp, facts):
+        return ArchiveWriter(str(tmp_path / "a"), hostname="h", timezone="UTC", start=stamp)
+
+    def record(sec: int, pmid: int, insts: list[int]) -> Result:
+        vs = ValueSet.of_atoms(pmid, PMType.PM_TYPE_32, [(i, 1) for i in insts])
+        return Result(Timestamp(1_700_000_000 + sec, 0), (vs,))
+
+    logger = Logger(ctx, [], 1000, make_writer, log=io.StringIO())
+    logger.write(record(0, _DERIVED, [1, 2, 3]), descs)
+    ctx.answers = [[1, 3]]
+    logger.write(record(1, _DERIVED, [1, 3]), descs)  # (2 gone: no new record of the domain)
+    logger.write(record(2, _REAL, [0xFFFFFFFF]), descs)
+    ctx.cluster = [cluster]
+    logger.write(record(3, other, [0xFFFFFFFF]), descs)  # (the cluster's labels, at last)
+    logger.close()
+    with Archive(str(tmp_path / "a")) as a:
+        assert [r.insts for r in a.indoms[indom]] == [(1, 2, 3)]
+        found = [
+            (r.stamp.sec - 1_700_000_000, r.ident) for r in a.labels if r.type == PM_LABEL_CLUSTER
+        ]
+    assert found == [(3, pmID_build(29, 0, 0))]
+    assert ctx.asked.count((PM_LABEL_CLUSTER, pmID_build(29, 0, 0))) == 2

@@ -342,3 +342,21 @@ def test_an_archive_zone_is_noted_first():
     assert out.stdout.startswith(note + "\nkernel.percpu.cpu.user\n")
     out = run_ours("pminfo", "-Z", "UTC", "-a", qa("moomba.client"), "hinv.ncpu")
     assert out.stdout == 'Note: timezone set to "TZ=UTC"\n\nhinv.ncpu\n'
+
+
+def test_cluster_labels_are_asked_with_the_metrics_own_pmid():
+    """QA 352: -l asks pmGetClusterLabels with the metric's own PMID, as PCP's pminfo does;
+    an archive holds a cluster's labels under item 0, so it shows none of them."""
+    from tests.support.qa_archives import qa
+
+    out = run_ours("pminfo", "-l", "-a", qa("sample-labels"), "sample.colour")
+    assert out.returncode == 0, out.stderr
+    assert '"agent":"sample"' in out.stdout and '"cluster"' not in out.stdout
+
+
+@pytest.mark.interop
+def test_archive_labels_as_pcp_prints_them():
+    from tests.support.qa_archives import qa
+
+    require_reference("pminfo")
+    same(["-l", "-a", qa("sample-labels")])

@@ -19,7 +19,7 @@ import dataclasses
 import heapq
 import sys
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, TextIO
 
@@ -49,6 +49,7 @@ from purepcp.pmapi.labels import (
     PM_LABEL_INSTANCES,
     PM_LABEL_ITEM,
 )
+from purepcp.pmapi.pdu.constants import PMCDState
 from purepcp.pmapi.pdu.result_layout import ColumnValueSets, ResultLayout
 from purepcp.pmapi.values import Result, Timestamp
 
@@ -232,7 +233,7 @@ class Logger:
             found.append((spec, names))
         leaves = list(dict.fromkeys(name for _, names in found for name in names))
         try:
-            pmids = self.ctx.lookup_names(leaves) if leaves else []
+            pmids = [pmid for part in _parts(leaves) for pmid in self.ctx.lookup_names(part)]
             ids = dict(zip(leaves, pmids, strict=True))
             known = [pmid for pmid in ids.values() if pmid != PM_ID_NULL]
             descs = dict(zip(known, self.ctx.lookup_descs(known) if known else [], strict=True))
@@ -358,6 +359,8 @@ class Logger:
                 self.need_mark = True
                 failed = True
                 continue  # (the next fetch group is tried, as PCP's callback does)
+            if getattr(self.ctx.source, "fetch_news", 0) & PMCDState.PMCD_ADD_AGENT:
+                self._agent_added()
             # (as it came: a metric that could not be fetched is logged with its error)
             self.write(fetched.result, fetched.descs, self.describe_rank)
             if self.report and not group.reported and self.writer is not None:
@@ -368,6 +371,14 @@ class Logger:
             self.log.write(group.report(sum(sizes)))
             self.log.flush()
         return not failed
+
+    def _agent_added(self) -> None:
+        """pmcd started an agent (PMCD_ADD_AGENT came with the fetch): a gap in its
+        metrics' values, maybe counters reset, so a <mark> goes first, as PCP's myFetch
+        writes one (none before the first record)."""
+        w = self.writer
+        if w is not None and self.last_stamp is not None and not self.need_mark:
+            w.put_mark(_after(self.last_stamp))
 
     def _use_profile(self, profile: tuple[tuple[int, tuple[int, ...]], ...]) -> None:
         """Make PROFILE the context's (sent with the next fetch) unless it is already."""
@@ -662,6 +673,25 @@ class Logger:
         self._settled = None
         for group in self.groups:
             group.reported = False
+
+
+#: the most bytes of names one lookup sends (pmcd takes requests up to 64 KB)
+LOOKUP_BYTES = 32 * 1024
+
+
+def _parts(names: Sequence[str]) -> Iterator[list[str]]:
+    """NAMES in lists that each fit one name lookup request under pmcd's size limit (a
+    statement may name thousands of metrics; PCP's pmlogger looks each up alone)."""
+    part: list[str] = []
+    size = 0
+    for name in names:
+        if part and size + len(name) + 8 > LOOKUP_BYTES:
+            yield part
+            part, size = [], 0
+        part.append(name)
+        size += len(name) + 8  # (its length word and padding)
+    if part:
+        yield part
 
 
 def _after(stamp: Timestamp) -> Timestamp:

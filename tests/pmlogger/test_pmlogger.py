@@ -296,6 +296,31 @@ def test_samples_while_pmcd_is_gone_count_toward_s(tmp_path):
     assert len([r for r in _records(base) if not r.is_mark]) < 20
 
 
+def test_a_mark_when_pmcd_adds_an_agent(tmp_path):
+    """QA 326: a fetch that brings PMCD_ADD_AGENT (an agent started again, or added by a
+    reload) is a possible gap, maybe counters reset: PCP's pmlogger writes a <mark>."""
+    (tmp_path / "one").write_text("log mandatory on every 100 msec { simple.numfetch }\n")
+    conf = "simple 253 dso Simple agents.simple\n"
+    (tmp_path / "p1" / "simple").mkdir(parents=True)
+    (tmp_path / "p1" / "simple" / "simple.conf").write_text("sec\n")
+    base = str(tmp_path / "arch")
+    with our_pmcd(conf, tmp_path / "p1") as pmcd:
+        proc = _pmlogger(tmp_path, pmcd.host, "-c", str(tmp_path / "one"), "arch")
+        try:
+            wait_until("two samples", lambda: complete_records(Path(base + ".0")) >= 3, proc)
+            (tmp_path / "p1" / "pmcd.conf").write_text(
+                conf + "trivial 250 dso Trivial agents.trivial\n"
+            )
+            pmcd.reload()
+            wait_until("a <mark>, then a sample", lambda: _resumed(base), proc)
+        finally:
+            proc.send_signal(signal.SIGTERM)
+        assert _finish(proc) == 0
+    recs = _records(base)
+    marks = [i for i, r in enumerate(recs) if r.is_mark]
+    assert len(marks) == 1 and marks[0] > 2
+
+
 def _resumed(base: str) -> bool:
     """Whether the archive BASE, being written, holds a <mark> with a sample after it."""
     try:
@@ -955,3 +980,15 @@ def test_labels_and_instance_domains_of_derived_metrics_as_pcps_callback(tmp_pat
         ]
     assert found == [(3, pmID_build(29, 0, 0))]
     assert ctx.asked.count((PM_LABEL_CLUSTER, pmID_build(29, 0, 0))) == 2
+
+
+def test_thousands_of_names_are_looked_up_in_requests_pmcd_takes(tmp_path):
+    """QA 799: a statement naming 2393 metrics was one 67 KB name lookup, which pmcd
+    refuses (its requests are limited to 64 KB); the names now go in parts."""
+    from purepcp.pmlogger.logger import LOOKUP_BYTES, _parts
+
+    names = [f"some.rather.long.metric.name.number_{n:05d}" for n in range(2393)]
+    parts = list(_parts(names))
+    assert [n for part in parts for n in part] == names
+    assert all(sum(len(n) + 8 for n in part) <= LOOKUP_BYTES for part in parts)
+    assert len(parts) > 1 and list(_parts([])) == []

@@ -428,9 +428,7 @@ class Logger:
         if stamp is None or stamp <= self.last_stamp:
             stamp = _after(self.last_stamp)
         record = self._logue_record(stamp, pmcd_pid, seqnum)
-        if self.need_mark:  # (pmcd went away and has not come back)
-            w.put_mark(_after(self.last_stamp))
-            self.need_mark = False
+        # (pmcd gone and not back: no <mark>, as PCP's pmlogger marks only a gap it saw end)
         w.put_index(stamp)  # (the index's last entry points at the epilogue, as PCP's does)
         w.put_result(record)
         self.last_stamp = stamp

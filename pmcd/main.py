@@ -314,7 +314,9 @@ async def _serve(daemon: Daemon, sources: Sources) -> None:
                     if signum == signal.SIGHUP:
                         await _reload(daemon, sources)
                         continue
-                    log.info("pmcd: %s, shutting down", signal.Signals(signum).name)
+                    # (PCP's words; trio does not say who sent it, as siginfo would)
+                    name = signal.Signals(signum).name
+                    log.info("pmcd caught %s from unknown process", name)
                     break
             finally:
                 if pid_path is not None:
@@ -322,6 +324,7 @@ async def _serve(daemon: Daemon, sources: Sources) -> None:
             nursery.cancel_scope.cancel()
     with trio.CancelScope(shield=True):
         await daemon.close()
+    log.info("pmcd Shutdown")
 
 
 async def _reload(daemon: Daemon, sources: Sources) -> None:

@@ -157,7 +157,12 @@ def test_the_log_is_pcps_and_stderr_stays_quiet(tmp_path):
     assert f"\npmcd: PID = {pmcd.pid}, PDU version = 2\npmcd request port(s):\n" in log
     assert re.search(rf"^  ok +\d+ +unix   {re.escape(pmcd.unix)}$", log, re.M)
     assert logged_port(log) == port
-    assert re.search(r"\nLog finished \w{3} \w{3} .*\n$", (tmp_path / "pmcd.log").read_text())
+    ended = (tmp_path / "pmcd.log").read_text()
+    assert re.search(r"\nLog finished \w{3} \w{3} .*\n$", ended)
+    # (SIGTERM: PCP's SignalShutdown and Shutdown notices, not "pmcd: SIGTERM, shutting down")
+    caught = rf"^{stamp} pmcd\({pmcd.pid}\) Info: pmcd caught SIGTERM from unknown process\n"
+    shutdown = rf"{stamp} pmcd\({pmcd.pid}\) Info: pmcd Shutdown\n"
+    assert re.search(caught + r"(.*\n)*" + shutdown, ended, re.M)
 
 
 def test_a_client_is_taken_while_the_agents_start(tmp_path):

@@ -40,6 +40,10 @@ def runnable(module: str) -> bool:
     return 'if __name__ == "__main__":' in Path(spec.origin).read_text()
 
 
+#: commands whose only argument PCP's takes as a format, "--version" included
+FORMAT_ARGUMENT = {"pmdate"}
+
+
 @pytest.mark.parametrize("script", sorted(SCRIPTS))
 def test_each_console_script_runs_as_a_module_too(script):
     """`python -m` of the command's module gives what the console script gives: here
@@ -54,6 +58,9 @@ def test_each_console_script_runs_as_a_module_too(script):
     )
     assert "Traceback" not in done.stderr, done.stderr
     assert done.returncode in (0, 1), done.stderr
+    if script in FORMAT_ARGUMENT:  # (PCP's pmdate formats "--version" as any other text)
+        assert done.stdout == "--version\n"
+        return
     assert script in done.stdout + done.stderr
 
 

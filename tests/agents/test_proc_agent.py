@@ -303,6 +303,8 @@ def test_the_same_values_for_processes_of_root_and_nobody(pmcds, sleepers, long_
         ours = got["ours"].get(name)
         if name in DIFFERENT:
             continue
+        if _vanished(theirs) or _vanished(ours):
+            continue  # (a process ended between pminfo's fetch and its instance lookup)
         if isinstance(theirs, str) or isinstance(ours, str):
             assert ours == theirs, name
             continue
@@ -322,6 +324,12 @@ def test_the_same_values_for_processes_of_root_and_nobody(pmcds, sleepers, long_
     psargs = {side: _of(got[side]["proc.psinfo.psargs"], long_cmdline) for side in got}
     assert psargs["ours"] == psargs["theirs"]
     assert psargs["ours"] is not None and psargs["ours"].startswith('"sh -c #xxx')
+
+
+def _vanished(shown: object) -> bool:
+    """Whether pminfo said, instead of values, that an instance it fetched had gone by
+    the time it asked for its name (pmNameIndom's error): a process that ended then."""
+    return isinstance(shown, str) and shown.startswith("pmNameIndom: ")
 
 
 @pytest.mark.interop

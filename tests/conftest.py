@@ -18,6 +18,7 @@ import os
 import shutil
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 import pytest
@@ -100,3 +101,13 @@ def pytest_runtest_protocol(item, nextitem):
     runs on any worker (tests/support/serial.py says why and how)."""
     with serial.turn(item):
         return (yield)
+
+
+@pytest.fixture
+def utc(monkeypatch):
+    """Local time is UTC in this process (time.tzset) and in the commands it starts."""
+    monkeypatch.setenv("TZ", "UTC")
+    time.tzset()
+    yield
+    monkeypatch.undo()
+    time.tzset()

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import math
 import struct
-import time
 from array import array
 from typing import Any
 
@@ -41,16 +40,6 @@ UNKNOWN, NOSUPPORT = PMType.PM_TYPE_UNKNOWN, PMType.PM_TYPE_NOSUPPORT
 INSITU, DPTR = ValFmt.PM_VAL_INSITU, ValFmt.PM_VAL_DPTR
 MISSED = 1 << 31
 NEG_NAN = math.copysign(math.nan, -1.0)
-
-
-@pytest.fixture
-def utc(monkeypatch):
-    """Local time is UTC, as it is for the reference subprocess."""
-    monkeypatch.setenv("TZ", "UTC")
-    time.tzset()
-    yield
-    monkeypatch.undo()
-    time.tzset()
 
 
 # --- event arrays, built in either byte order -----------------------------------------

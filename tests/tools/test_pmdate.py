@@ -16,15 +16,6 @@ from tests.support.reference_pmcd import require_reference
 NOON = 1706702400
 
 
-@pytest.fixture
-def utc(monkeypatch):
-    monkeypatch.setenv("TZ", "UTC")
-    time.tzset()
-    yield
-    monkeypatch.undo()
-    time.tzset()
-
-
 def _at(offsets: list[str], fmt: str = "%Y-%m-%d %H:%M:%S") -> str:
     return time.strftime(fmt, pmdate.when(offsets, NOON))
 

@@ -250,11 +250,6 @@ def write_repeating(base: str, version: int = 2) -> None:
 
 
 @pytest.fixture
-def utc(monkeypatch):
-    monkeypatch.setenv("TZ", "UTC")
-
-
-@pytest.fixture
 def ours2(tmp_path, utc) -> str:
     base = str(tmp_path / "ours2")
     write_ours(base, 2)

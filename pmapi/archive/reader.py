@@ -755,3 +755,9 @@ def _apply_delta(prior: InDomRecord | None, delta: InDomRecord) -> InDomRecord:
         else:
             members[inst] = name
     return InDomRecord(delta.stamp, delta.indom, tuple(members), tuple(members.values()))
+
+
+def file_bytes(path: str) -> bytes | mmap.mmap:
+    """One file of an archive, whole, decompressed when its name says it is compressed;
+    PMError if it cannot be read (for tools that weigh files, as pmlogsize)."""
+    return _read_file(path)

@@ -46,6 +46,8 @@ setup(
         "purepcp.pmapi.derived": ["defaults/*.conf"],
         # pmrep's metricsets, read when PCP's own are not installed (purepcp.tools.report.config)
         "purepcp.tools.report": ["conf/*.conf"],
+        # pmlogconf's group files, read when PCP's own are not installed
+        "purepcp.tools.pmlogconf": ["groupfiles/*", "groupfiles/*/*"],
         "purepcp.series": ["entries.lua"],
     },
     exclude_package_data={"": ["README.md"]},

@@ -31,9 +31,13 @@ volume the primary pmlogger has open; we have no pmlc, so an archive is left alo
 * it is the newest archive of its directory: it may be what a pmlogger we cannot see
   is writing, or what the primary writes when /proc does not tell us (another user).
 
-Unlike PCP's, this pmlogger_daily does not merge a day's archives into one
-(pmlogger_merge / pmlogextract), rename them, or rewrite them (pmlogrewrite): -M and -r,
-which ask for exactly that, are accepted.  Not supported: -c (there is no control
+As PCP's, this pmlogger_daily merges an earlier day's archives (those named
+YYYYMMDD.HH.MM[-NN], or YYMMDD...) into one named for the day, YYYYMMDD, running
+pmlogextract on them in name order and removing them once it succeeds (PCP's
+pmlogger_merge -f); -M turns that off, and a day whose merged archive exists already is
+left as it is, with a warning.  Unlike PCP's, it does not rename a day's only archive
+(pmlogmv) or rewrite archives (pmlogrewrite): -r, which asks for exactly that, is
+accepted.  Not supported: -c (there is no control
 file: every directory under $PCP_ARCHIVE_DIR is a host's), -D, -E, -f, -l (messages go
 to stdout and stderr, the service's journal), -m, -o, -p (the timer is Persistent),
 -R, -s, -t, -Y, and -X with any program but xz.  Where PCP lets $PCP_CULLAFTER and
@@ -48,6 +52,7 @@ import fcntl
 import os
 import re
 import signal
+import subprocess
 import sys
 import time
 from collections.abc import Sequence
@@ -66,7 +71,7 @@ from .pidfile import is_pmlogger
 
 COMPRESSONLY = Opt("K", None, None, "compress, but no other changes")
 DISCARD = Opt("k", "discard", "TIME", "remove archives after TIME (format DD[:HH[:MM]])")
-NOMERGE = Opt("M", None, None, "do not rewrite, merge or rename archives (never done here)")
+NOMERGE = Opt("M", None, None, "do not rewrite, merge or rename archives")
 SHOWME = Opt("N", "showme", None, "perform a dry run, showing what would be done")
 NOREWRITE = Opt("r", "norewrite", None, "do not rewrite archives (never done here)")
 VERBOSE = Opt("V", "verbose", None, "verbose output (as in PCP; the version is --version)")
@@ -95,6 +100,8 @@ _FILE = re.compile(
 #: PCP's _filter_filename: the names pmlogger_check and pmlogger_daily manage.
 _DATED = re.compile(r"[12]\d\d\d[01]\d[0-3]\d[-.]|\d\d[01]\d[0-3]\d[-.]")
 _TIME = re.compile(r"(\d+)(?::(\d*)(?::(\d*))?)?")
+#: The archives pmlogger_daily merges: pmlogger's YYYYMMDD.HH.MM[-NN] (or YYMMDD...).
+_MERGEABLE = re.compile(r"\d+\.[0-2]\d\.[0-5]\d(?:-\d\d)?")
 _COMMAND = "xz -0 --block-size=10MiB"  # (what PCP runs; -N shows it)
 
 
@@ -135,6 +142,7 @@ class Daily:
         self.showme, self.verbose = showme, verbose
         self.now = time.time()
         self.status = 0
+        self.merging = True  # (-M: no merging)
 
     def info(self, text: str) -> None:
         """-V's commentary (on stdout, as PCP's script writes it)."""
@@ -221,9 +229,44 @@ class Daily:
                 age = _describe(self.cull)
                 names = [f for a in culled for f in a.files]
                 self._remove(directory, names, f"Archive files older than {age} being removed ...")
+            if self.merging and not compress_only:
+                survivors = {b: a for b, a in archives.items() if b not in {c.base for c in culled}}
+                if self.merge(directory, survivors, keep):  # (then what is left to compress)
+                    archives, _ = _scan(directory)
+                    squeeze = self._old(archives, keep, self.after)
             self._compress(directory, squeeze)
         finally:
             os.close(lock)
+
+    def merge(self, directory: Path, archives: dict[str, ArchiveFiles], keep: set[str]) -> bool:
+        """Merge each earlier day's archives (two or more, none in KEEP) into one named
+        for the day, as pmlogger_merge does with pmlogextract; True if any was merged."""
+        today = time.strftime("%Y%m%d", time.localtime(self.now))
+        days: dict[str, list[str]] = {}
+        for base in sorted(archives, key=_merge_order):
+            if _MERGEABLE.fullmatch(base) and not base.startswith(today + "."):
+                days.setdefault(base.split(".", 1)[0], []).append(base)
+        merged = False
+        for day, inputs in days.items():
+            if len(inputs) < 2 or keep & set(inputs):
+                continue
+            if any((directory / f"{day}{s}").exists() for s in (".0", ".index", ".meta")):
+                self.warn(f"output archive ({day}) already exists, not merging {day}'s archives")
+                continue
+            if self.showme:
+                print(f"+ pmlogger_merge -f {' '.join(inputs)} {day}", flush=True)
+                continue
+            self.info(f"Merging {' '.join(inputs)} into {day} ...")
+            done = subprocess.run(
+                ["pmlogextract", *inputs, day], cwd=directory, capture_output=True, text=True
+            )
+            if done.returncode != 0:
+                why = (done.stderr.strip().splitlines() or ["pmlogextract failed"])[-1]
+                self.error(f"problems executing pmlogger_merge in {directory}: {why}")
+                continue
+            self._remove(directory, [f for b in inputs for f in archives[b].files], "")
+            merged = True
+        return merged
 
     def _in_use(
         self, directory: Path, archives: dict[str, ArchiveFiles], primary: Primary | None
@@ -254,7 +297,8 @@ class Daily:
     def _remove(self, directory: Path, names: list[str], heading: str) -> None:
         if not names:
             return
-        self.info(heading)
+        if heading:
+            self.info(heading)
         if self.showme:
             print("+ rm -f " + " ".join(names), flush=True)
             return
@@ -318,6 +362,12 @@ def _scan(directory: Path) -> tuple[dict[str, ArchiveFiles], list[str]]:
     for archive in archives.values():
         archive.files.sort()
     return archives, sorted(partials)
+
+
+def _merge_order(base: str) -> tuple[float, str]:
+    """sort -n's order of archive names: the number they start with, then the name."""
+    m = re.match(r"\d+(?:\.\d*)?", base)
+    return (float(m.group(0)) if m else 0.0, base)
 
 
 def _compressible(archive: ArchiveFiles) -> list[str]:
@@ -406,6 +456,7 @@ def _run(argv: list[str]) -> int:
     except ValueError as exc:
         TOOL.fail(f"Error: {exc}")
     run = Daily(cull, after, "showme" in parsed, "verbose" in parsed)
+    run.merging = "M" not in parsed
     compress_only = "K" in parsed
     primary = run.primary(layout.run_dir, quiet=compress_only)
     if primary is not None and not compress_only:

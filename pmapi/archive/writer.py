@@ -29,6 +29,8 @@ from ..pdu.result_layout import ColumnValueSets
 from ..values import Result, Timestamp
 from .format import (
     FRAME,
+    LABEL_V2,
+    LABEL_V3,
     MAX_VOLUME_BYTES,
     PM_LOG_VERS02,
     PM_LOG_VERS03,
@@ -43,11 +45,11 @@ from .format import (
     encode_desc,
     encode_index,
     encode_indom,
-    encode_label,
     encode_labels,
     encode_text,
     swap_sec,
 )
+from .versions import PM_LOG_MAGIC
 
 _HEAD_V2 = struct.Struct(">iiii")  # len, sec, usec, numpmid
 _HEAD_V3 = struct.Struct(">iqii")  # len, sec, nsec, numpmid
@@ -76,6 +78,29 @@ def encode_record(result: Result, version: int = PM_LOG_VERS02) -> bytes:
         n = size - 12 + 8
         head = _HEAD_V2.pack(n, ts.sec, ts.nsec // 1000, numpmid)
     return b"".join((head, *chunks, FRAME.pack(n)))
+
+
+def label_bytes(label: LogLabel) -> bytes:
+    """format.encode_label's record, packed with struct: a writer's files begin with it,
+    and construct's import would be most of a short copy's start-up (tests hold the two
+    equal)."""
+    magic = PM_LOG_MAGIC | label.version
+
+    def fit(text: str, size: int) -> bytes:
+        return text.encode("utf-8", "surrogateescape")[: size - 1].ljust(size, b"\0")
+
+    if label.version == PM_LOG_VERS03:
+        n = LABEL_V3.size
+        return LABEL_V3.pack(
+            n, magic, label.pid, swap_sec(label.start.sec), label.start.nsec, label.vol,
+            label.features, 0, fit(label.hostname, 256), fit(label.timezone, 256),
+            fit(label.zoneinfo, 256), n,
+        )  # fmt: skip
+    n = LABEL_V2.size
+    return LABEL_V2.pack(
+        n, magic, label.pid, label.start.sec, label.start.nsec // 1000, label.vol,
+        fit(label.hostname, 64), fit(label.timezone, 40), n,
+    )  # fmt: skip
 
 
 class ArchiveWriteError(PMError):
@@ -154,7 +179,7 @@ class ArchiveWriter:
         self._fds.append(fd)
         self._paths[fd] = path
         try:
-            self._write(fd, encode_label(self.label.with_vol(vol)), 0)
+            self._write(fd, label_bytes(self.label.with_vol(vol)), 0)
         except ArchiveWriteError:
             self._fds.remove(fd)
             del self._paths[fd]
@@ -238,6 +263,11 @@ class ArchiveWriter:
         members = self._indoms.get(indom)
         return frozenset(members[0]) if members is not None else None
 
+    def put_meta_bytes(self, data: bytes) -> int:
+        """Append DATA, framed .meta records encoded by the caller (a tool copying
+        another archive's metadata); returns the offset they were written at."""
+        return self._put_meta(data)
+
     def put_text(self, type_: int, ident: int, text: str) -> None:
         self._put_meta(encode_text(TextRecord(type_, ident, text)))
 
@@ -265,13 +295,19 @@ class ArchiveWriter:
                 )
         return self._put_record(encode_record(result, self.version), result.timestamp)
 
+    def put_record_bytes(self, data: bytes | memoryview, stamp: Timestamp) -> int:
+        """Append DATA, one or more framed volume records of this archive's version
+        (a tool copying another archive's records), STAMP the time of the last; no
+        check of descriptors, and no switch of volume part way through DATA."""
+        return self._put_record(data, stamp)
+
     def put_mark(self, stamp: Timestamp) -> int:
         """A <mark> record: logging was interrupted (no values are known across it)."""
         return self._put_record(encode_record(Result(stamp, ()), self.version), stamp)
 
-    def _put_record(self, data: bytes, stamp: Timestamp) -> int:
+    def _put_record(self, data: bytes | memoryview, stamp: Timestamp) -> int:
         if self.log_offset + len(data) > self.volume_limit and self.log_offset > len(
-            encode_label(self.label)
+            label_bytes(self.label)
         ):
             self.new_volume(stamp)
         at = self.log_offset
@@ -303,8 +339,9 @@ class ArchiveWriter:
         self.index_offset += len(data)
         return entry
 
-    def new_volume(self, stamp: Timestamp) -> int:
-        """Close the current volume and start the next; an index entry marks the switch."""
+    def new_volume(self, stamp: Timestamp, index: bool = True) -> int:
+        """Close the current volume and start the next; an index entry marks the switch
+        (unless not INDEX: the caller then writes its own)."""
         if self.failed is not None:
             raise self.failed
         fd = self._open(f"{self.base}.{self.vol + 1}", self.vol + 1)
@@ -320,8 +357,32 @@ class ArchiveWriter:
         self._closed_volume_bytes += self.log_offset
         self.vol += 1
         self.log_offset = os.lseek(fd, 0, os.SEEK_END)
-        self.put_index(stamp)
+        if index:
+            self.put_index(stamp)
         return self.vol
+
+    def relabel(self, **changes: object) -> None:
+        """Rewrite the label of every file written so far with CHANGES to its fields
+        (a copying tool knows the start, host and zone only once it has read its
+        inputs, after its files are made).  The label's size does not change."""
+        import dataclasses
+
+        self.label = dataclasses.replace(self.label, **changes)  # type: ignore[arg-type]
+        files = [(self.base + ".index", PM_LOG_VOL_TI), (self.base + ".meta", PM_LOG_VOL_META)]
+        files += [(f"{self.base}.{vol}", vol) for vol in range(self.vol + 1)]
+        for path, vol in files:
+            data = label_bytes(self.label.with_vol(vol))
+            try:
+                fd = os.open(path, os.O_WRONLY)
+            except FileNotFoundError:  # (a volume already gone: nothing to relabel)
+                continue
+            try:
+                os.pwrite(fd, data, 0)
+            except OSError as exc:
+                self.failed = ArchiveWriteError(path, exc, 0, len(data))
+                raise self.failed from None
+            finally:
+                os.close(fd)
 
     def sync(self) -> None:
         """Push everything written so far to stable storage (ArchiveWriteError if it fails)."""

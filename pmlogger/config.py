@@ -17,7 +17,7 @@ rule; keywords are plain names inside ``{ ... }``) and parses its yacc grammar::
     ops      := "all" ( "except" op ( "," op )* )? | op ( "," op )*
 
 Errors are `ConfigError`s naming the file and line pmlogger would name.  The
-``[access]`` section is checked for syntax and otherwise ignored, with a warning.
+``[access]`` section's statements become `LoggerConfig.access_rules`, for pmlc's port.
 
 Deliberate differences from pmlogger 6.0.3:
 
@@ -92,6 +92,8 @@ class LoggerConfig:
     warnings: tuple[str, ...] = ()
     #: the text after pmcpp, each line with where it came from
     source: tuple[SourceLine, ...] = ()
+    #: the [access] section: (host, ops it speaks of, ops denied), in order
+    access_rules: tuple[tuple[str, int, int], ...] = ()
 
     def preprocessed(self) -> str:
         """The text as `pmcpp -rs` writes it: a line marker first and after a change of
@@ -465,19 +467,16 @@ class _Parser:
         while self.peek().kind in ("log", "mandatory", "advisory", "on", "off"):
             groups.append(self.statement())
         access = self.peek().kind == "["
+        rules: list[tuple[str, int, int]] = []
         if access:
-            start = self.take("[")
+            self.take("[")
             self.take("access")
             self.take("]")
-            self.control()
+            rules += self.control()
             while self.peek().kind in ("allow", "disallow"):
-                self.control()
-            self.warnings.append(
-                f"Warning [{start.file}, line {start.line}] [access] section ignored: "
-                "pmlc access control is not supported"
-            )
+                rules += self.control()
         self.take("EOF")
-        return LoggerConfig(tuple(groups), access, tuple(self.warnings))
+        return LoggerConfig(tuple(groups), access, tuple(self.warnings), access_rules=tuple(rules))
 
     def statement(self) -> LogGroup:
         first = self.peek()
@@ -551,20 +550,34 @@ class _Parser:
             return int32(atol(token.text))  # pmlogger keeps it in a C int
         return token.text[1:-1] if token.kind == "STRING" else token.text
 
-    def control(self) -> None:
-        self.take("allow", "disallow")
-        self.take("IPSPEC", "URL", "HOSTNAME", "NAME")
+    def control(self) -> list[tuple[str, int, int]]:
+        """One allow/disallow statement: (host, ops it speaks of, ops denied) per host."""
+        allow = self.take("allow", "disallow").kind == "allow"
+        hosts = [self.take("IPSPEC", "URL", "HOSTNAME", "NAME").text]
         while self.skip(","):
-            self.take("IPSPEC", "URL", "HOSTNAME", "NAME")
+            hosts.append(self.take("IPSPEC", "URL", "HOSTNAME", "NAME").text)
         self.take(":")
-        if not self.skip("all") or self.skip("except"):  # ops, all, or all except ops
-            self.operations()
+        if not self.skip("all"):  # ops
+            ops = self.operations()
+            specified, denied = ops, 0 if allow else ops
+        elif self.skip("except"):  # all except ops
+            ops = self.operations()
+            specified, denied = _OP_ALL, ops if allow else _OP_ALL & ~ops
+        else:  # all
+            specified, denied = _OP_ALL, 0 if allow else _OP_ALL
         self.take(";")
+        return [(host, specified, denied) for host in hosts]
 
-    def operations(self) -> None:
-        self.take("advisory", "mandatory", "enquire")
+    def operations(self) -> int:
+        ops = _OPS[self.take("advisory", "mandatory", "enquire").kind]
         while self.skip(","):
-            self.take("advisory", "mandatory", "enquire")
+            ops |= _OPS[self.take("advisory", "mandatory", "enquire").kind]
+        return ops
+
+
+#: the ops of [access] statements (PM_OP_LOG_ADV, _MAND, _ENQ)
+_OPS = {"advisory": 0x1, "mandatory": 0x2, "enquire": 0x4}
+_OP_ALL = 0x7
 
 
 # -- entry points --------------------------------------------------------------------

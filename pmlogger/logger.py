@@ -63,6 +63,9 @@ if TYPE_CHECKING:
     from .namecache import NameCache
 
 NSEC = 1_000_000_000
+#: How soon a task pmlc starts is first logged (seconds): at once, as PCP's (whose timer
+#: fires 100 microseconds later, before pmlc's next request comes).
+FIRST_DELAY = 0.0
 #: An index entry at least this often (records), so a reader's seek reads few records.
 INDEX_EVERY = 64
 #: The cluster bit pmlogger sets in a derived metric's PMID (callback.c's SET_DERIVED_LOGGED).
@@ -105,6 +108,8 @@ class Group:
     reported: bool = False  # (-r: its record size has been reported)
     plan: OptFetch = field(default_factory=OptFetch)
     seen: set[str] = field(default_factory=set)  # leaf names taken (PCP's t_namelist)
+    mandatory: bool = False  # (its logging state, as pmlc sees it)
+    on: bool = True
 
     @property
     def fetches(self) -> list[FetchGroup]:
@@ -166,6 +171,11 @@ class Logger:
         self._profile: tuple[tuple[int, tuple[int, ...]], ...] = ()  # the context's, as set
         self._indom_stamps: dict[int, Timestamp] = {}  # indom -> its last record's time
         self._spec_no: dict[int, int] = {}  # id(spec) -> its place in that statement
+        self.tasks: list[Group] = []  # every task, logged or not (pmlc's view)
+        #: pmid -> {inst: whether its last fetch had a value}, for what has been logged
+        self.history: dict[int, dict[int, bool]] = {}
+        self._history_settled: dict[int, object] = {}  # id(fetch group) -> its last layout
+        self.schedule_changed = False  # (pmlc changed the tasks: run() reschedules)
         self.groups = self._resolve(groups, default_interval_ms)
         self.described: set[int] = set()
         self.texts_done: set[tuple[int, int]] = set()
@@ -188,19 +198,22 @@ class Logger:
         others; at start-up each task's fetch groups (pmlogger.optfetch) are described in
         turn: describe_rank is that order.
         """
-        merged: dict[tuple[bool, int | None], Group] = {}  # (mandatory, interval) -> a task
+        # (state, interval) -> a task; off and maybe ones are not logged, but pmlc sees them
+        merged: dict[tuple[bool, str, int | None], Group] = {}
         for group in groups:
-            if group.once:
+            on = group.state == "on"
+            if group.once or not on:
                 interval = None
             elif group.default_interval or group.interval_ms is None:
                 interval = default_ms * 1_000_000
             else:
                 interval = group.interval_ms * 1_000_000
-            if group.state == "on":
-                g = merged.setdefault((group.mandatory, interval), Group(interval, []))
-            else:  # off, maybe: looked up (and warned about), not logged (no pmlc here)
-                g = Group(interval, [])
-            g.plan.tracing = self.trace_optfetch
+            key = (group.mandatory, group.state, interval)
+            if key not in merged:
+                mandatory = group.mandatory and group.state != "maybe"
+                merged[key] = Group(interval, [], mandatory=mandatory, on=on)
+            g = merged[key]
+            g.plan.tracing = self.trace_optfetch and on
             self._held = []
             try:
                 self._resolve_statement(group, g, group.state == "on")
@@ -209,9 +222,12 @@ class Logger:
                 for _, text in sorted(held, key=lambda h: h[0]):  # (in the statement's order)
                     self.log.write(text)
                 self.log.flush()
+        self.tasks = list(merged.values())  # (PCP's task list, in the configuration's order)
         # (the "once" tasks first: PCP starts them before the others)
-        once_first = sorted(merged.items(), key=lambda item: item[0][1] is not None)
-        tasks = [g for _, g in once_first if g.fetches]
+        once_first = sorted(
+            (g for g in merged.values() if g.on), key=lambda g: g.interval_ns is not None
+        )
+        tasks = [g for g in once_first if g.fetches]
         self.describe_rank = rank_of([[f.pmids for f in g.fetches] for g in tasks])
         return tasks
 
@@ -261,7 +277,8 @@ class Logger:
                     if not insts:  # (none of its instances known: not logged, as PCP)
                         continue
                 g.add(pmid, name, desc.indom)
-                if on and g.plan.request(Request(pmid, desc.indom, insts)):
+                added = g.plan.request(Request(pmid, desc.indom, insts))
+                if on and added:
                     self._trace_fetches(spec, g)
 
     def _instance_ids(self, spec: MetricSpec, name: str, indom: int) -> tuple[int, ...]:
@@ -363,6 +380,7 @@ class Logger:
                 self._agent_added()
             # (as it came: a metric that could not be fetched is logged with its error)
             self.write(fetched.result, fetched.descs, self.describe_rank)
+            self._note_history(fetch, fetched.result)
             if self.report and not group.reported and self.writer is not None:
                 sizes.append(len(encode_record(fetched.result, self.writer.version)))
         self.samples += 1  # (a sample whether pmcd answered or not: PCP's exit_samples)
@@ -476,6 +494,41 @@ class Logger:
         if (indexed or self.records % INDEX_EVERY == 0) and w.vol == vol:
             # (pointing at the record and its metadata; a volume switch put its own entry)
             w.put_index(stamp, meta_at, log_at)
+
+    def _note_history(self, fetch: FetchGroup, result: Result) -> None:
+        """What pmlc's query shows as "in the log" and "available" (PCP's clearavail and
+        setavail): each fetch first marks its metrics' known instances unavailable, then
+        those in the result available, a metric new to the history added whole, and, as
+        PCP's does, nothing more of that result looked at after one such addition.  A
+        fetch with the same layout as the last, which added nothing, changes nothing."""
+        vsets = result.vsets
+        layout = vsets.layout if type(vsets) is ColumnValueSets else None
+        key = id(fetch)
+        if layout is not None and self._history_settled.get(key) is layout:
+            return
+        sets = layout.shape if layout is not None else vsets
+        history = self.history
+        for pmid in fetch.pmids:
+            seen = history.get(pmid)
+            if seen:
+                for inst in seen:
+                    seen[inst] = False
+        added = False
+        for vs in sets:
+            seen = history.get(vs.pmid)
+            if seen is None:
+                if vs.numval <= 0:
+                    continue
+                history[vs.pmid] = dict.fromkeys(vs.insts, True)
+                added = True
+                break
+            if vs.numval > 0:
+                for inst in vs.insts:
+                    seen[inst] = True
+        if layout is not None and not added:
+            self._history_settled[key] = layout
+        else:
+            self._history_settled.pop(key, None)
 
     def _describe(self, desc: Desc, stamp: Timestamp) -> None:
         """A metric's first value is coming: its descriptor, names, labels and help text.
@@ -591,39 +644,61 @@ class Logger:
         on_idle: Callable[[], None] = lambda: None,
         retry: float = 1.0,
         max_bytes: int | None = None,
+        sleep: Callable[[float], None] = time.sleep,
     ) -> str | None:
         """Log until STOP says so, SAMPLES samples are taken (a group's fetches are one),
         the volumes hold MAX_BYTES, or the wall clock passes UNTIL; the reason in pmlogger's
         words (None: STOP).  With only "once" groups left, logging goes on (as PCP's) until
         one of those."""
         now = time.monotonic()
-        heap = [(now, i) for i in range(len(self.groups))]
+        heap: list[tuple[float, int, Group]] = [(now, i, g) for i, g in enumerate(self.groups)]
         heapq.heapify(heap)
+        self._ever_scheduled = {id(g) for g in self.groups}
+        self._seq = len(heap)
         while not stop():
             reason = self._limit(samples, until, max_bytes)
             if reason is not None:
                 return reason
+            if self.schedule_changed:
+                heap = self._reschedule(heap)
             if not heap:  # (only "once" groups, all logged: on until a limit or STOP)
-                time.sleep(0.1)
+                sleep(0.1)
                 on_idle()
                 continue
-            due, _ = heap[0]
+            due, _, _ = heap[0]
             wait = due - time.monotonic()
             if wait > 0:
-                time.sleep(min(wait, 0.1))
+                sleep(min(wait, 0.1))
                 on_idle()
                 continue
-            _, i = heapq.heappop(heap)  # (each group its own fetches and records, as PCP's tasks)
-            ok = self.sample(self.groups[i])
-            interval = self.groups[i].interval_ns
+            _, seq, group = heapq.heappop(heap)  # (each its own fetches and records, as tasks)
+            ok = self.sample(group)
+            interval = group.interval_ns
             if not ok and interval is None:  # (a "once" group is tried until it is logged)
-                heapq.heappush(heap, (time.monotonic() + retry, i))
+                heapq.heappush(heap, (time.monotonic() + retry, seq, group))
             elif interval is not None:  # (at its interval, pmcd there or not, as PCP's tasks)
                 nxt = due + interval / NSEC
                 if nxt < time.monotonic():  # fell behind: skip, do not burst
                     nxt = time.monotonic() + interval / NSEC
-                heapq.heappush(heap, (nxt, i))
+                heapq.heappush(heap, (nxt, seq, group))
         return None
+
+    def _reschedule(self, heap: list[tuple[float, int, Group]]) -> list[tuple[float, int, Group]]:
+        """pmlc changed the tasks: those still logged keep their times, a new one is
+        due at once (then at its interval), a gone one is dropped."""
+        self.schedule_changed = False
+        now = time.monotonic()
+        live = {id(g) for g in self.groups}
+        kept = [entry for entry in heap if id(entry[2]) in live]
+        for g in self.groups:
+            if id(g) in self._ever_scheduled:
+                continue
+            self._ever_scheduled.add(id(g))
+            # (at once, as PCP's __pmAFsetup(NULL, ...); requests already waiting first)
+            kept.append((now + FIRST_DELAY, self._seq, g))
+            self._seq += 1
+        heapq.heapify(kept)
+        return kept
 
     def _limit(self, samples: int | None, until: float | None, max_bytes: int | None) -> str | None:
         """The limit logging has reached (SAMPLES samples, MAX_BYTES in the volumes, the
@@ -660,6 +735,8 @@ class Logger:
         """Forget the archive just closed, so that begin() starts a new one from scratch
         (SIGUSR2): its metadata, record counts and -r reports go; the groups stay."""
         self.described.clear()
+        self.history.clear()
+        self._history_settled.clear()
         self.texts_done.clear()
         self.labels_done.clear()
         self._last_insts.clear()

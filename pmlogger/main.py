@@ -9,8 +9,9 @@ SIGTERM and SIGINT end logging cleanly; SIGHUP starts a new volume; SIGUSR2 clos
 archive and starts a new one from the same template, as PCP's re-exec does, in this
 process (same configuration and connection; -s and relative -T limits start again).
 -L (or -P) runs on with nothing to log; -p PID ends logging when that process does; -x
-FD takes pmRecordControl's messages (lifetime.py); -U USER runs as USER.  -I (the pmlc
-port's IPC version) and -D are checked and change nothing: there is no pmlc port here.
+FD takes pmRecordControl's messages (lifetime.py); -U USER runs as USER.  pmlc talks to
+the logger on its control port (control.py; -I sets the LOG PDU version offered there,
+-m the port map file's note); -D is checked and changes little.
 -P (the primary logger) keeps its PID in $PCP_RUN_DIR/pmlogger.pid for pmlogger_daily.
 On SIGKILL the archive stays readable up to the last record written (each record is
 one write).  A write that fails (a full disk: ENOSPC, EFBIG, EIO ...) ends the run with
@@ -20,6 +21,7 @@ record (the writer cuts a torn one off) and nothing more is written to it.
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import io
 import ipaddress
@@ -41,6 +43,7 @@ from purepcp.pmapi.archive.format import MAX_VOLUME_BYTES, PM_LOG_VERS02, PM_LOG
 from purepcp.pmapi.errors import PMError
 from purepcp.pmapi.options import DEBUG, HELP, HOST, NAMESPACE, SPECLOCAL, Opt, Parsed, Tool
 from purepcp.pmapi.paths import LayoutError, paths
+from purepcp.pmapi.pdu import logcontrol as lc
 from purepcp.pmapi.pidfile import remove_pidfile, write_pidfile
 from purepcp.pmapi.service import notify_ready
 from purepcp.pmapi.timewindow import (
@@ -61,6 +64,8 @@ from .pidfile import FILENAME as PIDFILE
 if TYPE_CHECKING:
     from purepcp.pmapi.context import Context
 
+    from .control import ControlPort
+    from .logstate import LogState
     from .namecache import NameCache
 
 CONFIG = Opt("c", "config", "FILE", "file to load the logging configuration from")
@@ -77,9 +82,11 @@ FINISH = Opt("T", "finish", "TIME", "end of the time window")
 UNBUFFERED = Opt("u", None, None, "unbuffered output (the default: this does nothing)")
 VOLSIZE = Opt("v", "volsize", "SIZE", "switch volumes after SIZE samples or bytes (k, m, g)")
 VERSION = Opt("V", "version", "N", "archive version to write (2 or 3) [2]")
-NOTE = Opt("m", "note", "MSG", "note for pmlc's port map (accepted; purepcp has no pmlc)")
+NOTE = Opt("m", "note", "MSG", "descriptive note to be added to the port map file")
 LOCALZONE = Opt("y", None, None, "set timezone for times in the log file to the local zone")
-IPC = Opt("I", "pmlc-ipc-version", "VERSION", "pmlc port's IPC version (accepted; no pmlc)")
+IPC = Opt(
+    "I", "pmlc-ipc-version", "VERSION", "set IPC version for pmlc port [defaily LOG_PDU_VERSION]"
+)
 LINGER = Opt("L", "linger", None, "run even if not primary logger instance and nothing to log")
 PID = Opt("p", "PID", "PID", "log for the lifetime of process PID")
 USERNAME = Opt("U", "username", "USER", "run as the named user")
@@ -161,6 +168,9 @@ def _run(argv: list[str]) -> int:
     ctx = TOOL.context(parsed)  # -h HOST, -o (the key local-PMDA, as -L), else local:
     names = _name_cache(ctx, config, settings.debug, log)
     archives = _Archives(settings, _source_hostname(ctx))
+    # (pmlc's port first: a client may connect while the names are looked up, and is
+    # answered once logging begins)
+    port = None if settings.check_only else _open_port(settings, config, archives, ctx, log)
     # (the configuration's names are looked up here, as PCP's pmlogger does while parsing)
     logger = Logger(
         ctx,
@@ -182,9 +192,44 @@ def _run(argv: list[str]) -> int:
     log.write(f'"{archives.label_host(facts)}" via "{via}"\n')
     log.flush()
     if not config.groups and not (settings.linger or settings.primary):
+        if port is not None:
+            port.close()
         return _nothing_to_log(ctx, log)
     # (statements whose metrics all failed log nothing, and pmlogger goes on, as PCP's)
-    return _Run(settings, log, ctx, logger, archives).run(facts)
+    run = _Run(settings, log, ctx, logger, archives)
+    run.via = str(via)
+    run.port = port
+    if port is not None:
+        port.service = _Service(run)
+    return run.run(facts)
+
+
+def _open_port(
+    settings: _Settings, config: LoggerConfig, archives: _Archives, ctx: Context, log: TextIO
+) -> ControlPort | None:
+    """pmlc's control port, and the port map file that says where it is (the first
+    archive's name is chosen here for it)."""
+    from .control import AccessList, AccessRule, ControlPort, Registration
+
+    try:
+        layout = paths()
+        tmp_dir, run_dir = layout.tmp_dir, layout.run_dir
+    except LayoutError:
+        return None
+    note = settings.note
+    if note is None and settings.control_fd is not None:
+        note = f"-x {settings.control_fd}"
+    host = archives.label_host(source_facts(ctx))
+    try:
+        first = archives.reserve()
+    except ArchiveNameError:  # (reported, as PCP reports it, where the archive is made)
+        return None
+    reg = Registration(host, first, note, settings.primary)
+    access = AccessList(tuple(AccessRule(*rule) for rule in config.access_rules))
+    port = ControlPort(None, log, access, settings.ipc_version)
+    port.open(reg, tmp_dir, run_dir)
+    atexit.register(port.close)
+    return port
 
 
 def _name_cache(
@@ -239,6 +284,8 @@ class _Settings:
     username: str | None  # -U
     control_fd: int | None  # -x
     debug: frozenset[str] = frozenset()  # -D: pmSetDebug's option names (lower case)
+    note: str | None = None  # -m: for the port map file
+    ipc_version: int = 3  # -I: the LOG PDU version offered to pmlc
 
 
 def _settings(parsed: Parsed) -> _Settings:
@@ -296,6 +343,8 @@ def _settings(parsed: Parsed) -> _Settings:
         username=None if "username" not in parsed else str(parsed.get("username")),
         control_fd=_whole_number(parsed, "x", "-x requires a non-negative numeric argument"),
         debug=_debug_names(parsed),
+        note=None if parsed.get("note") is None else str(parsed.get("note")),
+        ipc_version=_whole_number(parsed, "pmlc-ipc-version", "{}") or 3,
     )
 
 
@@ -401,16 +450,26 @@ class _Archives:
         self.settings = settings
         self.hostname = hostname
         self.base = ""  # the archive being written: the template as expanded for it
+        self.reserved: str | None = None  # the next archive's name, chosen already
 
     def label_host(self, facts: SourceFacts) -> str:
         """The label's host: -H, else what pmcd says, else the source's name."""
         return self.settings.label_host or facts.hostname or self.hostname
 
     def next_name(self) -> str:
-        """A name for the next archive, not taken yet (its directories made)."""
+        """A name for the next archive, not taken yet (its directories made); the one
+        reserved, if there is one."""
+        if self.reserved is not None:
+            self.base, self.reserved = self.reserved, None
+            return self.base
         self.base = choose(self.settings.template)
         make_parents(self.base)
         return self.base
+
+    def reserve(self) -> str:
+        """The first archive's name, chosen now (for the port map file)."""
+        self.reserved = self.next_name()
+        return self.reserved
 
     def writer(self, stamp: Timestamp, facts: SourceFacts) -> ArchiveWriter:
         """The writer of the archive named last, its label from FACTS (Logger calls this)."""
@@ -475,9 +534,14 @@ class _Run:
 
             self.watch = Watch(settings.pid, settings.control_fd, log, "appl2" in settings.debug)
         self.ended: str | None = None  # why the watch ended logging
+        self.port: ControlPort | None = None  # pmlc's (from when the first archive exists)
+        self.state: LogState | None = None  # the logging states pmlc sees (on first use)
+        self.via = "local:"  # how pmcd is reached (pmlc's status shows it)
+        self.facts = SourceFacts()
 
     def run(self, facts: SourceFacts) -> int:
         """Log until the end; the exit status (1: an archive could not be written)."""
+        self.facts = facts
         self.signals.install()
         if self.watch is not None:  # (what a recording session's dialog reports)
             self.watch.session.host = self.archives.label_host(facts)
@@ -517,6 +581,7 @@ class _Run:
                     stop=self._stopping,
                     on_idle=self._between_samples,
                     max_bytes=s.max_bytes,
+                    sleep=self._sleep,
                 )
             else:  # -L or -P with nothing to log: on until a limit, a signal or the watch
                 reason = self._linger(until)
@@ -536,15 +601,37 @@ class _Run:
         while not self._stopping():
             if until is not None and time.time() >= until:
                 return "End of run time"
-            time.sleep(0.1)
+            if self.logger.groups:  # (pmlc asked for something to be logged)
+                return self._log_after_linger(until)
+            self._sleep(0.1)
             self._between_samples()
         return None
+
+    def _log_after_linger(self, until: float | None) -> str | None:
+        s = self.settings
+        return self.logger.run(
+            s.samples,
+            until,
+            stop=self._stopping,
+            on_idle=self._between_samples,
+            max_bytes=s.max_bytes,
+            sleep=self._sleep,
+        )
+
+    def _sleep(self, seconds: float) -> None:
+        """The loop's pause: pmlc's requests are answered meanwhile."""
+        if self.port is None:
+            time.sleep(seconds)
+        else:
+            self.port.wait(seconds)
 
     def _begin(self, facts: SourceFacts) -> None:
         base = self.archives.next_name()
         self.log.write(f"Archive basename: {base}\n")
         self.log.flush()
         self.logger.begin(base, fqdn(), facts)
+        if self.port is not None:
+            self.port.archive_changed(base)
 
     def _announce(self) -> None:
         """Once the first archive has begun: -P's PID file and -N's notice (PCP's
@@ -575,12 +662,20 @@ class _Run:
         why = "SIGHUP" if self.signals.new_volume else self._volume_due(writer)
         if why is not None:
             self.signals.new_volume = False
-            self.switched_at = self.logger.samples
-            self.volume_began = time.monotonic()
-            stamp = self.logger.last_stamp or Timestamp.now()
-            vol = writer.new_volume(stamp)
-            self.log.write(f"New log volume {vol}, via {why} at {time.ctime()}\n")
-            self.log.flush()
+            self.new_volume(why)
+
+    def new_volume(self, why: str) -> int:
+        """A new volume now (SIGHUP, -v, pmlc): its number, told in the log."""
+        writer = self.logger.writer
+        if writer is None:
+            return 0
+        self.switched_at = self.logger.samples
+        self.volume_began = time.monotonic()
+        stamp = self.logger.last_stamp or Timestamp.now()
+        vol = writer.new_volume(stamp)
+        self.log.write(f"New log volume {vol}, via {why} at {time.ctime()}\n")
+        self.log.flush()
+        return vol
 
     def _volume_due(self, writer: ArchiveWriter) -> str | None:
         """Why -v wants a new volume now (PCP's words), else None: its count of records
@@ -610,6 +705,9 @@ class _Run:
         self.ctx.close()
         if self.pidfile is not None:
             remove_pidfile(self.pidfile)
+        if self.port is not None:
+            self.log.flush()  # (the log is complete once the port map file is gone)
+            self.port.close()
         return status
 
     def _fail(self, exc: PMError | ArchiveNameError) -> int:
@@ -622,6 +720,49 @@ class _Run:
         self.log.write(message)
         self.log.flush()
         return 1
+
+
+class _Service:
+    """What pmlc's requests do to this run (control.Service)."""
+
+    def __init__(self, run: _Run) -> None:
+        self.run = run
+        self.tz = pcp_timezone()
+
+    def status(self) -> lc.LogStatus:
+        run = self.run
+        logger = run.logger
+        writer = logger.writer
+        now = Timestamp.now()
+        zero = Timestamp(0, 0)
+        label = writer.label if writer is not None else None
+        return lc.LogStatus(
+            state=lc.PM_LOG_STATE_INIT if label is not None else lc.PM_LOG_STATE_NEW,
+            start=label.start if label is not None else zero,
+            last=logger.last_stamp or zero,
+            now=now,
+            vol=writer.vol if writer is not None else 0,
+            size=writer.log_offset if writer is not None else 0,
+            hostname=label.hostname if label is not None else run.archives.hostname,
+            fqdn=run.via,
+            pmcd_timezone=label.timezone if label is not None else self.tz,
+            pmlogger_timezone=self.tz,
+        )
+
+    def new_volume(self) -> int:
+        return self.run.new_volume("pmlc request")
+
+    def control(self, request: lc.LogControl, client: str) -> bytes:
+        from purepcp.pmapi.pdu.codec import encode
+        from purepcp.pmapi.pdu.records import ResultPDU
+
+        from .logstate import LogState
+
+        run = self.run
+        if run.state is None:
+            run.state = LogState(run.logger)
+        result = run.state.control(request, client, run.log)
+        return encode(ResultPDU(result))
 
 
 def _same_file(one: TextIO, other: TextIO) -> bool:

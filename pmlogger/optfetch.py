@@ -205,6 +205,13 @@ class OptFetch:
         self._reqs.insert(0, req)
         return True
 
+    def requests(self) -> list[Request]:
+        """The task's requests as they stand, the oldest first."""
+        return [
+            Request(r.pmid, r.indom, None if r.insts is None else tuple(r.insts))
+            for r in reversed(self._reqs)
+        ]
+
     def _widen(self, req: _Req) -> None:
         if req.insts is None:
             return

@@ -270,16 +270,20 @@ ACCESS = (
 )
 
 
-def test_access_section_is_checked_and_ignored_with_a_warning():
+def test_access_section_becomes_rules_for_the_control_port():
     config = parse_config("log on once { a }\n" + ACCESS, "cfg")
     assert config.groups == (
         LogGroup(False, "on", None, True, False, (MetricSpec("a"),), 1, "cfg"),
     )
-    assert config.access_ignored
-    assert config.warnings == (
-        "Warning [cfg, line 2] [access] section ignored: pmlc access control is not supported",
+    assert config.access_ignored and config.warnings == ()
+    hosts = ["localhost", "127.0.0.1", "*", "local:*", "unix:/tmp/x", "192.168.*", "::1"]
+    hosts += ["fe80::*", "a-b.example.com"]
+    # (host, ops spoken of, ops denied): allow ops; disallow all except; allow all
+    assert config.access_rules == (
+        *((h, 0x3, 0) for h in hosts),
+        (".*", 0x7, 0x3),
+        ("10.1.2.*", 0x7, 0),
     )
-    assert parse_config(ACCESS).access_ignored
 
 
 @pytest.mark.parametrize(
@@ -563,7 +567,8 @@ def test_generated_configs_parse_to_what_they_say(case):
     config = parse_config(text, "gen", default_interval_ms=default_ms)
     assert config.groups == expected.groups
     assert config.access_ignored == expected.access_ignored
-    assert len(config.warnings) == int(expected.access_ignored)
+    assert config.warnings == ()
+    assert bool(config.access_rules) == expected.access_ignored
 
 
 @settings(max_examples=examples(200), deadline=None)

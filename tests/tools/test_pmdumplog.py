@@ -36,7 +36,6 @@ from purepcp.pmapi.types import PMSem, PMType
 from purepcp.pmapi.units import Units
 from purepcp.pmapi.values import Result, Timestamp, ValueSet
 from purepcp.tools.pmdumplog import main
-from purepcp.tools.pmdumplog.hashorder import CHash
 from purepcp.tools.pmdumplog.metadata import LogInDom, merge_delta, undelta
 from purepcp.tools.pmdumplog.raw import raw_dump
 from tests.support.reference_pmcd import require_reference
@@ -432,16 +431,6 @@ def test_descriptors_in_hash_order(capsys, ours2):
         "    Semantics: counter  Units: Kbyte\n"
         "PMID: 245.1.2 (demo.colour or demo.alias.colour)\n"
     ) in out
-
-
-def test_hash_walk_follows_libpcp():
-    """Nine keys: the table grows from one chain to six at the eighth, relinking newest first."""
-    h = CHash()
-    for key in range(9):
-        h.add(key, None)
-    assert len(h.buckets) == 6
-    assert [n.key for n in h.walk()] == [0, 6, 7, 1, 8, 2, 3, 4, 5]
-    assert h.search(7) is not None and h.search(9) is None
 
 
 def test_label_sets_by_time_and_without_repeats(capsys, ours2):

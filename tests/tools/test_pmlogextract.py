@@ -24,7 +24,6 @@ from purepcp.pmapi.desc import Desc
 from purepcp.pmapi.ids import PM_INDOM_NULL, pmID_build, pmInDom_build
 from purepcp.pmapi.types import PMSem, PMType, ValFmt
 from purepcp.pmapi.values import Result, Timestamp, ValueSet
-from purepcp.tools.pmlogextract.chash import CHash
 from purepcp.tools.pmlogextract.config import ConfigError, Spec, specs
 from purepcp.tools.pmlogextract.metadata import Entry, InDomHistory
 from purepcp.tools.pmlogextract.options import parse_options
@@ -79,17 +78,6 @@ def test_config_errors(text, line, message):
 
 
 # -- libpcp's orders --------------------------------------------------------------------------
-
-
-def test_hash_keeps_libpcp_chain_order():
-    h: CHash[str] = CHash()
-    h.add(7, "first")
-    h.add(7, "second")
-    assert h.find(7) == "second"  # (a new node heads its chain)
-    for k in range(20):  # growing re-links every chain, reversing equal keys
-        h.add(100 + k, "x")
-    assert h.find(7) == "first"
-    assert [k for k, _ in h.walk()].count(7) == 2
 
 
 def _history(*secs: int) -> InDomHistory:

@@ -13,7 +13,7 @@ The parts: cli (main), options (the command line), dump (one run: open, zone, wi
 metric names, then the sections in order), source (what every section reads), the
 sections label, descs, labelsets, helptext, indoms, tindex and records (with values
 and events for a record's text), raw (-v); beneath them metadata (the .meta as libpcp
-holds it), hashorder (libpcp's hash tables), clock (times) and files (opening, sizes).
+holds it, in pmapi.hashtable's orders), clock (times) and files (opening, sizes).
 Importing this package imports none of them: each command line imports what its path
 needs (`pmdumplog --version` never imports the dump).
 """

@@ -5,6 +5,7 @@ from __future__ import annotations
 import bisect
 from collections.abc import Iterable
 
+from purepcp.pmapi.hashtable import HashCtl, Node
 from purepcp.pmapi.labels import (
     PM_LABEL_CLUSTER,
     PM_LABEL_CONTEXT,
@@ -19,7 +20,6 @@ from purepcp.pmapi.labels import (
 from purepcp.pmapi.values import Timestamp
 
 from .clock import ts_sub
-from .hashorder import CHash, Node
 from .metadata import Metadata
 from .source import Source
 
@@ -70,7 +70,7 @@ def _label_times(meta: Metadata) -> list[Timestamp]:
     return times
 
 
-def _label_nodes(kind: int, inner: CHash) -> list[Node]:
+def _label_nodes(kind: int, inner: HashCtl) -> list[Node]:
     """The identifiers of one label type in PCP's order: context labels along their one
     chain, the others by increasing identifier (the first in hash order for a repeat).
     """

@@ -15,6 +15,7 @@ from purepcp.pmapi.archive import Archive
 from purepcp.pmapi.archive.format import DescRecord, InDomRecord, LabelRecord
 from purepcp.pmapi.cnumbers import int32
 from purepcp.pmapi.desc import Desc
+from purepcp.pmapi.hashtable import HashCtl, Node
 from purepcp.pmapi.ids import PM_ID_NULL
 from purepcp.pmapi.labels import (
     PM_LABEL_COMPOUND,
@@ -25,7 +26,6 @@ from purepcp.pmapi.labels import (
 from purepcp.pmapi.values import Timestamp
 
 from .clock import ts_cmp
-from .hashorder import CHash, Node
 
 
 @dataclass
@@ -62,9 +62,9 @@ class Metadata:
 
     def __init__(self, archive: Archive) -> None:
         self.archive = archive
-        self.descs = CHash()
-        self.indoms = CHash()
-        self.labels = CHash()
+        self.descs = HashCtl()
+        self.indoms = HashCtl()
+        self.labels = HashCtl()
         self._timelines: dict[int, tuple[list[Timestamp], list[LogInDom]]] = {}
         for _, record in archive.meta:
             if isinstance(record, DescRecord):
@@ -117,7 +117,7 @@ class Metadata:
         inner = outer.data.search(ident) if outer is not None else None
         if inner is None or not inner.data[0].sets:
             if outer is None:
-                outer = Node(kind, CHash())
+                outer = Node(kind, HashCtl())
                 self.labels.add(kind, outer.data)
             outer.data.add(ident, [item])
             return

@@ -7,8 +7,7 @@ out just before the first record that needs it, as PCP's does; a -c configuratio
 picks metrics and instances.  Records no selection touches are copied through as
 bytes, never decoded.
 
-The parts: cli (main), options (the command line), config (the -c file), chash
-(libpcp's hash-table orders, which decide PCP's choices between equal records),
+The parts: cli (main), options (the command line), config (the -c file),
 inputs (the archives read), metadata (descriptors, instance domains, label sets and
 help text, checked and written on demand), output (the archive written: index policy,
 volumes, marks), merge (the record loop) and extract (one run, start to end).

@@ -7,7 +7,7 @@ Writing follows PCP's write_metareclist for each record written: a metric's
 descriptor the first time, then its label sets and help text, then the instance
 domain record closest before the record (stamped with the record's time), and that
 domain's label sets and help text.  Which of several equal records is picked, and
-when, follows libpcp's hash tables and PCP's binary search (see chash).
+when, follows libpcp's hash tables and PCP's binary search (pmapi.hashtable).
 """
 
 from __future__ import annotations
@@ -38,6 +38,7 @@ from purepcp.pmapi.archive.reader import Archive
 from purepcp.pmapi.archive.versions import swap_sec
 from purepcp.pmapi.archive.writer import indom_delta
 from purepcp.pmapi.desc import Desc
+from purepcp.pmapi.hashtable import HashCtl
 from purepcp.pmapi.ids import (
     PM_INDOM_NULL,
     pmID_build,
@@ -51,7 +52,6 @@ from purepcp.pmapi.units import pmUnitsStr
 from purepcp.pmapi.values import Timestamp
 
 from .abandon import Abandon
-from .chash import CHash
 from .options import PROG
 from .select import Selection
 
@@ -156,10 +156,10 @@ class Catalog:
         self.selection = selection
         self.skip_mismatched = skip_mismatched
         self.version = version
-        self.descs: CHash[Entry] = CHash()
+        self.descs: HashCtl[Entry] = HashCtl()
         self.desc_of: dict[int, Entry] = {}
         self.indoms: dict[int, InDomHistory] = {}
-        self.labels: CHash[CHash[Entry]] = CHash()
+        self.labels: HashCtl[HashCtl[Entry]] = HashCtl()
         self.texts: dict[tuple[bool, bool, int], Entry] = {}
         self.skipped: list[int] = []
         self._next_event: dict[int, int] = {}  # pmid -> when it may need metadata (ns)
@@ -238,7 +238,7 @@ class Catalog:
         elif isinstance(record, LabelRecord):
             by_ident = self.labels.find(record.type)
             if by_ident is None:
-                by_ident = CHash()
+                by_ident = HashCtl()
                 self.labels.add(record.type, by_ident)
             by_ident.add(record.ident, Entry(record, False, raw, version))
         elif isinstance(record, TextRecord):
@@ -257,7 +257,7 @@ class Catalog:
     def _take_desc(self, record: DescRecord, raw: bytes | None) -> None:
         desc, pmid = record.desc, record.desc.pmid
         names = set(record.names)
-        for key, entry in self.descs.walk():
+        for key, entry in self.descs.items():
             if key == pmid:
                 continue
             known: DescRecord = entry.record  # type: ignore[assignment]

@@ -140,15 +140,15 @@ class ArchiveWriter:
         pid: int | None = None,
         zoneinfo: str = "",
         volume_limit: int = MAX_VOLUME_BYTES,
+        features: int = 0,
     ) -> None:
         if version not in (PM_LOG_VERS02, PM_LOG_VERS03):
             raise PMError(PM_ERR_LOGREC, f"archive version {version} cannot be written")
         self.base = base
         self.version = version
         self.volume_limit = min(volume_limit, MAX_VOLUME_BYTES)
-        self.label = LogLabel(
-            version, os.getpid() if pid is None else pid, start, 0, hostname, timezone, zoneinfo
-        )
+        pid = os.getpid() if pid is None else pid
+        self.label = LogLabel(version, pid, start, 0, hostname, timezone, zoneinfo, features)
         self.descs: dict[int, Desc] = {}
         self._indoms: dict[int, tuple[tuple[int, ...], tuple[str | None, ...]]] = {}
         self._fds: list[int] = []
@@ -339,12 +339,14 @@ class ArchiveWriter:
         self.index_offset += len(data)
         return entry
 
-    def new_volume(self, stamp: Timestamp, index: bool = True) -> int:
-        """Close the current volume and start the next; an index entry marks the switch
+    def new_volume(self, stamp: Timestamp, index: bool = True, vol: int | None = None) -> int:
+        """Close the current volume and start the next (or VOL, a later number: a tool
+        copying an archive follows its volume numbers); an index entry marks the switch
         (unless not INDEX: the caller then writes its own)."""
         if self.failed is not None:
             raise self.failed
-        fd = self._open(f"{self.base}.{self.vol + 1}", self.vol + 1)
+        vol = self.vol + 1 if vol is None else max(vol, self.vol + 1)
+        fd = self._open(f"{self.base}.{vol}", vol)
         old = self._vol_fd
         self._vol_fd = fd
         self._fds.remove(old)
@@ -355,7 +357,7 @@ class ArchiveWriter:
             self.failed = ArchiveWriteError(path, exc, op="close")
             raise self.failed from None
         self._closed_volume_bytes += self.log_offset
-        self.vol += 1
+        self.vol = vol
         self.log_offset = os.lseek(fd, 0, os.SEEK_END)
         if index:
             self.put_index(stamp)

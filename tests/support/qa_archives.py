@@ -23,7 +23,7 @@ def qa(name: str) -> str:
     when PCP's QA archives are not on this machine."""
     for top in QA_DIRS:
         for sub in ("archives", "badarchives"):
-            if (top / sub / f"{name}.meta").exists():
+            if any((top / sub / f"{name}.meta{z}").exists() for z in ("", ".xz")):
                 return str(top / sub / name)
     pytest.skip(
         f"PCP's QA archive {name} is not here: install or unpack Debian's pcp-testsuite "

@@ -10,7 +10,7 @@ last to first), which reverses equal keys.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
@@ -94,3 +94,11 @@ class HashCtl(Generic[T]):
 
     def __len__(self) -> int:
         return self.nodes
+
+
+def hash_order(keys: Iterable[int]) -> list[int]:
+    """KEYS (each once, in the order added) in the order a walk of libpcp's table gives."""
+    table: HashCtl[None] = HashCtl()
+    for key in keys:
+        table.add(key, None)
+    return list(table.keys())

@@ -761,3 +761,80 @@ def file_bytes(path: str) -> bytes | mmap.mmap:
     """One file of an archive, whole, decompressed when its name says it is compressed;
     PMError if it cannot be read (for tools that weigh files, as pmlogsize)."""
     return _read_file(path)
+
+
+#: compressed-file suffixes libpcp knows (io.c's compress_ctl), for log_base_name
+_COMPRESSED_SUFFIXES = (".xz", ".lzma", ".bz2", ".bz", ".gz", ".Z", ".z")
+_VOLUME_WORD = re.compile(r"[ \t\n\v\f\r]*[+-]?\d+")
+
+
+def log_base_name(name: str) -> tuple[str, str] | None:
+    """__pmLogBaseName: NAME split into the archive's base and its file's word ("meta",
+    "index", "0", ...), any compression suffix dropped; None if NAME is no archive file's
+    name (as libpcp's tools test a directory's entries)."""
+    dot = name.rfind(".")
+    if dot < 0:
+        return None
+    if name[dot:] in _COMPRESSED_SUFFIXES:
+        inner = name.rfind(".", 0, dot)
+        if inner < 0:
+            return None
+        name, dot = name[:dot], inner
+    word = name[dot + 1 :]
+    if word in ("index", "meta") or _VOLUME_WORD.fullmatch(word):
+        return name[:dot], word
+    return None
+
+
+def empty_file_refusal(base: str) -> int | None:
+    """The PM_ERR_NODATA libpcp's archive open stops at, before reading any record, when
+    the first volume, the .index or the .meta of the archive BASE holds a label and
+    nothing more (each label checked in __pmLogOpen's order: a label libpcp refuses
+    for another reason first, or one of another version, leaves it to the reader).
+    None when there is no such file.
+
+    (The reader lets such files by, or refuses them later for what follows: tools that
+    must give libpcp's error call this first.)
+    """
+    folder, stem = os.path.dirname(base) or ".", os.path.basename(base)
+    try:
+        entries = os.listdir(folder)
+    except OSError:
+        return None
+    vols = sorted(
+        int(split[1])
+        for split in map(log_base_name, entries)
+        if split is not None and split[0] == stem and split[1].isdigit()
+    )
+    meta = find_file(base, ".meta")
+    first = find_file(base, f".{vols[0]}") if vols else None
+    if first is None or meta is None:
+        return None
+    label = _checked_label(first, vols[0])
+    if isinstance(label, int):
+        return label if label == PM_ERR_NODATA else None
+    index = find_file(base, ".index")
+    for path, vol in ((index, -2), (meta, -1)):
+        if path is None:
+            continue
+        found = _checked_label(path, vol)
+        if isinstance(found, int):
+            return found if found == PM_ERR_NODATA else None
+        if found[0] != label[0] or (vol == -2 and found[1:] != label[1:]):
+            return None
+    return None
+
+
+def _checked_label(path: str, vol: int) -> tuple[int, int, str] | int:
+    """__pmLogChkLabel of the file PATH for volume VOL: its (version, pid, host), or a
+    PCP error code (PM_ERR_NODATA for a label and nothing more)."""
+    try:
+        data = file_bytes(path)
+        label = decode_label(data, path)
+    except PMError as exc:
+        return exc.code
+    if label.vol != vol:
+        return PM_ERR_LABEL
+    if len(data) == LABEL_BYTES[label.version]:
+        return PM_ERR_NODATA
+    return label.version, label.pid, label.hostname

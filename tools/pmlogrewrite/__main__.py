@@ -1,0 +1,7 @@
+"""`python -m purepcp.tools.pmlogrewrite`: the pmlogrewrite command."""
+
+import sys
+
+from purepcp.tools.pmlogrewrite import main
+
+sys.exit(main())

@@ -13,7 +13,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from purepcp.pmapi import version_line
+from purepcp.pmapi import optactions, version_line
 from purepcp.pmapi.errors import PM_ERR_PMNS, PMError, SourceError, pmErrStr
 from purepcp.pmapi.options import Opt, Tool, debug_spec_ok, pcp_getopt
 from purepcp.pmapi.paths import check_layout_file
@@ -113,28 +113,6 @@ def _raw_file(o: Options, path: str | None) -> None:
     o.rawfile = path
 
 
-def _start(o: Options, when: str | None) -> None:
-    o.start = when
-
-
-def _finish(o: Options, when: str | None) -> None:
-    o.finish = when
-
-
-def _timezone(o: Options, zone: str | None) -> None:
-    if o.hostzone:
-        o.complain("at most one of -Z and -z allowed")
-    else:
-        o.timezone = zone
-
-
-def _hostzone(o: Options, _: str | None) -> None:
-    if o.timezone is not None:
-        o.complain("at most one of -Z and -z allowed")
-    else:
-        o.hostzone = True
-
-
 def _version(o: Options, _: str | None) -> None:
     o.exit_now = True
     o.messages.append(version_line(PROG) + "\n")
@@ -172,10 +150,10 @@ ACTIONS: dict[str, Callable[[Options, str | None], None]] = {
     "x": _more_x,
     "v": _raw_file,
     "n": _namespace,
-    "S": _start,
-    "T": _finish,
-    "Z": _timezone,
-    "z": _hostzone,
+    "S": optactions.start,
+    "T": optactions.finish,
+    "Z": optactions.timezone,
+    "z": optactions.hostzone,
     "V": _version,
     "D": _debug,
 }

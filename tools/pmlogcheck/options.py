@@ -12,6 +12,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from purepcp.pmapi import optactions
 from purepcp.pmapi.errors import PM_ERR_PMNS, PMError, SourceError, pmErrStr
 from purepcp.pmapi.options import Opt, Tool, debug_spec_ok, pcp_getopt
 from purepcp.pmapi.paths import check_layout_file
@@ -81,28 +82,6 @@ def _more_verbose(o: Options, _: str | None) -> None:
     o.verbose += 1
 
 
-def _start(o: Options, when: str | None) -> None:
-    o.start = when
-
-
-def _finish(o: Options, when: str | None) -> None:
-    o.finish = when
-
-
-def _timezone(o: Options, zone: str | None) -> None:
-    if o.hostzone:
-        o.complain("at most one of -Z and -z allowed")
-    else:
-        o.timezone = zone
-
-
-def _hostzone(o: Options, _: str | None) -> None:
-    if o.timezone is not None:
-        o.complain("at most one of -Z and -z allowed")
-    else:
-        o.hostzone = True
-
-
 def _debug(o: Options, spec: str | None) -> None:
     if not debug_spec_ok(str(spec)):
         o.complain(f"unrecognized debug options specification ({spec})")
@@ -144,12 +123,12 @@ ACTIONS: dict[str, Callable[[Options, str | None], None]] = {
     "l": _set("label", True),
     "m": _set("metadata_only", True),
     "n": _namespace,
-    "S": _start,
-    "T": _finish,
+    "S": optactions.start,
+    "T": optactions.finish,
     "v": _more_verbose,
     "w": _set("nowrap", True),
-    "Z": _timezone,
-    "z": _hostzone,
+    "Z": optactions.timezone,
+    "z": optactions.hostzone,
 }
 
 

@@ -13,9 +13,9 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from purepcp.pmapi import version_line
+from purepcp.pmapi import optactions, version_line
 from purepcp.pmapi.errors import PM_ERR_PMNS, PMError, SourceError, pmErrStr
-from purepcp.pmapi.options import Opt, Tool, debug_spec_ok, pcp_getopt
+from purepcp.pmapi.options import Opt, Tool, pcp_getopt
 from purepcp.pmapi.paths import check_layout_file
 
 if TYPE_CHECKING:
@@ -161,36 +161,9 @@ def _c_int(value: int) -> int:
     return value - 2**32 if value >= 2**31 else value
 
 
-def _start(o: Options, when: str | None) -> None:
-    o.start = when
-
-
-def _finish(o: Options, when: str | None) -> None:
-    o.finish = when
-
-
-def _timezone(o: Options, zone: str | None) -> None:
-    if o.hostzone:
-        o.complain("at most one of -Z and -z allowed")
-    else:
-        o.timezone = zone
-
-
-def _hostzone(o: Options, _: str | None) -> None:
-    if o.timezone is not None:
-        o.complain("at most one of -Z and -z allowed")
-    else:
-        o.hostzone = True
-
-
 def _version(o: Options, _: str | None) -> None:
     o.exit_now = True
     o.messages.append(version_line(PROG) + "\n")
-
-
-def _debug(o: Options, spec: str | None) -> None:
-    if not debug_spec_ok(str(spec)):
-        o.complain(f"unrecognized debug options specification ({spec})")
 
 
 def _namespace(o: Options, path: str | None) -> None:
@@ -241,7 +214,7 @@ ACTIONS: dict[str, Callable[[Options, str | None], None]] = {
     "a": _all,
     "b": _both,
     "B": _bins,
-    "D": _debug,
+    "D": optactions.debug,
     "f": _set("delimiter", "\t"),
     "F": _set("delimiter", ","),
     "H": _set("header", True),
@@ -254,14 +227,14 @@ ACTIONS: dict[str, Callable[[Options, str | None], None]] = {
     "n": _namespace,
     "p": _precision,
     "s": _sum_only,
-    "S": _start,
-    "T": _finish,
+    "S": optactions.start,
+    "T": optactions.finish,
     "v": _set("warn", True),
     "V": _version,
     "x": _stochastic_only,
     "y": _column("count"),
-    "Z": _timezone,
-    "z": _hostzone,
+    "Z": optactions.timezone,
+    "z": optactions.hostzone,
 }
 
 

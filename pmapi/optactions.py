@@ -1,0 +1,44 @@
+"""What pmGetOptions does with the options every archive tool shares (-S -T -Z -z -D),
+as actions on a tool's own options record; each tool's option table names them.
+
+A record here is any object with ``start``, ``finish``, ``timezone`` and ``hostzone``
+fields and a ``complain(message)`` that counts an error as pmGetOptions counts it.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+def start(o: Any, when: str | None) -> None:
+    """-S: the window's start, read once the archive is open."""
+    o.start = when
+
+
+def finish(o: Any, when: str | None) -> None:
+    """-T: the window's end."""
+    o.finish = when
+
+
+def timezone(o: Any, zone: str | None) -> None:
+    """-Z: report times in ZONE; not with -z."""
+    if o.hostzone:
+        o.complain("at most one of -Z and -z allowed")
+    else:
+        o.timezone = zone
+
+
+def hostzone(o: Any, _: str | None) -> None:
+    """-z: report times in the metrics source's zone; not with -Z."""
+    if o.timezone is not None:
+        o.complain("at most one of -Z and -z allowed")
+    else:
+        o.hostzone = True
+
+
+def debug(o: Any, spec: str | None) -> None:
+    """-D: libpcp's debug options, refused as pmSetDebug refuses them."""
+    from purepcp.pmapi.options import debug_spec_ok
+
+    if not debug_spec_ok(str(spec)):
+        o.complain(f"unrecognized debug options specification ({spec})")

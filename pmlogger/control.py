@@ -318,7 +318,9 @@ class ControlPort:
             _send_error(conn, -errno.EADDRINUSE)
             conn.close()
             return
-        host = _client_host(listener.family, addr)
+        # (a unix-socket client is named by the socket's path, as libpcp names it)
+        host = listener.getsockname() if listener.family == socket.AF_UNIX else None
+        host = host or _client_host(listener.family, addr)
         address = "" if listener.family == socket.AF_UNIX else addr[0]
         denied = self.access.check(listener.family, address)
         if denied is None:

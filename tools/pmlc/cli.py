@@ -103,6 +103,7 @@ def _target(parsed: Parsed) -> _Target:
 
 
 def _run(argv: list[str]) -> int:
+    from purepcp.pmapi import debug
     from purepcp.pmapi.options import debug_spec_ok
 
     parsed = TOOL.parse(argv)
@@ -113,6 +114,8 @@ def _run(argv: list[str]) -> int:
     for opt, value in parsed.pairs:
         if opt is DEBUG and not debug_spec_ok(value):
             target.errors.insert(0, f"pmlc: unrecognized debug options specification ({value})")
+        elif opt is DEBUG:
+            debug.set_options(value)
     if target.errors:
         sys.stdout.flush()
         for line in target.errors:

@@ -241,6 +241,23 @@ class MetricList:
                 out.append((m.pmid, tuple(m.insts) if m.has_insts else ()))
         return tuple(out)
 
+    def dump(self) -> str:
+        """dumpmetrics: each metric with the instances the statement names (-D appl0)."""
+        lines = ["     Inst  Inst Name", "    ====== ========="]
+        for m in self.metrics:
+            lines.append(m.name)
+            if m.indom == -1:
+                lines.append("           singular instance")
+            else:
+                ip = self.indoms[m.indom]
+                for inst in m.insts if m.has_insts else ip.insts:
+                    if inst in ip.insts:
+                        lines.append(f"    {inst:6d} {ip.names[ip.insts.index(inst)]}")
+                    else:
+                        lines.append(f"    KAPOWIE! inst {inst} not found")
+            lines.append("")
+        return "\n".join(lines) + "\n"
+
     def inst_name(self, m: Metric, inst: int) -> str:
         ip = self.indoms[m.indom]
         for k, i in enumerate(ip.insts):

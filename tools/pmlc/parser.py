@@ -21,6 +21,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from purepcp.pmapi import debug
 from purepcp.pmapi.cnumbers import int32
 from purepcp.pmapi.errors import PM_ERR_NOCONTEXT, pmErrStr
 from purepcp.pmapi.pdu import logcontrol as lc
@@ -225,6 +226,8 @@ class Parser:
             if session.link is not None:
                 self.out.stderr("Logging statement ignored due to error(s)\n")
             st.failed = True
+        elif debug.on("appl0"):
+            self.out.stdout(metrics.dump())
         self.take("EOL")
         return st
 

@@ -288,12 +288,24 @@ class _Settings:
     ipc_version: int = 3  # -I: the LOG PDU version offered to pmlc
 
 
+def _default_version() -> str:
+    """The archive version without -V: $PCP_ARCHIVE_VERSION (from the environment or
+    pcp.conf, as pmGetOptionalConfig finds it) when it says 2 or 3, else 2."""
+    value = os.environ.get("PCP_ARCHIVE_VERSION")
+    if value is None:
+        with contextlib.suppress(LayoutError, OSError):
+            value = paths().values.get("PCP_ARCHIVE_VERSION")
+    value = (value or "").strip()
+    return value if value in ("2", "3") else "2"
+
+
 def _settings(parsed: Parsed) -> _Settings:
     """The options, checked one by one: the first bad one ends the run."""
     check_only = "check" in parsed
     if len(parsed.operands) != 1 and not (check_only and not parsed.operands):
         TOOL.fail("exactly one archive name is required", usage=True)
-    version = {"2": PM_LOG_VERS02, "3": PM_LOG_VERS03}.get(str(parsed.get("version") or "2"))
+    versions = {"2": PM_LOG_VERS02, "3": PM_LOG_VERS03}
+    version = versions.get(str(parsed.get("version") or _default_version()))
     if version is None:
         TOOL.fail(f"-V {parsed.get('version')}: version must be 2 or 3")
     try:

@@ -274,3 +274,13 @@ def test_debug_appl6_traces_pcps_name_cache(tmp_path):
     ]
     load, ncpu = "cache_lookup(kernel.all.load): success", "cache_lookup(hinv.ncpu): success"
     assert after[8:12] == [load, load, ncpu, ncpu]
+
+
+def test_archive_version_defaults_to_pcp_archive_version(monkeypatch):
+    """pmlogger without -V writes $PCP_ARCHIVE_VERSION's version, as PCP's (QA 1854)."""
+    from purepcp.pmlogger import main as pmlogger_main
+
+    monkeypatch.setenv("PCP_ARCHIVE_VERSION", "3")
+    assert pmlogger_main._default_version() == "3"
+    monkeypatch.setenv("PCP_ARCHIVE_VERSION", "7")  # (not one we write: the fallback)
+    assert pmlogger_main._default_version() == "2"

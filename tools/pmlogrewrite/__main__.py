@@ -2,6 +2,6 @@
 
 import sys
 
-from purepcp.tools.pmlogrewrite import main
+from purepcp.tools.pmlogrewrite.cli import main
 
 sys.exit(main())

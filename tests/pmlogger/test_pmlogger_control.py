@@ -15,7 +15,7 @@ from purepcp.pmapi.pdu import logcontrol as lc
 from purepcp.pmapi.values import Timestamp
 from purepcp.pmlogger.control import AccessList, AccessRule
 from tests.support.client_servers import ours_serving
-from tests.support.loggers import pmlc, running_logger, stop
+from tests.support.loggers import pmlc, pmlc_in_parts, running_logger, stop
 from tests.support.reference_pmcd import require_reference
 from tests.support.waiting import complete_records, wait_until
 
@@ -173,24 +173,46 @@ def test_enquire_and_advisory_denied_by_access(pmcd, tmp_path):
 
 # -- PCP's pmlc against our logger and PCP's ----------------------------------------------------
 
-SCRIPT = """status
+# The script in parts, each with the count of records its requests make both loggers
+# write at once.  A request that starts a new task (no task yet with its state and
+# interval: PCP's do_control_req then arms it with __pmAFsetup(NULL, ...)) has it fetched
+# at once, a record of its own; a metric put in a task that exists waits for that task's
+# next turn (an hour away here), and a request refused, or one that only stops logging,
+# makes none.  The next part's query shows "in log" and "available" from those fetches, so each
+# part waits for them (after pmlc has answered all of it), never for a span of time.
+PARTS = (
+    (
+        """status
 query { pmcd.agent.status pmcd.numagents pmcd.control.debug pmcd.version }
 log advisory on 30 min pmcd.numclients
 log advisory on 30 min pmcd.numagents
 log mandatory on 500 sec pmcd.agent.type [ "pmcd" 60 ]
 log mandatory off pmcd.agent.status [ "linux" ]
-sleep 300
-query { pmcd.numagents pmcd.numclients pmcd.agent.type pmcd.agent.status }
+""",
+        2,  # numclients' task and agent.type's (numagents is mandatory: refused)
+    ),
+    (
+        """query { pmcd.numagents pmcd.numclients pmcd.agent.type pmcd.agent.status }
 log mandatory maybe pmcd.numagents
 log advisory on 2 hour pmcd.agent.status
 log advisory off pmcd.control.debug
-sleep 300
-query { pmcd.numagents pmcd.agent.status pmcd.control.debug }
+""",
+        0,  # (maybe drops numagents; the advisory requests are refused)
+    ),
+    (
+        """query { pmcd.numagents pmcd.agent.status pmcd.control.debug }
 log advisory on once pmcd.hostname
-new volume
+""",
+        1,  # hostname's task (in volume 0, before the new volume, for both loggers)
+    ),
+    (
+        """new volume
 flush
 query no.such.metric
-"""
+""",
+        0,
+    ),
+)
 
 
 def scrub(text: str) -> str:
@@ -204,16 +226,15 @@ def scrub(text: str) -> str:
 
 @pytest.fixture(scope="module")
 def both_loggers(pmcd, tmp_path_factory):
-    """PCP's pmlc on SCRIPT against PCP's pmlogger and against ours."""
+    """PCP's pmlc on PARTS against PCP's pmlogger and against ours."""
     require_reference("pmlc", "pmlogger")
     out = {}
     for kind in ("pcp", "ours"):
         tmp = tmp_path_factory.mktemp(f"logger-{kind}")
         with running_logger(kind, tmp, pmcd.host, CONFIG) as logger:
-            volume = logger.archive.with_suffix(".0")
-            wait_until("samples", lambda v=volume: complete_records(v) >= 4, logger.proc)
+            logger.wait_for_records(4)  # (the prologue, then each configured task's first)
             args = ("-p", str(logger.port), "-h", "localhost")
-            out[kind] = pmlc("pcp", logger.env, SCRIPT, *args)
+            out[kind] = pmlc_in_parts("pcp", logger, PARTS, *args)
             assert stop(logger.proc) == 0
     return out
 

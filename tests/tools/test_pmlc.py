@@ -13,9 +13,8 @@ import pytest
 from purepcp.tools.pmlc.lexer import GLOBAL, INSPEC, Lexer, Output, Reader
 from purepcp.tools.pmlc.session import _state
 from tests.support.client_servers import ours_serving, tool_env
-from tests.support.loggers import logger_env, pmlc, running_logger, stop
+from tests.support.loggers import logger_env, pmlc, pmlc_in_parts, running_logger, stop
 from tests.support.reference_pmcd import require_reference
-from tests.support.waiting import complete_records, wait_until
 
 # -- the scanner -------------------------------------------------------------------------------
 
@@ -151,7 +150,18 @@ log mandatory off { pmcd.control.debug }
 log mandatory on once { pmcd.version }
 """
 
-SCRIPT = """status
+# The script in parts, each with the count of records its requests make the logger write
+# at once: a request that starts a new task (no task yet with its state and interval)
+# has it fetched at once (PCP's __pmAFsetup(NULL, ...)), one record; a metric put in a
+# task that exists waits for its next turn, and a refused request, or one that stops
+# logging, makes none.  The next part's query shows "in log" and "available" from those
+# fetches: each part waits for them (after pmlc has answered all of it), never for a
+# span of time.  (Two requests that each start a task for one metric go in parts of
+# their own: the first task's fetch may come before the second takes the metric from
+# it, or not.)
+PARTS = (
+    (
+        """status
 query { pmcd.agent.status pmcd.numagents pmcd.control.debug pmcd.version }
 query pmcd.agent.status [ "pmcd" 253 ]
 query pmcd.agent.status [ bogus ]
@@ -162,15 +172,25 @@ log advisory on 30 min pmcd.numclients
 log advisory on 30 min pmcd.numagents
 log mandatory on 500 sec pmcd.agent.type [ "pmcd" 60 ]
 log mandatory off pmcd.agent.status [ "linux" ]
-sleep 300
-query { pmcd.numagents pmcd.numclients pmcd.agent.type pmcd.agent.status }
+""",
+        2,  # numclients' task and agent.type's (numagents is mandatory: refused)
+    ),
+    (
+        """query { pmcd.numagents pmcd.numclients pmcd.agent.type pmcd.agent.status }
 log mandatory maybe pmcd.numagents
 log advisory on 2 hour pmcd.agent.status
 log advisory off pmcd.control.debug
 log mandatory on 0 sec pmcd.hostname
-log mandatory on 99999999 hours pmcd.hostname
-sleep 300
-query { pmcd.numagents pmcd.agent.status pmcd.control.debug }
+""",
+        1,  # hostname's task (0 sec is once)
+    ),
+    (
+        """log mandatory on 99999999 hours pmcd.hostname
+""",
+        1,  # (pmlc's int overflows to 132616576 msec) hostname moves to a task of its own
+    ),
+    (
+        """query { pmcd.numagents pmcd.agent.status pmcd.control.debug }
 query no.such.metric
 flush
 new volume
@@ -181,7 +201,10 @@ status
 disconnect
 status
 quit
-"""
+""",
+        0,
+    ),
+)
 
 
 def scrub(text: str) -> str:
@@ -201,17 +224,16 @@ def pmcd(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def sessions(pmcd, tmp_path_factory):
-    """SCRIPT through each pmlc against each pmlogger (a fresh logger for each run)."""
+    """PARTS through each pmlc against each pmlogger (a fresh logger for each run)."""
     require_reference("pmlc", "pmlogger")
     out = {}
     for logger_kind in ("pcp", "ours"):
         for pmlc_kind in ("pcp", "ours"):
             tmp = tmp_path_factory.mktemp(f"{logger_kind}-{pmlc_kind}")
             with running_logger(logger_kind, tmp, pmcd.host, CONFIG) as logger:
-                volume = logger.archive.with_suffix(".0")
-                wait_until("samples", lambda v=volume: complete_records(v) >= 4, logger.proc)
+                logger.wait_for_records(4)  # (the prologue, then each configured task's)
                 args = ("-p", str(logger.port), "-h", "localhost")
-                out[logger_kind, pmlc_kind] = pmlc(pmlc_kind, logger.env, SCRIPT, *args)
+                out[logger_kind, pmlc_kind] = pmlc_in_parts(pmlc_kind, logger, PARTS, *args)
                 assert stop(logger.proc) == 0
     return out
 

@@ -607,7 +607,7 @@ def run(argv: list[str]) -> int:
             return 1
         for path in files:
             report_file(path, flags)
-        return 0
+    return 0
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -93,3 +93,13 @@ def test_as_pcps_pmlogsize(name, args):
         theirs.stdout,
         theirs.stderr,
     )
+
+
+def test_every_operand_is_reported(capsys):
+    """Each file named is reported, not only the first (QA 615)."""
+    base = qa("ok-foo")
+    assert pmlogsize.main([base + ".index", base + ".meta", base + ".0"]) == 0
+    out = capsys.readouterr().out
+    assert [line for line in out.splitlines() if not line.startswith(" ")] == [
+        base + ".index:", base + ".meta:", base + ".0:"
+    ]

@@ -69,8 +69,9 @@ CASES = [
         "corrupted_labelset",
     )
     for args in ((), ("-d",), ("-r",), ("-d", "-v"), ("-r", "-x", "40"), ("-d", "-vv"))
-] + [("ok-foo", ("-vvv",))]  # (-vvv traces the directory in readdir's order: "." and ".."
-#                               first, as they are in the QA archives' directory)  # fmt: skip
+] + [("ok-foo", ("-vvv",))]
+# (-vvv traces the directory in readdir's order: "." and ".." first, as they are in the
+# QA archives' directory, but not in every directory)
 #: PCP 6.0.3's pmlogsize dies with SIGSEGV on these (-d or -r over records it cannot
 #: name); ours reports them, so they are compared only without detail
 PCP_CRASHES = {"ace_v2": ("-r",), "badmeta-5": ("-r", "-vvv")}
@@ -101,5 +102,7 @@ def test_every_operand_is_reported(capsys):
     assert pmlogsize.main([base + ".index", base + ".meta", base + ".0"]) == 0
     out = capsys.readouterr().out
     assert [line for line in out.splitlines() if not line.startswith(" ")] == [
-        base + ".index:", base + ".meta:", base + ".0:"
+        base + ".index:",
+        base + ".meta:",
+        base + ".0:",
     ]

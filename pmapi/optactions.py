@@ -1,4 +1,4 @@
-"""What pmGetOptions does with the options every archive tool shares (-S -T -Z -z -D),
+"""What pmGetOptions does with the options every archive tool shares (-S -T -Z -z -D -n),
 as actions on a tool's own options record; each tool's option table names them.
 
 A record here is any object with ``start``, ``finish``, ``timezone`` and ``hostzone``
@@ -42,3 +42,27 @@ def debug(o: Any, spec: str | None) -> None:
 
     if not debug_spec_ok(str(spec)):
         o.complain(f"unrecognized debug options specification ({spec})")
+
+
+def namespace(o: Any, path: str | None) -> None:
+    """-n: load PATH now, as pmGetOptions does, into ``o.namespace``; a file that will
+    not load is libpcp's two messages and a runtime error (``o.runtime_error``)."""
+    import errno
+    import sys
+
+    from purepcp.pmapi.errors import PM_ERR_PMNS, PMError, SourceError, pmErrStr
+    from purepcp.pmapi.pmns import PMNS
+
+    try:
+        o.namespace = PMNS.from_file(str(path))
+        return
+    except SourceError as exc:
+        if exc.code == PM_ERR_PMNS:
+            sys.stderr.write(f"Error Parsing ASCII PMNS: {exc.what}\n")
+        else:
+            sys.stderr.write(f'Error Parsing ASCII PMNS: Cannot open "{path}"\n')
+        code = exc.code
+    except (OSError, PMError) as exc:
+        code = exc.code if isinstance(exc, PMError) else -(exc.errno or errno.EIO)
+    o.complain(f'Cannot load namespace from "{path}": {pmErrStr(code)}')
+    o.runtime_error = True

@@ -6,14 +6,12 @@ the usage follows them; "no archive" is pmlogcheck's own complaint.
 
 from __future__ import annotations
 
-import errno
 import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from purepcp.pmapi import optactions
-from purepcp.pmapi.errors import PM_ERR_PMNS, PMError, SourceError, pmErrStr
 from purepcp.pmapi.options import Opt, Tool, debug_spec_ok, pcp_getopt
 from purepcp.pmapi.paths import check_layout_file
 
@@ -89,25 +87,6 @@ def _debug(o: Options, spec: str | None) -> None:
     o.debug.update(t.strip().lower() for t in str(spec).split(",") if t.strip())
 
 
-def _namespace(o: Options, path: str | None) -> None:
-    """-n: load PATH now, as pmGetOptions does; a failure is a runtime error."""
-    from purepcp.pmapi.pmns import PMNS
-
-    try:
-        o.namespace = PMNS.from_file(str(path))
-        return
-    except SourceError as exc:
-        if exc.code == PM_ERR_PMNS:
-            sys.stderr.write(f"Error Parsing ASCII PMNS: {exc.what}\n")
-        else:
-            sys.stderr.write(f'Error Parsing ASCII PMNS: Cannot open "{path}"\n')
-        code = exc.code
-    except (OSError, PMError) as exc:
-        code = exc.code if isinstance(exc, PMError) else -(exc.errno or errno.EIO)
-    o.complain(f'Cannot load namespace from "{path}": {pmErrStr(code)}')
-    o.runtime_error = True
-
-
 def _bad_option(o: Options, message: str | None) -> None:
     o.complain(str(message))
 
@@ -122,7 +101,7 @@ ACTIONS: dict[str, Callable[[Options, str | None], None]] = {
     "D": _debug,
     "l": _set("label", True),
     "m": _set("metadata_only", True),
-    "n": _namespace,
+    "n": optactions.namespace,
     "S": optactions.start,
     "T": optactions.finish,
     "v": _more_verbose,

@@ -7,14 +7,12 @@ order, as pmprintf buffers them, and the usage follows them.
 
 from __future__ import annotations
 
-import errno
 import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from purepcp.pmapi import optactions, version_line
-from purepcp.pmapi.errors import PM_ERR_PMNS, PMError, SourceError, pmErrStr
 from purepcp.pmapi.options import Opt, Tool, pcp_getopt
 from purepcp.pmapi.paths import check_layout_file
 
@@ -166,25 +164,6 @@ def _version(o: Options, _: str | None) -> None:
     o.messages.append(version_line(PROG) + "\n")
 
 
-def _namespace(o: Options, path: str | None) -> None:
-    """-n: load PATH now, as pmGetOptions does; a failure is a runtime error."""
-    from purepcp.pmapi.pmns import PMNS
-
-    try:
-        o.namespace = PMNS.from_file(str(path))
-        return
-    except SourceError as exc:
-        if exc.code == PM_ERR_PMNS:
-            sys.stderr.write(f"Error Parsing ASCII PMNS: {exc.what}\n")
-        else:
-            sys.stderr.write(f'Error Parsing ASCII PMNS: Cannot open "{path}"\n')
-        code = exc.code
-    except (OSError, PMError) as exc:
-        code = exc.code if isinstance(exc, PMError) else -(exc.errno or errno.EIO)
-    o.complain(f'Cannot load namespace from "{path}": {pmErrStr(code)}')
-    o.runtime_error = True
-
-
 def _set(attr: str, value: object) -> Callable[[Options, str | None], None]:
     def action(o: Options, _: str | None) -> None:
         setattr(o, attr, value)
@@ -224,7 +203,7 @@ ACTIONS: dict[str, Callable[[Options, str | None], None]] = {
     "m": _column("min"),
     "M": _column("max"),
     "N": _set("warn", False),
-    "n": _namespace,
+    "n": optactions.namespace,
     "p": _precision,
     "s": _sum_only,
     "S": optactions.start,

@@ -14,6 +14,7 @@ import socket
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
+from purepcp.pmapi import optactions
 from purepcp.pmapi.cnumbers import int32, strtol
 from purepcp.pmapi.options import debug_complaint, pcp_getopt
 
@@ -258,20 +259,6 @@ def _samples(o: Options, text: str) -> None:
         o.complain("-s requires a positive numeric argument")
 
 
-def _timezone(o: Options, zone: str) -> None:
-    if o.hostzone:
-        o.complain("at most one of -Z and -z allowed")
-    else:
-        o.timezone = zone
-
-
-def _hostzone(o: Options, _: str) -> None:
-    if o.timezone is not None:
-        o.complain("at most one of -Z and -z allowed")
-    else:
-        o.hostzone = True
-
-
 def _debug(o: Options, spec: str) -> None:
     problem = debug_complaint(spec)
     if problem:
@@ -329,8 +316,8 @@ ACTIONS: dict[str, Action] = {
     "s": _samples,
     "T": _text("finish"),
     "t": _interval,
-    "Z": _timezone,
-    "z": _hostzone,
+    "Z": optactions.timezone,
+    "z": optactions.hostzone,
     "V": _version,
     "?": _usage_request,
     "H": _hostsfile,

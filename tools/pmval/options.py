@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 
+from purepcp.pmapi import optactions
 from purepcp.pmapi.cnumbers import int32, strtol
 from purepcp.pmapi.options import (
     ALIGN,
@@ -172,20 +173,6 @@ def _interval(o: Options, text: str) -> None:
         o.complain(f"-t argument not in pmParseHighResInterval(3) format:\n{exc.errmsg}")
 
 
-def _timezone(o: Options, zone: str) -> None:
-    if o.hostzone:
-        o.complain("at most one of -Z and -z allowed")
-    else:
-        o.timezone = zone
-
-
-def _hostzone(o: Options, _: str) -> None:
-    if o.timezone is not None:
-        o.complain("at most one of -Z and -z allowed")
-    else:
-        o.hostzone = True
-
-
 def _instances(o: Options, text: str) -> None:
     o.insts = (o.insts or []) + split_instances(text)
 
@@ -292,8 +279,8 @@ ACTIONS: dict[Opt, Action] = {
     ORIGIN: _text("origin"),
     INTERVAL: _interval,
     SAMPLES: _count("samples", 0, "-s requires a positive numeric argument"),
-    TIMEZONE: _timezone,
-    HOSTZONE: _hostzone,
+    TIMEZONE: optactions.timezone,
+    HOSTZONE: optactions.hostzone,
     DELAY: _flag("delay"),
     PRECISION: _count("fixed", 0, "-f requires +ve numeric argument"),
     INSTANCES: _instances,

@@ -20,8 +20,8 @@ import pytest
 
 from purepcp.tools.pmlogrewrite.errors import SpecError, Where
 from purepcp.tools.pmlogrewrite.lexer import Lexer
-from purepcp.tools.pmlogrewrite.words import inst_name_eq
 from purepcp.tools.pmlogrewrite.rewrite import delta_changes
+from purepcp.tools.pmlogrewrite.words import inst_name_eq
 from tests.support.qa_archives import qa
 
 PCP_TOOL = "/usr/lib/pcp/bin/pmlogrewrite"
@@ -208,6 +208,20 @@ def test_value_trace_and_desperate(tmp_path: Path) -> None:
     assert _run(OURS, ["-c", "rules", qa("mirage"), "mid"], step)[2] == 0
     rules = "metric sample.drift { units->1,0,-1,BYTE,0,1 type->32 }\n"
     _compare(tmp_path, rules, str(step / "mid"), "-Dvalue", "-dsw")
+
+
+@needs_pcp
+@pytest.mark.interop
+@pytest.mark.parametrize(
+    "rules",
+    ["metric sample.bin { delete }\n", "metric 29.0.6 { indom -> 29.1 }\n",
+     "metric sample.colour { type -> U32 }\n",
+     'indom 29.1 { inst 1 -> 11 iname "green" -> "verde" inst 2 -> DELETE }\n'],
+)  # fmt: skip
+def test_appl1_traces_instance_domain_counts_as_pcp(tmp_path: Path, rules: str) -> None:
+    """-D appl1: each instance domain's reference count, and each descriptor deleted or
+    rewritten, on stderr in PCP's words (QA 822)."""
+    _compare(tmp_path, rules, qa("ok-foo"), "-Dappl1")
 
 
 @needs_pcp

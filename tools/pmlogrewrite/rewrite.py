@@ -10,6 +10,7 @@ Times move by the global time clause everywhere they appear.
 from __future__ import annotations
 
 import struct
+import sys
 from dataclasses import replace
 
 from purepcp.pmapi.archive.format import (
@@ -22,6 +23,7 @@ from purepcp.pmapi.archive.format import (
 )
 from purepcp.pmapi.archive.versions import swap_sec
 from purepcp.pmapi.archive.writer import ArchiveWriter, encode_record
+from purepcp.pmapi.ids import pmIDStr, pmInDomStr
 from purepcp.pmapi.labels import LabelSet, add_labels
 from purepcp.pmapi.values import Result, Timestamp
 
@@ -65,19 +67,22 @@ class Rewriter:
 
     def _indom_refs(self) -> dict[int, int]:
         """How many output metrics use each input instance domain: one no metric uses
-        is not written."""
+        is not written.  -D appl1 traces each count as PCP's pmlogrewrite does."""
         refs: dict[int, int] = {}
         for _, desc in self.source.descs.items():
             if desc.indom != PM_INDOM_NULL:
                 refs[desc.indom] = refs.get(desc.indom, 0) + 1
+                _trace_ref("ref++", desc.indom, refs[desc.indom], desc.pmid)
         for mp in self.rules.metrics:
-            old, new = mp.old_desc.indom, mp.new_desc.indom
+            old, new, pmid = mp.old_desc.indom, mp.new_desc.indom, mp.old_desc.pmid
             if mp.flags & MetricFlag.DELETE:
                 if old != PM_INDOM_NULL and old in refs:
                     refs[old] -= 1
+                    _trace_ref("delete metric ref--", old, refs[old], pmid)
             elif mp.flags & MetricFlag.INDOM:
                 if old != PM_INDOM_NULL and old in refs:
                     refs[old] -= 1
+                    _trace_ref("renumber indom ref--", old, refs[old], pmid)
                 if new != PM_INDOM_NULL:
                     if new not in refs:
                         ip = next((i for i in self.rules.indoms if i.new_indom == new), None)
@@ -85,6 +90,7 @@ class Rewriter:
                             continue
                         new = ip.old_indom
                     refs[new] += 1
+                    _trace_ref("renumber indom ref++", new, refs[new], pmid)
         return refs
 
     def _open(self, start: Timestamp) -> ArchiveWriter:
@@ -183,6 +189,9 @@ class Rewriter:
         desc, names = record.desc, list(record.names)
         mp = self.specs.get(desc.pmid)
         if mp is not None and mp.flags:
+            if _appl1():
+                verb = "Delete" if mp.flags & MetricFlag.DELETE else "Rewrite"
+                sys.stderr.write(f"{verb}: pmDesc for {pmIDStr(desc.pmid)}\n")
             if mp.flags & MetricFlag.DELETE:
                 return
             desc = replace(
@@ -224,6 +233,9 @@ class Rewriter:
         insts, names = self._undelta(record)
         indom = record.indom
         if self.refs.get(indom, 1) == 0:
+            if _appl1():
+                unused = pmInDomStr(indom)
+                sys.stderr.write(f"Delete: InDom: {unused}: no output metrics use this\n")
             return
         for ip in self.rules.indoms:
             if ip.old_indom != indom:
@@ -237,7 +249,13 @@ class Rewriter:
                 if ip.old_inst[k] not in insts:
                     continue
                 j = insts.index(ip.old_inst[k])
+                old_name, old_inst = ip.old_iname[k], ip.old_inst[k]
                 if flags & InstFlag.DELETE:
+                    if _appl1():
+                        where = pmInDomStr(ip.old_indom)
+                        sys.stderr.write(
+                            f"Delete: instance {old_name} ({old_inst}) for indom {where}\n"
+                        )
                     del insts[j]
                     del names[j]
                     continue
@@ -245,6 +263,13 @@ class Rewriter:
                     insts[j] = ip.new_inst[k]
                 if flags & InstFlag.INAME:
                     names[j] = ip.new_iname[k]
+                if flags & (InstFlag.INST | InstFlag.INAME) and _appl1():
+                    new_name = ip.new_iname[k] if flags & InstFlag.INAME else old_name
+                    new_inst = ip.new_inst[k] if flags & InstFlag.INST else old_inst
+                    sys.stderr.write(
+                        f"Rewrite: instance {old_name} ({old_inst}) -> {new_name} ({new_inst}) "
+                        f"for indom {pmInDomStr(ip.old_indom)}\n"
+                    )
         if insts:
             self._put_indom(stamp, indom, insts, names)
 
@@ -587,3 +612,17 @@ def delta_changes(
 
 
 __all__ = ["RewriteError", "Rewriter"]
+
+
+def _appl1() -> bool:
+    """-D appl1: trace instance domain reference counts and descriptor rewrites."""
+    from purepcp.pmapi import debug
+
+    return debug.on("appl1")
+
+
+def _trace_ref(what: str, indom: int, count: int, pmid: int) -> None:
+    """One -D appl1 line about an instance domain's reference count (PCP's wording)."""
+    if _appl1():
+        indom_s, pmid_s = pmInDomStr(indom), pmIDStr(pmid)
+        sys.stderr.write(f"{what} InDom: {indom_s} refcnt: {count} (for PMID: {pmid_s})\n")

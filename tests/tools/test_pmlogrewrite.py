@@ -149,6 +149,9 @@ RULES = [
     ("mirage", "metric sample.drift { units->1,0,-1,MBYTE,0,0 type->U64 }"),
     ("mirage", "metric sample.bin { indom -> NULL output inst 300 }"),
     ("mirage", "metric sample.bin { delete }"),
+    # (a string metric's value kept under PM_IN_NULL: ours dropped it, QA 822)
+    ("pmiostat_mark", "metric hinv.map.scsi { indom -> NULL output first }"),
+    ("pmiostat_mark", "metric hinv.map.scsi { indom -> NULL output last }"),
     ("mirage", "metric 29.*.* { pmid -> 30.*.* }"),
     ("mirage", "metric sample.drift { name -> foo.bar sem -> counter }"),
     ("mirage", 'indom 29.2 { inst 100 -> 1100 iname "bin-200" -> "two hundred" }'),

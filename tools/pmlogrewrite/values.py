@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import struct
 import sys
+from array import array
 from collections.abc import Sequence
 
 from purepcp.pmapi.convert import extract_value, pmConvScale
@@ -96,9 +97,10 @@ def rewrite_set(vs: ValueSet, mp: MetricSpec) -> ValueSet:
         and ([i for i, _ in pairs] == list(vs.insts))
     ):
         return vs._replace(pmid=pmid)
-    if type_ not in range(6):
-        keep = {i for i, _ in pairs}
-        return vs.subset(lambda inst: inst in keep)._replace(pmid=pmid)
+    if type_ not in range(6):  # (blocks kept as they are, under their output instances)
+        insts = array("I", [i & 0xFFFFFFFF for i, _ in pairs])
+        values = tuple(v for _, v in pairs)
+        return vs._replace(pmid=pmid, numval=len(pairs), insts=insts, values=values)
     return ValueSet.of_atoms(pmid, type_, [(i & 0xFFFFFFFF, v) for i, v in pairs])
 
 

@@ -419,10 +419,12 @@ class Logger:
         if facts is None:
             facts = logue.source_facts(self.ctx)
         stamp = facts.stamp or Timestamp.now()
+        # (pmcd asked first: the files then get their prologue at once, leaving the least
+        # time in which a SIGKILL finds a volume with a label and no record)
+        _, pmcd_pid, seqnum = logue.pmcd_identity(self.ctx)
         self.writer = w = self.make_writer(stamp, facts)
         self._logue = (archive, host)
         w.put_index(stamp)  # (at the start: a reader's seek to the start lands on the prologue)
-        _, pmcd_pid, seqnum = logue.pmcd_identity(self.ctx)
         w.put_result(self._logue_record(stamp, pmcd_pid, seqnum))
         self.last_stamp = stamp
 

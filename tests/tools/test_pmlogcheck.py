@@ -427,21 +427,28 @@ def sources(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
     return found
 
 
+#: every damage to every source, but a later volume's to omnibus_v3, which has only one
+DAMAGE_CASES = [
+    (source, damage)
+    for source in ("ours2", "ours3", "ok-mv-foo", "omnibus_v3")
+    for damage in sorted(DAMAGES)
+    if not (source == "omnibus_v3" and damage.startswith(("vol1", "vol2")))
+]
+
+
 @pytest.mark.interop
 @needs_pcp
 @pytest.mark.slow
-@pytest.mark.parametrize("damage", sorted(DAMAGES))
-@pytest.mark.parametrize("source", ["ours2", "ours3", "ok-mv-foo", "omnibus_v3"])
+@pytest.mark.parametrize(("source", "damage"), DAMAGE_CASES)
 def test_damage_as_pcp(sources: dict[str, str], tmp_path: Path, source: str, damage: str) -> None:
     if source not in sources:
-        pytest.skip("PCP's QA archives are not here")
+        pytest.skip(
+            "PCP's QA archives are not here: install or unpack Debian's pcp-testsuite package"
+        )
     src = Path(sources[source])
     shutil.copytree(src.parent, tmp_path / "a")
     base = str(tmp_path / "a" / src.name)
-    try:
-        DAMAGES[damage](base)
-    except (OSError, IndexError):
-        pytest.skip(f"{source} has nothing to damage that way")
+    DAMAGES[damage](base)
     for opts in (["-v"], ["-z", "-l"]):
         assert run_ours(*opts, base) == run_pcp(*opts, base), opts
 

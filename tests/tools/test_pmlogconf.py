@@ -244,7 +244,7 @@ def _both(pmcd, tmp_path: Path, args: list[str], answers: str = "", seed: str | 
 @pytest.mark.parametrize("groupdir", [PCP_GROUPS, OUR_GROUPS])
 def test_created_configuration_is_pcps(pmcd, tmp_path, groupdir):
     if not os.path.isdir(groupdir):
-        pytest.skip(f"no pmlogconf group files in {groupdir}: PCP's (Debian package pcp) are not installed")
+        pytest.skip(f"no group files in {groupdir}: PCP's (Debian package pcp) not installed")
     pcps, mine = _both(pmcd, tmp_path, ["-d", groupdir, "CONF"])
     assert mine == pcps
 

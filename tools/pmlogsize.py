@@ -79,8 +79,6 @@ def plural(n: int, word: str, always: bool = True) -> str:
 def archive_files(operand: str, verbose: int) -> list[str] | str:
     """The files OPERAND names: itself if a regular file, else every file of the archive
     it is the base name of, in name order; a one-line error if none."""
-    from purepcp.pmapi.archive.reader import base_name
-
     if os.path.isfile(operand):
         return [operand]
     directory, stem = os.path.split(operand)
@@ -91,25 +89,28 @@ def archive_files(operand: str, verbose: int) -> list[str] | str:
         return f'Error: scandir("{directory}", ...) failed: {exc.strerror}'
     if verbose > 2 and entries:
         sys.stderr.write(f'argbasename="{stem}" len={len(stem)}\n')
-    chosen = [name for name in entries if _belongs(name, stem, base_name, verbose)]
+    chosen = [name for name in entries if _belongs(name, stem, verbose)]
     chosen.sort(key=os.fsencode)
     if not chosen:
         return f'Error: no PCP archive files match "{operand}"'
     return [name if directory == "." else os.path.join(directory, name) for name in chosen]
 
 
-def _belongs(name: str, stem: str, base_name: Any, verbose: int) -> bool:
-    """Whether file NAME is one of archive STEM's: its .meta, .index or a volume."""
+def _belongs(name: str, stem: str, verbose: int) -> bool:
+    """Whether file NAME is one of archive STEM's (as __pmLogBaseName splits names): its
+    .meta, .index or a volume."""
+    from purepcp.pmapi.archive.reader import log_base_name
+
     size = len(stem)
     if verbose > 2:
         sys.stderr.write(f'd_name="{name}"? ')
-    base = base_name(name)
-    if len(name) < size + 1 or name[size] != "." or base == name:
+    split = log_base_name(name)
+    if len(name) < size + 1 or name[size] != "." or split is None:
         return _say(verbose, False, "no (not expected extension after basename)")
+    base, word = split
     if base != stem:
         return _say(verbose, False, f"no (first {size} chars not matched)")
-    suffix = name[size + 1 :]
-    if suffix.split(".")[0] in ("meta", "index") or suffix[:1].isdigit():
+    if word in ("meta", "index") or word[:1].isdigit():
         return _say(verbose, True, "yes")
     return _say(verbose, False, "no (non-digit after basename)")
 

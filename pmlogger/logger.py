@@ -66,8 +66,10 @@ NSEC = 1_000_000_000
 #: How soon a task pmlc starts is first logged (seconds): at once, as PCP's (whose timer
 #: fires 100 microseconds later, before pmlc's next request comes).
 FIRST_DELAY = 0.0
-#: An index entry at least this often (records), so a reader's seek reads few records.
-INDEX_EVERY = 64
+#: Bytes of records between index entries: PCP's pmlogger writes one when its volume has
+#: grown this much past where the last entry left it (callback.c's flushsize), so a
+#: reader's seek reads little; the first threshold is this many bytes into the volume.
+INDEX_SPACING = 100_000
 #: The cluster bit pmlogger sets in a derived metric's PMID (callback.c's SET_DERIVED_LOGGED).
 DERIVED_LOGGED = 2048 << 10
 
@@ -181,6 +183,9 @@ class Logger:
         self.texts_done: set[tuple[int, int]] = set()
         self.labels_done: set[tuple[int, int]] = set()
         self.records = 0
+        #: the volume offset past which the next record gets an index entry (PCP keeps it
+        #: across volumes and archives, as this does)
+        self.index_at = INDEX_SPACING
         self.samples = 0
         self.need_mark = False
         self.last_stamp: Timestamp | None = None
@@ -493,9 +498,12 @@ class Logger:
         w.put_result(as_logged(result))
         self.records += 1
         self.last_stamp = stamp
-        if (indexed or self.records % INDEX_EVERY == 0) and w.vol == vol:
-            # (pointing at the record and its metadata; a volume switch put its own entry)
+        if w.vol != vol:  # (a volume switch put its own entry, at the new volume's start)
+            self.index_at = w.log_offset + INDEX_SPACING
+        elif indexed or w.log_offset > self.index_at:
+            # (pointing at the record and its metadata)
             w.put_index(stamp, meta_at, log_at)
+            self.index_at = w.log_offset + INDEX_SPACING
 
     def _note_history(self, fetch: FetchGroup, result: Result) -> None:
         """What pmlc's query shows as "in the log" and "available" (PCP's clearavail and

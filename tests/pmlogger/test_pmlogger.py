@@ -999,3 +999,33 @@ def test_thousands_of_names_are_looked_up_in_requests_pmcd_takes(tmp_path):
     assert [n for part in parts for n in part] == names
     assert all(sum(len(n) + 8 for n in part) <= LOOKUP_BYTES for part in parts)
     assert len(parts) > 1 and list(_parts([])) == []
+
+
+def test_index_entries_as_pcps_pmlogger_spaces_them(tmp_path):
+    """An index entry when the volume has grown 100,000 bytes past the last one's record
+    (callback.c's flushsize), besides the first and last: QA 442 counts them."""
+    from purepcp.pmapi.archive import ArchiveWriter
+    from purepcp.pmapi.desc import Desc
+    from purepcp.pmapi.types import PMType
+    from purepcp.pmapi.values import Result, Timestamp, ValueSet
+    from purepcp.pmlogger.logger import Logger
+
+    descs = {_REAL: Desc(_REAL, PMType.PM_TYPE_STRING)}
+
+    def make_writer(stamp, facts):
+        return ArchiveWriter(str(tmp_path / "a"), hostname="h", timezone="UTC", start=stamp)
+
+    logger = Logger(_DerivedSource(), [], 1000, make_writer, log=io.StringIO())
+    for sec in range(20):
+        sets = (ValueSet.of_atoms(_REAL, PMType.PM_TYPE_STRING, [(0xFFFFFFFF, "x" * 30_000)]),)
+        logger.write(Result(Timestamp(1_700_000_000 + sec, 0), sets), descs)
+    logger.close()
+    with Archive(str(tmp_path / "a")) as a:
+        offsets = [entry.log_offset for entry in a.index]
+    # records of 30,048 bytes: an entry at the start; at record 3, the first to end past
+    # byte 100,000; at 7, 11, ... (each the first to end 100,000 bytes past the end of
+    # the last entry's record); and at the end
+    size = (offsets[-1] - offsets[0]) // 20
+    assert size == 30_048
+    assert offsets == [offsets[0] + k * size for k in (0, 3, 7, 11, 15, 19, 20)], offsets
+

@@ -155,7 +155,7 @@ def show_as_pmcd(argv: list[str]) -> None:
     before its options: as $PCP_BINADM_DIR/pmcd where the layout has one (what PCP's
     scripts look for, whatever launcher started us), else as ARGV's program if that is
     a pmcd, else as plain "pmcd"."""
-    from purepcp.pmda.proctitle import set_command_line
+    from purepcp.pmapi.proctitle import set_command_line
 
     program = argv[0] if os.path.basename(argv[0]) == "pmcd" else "pmcd"
     binadm = os.environ.get("PCP_BINADM_DIR")

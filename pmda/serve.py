@@ -91,7 +91,7 @@ def show_as_agent(name: str, args: Sequence[str]) -> None:
     comm, which pmdaproc's psinfo.fname and hotproc's fname give), its command line
     $PCP_PMDAS_DIR/NAME/pmdaNAME ARGS, as pmcd runs PCP's, where that program is
     installed (what PCP's scripts look for), else pmdaNAME ARGS."""
-    from .proctitle import set_command_line, set_process_name
+    from purepcp.pmapi.proctitle import set_command_line, set_process_name
 
     program = f"pmda{name}"
     set_process_name(program)

@@ -145,7 +145,19 @@ def _size(text: str) -> tuple[int | None, int | None, float | None]:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    if argv is None:  # the command itself: let ps see it as PCP's pmlogger
+        show_as_pmlogger(sys.argv)
     return TOOL.main(_run, argv)
+
+
+def show_as_pmlogger(argv: Sequence[str]) -> None:
+    """Have ps show this process as libpcp's pmRecordControl starts PCP's pmlogger,
+    "pmlogger ARGS" without the Python interpreter before it, and name it pmlogger (its
+    comm): what pmlc users, QA's process lists and pgrep look for."""
+    from purepcp.pmapi.proctitle import set_command_line, set_process_name
+
+    set_process_name("pmlogger")
+    set_command_line(["pmlogger", *argv[1:]])
 
 
 def _run(argv: list[str]) -> int:

@@ -1029,3 +1029,20 @@ def test_index_entries_as_pcps_pmlogger_spaces_them(tmp_path):
     assert size == 30_048
     assert offsets == [offsets[0] + k * size for k in (0, 3, 7, 11, 15, 19, 20)], offsets
 
+
+def test_ps_shows_pmlogger_as_pcps(tmp_path):
+    """ps shows "pmlogger ARGS" and the process is named pmlogger, as libpcp's
+    pmRecordControl starts PCP's (QA 354 finds it so).  Before: "python3 .../pmlogger"."""
+    with ours_serving(tmp_path) as pmcd:
+        proc = _pmlogger(tmp_path, pmcd.host, "arch")
+        try:
+            wait_until("a first record", lambda: complete_records(tmp_path / "arch.0") > 0, proc)
+            with open(f"/proc/{proc.pid}/cmdline", "rb") as cmdline:
+                words = cmdline.read().rstrip(b"\0").split(b"\0")
+            with open(f"/proc/{proc.pid}/comm", "rb") as comm:
+                name = comm.read().strip()
+        finally:
+            proc.terminate()
+            _finish(proc)
+    assert words == [b"pmlogger", b"-h", pmcd.host.encode(), *words[3:]]
+    assert words[-1] == b"arch" and name == b"pmlogger"

@@ -26,8 +26,10 @@ from tests.support.waiting import DEADLINE, wait_until
 DAY = 86400
 NOW = time.time()
 U32 = PMType.PM_TYPE_U32
-#: an archive of today's (never merged nor renamed), and one later today
-TODAY, LATER = time.strftime("%Y%m%d.00.00"), time.strftime("%Y%m%d.23.59")
+#: an archive of today's (never merged nor renamed), and one later today (with the suffix
+#: PCP's pmlogger adds to a name taken, so that a pmlogger a test starts at 23:59 cannot
+#: have made it first)
+TODAY, LATER = time.strftime("%Y%m%d.00.00"), time.strftime("%Y%m%d.23.59-99")
 _ENABLED = daily._pmlogger_enabled  # (the layout fixture replaces it)
 
 

@@ -757,3 +757,20 @@ def test_x_flag_puts_the_date_round_archive_times(capsys):
         first = next(i for i, line in enumerate(lines) if line.startswith("Fri Aug"))
         assert lines[first].startswith(stamp + "        119 ")
         assert lines[first - 1].startswith(" " * indent + "        red ")
+
+
+@pytest.mark.interop
+def test_v3_first_sample_starts_at_whole_microseconds():
+    """PCP 6.0.3's pmval sets its origin as a timeval: at a v3 archive's first record
+    (nanoseconds) the first sample falls just before it, so a discrete metric has no
+    value yet; before, ours printed one (QA 1420)."""
+    from tests.support.qa_archives import qa
+
+    archive = qa("omnibus-nomark_v3")
+    argv = ["-a", archive, "-z", "-w", "12", "-t", "1sec", "pmcd.seqnum"]
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    mine = subprocess.run([PY, "-m", "purepcp.tools.pmval", *argv], capture_output=True,
+                          text=True, env=env)  # fmt: skip
+    ref = subprocess.run(["pmval", *argv], capture_output=True, text=True)
+    assert mine.stdout == ref.stdout and mine.returncode == ref.returncode == 0
+    assert "\n14:53:33.493  No values available\n14:53:34.493          18\n" in mine.stdout

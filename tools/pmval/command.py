@@ -201,14 +201,19 @@ def _window(ctx: BaseContext, o: Options, zone: tzinfo, archive: bool) -> TimeWi
 
 
 def _set_mode(ctx: BaseContext, window: TimeWindow, records: bool, interval_ns: int) -> None:
-    """An archive replayed from the window's origin: record by record, or interpolated."""
+    """An archive replayed from the window's origin: record by record, or interpolated.
+    PCP 6.0.3's pmval hands its origin and interval to the time-state API as timevals,
+    so both start from whole microseconds: at a v3 archive's first record (nanoseconds)
+    the first sample falls just before it (QA 1420)."""
     from purepcp.pmapi.archive.context import PM_MODE_FORW, PM_MODE_INTERP
 
     archive = cast("ArchiveContext", ctx)
+    origin = _stamp(window.origin_ns - window.origin_ns % 1000)
     if records:
-        archive.set_mode(PM_MODE_FORW, _stamp(window.origin_ns))
+        archive.set_mode(PM_MODE_FORW, origin)
     else:
-        archive.set_mode(PM_MODE_INTERP, _stamp(window.origin_ns), interval_ns)
+        step = interval_ns - interval_ns % 1000 or interval_ns  # (never a zero step)
+        archive.set_mode(PM_MODE_INTERP, origin, step)
 
 
 def _sample_count(o: Options, window: TimeWindow, records: bool, interval_ns: int) -> int:

@@ -271,6 +271,9 @@ def ours_archives(tmp_path_factory) -> Path:
         ["-S", "@Tue Nov 14 22:13:30 2023", "-T", "@Tue Nov 14 22:13:50 2023", "one", "two"],
         ["one", "renamed"],
         ["-f", "one", "two"],
+        # -S and -T within the first input's start and end alone, as PCP's (QA 178)
+        ["-T", "100", "one", "overlap"],
+        ["-S", "10", "overlap", "one"],
     ],
 )
 def test_ours_inputs_like_pcp(ours_archives, tmp_path, args):

@@ -66,7 +66,7 @@ def _extract(o: Options) -> int:
     out.zone = zone  # type: ignore[assignment]
     try:
         label = _label(o, present, version)
-        window = _window(o, log_start, log_end, zone)
+        window = _window(o, *_first_extent(inputs), log_end, zone)
         catalog = Catalog(selection, o.skip_mismatched, version)
         catalog.gather([i.archive for i in present], [i.name for i in present])  # type: ignore[misc]
         catalog.report_skipped()
@@ -102,6 +102,17 @@ def _extent(inputs: list[Input]) -> tuple[Timestamp, Timestamp]:
         start = min(start, inp.archive.label.start)
         end = max(end, inp.end)
     return start, end
+
+
+def _first_extent(inputs: list[Input]) -> tuple[Timestamp, Timestamp]:
+    """The start and end -S and -T are taken within: the first input's alone, as PCP's
+    pmlogextract hands pmParseTimeWindow (so -T 16 ends with the first archive if that
+    ends sooner, whatever later inputs hold: QA 178)."""
+    first = inputs[0]
+    if first.empty:
+        return Timestamp(0, 0), Timestamp(0, 0)
+    assert first.archive is not None and first.end is not None
+    return first.archive.label.start, first.end
 
 
 def _zone(o: Options, present: list[Input]) -> object:
@@ -165,9 +176,12 @@ def _usec(ts: Timestamp) -> Timestamp:
     return Timestamp(ts.sec, ts.nsec // 1000 * 1000)
 
 
-def _window(o: Options, log_start: Timestamp, log_end: Timestamp, zone: object) -> Window:
-    """pmParseTimeWindow on -S and -T (microseconds); the end gets PCP's extra second."""
-    end_ns = log_end.sec * NSEC + log_end.nsec
+def _window(
+    o: Options, log_start: Timestamp, log_end: Timestamp, last: Timestamp, zone: object
+) -> Window:
+    """pmParseTimeWindow on -S and -T (microseconds) within [LOG_START, LOG_END]; the end
+    gets PCP's extra second.  LAST is the inputs' latest end."""
+    end_ns = last.sec * NSEC + last.nsec
     start = end = None
     if o.start is not None or o.finish is not None:
         from purepcp.pmapi.timewindow import TimeParseError, parse_time_window

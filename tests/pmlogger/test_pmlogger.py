@@ -482,7 +482,7 @@ def test_same_archive_layout_as_pcps_pmlogger(tmp_path):
         mine, theirs = (_structure(b, flag, pid) for b, pid in zip(bases, pids, strict=True))
         assert mine == theirs, flag
     # the records: the same metrics in the same order, the values aside
-    # (pmcd.pmlogger.port among them: PCP's is its pmlc port, ours 0 as we have none)
+    # (pmcd.pmlogger.port among them: each logger's own pmlc port)
     values = re.compile(r"value .*")
     mine, theirs = (
         values.sub("value V", _structure(b, "-m", pid)) for b, pid in zip(bases, pids, strict=True)

@@ -83,6 +83,7 @@ class Options:
     errors: int = 0
     exit_now: bool = False  # --version
     runtime_error: bool = False  # a namespace that would not load: no usage
+    appl: frozenset[str] = frozenset()  # -D: which of appl0, appl1, appl2 trace the walk
 
     @property
     def sumflag(self) -> bool:
@@ -164,6 +165,34 @@ def _version(o: Options, _: str | None) -> None:
     o.messages.append(version_line(PROG) + "\n")
 
 
+#: the debug options pmlogsummary traces under, with their old-style -D bits
+APPL_BITS = {"appl0": 1 << 11, "appl1": 1 << 12, "appl2": 1 << 13}
+
+
+def _debug(o: Options, spec: str | None) -> None:
+    """-D: checked as pmSetDebug checks it; appl0, appl1 and appl2 (by name, "all" or
+    their bits in a number) turn on pmlogsummary's own traces."""
+    before = o.errors
+    optactions.debug(o, spec)
+    if o.errors == before:
+        o.appl |= appl_options(str(spec))
+
+
+def appl_options(spec: str) -> frozenset[str]:
+    """The appl0..appl2 names a -D SPEC pmSetDebug accepts sets (-1: every bit)."""
+    found: set[str] = set()
+    for token in spec.split(","):
+        word = token.lower()
+        if word == "all":
+            return frozenset(APPL_BITS)
+        if word in APPL_BITS:
+            found.add(word)
+        elif word.strip(" \t").lstrip("+-").isdigit():
+            bits = int(word)
+            found.update(n for n, bit in APPL_BITS.items() if bits == -1 or bits & bit)
+    return frozenset(found)
+
+
 def _set(attr: str, value: object) -> Callable[[Options, str | None], None]:
     def action(o: Options, _: str | None) -> None:
         setattr(o, attr, value)
@@ -193,7 +222,7 @@ ACTIONS: dict[str, Callable[[Options, str | None], None]] = {
     "a": _all,
     "b": _both,
     "B": _bins,
-    "D": optactions.debug,
+    "D": _debug,
     "f": _set("delimiter", "\t"),
     "F": _set("delimiter", ","),
     "H": _set("header", True),

@@ -71,14 +71,20 @@ class Printer:
         self.d = o.delimiter
         self.columns = [c for c, on in o.columns.items() if on]
 
-    def stamp(self, us: int) -> str:
-        """printstamp: HH:MM:SS.mmm, or quoted with its date for a window over a day."""
+    def stamp(self, us: int, delim: str | None = None) -> str:
+        """printstamp: DELIM (else the delimiter), then HH:MM:SS.mmm, or quoted with its
+        date for a window over a day."""
+        d = self.d if delim is None else delim
         t = Timestamp(us // USEC, us % USEC * 1000)
         clock = format_stamp(t, self.zone)
         if not self.w.dayflag:
-            return f"{self.d}{clock}"
+            return f"{d}{clock}"
         ctime = pm_ctime(t, self.zone)
-        return f"{self.d}'{ctime[:10]} {clock} {ctime[20:24]}'"
+        return f"{d}'{ctime[:10]} {clock} {ctime[20:24]}'"
+
+    def clock(self, us: int) -> str:
+        """pmPrintStamp: HH:MM:SS.mmm in the reporting zone, whatever the window."""
+        return format_stamp(Timestamp(us // USEC, us % USEC * 1000), self.zone)
 
     def label(self, magic_version: int, hostname: str) -> None:
         out = self.out

@@ -19,7 +19,7 @@ from purepcp.pmapi.values import Timestamp
 from .options import PROG, Options
 from .report import Printer, Window, make_window
 from .stats import MetricStats
-from .walk import NUMERIC, Record, Walker, warner
+from .walk import NUMERIC, Record, Walker, make_trace, warner
 
 if TYPE_CHECKING:
     from purepcp.pmapi.archive.context import ArchiveContext
@@ -28,6 +28,13 @@ NSEC = 1_000_000_000
 
 
 def run(o: Options) -> int:
+    from purepcp.tools.stdio import c_stdout
+
+    with c_stdout():  # (buffered as C's, for -D traces on stderr)
+        return _run(o)
+
+
+def _run(o: Options) -> int:
     ctx = _open(o)
     zone = _zone(o, ctx)
     window = _window(o, ctx, zone)
@@ -36,9 +43,8 @@ def run(o: Options) -> int:
         label = ctx.archive.label
         printer.label(label.version, label.hostname)
     status = 0
-    metrics, failure = _summarise(o, ctx, window)
-    if failure is not None:
-        sys.stdout.flush()
+    metrics, failure = _summarise(o, ctx, window, printer)
+    if failure is not None:  # (stdout stays buffered, as C's)
         sys.stderr.write(f"{PROG}: fetch failed: {pmErrStr(failure)}\n")
         status = 1
     if o.header:
@@ -112,17 +118,18 @@ def _records(ctx: ArchiveContext, window: Window, failed: list[int]) -> Iterator
 
 
 def _summarise(
-    o: Options, ctx: ArchiveContext, window: Window
+    o: Options, ctx: ArchiveContext, window: Window, printer: Printer
 ) -> tuple[dict[int, MetricStats], int | None]:
     """Every metric's figures, and the error that ended reading early (None at the end)."""
     archive = ctx.archive
     warn = warner(o.warn, lambda pmid: ctx.pmns.names(pmid) if _named(ctx, pmid) else [], PROG)
-    walker = Walker(lambda pmid: _desc(ctx, pmid), o.sumflag, o.nbins, warn)
+    trace = make_trace(o, ctx, printer)  # (-D appl0..appl2: the walk alone traces)
+    walker = Walker(lambda pmid: _desc(ctx, pmid), o.sumflag, o.nbins, warn, trace)
     fast: dict[int, MetricStats] = {}
     left: set[int] | None = None  # (None: every metric is walked)
     from purepcp.pmapi.archive.reader import Archive
 
-    if isinstance(archive, Archive):
+    if isinstance(archive, Archive) and trace is None:
         from .fastpath import columnar_summary
 
         found = columnar_summary(o, archive, window)

@@ -4,6 +4,8 @@ reads them with pmFetchArchive (its calcaverage, markrecord and calcbinning).
 This is the whole of pmlogsummary's arithmetic, marks, counter wraps, late instances,
 error value sets and multi-archive sets included; columns.py does the same sums as
 arrays for archives whose records are plain (no marks, no errors), the common case.
+The walk alone tells what it does under -D appl0, appl1 and appl2 (Trace), in PCP's
+words and at PCP's moments.
 """
 
 from __future__ import annotations
@@ -12,11 +14,13 @@ import math
 import sys
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from purepcp.pmapi.errors import pmErrStr
+from purepcp.pmapi.errors import PMError, pmErrStr
 from purepcp.pmapi.types import PMType
 from purepcp.pmapi.values import ValueSet
 
+from .report import cfloat
 from .stats import (
     DISCRETE,
     InstStats,
@@ -26,6 +30,12 @@ from .stats import (
     seconds,
     tsub,
 )
+
+if TYPE_CHECKING:
+    from purepcp.pmapi.archive.context import ArchiveContext
+
+    from .options import Options
+    from .report import Printer
 
 #: the types pmlogsummary can average (others are passed over)
 NUMERIC = frozenset(
@@ -46,6 +56,119 @@ class Record:
     mark: bool
 
 
+@dataclass(frozen=True)
+class Trace:
+    """pmlogsummary's -D traces, worded as PCP's.  appl0: each instance's first value,
+    a counter's base value, the bin chosen, marks (on stdout) and the second pass;
+    appl1: counter wraps and each value's running sums; appl2: a counter rate's new
+    extremes.  NAMES is pmNameAll, INST_NAME pmNameInDomArchive (None: no name), CLOCK
+    pmPrintStamp and STAMP printstamp with a delimiter, all in the reporting zone."""
+
+    appl: frozenset[str]
+    names: Callable[[int], list[str]]
+    inst_name: Callable[[int, int], str | None]
+    clock: Callable[[int], str]
+    stamp: Callable[[int, str], str]
+    precision: int
+    nbins: int
+
+    def on(self, option: str) -> bool:
+        return option in self.appl
+
+    def name(self, pmid: int) -> str:
+        """__pmPrintMetricNames: every name, joined by " or "."""
+        return " or ".join(self.names(pmid)) or "<nonames>"
+
+    def initially(self, pmid: int, s: InstStats) -> None:
+        if self.on("appl0"):
+            _err(f"{self.name(pmid)} Initially - min/max={_f(s.min)}/{_f(s.max)}\n")
+
+    def base_value(self, pmid: int, value: float, count: int) -> None:
+        if self.on("appl0"):
+            _err(f"{self.name(pmid)} base value is {_f(value)}, count {_int(count)}\n")
+
+    def wrapped(self, pmid: int) -> None:
+        if self.on("appl1"):
+            _err(f"{self.name(pmid)} counter wrapped or <mark>\n")
+
+    def extremes(self, m: MetricStats, s: InstStats, rate: float, stamp: int) -> None:
+        """A counter's rate below its minimum or above its maximum so far."""
+        if not self.on("appl2") or not (rate < s.min or rate > s.max):
+            return
+        name = self.name(m.desc.pmid)
+        inst = self.inst_name(m.desc.indom, s.inst) or ""
+        where = f" (inst[{inst}]: {_f(rate)}) at {self.clock(stamp)}\n"
+        if rate < s.min:
+            _err(f"new min value for {name}{where}")
+        if rate > s.max:
+            _err(f"new max value for {name}{where}")
+
+    def step(self, m: MetricStats, s: InstStats, diff: float, last: str, stamp: int) -> None:
+        """A value counted: its time delta, the running sums and LAST (the counter's
+        "rate=" or the other's "lastval=" line head, with its time sum increment)."""
+        if not self.on("appl1"):
+            return
+        span = seconds(tsub(stamp, s.firsttime))
+        _err(
+            f"++ {self.name(m.desc.pmid)} timedelta={_f(diff)} count={_int(s.count)}\n"
+            f"sum={_f(s.sum)} min={_f(s.min)} max={_f(s.max)} stocsum={_f(s.stocave)}\n"
+            f"{last} timespan={_f(span)}\n"
+        )
+
+    def selected_bin(self, pmid: int, index: int, value: float, s: InstStats) -> None:
+        if self.on("appl0"):
+            p = self.precision
+            _err(
+                f"{self.name(pmid)} selected bin {index}/{self.nbins} (val={cfloat(value, p)}, "
+                f"min={cfloat(s.min, p)}, max={cfloat(s.max, p)})\n"
+            )
+
+    def mark(self, stamp: int) -> None:
+        if self.on("appl0"):
+            sys.stdout.write(f"{self.stamp(stamp, chr(10))} - mark record\n\n")
+
+    def second_pass(self) -> None:
+        if self.on("appl0"):
+            _err("resetting for second iteration\n")
+
+
+def make_trace(o: Options, ctx: ArchiveContext, printer: Printer) -> Trace | None:
+    """The Trace -D asked for, on CTX's names and PRINTER's clock (None: no tracing)."""
+    if not o.appl:
+        return None
+
+    def names(pmid: int) -> list[str]:
+        try:
+            return list(ctx.pmns.names(pmid))
+        except PMError:
+            return []
+
+    def inst_name(indom: int, inst: int) -> str | None:
+        try:
+            return ctx.instance_name_archive(indom, inst)
+        except PMError:
+            return None
+
+    return Trace(o.appl, names, inst_name, printer.clock, printer.stamp, o.precision, o.nbins)
+
+
+def _f(value: float) -> str:
+    """printf's %f."""
+    return cfloat(value, 6)
+
+
+def _int(count: int) -> int:
+    """An unsigned count as printf's %d prints it."""
+    count &= 0xFFFFFFFF
+    return count - (1 << 32) if count >= 1 << 31 else count
+
+
+def _err(text: str) -> None:
+    """One trace line on stderr, unbuffered as C's stderr is (stdout is not flushed)."""
+    sys.stderr.write(text)
+    sys.stderr.flush()
+
+
 class Walker:
     """The two passes over the records: sums (calcaverage), then, with bins, binning."""
 
@@ -55,11 +178,13 @@ class Walker:
         sumflag: bool,
         nbins: int,
         warn: Callable[[int, str], None],
+        trace: Trace | None = None,
     ) -> None:
         self.descs = descs  # pmLookupDesc: a Desc, or a PMError code (int)
         self.sumflag = sumflag
         self.nbins = nbins
         self.warn = warn
+        self.trace = trace
         self.metrics: dict[int, MetricStats] = {}
         self.wrap = counter_wrap()
 
@@ -74,6 +199,8 @@ class Walker:
 
     def _mark(self, stamp: int) -> None:
         """markrecord: discrete values run on to the mark; every instance is marked."""
+        if self.trace:
+            self.trace.mark(stamp)
         for m in self.metrics.values():
             discrete = m.desc.sem == DISCRETE
             for s in m.insts:
@@ -101,14 +228,21 @@ class Walker:
                 return
             m = self.metrics[vs.pmid] = MetricStats.of(desc, self.sumflag)  # type: ignore[arg-type]
             for inst, value in zip(vs.insts, self._values(vs, m), strict=True):
-                m.add(InstStats.first(inst, value, stamp, m.counter, self.nbins))
+                self._first(m, inst, value, stamp)
             return
         for inst, value in zip(vs.insts, self._values(vs, m), strict=True):
             s = m.find(inst) if (vs.numval > 1 or m.desc.indom != 0xFFFFFFFF) else m.insts[0]
             if s is None:
-                m.add(InstStats.first(inst, value, stamp, m.counter, self.nbins))
+                self._first(m, inst, value, stamp)
             elif not math.isnan(value):
                 self._update(m, s, value, stamp)
+
+    def _first(self, m: MetricStats, inst: int, value: float, stamp: int) -> None:
+        """newHashInst: an instance's first value."""
+        s = InstStats.first(inst, value, stamp, m.counter, self.nbins)
+        m.add(s)
+        if self.trace:
+            self.trace.initially(m.desc.pmid, s)
 
     def _values(self, vs: ValueSet, m: MetricStats) -> list[float]:
         return [float(v) for v in vs.atoms(m.desc.type)]
@@ -119,40 +253,68 @@ class Walker:
             diff *= m.scale
             if diff == 0.0:
                 return
-            val = value if s.marked else self._unwrap(value, s.lastval, m.desc.type)
-            if s.marked or val < s.lastval:
-                s.marked = False
-                s.skip_slice(stamp)
-            else:
-                delta = val - s.lastval
-                rate = delta / diff
-                s.stocave += rate
-                s.timeave += delta
-                if s.count == 0:
-                    s.min = s.max = rate
-                    s.sum = delta
-                else:
-                    if rate < s.min:
-                        s.min, s.mintime = rate, stamp
-                    if rate > s.max:
-                        s.max, s.maxtime = rate, stamp
-                    s.sum += delta
-                s.count += 1
+            self._update_counter(m, s, value, stamp, diff)
         else:
-            s.sum += value
-            s.stocave += value
-            if value < s.min:
-                s.min, s.mintime = value, stamp
-            if value > s.max:
-                s.max, s.maxtime = value, stamp
-            if not s.marked:
-                s.timeave += s.lastval * diff
-            else:
-                s.marked = False
-                s.skip_slice(stamp)
-            s.count += 1
+            self._update_other(m, s, value, stamp, diff)
         s.lastval = value
         s.lasttime = stamp
+
+    def _update_counter(
+        self, m: MetricStats, s: InstStats, value: float, stamp: int, diff: float
+    ) -> None:
+        """A counter's next value: a rate over DIFF seconds (scaled), or a wrap or mark
+        that leaves the time since the last value out."""
+        trace = self.trace
+        val = value if s.marked else self._unwrap(value, s.lastval, m.desc.type)
+        if trace:
+            trace.base_value(m.desc.pmid, val, s.count + 1)
+        if s.marked or val < s.lastval:
+            if trace:
+                trace.wrapped(m.desc.pmid)
+            s.marked = False
+            s.skip_slice(stamp)
+            return
+        delta = val - s.lastval
+        rate = delta / diff
+        s.stocave += rate
+        s.timeave += delta
+        if s.count == 0:
+            s.min = s.max = rate
+            s.sum = delta
+        else:
+            if trace:
+                trace.extremes(m, s, rate, stamp)
+            if rate < s.min:
+                s.min, s.mintime = rate, stamp
+            if rate > s.max:
+                s.max, s.maxtime = rate, stamp
+            s.sum += delta
+        s.count += 1
+        if trace:
+            last = f"rate={_f(rate)} timesum={_f(s.timeave)} (+{_f(diff * delta / 2)})"
+            trace.step(m, s, diff, last, stamp)
+
+    def _update_other(
+        self, m: MetricStats, s: InstStats, value: float, stamp: int, diff: float
+    ) -> None:
+        """A discrete or instantaneous metric's next value: the last one held for DIFF
+        seconds (unless a mark came between)."""
+        s.sum += value
+        s.stocave += value
+        if value < s.min:
+            s.min, s.mintime = value, stamp
+        if value > s.max:
+            s.max, s.maxtime = value, stamp
+        if not s.marked:
+            s.timeave += s.lastval * diff
+        else:
+            s.marked = False
+            s.skip_slice(stamp)
+        s.count += 1
+        if self.trace:
+            held = s.lastval * diff
+            last = f"lastval={_f(s.lastval)} timesum={_f(s.timeave)} (+{_f(held)})"
+            self.trace.step(m, s, diff, last, stamp)
 
     def _unwrap(self, current: float, previous: float, vtype: int) -> float:
         if current - previous < 0.0 and self.wrap:
@@ -162,6 +324,8 @@ class Walker:
     # -- the second pass: binning ----------------------------------------------------------
 
     def bin(self, records: Iterable[Record]) -> None:
+        if self.trace:
+            self.trace.second_pass()
         for rec in records:
             if rec.mark:
                 self._mark(rec.stamp)
@@ -193,7 +357,7 @@ class Walker:
                 s.count = 0
             else:
                 s.count = 1
-                s.bins[findbin(value, s.min, s.max, self.nbins)] += 1
+                s.bins[self._findbin(m, s, value)] += 1
             return
         diff = seconds(tsub(stamp, s.lasttime))
         wrapped = False
@@ -208,19 +372,26 @@ class Walker:
                 s.skip_slice(stamp)
             else:
                 rate = (val - s.lastval) / diff
-                s.bins[findbin(rate, s.min, s.max, self.nbins)] += 1
+                s.bins[self._findbin(m, s, rate)] += 1
         else:
-            s.bins[findbin(value, s.min, s.max, self.nbins)] += 1
+            s.bins[self._findbin(m, s, value)] += 1
         if not wrapped:
             s.count += 1
         s.lastval = value
         s.lasttime = stamp
 
+    def _findbin(self, m: MetricStats, s: InstStats, value: float) -> int:
+        index = findbin(value, s.min, s.max, self.nbins)
+        if self.trace:
+            self.trace.selected_bin(m.desc.pmid, index, value, s)
+        return index
+
 
 def warner(
     enabled: bool, names: Callable[[int], list[str]], prog: str
 ) -> Callable[[int, str], None]:
-    """pmiderr: with -v, the first complaint about each metric, naming it."""
+    """pmiderr: with -v, the first complaint about each metric, naming it (on stderr
+    at once, stdout left buffered, as C's stdio does)."""
     from purepcp.pmapi.ids import pmIDStr
 
     told: set[int] = set()
@@ -229,8 +400,7 @@ def warner(
         if not enabled or pmid in told:
             return
         told.add(pmid)
-        sys.stdout.flush()
         listed = " or ".join(names(pmid)) or "<nonames>"
-        sys.stderr.write(f"{prog}: {listed}({pmIDStr(pmid)}) - {message}")
+        _err(f"{prog}: {listed}({pmIDStr(pmid)}) - {message}")
 
     return warn

@@ -8,6 +8,10 @@ metric's values are then one gather over them.  Records that fit no template, or
 layout is not one to trust, are decoded by the reader, so every series is exactly the
 record-by-record one (tests/pmapi/test_columns.py holds that plain reading and checks it).
 
+A steady archive's metrics (each in every record of one layout, the records side by
+side) are also read as tables (`dense_tables`): a row per record, a column per value,
+several metrics side by side, read a stretch of records at a time.
+
 Values are read for a window of time at a time (`block`, `window`): the records in it
 and, per instance, the observation just before and just after it, all any value in
 the window is interpolated from.  A pass over a mapped volume lets the kernel take
@@ -19,7 +23,9 @@ and series are read.
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Sequence
+import sys
+from collections.abc import Callable, Hashable, Iterator, Sequence
+from dataclasses import dataclass
 from itertools import pairwise
 from typing import Any
 
@@ -35,6 +41,8 @@ from .reader import Archive, LogRecord
 
 #: Words of a record compared against a template in one go (bounds the scratch memory).
 _CHUNK_WORDS = 1 << 17
+#: Bytes of records read at a time when values are copied out of them.
+_STRIDED_BYTES = 2 << 20
 #: Layouts with fewer records than this are not worth a template: they are decoded.
 _FEW = 4
 #: A template compared with P records of its length should match P / _YIELD of them
@@ -58,6 +66,24 @@ _Chunk = tuple[int, Sequence[int], Sequence[Any]]  # record, insts, atoms
 #: when already known to be ascending (else None).  A record's values all come from one
 #: source, whose parts are made in the record's order.
 _Part = tuple[np.ndarray, np.ndarray, np.ndarray | None]
+_LITTLE = sys.byteorder == "little"
+
+
+@dataclass(frozen=True)
+class Dense:
+    """One metric's values as a table: a row per record (TIMES, ns, ascending), a column
+    per instance (INSTS, in the order of the records' value sets), every value present.
+    The columns COLS of TABLE, which the metrics read together share, side by side."""
+
+    times: np.ndarray
+    insts: list[int]
+    table: np.ndarray  # (records, columns), C order
+    cols: slice
+
+    @property
+    def values(self) -> np.ndarray:
+        """(records, instances): the metric's own columns."""
+        return self.table[:, self.cols]
 
 
 class Columns:
@@ -312,6 +338,19 @@ class Columns:
             return start.sec * NSEC + start.nsec
         return int(self.times[bad - 1])
 
+    def extractable(self, pmid: int) -> bool:
+        """Whether every value of PMID reads as pmExtractValue reads a value of its type,
+        as far as the layouts tell: encoded as its type needs (misencoded() is None) and,
+        in the records read through a template, each in a value block of its type's own
+        size and type (libpcp refuses other blocks with PM_ERR_CONV)."""
+        desc = self.archive.descs.get(pmid)
+        found = self._by_pmid.get(pmid, [])
+        if desc is None or any(g.words is None for _, g in found):
+            return False
+        if len(found) == 1 and pmid not in self._careful_valfmts:  # (one layout: one encoding)
+            return found[0][1].valfmt in _ENCODINGS.get(desc.type, _POINTERS)
+        return self.misencoded(pmid) is None
+
     def error_pmids(self) -> list[int]:
         """The metrics with an error value set in some record."""
         return sorted(self._errors)
@@ -426,6 +465,92 @@ class Columns:
             present[at, cols] = True
         return Block(self.times[rows], insts, values, present)
 
+    def dense(self, pmid: int, lo: int, hi: int, dtype: Any = None) -> Dense | None:
+        """PMID's values at times in [LO, HI] (ns) as a Dense table, read straight from the
+        volumes (strided copies, no transposes) when that is possible: every record
+        holding PMID has one layout, whose records are in time order and side by side in
+        their volumes (a steady logger's archive).  None otherwise: block() reads any
+        archive.  DTYPE: the values cast as astype casts them (else the metric's own
+        type, as block() gives it)."""
+        return self.dense_tables([pmid], lo, hi, dtype).get(pmid)
+
+    def dense_tables(
+        self,
+        pmids: Sequence[int],
+        lo: int,
+        hi: int,
+        dtype: Any = None,
+        together: Callable[[int], Hashable] | None = None,
+    ) -> dict[int, Dense]:
+        """dense() of each of PMIDS it can read.  The metrics of one layout that TOGETHER
+        gives one key (all, without it) and whose values read alike are read into one
+        table, side by side in PMIDS' order: one pass over the records for all of them,
+        and one table a caller can work on as a whole."""
+        layouts: dict[int, tuple[Template, dict[Hashable, list[tuple[int, Group]]]]] = {}
+        for pmid in pmids:
+            found = self._by_pmid.get(pmid, [])
+            if len(found) != 1 or self._careful_flat(pmid) is not None:
+                continue
+            t, g = found[0]
+            if g.words is None or len(set(g.insts)) != len(g.insts) or self._stamps(t) is None:
+                continue
+            key = together(pmid) if together is not None else None
+            reads = (key, g.wide, g.kind, np.dtype(g.dtype).str, g.via_double)
+            layouts.setdefault(id(t), (t, {}))[1].setdefault(reads, []).append((pmid, g))
+        tables: dict[int, Dense] = {}
+        for t, batches in layouts.values():
+            stamps = self._stamps(t)
+            assert stamps is not None
+            a = int(np.searchsorted(stamps, lo, "left"))
+            b = int(np.searchsorted(stamps, hi, "right"))
+            times = stamps[a:b]  # (one array: the tables of a layout share their rows)
+            groups = [[g for _, g in batch] for batch in batches.values()]
+            read = self._read_tables(t, groups, t.rows[a:b], dtype)
+            for batch, table in zip(batches.values(), read, strict=False):  # (none: unread)
+                at = 0
+                for pmid, g in batch:
+                    k = len(g.insts)
+                    tables[pmid] = Dense(times, list(g.insts), table, slice(at, at + k))
+                    at += k
+        return tables
+
+    def _read_tables(
+        self, t: Template, batches: list[list[Group]], rows: np.ndarray, dtype: Any
+    ) -> list[np.ndarray]:
+        """For each of BATCHES (groups of T read alike), their values in ROWS side by
+        side, as _as_values reads them, all read in one pass over the records; none
+        unless each volume's ROWS lie side by side."""
+        offsets = [4 * np.concatenate([g.words for g in groups]) for groups in batches]  # type: ignore[misc]
+        raws = [np.dtype(np.uint64 if groups[0].wide else np.uint32) for groups in batches]
+        outs = [
+            np.empty((len(rows), len(o)), groups[0].dtype if dtype is None else dtype)
+            for o, groups in zip(offsets, batches, strict=True)
+        ]
+        # (where the words are the values, as they are, they are picked in place)
+        direct = [
+            not gs[0].via_double and _as_values(np.zeros((1, 1), r), gs[0], None).dtype == o.dtype
+            for r, gs, o in zip(raws, batches, outs, strict=True)
+        ]
+        width, first = t.length >> 2, self._first
+        vol_of = self._vol_of[rows]
+        for a, b in _runs(vol_of):
+            starts = self._words[rows[a:b]]
+            if int(starts[-1]) - int(starts[0]) != (b - a - 1) * width:
+                return []
+            data = self.archive.volume(self._vols[int(vol_of[a])])
+            picker = _Picker(offsets, raws, 4 * width)
+            at = first + 4 * int(starts[0])
+            into = [out[a:b].view(r) if same else None
+                    for out, r, same in zip(outs, raws, direct, strict=True)]  # fmt: skip
+            for c, d, picked in picker.chunks(data, at, b - a, into):
+                for out, groups, chunk, same in zip(outs, batches, picked, direct, strict=True):
+                    if not same:
+                        values = _as_values(chunk, groups[0], None)
+                        np.copyto(out[a + c : a + d], values, casting="unsafe")
+            if len(data) > LARGE:
+                release(data, first + 4 * int(starts[0]), first + 4 * (int(starts[-1]) + width))
+        return outs
+
     def _careful_window(
         self, pmid: int, lo: int | None, hi: int | None
     ) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
@@ -539,6 +664,91 @@ class Columns:
                     continue
                 picked = slice(a + int(inner[0]), a + int(inner[-1]) + 1)
             parts.setdefault(int(insts[a]), []).append((rows[picked], values[picked], None))
+
+
+class _Picker:
+    """Values at byte offsets (in a record PITCH bytes long) out of a run of records side
+    by side, a stretch of records at a time: each record's span of values copied whole
+    (a plain copy, quick to read) into a small buffer, and each set of OFFSETS picked
+    from there as native integers of the words (RAWS), in its order: one strided copy
+    where the offsets are evenly spaced, or runs of them are (a strided read straight
+    from a large mapping is several times slower, and each record is read once)."""
+
+    def __init__(self, offsets: list[np.ndarray], raws: list[Any], pitch: int) -> None:
+        self.raws = [np.dtype(r) for r in raws]
+        self.low = min(int(o.min()) for o in offsets)
+        ends = [int(o.max()) + r.itemsize for o, r in zip(offsets, self.raws, strict=True)]
+        self.span = max(ends) - self.low
+        self.offsets = [o - self.low for o in offsets]
+        self.patterns = [_pattern(o) for o in self.offsets]
+        self.pitch = pitch
+        self.rows = max(1, _STRIDED_BYTES // pitch)
+
+    def chunks(
+        self, data: Any, at: int, n: int, into: list[np.ndarray | None]
+    ) -> Iterator[tuple[int, int, list[np.ndarray]]]:
+        """For each stretch [C, D) of the N records from byte AT of DATA on: C, D and the
+        values of each set of offsets (records x values), picked into rows C to D of its
+        INTO array if it has one, else into a work array."""
+        rows, span = min(n, self.rows), self.span
+        buf = np.empty((rows, span), np.uint8)
+        outs = [
+            np.empty((rows, len(o)), r) if dest is None else dest
+            for o, r, dest in zip(self.offsets, self.raws, into, strict=True)
+        ]
+        for c in range(0, n, self.rows):
+            d = min(c + self.rows, n)
+            stretch = np.ndarray((d - c, span), np.uint8, data, at + self.low + c * self.pitch,
+                                 (self.pitch, 1))  # fmt: skip
+            np.copyto(buf[: d - c], stretch)
+            picked = []
+            for out, dest, offsets, raw, (shape, strides) in zip(
+                outs, into, self.offsets, self.raws, self.patterns, strict=True
+            ):
+                mine = out[: d - c] if dest is None else out[c:d]
+                if shape is not None:
+                    view = np.ndarray((d - c, *shape), raw, buf, int(offsets[0]), (span, *strides))
+                    np.copyto(mine.reshape(d - c, *shape), view)
+                else:
+                    for j, off in enumerate(offsets.tolist()):
+                        np.copyto(mine[:, j], np.ndarray((d - c,), raw, buf, off, (span,)))
+                if _LITTLE:  # (the words are big-endian)
+                    mine.byteswap(inplace=True)
+                picked.append(mine)
+            yield c, d, picked
+
+
+def _pattern(offsets: np.ndarray) -> tuple[tuple[int, ...] | None, tuple[int, ...]]:
+    """The shape and byte strides of a view picking OFFSETS (ascending or not) from a row:
+    one evenly spaced run, or runs of one length evenly spaced; (None, ()) if neither."""
+    k = len(offsets)
+    if k == 1:
+        return (1,), (8,)
+    steps = np.diff(offsets)
+    if (steps == steps[0]).all():
+        return (k,), (int(steps[0]),)
+    breaks = np.flatnonzero(steps != steps[0])
+    run = int(breaks[0]) + 1
+    if k % run:
+        return None, ()
+    grid = offsets.reshape(k // run, run)
+    inner, outer = np.diff(grid, axis=1), np.diff(grid[:, 0])
+    if (inner == inner[0, 0]).all() and len(outer) and (outer == outer[0]).all():
+        return (k // run, run), (int(outer[0]), int(inner[0, 0]))
+    return None, ()
+
+
+def _as_values(raw: np.ndarray, g: Group, dtype: Any) -> np.ndarray:
+    """Group G's values from their RAW words (native unsigned integers), as read_values
+    reads them, cast to DTYPE if given."""
+    if g.wide:
+        values = raw.view(g.dtype)
+    else:
+        values = raw.view(np.dtype(g.kind).newbyteorder("=")).astype(g.dtype, copy=False)
+        if g.via_double:  # (as read_values reads a float block)
+            with np.errstate(invalid="ignore"):
+                values = values.astype(np.float64).astype(np.float32)
+    return values if dtype is None else values.astype(dtype, copy=False)
 
 
 def _marks(times: np.ndarray, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

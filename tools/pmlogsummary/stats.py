@@ -38,6 +38,8 @@ def seconds(us: int) -> float:
 
 def div(a: float, b: float) -> float:
     """A / B as C's double division: NaN or an infinity where B is zero."""
+    if b:  # (Python's division is the machine's but for a zero divisor)
+        return a / b
     import numpy as np
 
     with np.errstate(all="ignore"):

@@ -1,0 +1,31 @@
+"""pmie, PCP's inference engine: so far its rule language front end.
+
+``check(text, source_name)`` parses a rule file as PCP 6's ``pmie -C`` does and
+gives back a :class:`~.check.CheckResult`: the statements in order (each a
+named rule, an ``expr_N`` rule, or a constant variable), the messages pmie
+prints for bad input (syntax errors with pmie's positions, grammar messages,
+warnings), and the exit status ``pmie -C`` would have.
+
+Modules: :mod:`.lexicon` (the scanner, macro expansion, positions),
+:mod:`.grammar` (the parser and yacc-style error recovery), :mod:`.tree` (the
+frozen expression tree), :mod:`.shape` (host/time axes checked at parse time),
+:mod:`.syslog` (syslog -p/-t options), :mod:`.regex` (POSIX pattern check),
+:mod:`.check` (statements, variables, rule names).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from .check import CheckResult
+
+
+def check(text: str, source_name: str | None) -> CheckResult:
+    """Parse rule text; see :func:`purepcp.tools.pmie.check.check`."""
+    from .check import check as _check
+
+    return _check(text, source_name)
+
+
+__all__ = ["check"]

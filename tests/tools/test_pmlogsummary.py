@@ -299,6 +299,28 @@ def test_no_traceback_on_empty_file(tmp_path):
     assert status == 1 and "Traceback" not in err and err.startswith("pmlogsummary: ")
 
 
+def test_command_ends_at_once_with_its_output_whole(tmp_path):
+    """Run as its command, pmlogsummary ends without the interpreter's teardown
+    (Tool(exits_at_once)): its output is still whole, and a reader that closes the pipe
+    early gets status 1 and no traceback."""
+    archive = qa("foo+")
+    env = dict(os.environ, TZ="UTC")
+    whole = subprocess.run([*OURS, "-a", archive], capture_output=True, text=True, env=env)
+    inproc = subprocess.run(
+        [sys.executable, "-c",
+         "import sys; from purepcp.tools.pmlogsummary import main; print(main(sys.argv[1:]))",
+         "-a", archive],
+        capture_output=True, text=True, env=env,
+    )  # fmt: skip
+    assert whole.returncode == 0 and inproc.stdout == whole.stdout + "0\n"
+    read, write = os.pipe()
+    proc = subprocess.Popen([*OURS, "-a", archive], stdout=write, stderr=subprocess.PIPE, env=env)
+    os.close(write)
+    os.close(read)  # (closed before anything is read: every write fails)
+    _, err = proc.communicate()
+    assert proc.returncode == 1 and b"Traceback" not in err
+
+
 # -- interop: the -D appl0, appl1 and appl2 traces ------------------------------------------
 
 TRACE_CASES = [

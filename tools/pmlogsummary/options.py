@@ -47,7 +47,9 @@ USAGE_OPTIONS = (
     Opt("V", "version", None, "display version number and exit"),
     Opt("?", "help", None, "show this usage message and exit"),
 )
-TOOL = Tool(PROG, "[options] archive [metricname ...]", [("Options", USAGE_OPTIONS)])
+TOOL = Tool(
+    PROG, "[options] archive [metricname ...]", [("Options", USAGE_OPTIONS)], exits_at_once=True
+)
 
 SHORTS = "abB:D:fFHiIlmMNn:p:rsS:T:vVxyzZ:?"
 #: long options in PCP's table order (-D first: PMOPT_DEBUG heads the table)

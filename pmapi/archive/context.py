@@ -91,6 +91,9 @@ class ArchiveContext(BaseContext):
         self._ahead: _ReadAhead | None = None
         self._sequel: Sequel | None = None  # what the last interpolated fetch left
         self._lives: dict[int, tuple[int, Any]] = {}  # each domain's lifetimes, as worked out
+        #: per instance domain, for as many of its records as it had then: each instance's
+        #: name and each name's (and first word's) instance, the latest record's first
+        self._inst_maps: dict[int, tuple[int, dict[int, str], dict[str, int]]] = {}
 
     # -- the context's time -------------------------------------------------------------
 
@@ -342,20 +345,40 @@ class ArchiveContext(BaseContext):
         return list(seen.items())
 
     def instance_id_archive(self, indom: int, name: str) -> int:
-        """pmLookupInDomArchive: NAME (or its part before a space) anywhere in the archive."""
-        for record in self._histories(indom):
-            for inst, n in zip(record.insts, record.names, strict=True):
-                if n == name or (n and " " in n and n.split(" ", 1)[0] == name):
-                    return inst
-        raise PMError(PM_ERR_INST_LOG)
+        """pmLookupInDomArchive: NAME (or its part before a space) anywhere in the archive,
+        the latest record's first."""
+        inst = self._maps(indom)[2].get(name)
+        if inst is None:
+            raise PMError(PM_ERR_INST_LOG)
+        return inst
 
     def instance_name_archive(self, indom: int, inst: int) -> str:
         """pmNameInDomArchive: INST's name in the latest record that has it."""
-        for record in self._histories(indom):
-            for i, n in zip(record.insts, record.names, strict=True):
-                if i == inst:
-                    return n or ""
-        raise PMError(PM_ERR_INST_LOG)
+        name = self._maps(indom)[1].get(inst)
+        if name is None:
+            raise PMError(PM_ERR_INST_LOG)
+        return name
+
+    def _maps(self, indom: int) -> tuple[int, dict[int, str], dict[str, int]]:
+        """INDOM's names by instance and instances by name, made once for as many records
+        as its history holds (a growing archive's refresh adds records: made again)."""
+        history = self.archive.indoms.get(indom)
+        if not history:
+            raise PMError(PM_ERR_INDOM_LOG)
+        maps = self._inst_maps.get(indom)
+        if maps is None or maps[0] != len(history):
+            names: dict[int, str] = {}
+            insts: dict[str, int] = {}
+            for record in reversed(history):
+                for i, n in zip(record.insts, record.names, strict=True):
+                    names.setdefault(i, n or "")
+                    if n is None:
+                        continue
+                    insts.setdefault(n, i)
+                    if " " in n:
+                        insts.setdefault(n.split(" ", 1)[0], i)
+            maps = self._inst_maps[indom] = (len(history), names, insts)
+        return maps
 
     def _real_text(self, ident: int, help: bool, indom: bool, direct: bool) -> str:
         target = PM_TEXT_INDOM if indom else PM_TEXT_PMID

@@ -639,3 +639,16 @@ def test_unextractable_values_are_walked(steady):
             parse_options([archive.base]), archive, make_window(0, 2**53, False)
         )
         assert found is not None and found[1] == {pmid} and not found[0]
+
+
+@pytest.mark.interop
+@needs_pcp
+@pytest.mark.parametrize("flags", [[], ["-v"]], ids=["quiet", "verbose"])
+def test_a_value_pmextractvalue_refuses_ends_the_run_as_pcps(flags):
+    """A U32 counter stored in 8-byte value blocks (QA 317's archive): libpcp's
+    pmExtractValue refuses it, so PCP's pmlogsummary stops ("possibly corrupt archive?",
+    status 1).  Before, ours decoded the blocks leniently and printed a rate."""
+    args = [*flags, qa("logsummary-bug")]
+    _same(args)
+    ours, _ = _both(args)
+    assert ours.returncode == 1 and ours.stderr.endswith(b"possibly corrupt archive?\n")

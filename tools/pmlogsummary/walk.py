@@ -16,10 +16,11 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from purepcp.pmapi.errors import PMError, pmErrStr
-from purepcp.pmapi.types import PMType
+from purepcp.pmapi.errors import PM_ERR_CONV, PMError, pmErrStr
+from purepcp.pmapi.types import PMType, ValFmt
 from purepcp.pmapi.values import ValueSet
 
+from .options import PROG
 from .report import cfloat
 from .stats import (
     DISCRETE,
@@ -227,15 +228,28 @@ class Walker:
             if desc.type not in NUMERIC:  # type: ignore[attr-defined]
                 return
             m = self.metrics[vs.pmid] = MetricStats.of(desc, self.sumflag)  # type: ignore[arg-type]
+            if refused(vs, m.desc.type):
+                self._corrupt(vs.pmid)
             for inst, value in zip(vs.insts, self._values(vs, m), strict=True):
                 self._first(m, inst, value, stamp)
             return
+        bad = refused(vs, m.desc.type)
         for inst, value in zip(vs.insts, self._values(vs, m), strict=True):
             s = m.find(inst) if (vs.numval > 1 or m.desc.indom != 0xFFFFFFFF) else m.insts[0]
             if s is None:
+                if bad:
+                    self._corrupt(vs.pmid)
                 self._first(m, inst, value, stamp)
+            elif bad:
+                self.warn(vs.pmid, f"failed to extract value: {pmErrStr(PM_ERR_CONV)}\n")
             elif not math.isnan(value):
                 self._update(m, s, value, stamp)
+
+    def _corrupt(self, pmid: int) -> None:
+        """newHashInst's end when a first value will not convert: the run stops."""
+        self.warn(pmid, f"failed to extract value: {pmErrStr(PM_ERR_CONV)}\n")
+        _err(f"{PROG}: possibly corrupt archive?\n")
+        raise SystemExit(1)
 
     def _first(self, m: MetricStats, inst: int, value: float, stamp: int) -> None:
         """newHashInst: an instance's first value."""
@@ -341,10 +355,13 @@ class Walker:
         m = self.metrics.get(vs.pmid)
         if m is None:
             return
+        bad = refused(vs, m.desc.type)
         for inst, value in zip(vs.insts, self._values(vs, m), strict=True):
             s = m.find(inst) if (vs.numval > 1 or m.desc.indom != 0xFFFFFFFF) else m.insts[0]
             if s is None:
                 self.warn(vs.pmid, "ignoring new instance found on second pass\n")
+            elif bad:
+                self.warn(vs.pmid, f"failed to extract value: {pmErrStr(PM_ERR_CONV)}\n")
             elif not math.isnan(value):
                 self._bin_value(m, s, value, stamp)
 
@@ -385,6 +402,21 @@ class Walker:
         if self.trace:
             self.trace.selected_bin(m.desc.pmid, index, value, s)
         return index
+
+
+#: types pmExtractValue reads only from an insitu word, and only from a value block
+_INSITU_ONLY = frozenset((int(PMType.PM_TYPE_32), int(PMType.PM_TYPE_U32)))
+_BLOCK_ONLY = frozenset(
+    (int(PMType.PM_TYPE_64), int(PMType.PM_TYPE_U64), int(PMType.PM_TYPE_DOUBLE))
+)
+
+
+def refused(vs: ValueSet, vtype: int) -> bool:
+    """Whether pmExtractValue refuses VS's values as VTYPE for their encoding (a 32-bit
+    type in value blocks, or a 64-bit one insitu: PM_ERR_CONV), which the reader, more
+    forgiving, still decodes."""
+    insitu = vs.valfmt == ValFmt.PM_VAL_INSITU
+    return vtype in _BLOCK_ONLY if insitu else vtype in _INSITU_ONLY
 
 
 def warner(

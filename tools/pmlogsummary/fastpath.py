@@ -43,10 +43,8 @@ def columnar_summary(
     the archive does not qualify at all."""
     from purepcp.pmapi.archive.columns import Columns
 
-    if window.unknown_end or any(
-        not path.endswith(tuple("0123456789")) for path in archive.volume_paths.values()
-    ):
-        return None  # (compressed volumes are read whole anyway: walked, not templated)
+    if window.unknown_end:
+        return None
     try:
         c = Columns(archive)
     except Exception:
@@ -62,7 +60,7 @@ def columnar_summary(
     wrap = os.environ.get("PCP_COUNTER_WRAP") is not None
     errors = set(c.error_pmids())
     done: dict[int, MetricStats] = {}
-    left: set[int] = set()
+    left: set[int] = set(errors)  # (those with only error value sets too: -v names them)
     firsts = _FirstRecords(archive)
     need = frozenset(name for name, on in o.columns.items() if on)
     wanted: list[int] = []

@@ -652,3 +652,12 @@ def test_a_value_pmextractvalue_refuses_ends_the_run_as_pcps(flags):
     _same(args)
     ours, _ = _both(args)
     assert ours.returncode == 1 and ours.stderr.endswith(b"possibly corrupt archive?\n")
+
+
+@pytest.mark.interop
+@needs_pcp
+def test_verbose_names_metrics_with_only_error_value_sets():
+    """-v: PCP's names each metric whose value sets were errors ("failed in archive
+    value fetch"); ours named none of those that had nothing but errors (QA's bug1057,
+    swap.in and swap.out), which the columnar path dropped before the walk."""
+    _same(["-v", qa("bug1057")])

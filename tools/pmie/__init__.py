@@ -1,4 +1,4 @@
-"""pmie, PCP's inference engine: so far its rule language front end.
+"""pmie, PCP's inference engine: its rule language and archive replay.
 
 ``check(text, source_name)`` parses a rule file as PCP 6's ``pmie -C`` does and
 gives back a :class:`~.check.CheckResult`: the statements in order (each a
@@ -9,8 +9,12 @@ warnings), and the exit status ``pmie -C`` would have.
 Modules: :mod:`.lexicon` (the scanner, macro expansion, positions),
 :mod:`.grammar` (the parser and yacc-style error recovery), :mod:`.tree` (the
 frozen expression tree), :mod:`.shape` (host/time axes checked at parse time),
-:mod:`.syslog` (syslog -p/-t options), :mod:`.regex` (POSIX pattern check),
-:mod:`.check` (statements, variables, rule names).
+:mod:`.syslog` (syslog -p/-t options), :mod:`.ere` (POSIX patterns, checked and matched),
+:mod:`.check` (statements, variables, rule names); then evaluation:
+:mod:`.values` (value rings and truth values), :mod:`.bind` (metrics bound,
+nodes shaped), :mod:`.operators` (how each operator evaluates), :mod:`.show`
+(-v/-V/-W and action strings), :mod:`.replay` (tasks and the loop), :mod:`.cli`
+(the command).
 """
 
 from __future__ import annotations
@@ -21,6 +25,13 @@ if TYPE_CHECKING:
     from .check import CheckResult
 
 
+def main(argv: list[str] | None = None) -> int:
+    """pmie(1): see :mod:`.cli`."""
+    from .cli import main as _main
+
+    return _main(argv)
+
+
 def check(text: str, source_name: str | None) -> CheckResult:
     """Parse rule text; see :func:`purepcp.tools.pmie.check.check`."""
     from .check import check as _check
@@ -28,4 +39,4 @@ def check(text: str, source_name: str | None) -> CheckResult:
     return _check(text, source_name)
 
 
-__all__ = ["check"]
+__all__ = ["check", "main"]

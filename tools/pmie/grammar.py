@@ -23,8 +23,8 @@ from dataclasses import dataclass
 from typing import ClassVar, NoReturn
 
 from . import tree as t
+from .ere import valid_ere
 from .lexicon import Lexer, Token
-from .regex import valid_ere
 from .shape import missing_axis, mixed_types
 from .syslog import syslog_options
 

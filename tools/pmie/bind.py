@@ -1,0 +1,386 @@
+"""Binding: a parsed rule becomes a tree of evaluable nodes over an archive.
+
+Each metric reference is looked up in the archive (its PMID, descriptor,
+instance domain and the factor into canonical units), as pmie's pragmatics do
+while the rule is read; a node's shape (host, instance and sample domains) and
+its evaluator are chosen as pmie's syntax actions choose them.  Constant
+subexpressions are evaluated at once, as pmie does.  A metric that cannot be
+bound gets pmie's message and drops its statement.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+from . import operators as ops
+from . import tree as t
+from . import values as v
+from .values import Node
+
+if TYPE_CHECKING:
+    from purepcp.pmapi.archive.context import ArchiveContext
+
+PROG = "pmie"
+ARITH = {"+", "-", "*", "/"}
+RELATIONAL = {"==", "!=", "<", ">", "<=", ">="}
+UNARY = {"-": "neg", "!": "not", "instant": "instant"}
+MERGE = {"rate", "rising", "falling"}
+
+
+class Unsupported(Exception):
+    """A language feature this evaluator does not have yet."""
+
+
+class BindError(Exception):
+    """A metric could not be bound: its statement is dropped (the message is out)."""
+
+
+def _scale(units) -> float:
+    """pragmatics' scale(): the factor from a descriptor's units into canonical ones."""
+    f = 1024.0 ** (units.dimSpace * units.scaleSpace)
+    if units.scaleTime > 3:
+        f *= 60.0 ** (units.dimTime * (units.scaleTime - 3))
+    else:
+        f *= 1000.0 ** (units.dimTime * (units.scaleTime - 3))
+    return f * 10.0 ** (units.dimCount * units.scaleCount)
+
+
+def _const(sem: int, value: object) -> Node:
+    x = Node("nop", None, None, -1, -1, -1, 1, sem)
+    x.new_ring()
+    x.sample()[0] = value
+    x.valid = 1
+    return x
+
+
+def _one(arg: Node) -> bool:
+    """findEval's arity: does ARG always hold one value?"""
+    if arg.op in v.AGGREGATES:
+        return True
+    if arg.tspan == 1:
+        m = arg.metrics
+        return m is None or m.desc.indom == _INDOM_NULL or m.specinst != 0
+    return arg.sem == v.SEM_CHAR
+
+
+_INDOM_NULL = 0xFFFFFFFF
+#: types pmie cannot evaluate: aggregates, events, unknown (PM_TYPE_* numbers)
+_BAD_TYPES = frozenset((7, 8, 9, 10, 255))
+
+
+class Binder:
+    """Builds nodes for the statements of one rule file against one archive."""
+
+    def __init__(self, ctx: ArchiveContext, path: str, notify: Callable[[str, str], None],
+                 warn: Callable[[str], None]) -> None:  # fmt: skip
+        self.ctx = ctx
+        self.path = path
+        self.host = ctx.archive.label.hostname
+        self.notify = notify  # pmNotifyErr (level, message)
+        self.warn = warn  # a line on stderr
+        self.clocks: list[Node] = []  # $delta and friends, kept current by the run
+        self.errors: list[str] = []  # what the parse actions refused
+
+    def syntax_error(self, message: str) -> None:
+        """A statement pmie's parse actions refuse once its metrics are bound: the
+        message, and the statement goes."""
+        self.errors.append(message)
+
+    def source(self) -> str:
+        return f"archive {self.path} (host {self.host})"
+
+    def build(self, e: t.Expr | None) -> Node:
+        if e is None:
+            raise Unsupported("an incomplete expression")
+        method = getattr(self, "_" + type(e).__name__.lower())
+        return method(e)
+
+    # -- leaves ---------------------------------------------------------------------------------
+
+    def _num(self, e: t.Num) -> Node:
+        return _const(v.SEM_NUMCONST, e.value)
+
+    def _bool(self, e: t.Bool) -> Node:
+        return _const(v.SEM_BOOLEAN, int(e.value))
+
+    def _str(self, e: t.Str) -> Node:
+        x = Node("nop", None, None, -1, -1, -1, 1, v.SEM_CHAR)
+        x.tspan = len(e.text.encode()) + 1  # (nvals stays 1, as pmie's strConst leaves it)
+        x.nvals = 1
+        x.valid = 1
+        x.text = e.text
+        x.ring, x.ptrs, x.stamps = [[e.text]], [0], [0.0]
+        return x
+
+    def _macro(self, e: t.Macro) -> Node:
+        return self.build(e.value)
+
+    def _clock(self, e: t.Clock) -> Node:
+        x = _const(v.SEM_NUMVAR, 0.0)
+        x.op = "var"
+        x.extra = e.name
+        self.clocks.append(x)
+        return x
+
+    def _fetch(self, e: t.Fetch) -> Node:
+        if len(e.hosts) > 1 or any(h != self.host for h in e.hosts):
+            raise Unsupported("metrics from other hosts (one archive, one host only)")
+        low, high = e.samples or (0, 0)
+        fsz, dsz = (high - low + 1, 0) if low == 0 else (low + 1, high - low + 1)
+        m = self._bind(e.metric, list(e.instances))
+        x = Node("fetch", None, None, 1, m.m_idom if m.m_idom > 0 else -1, fsz, fsz, v.SEM_UNKNOWN)
+        x.metrics = m
+        m.node = x
+        x.new_ring()
+        if m.desc.indom == _INDOM_NULL:
+            x.evaluate = ops.fetch_one
+        elif m.specinst == 0:
+            x.evaluate = ops.fetch_all
+            indom = m.desc.indom
+            x.extra = lambda inst: self._inst_name(indom, inst)
+        else:
+            x.evaluate = ops.fetch_named
+        self._fetch_shape(x)
+        if dsz:
+            d = Node("delay", x, None, x.hdom, x.e_idom, dsz, dsz, x.sem)
+            d.new_ring()
+            d.one1 = _one(x)
+            d.evaluate = ops.delay
+            return d
+        return x
+
+    def _fetch_shape(self, x: Node) -> None:
+        """instFetchExpr at build time: semantics and instances from the metric."""
+        m = x.metrics
+        assert m is not None
+        x.sem = v.PM_SEM_INSTANT if m.desc.sem == v.PM_SEM_COUNTER else m.desc.sem
+        ninst = m.m_idom if m.m_idom >= 0 else -1
+        if x.e_idom != ninst:
+            v.reshape(x, ninst)
+        x.new_ring()
+
+    def _inst_name(self, indom: int, inst: int) -> str | None:
+        from purepcp.pmapi.errors import PMError, pmErrStr
+
+        try:
+            return self.ctx.instance_name_archive(indom, inst)
+        except PMError as exc:
+            why = pmErrStr(exc.code)
+            self.notify("Error", f"metric from {self.source()}: instance domain not "
+                        f"available in archive\npmNameInDomArchive failed: {why}\n")  # fmt: skip
+            return None
+
+    def _bind(self, name: str, wanted: list[str]) -> v.Bound:
+        """pragmatics' initMetric: look the metric up; PCP's messages when it is not there."""
+        from purepcp.pmapi.errors import PMError, pmErrStr
+
+        try:
+            pmid = self.ctx.lookup_name(name)
+        except PMError as exc:
+            self.warn(f"{PROG}: metric {name} not in namespace for {self.source()}\n"
+                      f"pmLookupName failed: {pmErrStr(exc.code)}\n")  # fmt: skip
+            raise BindError(name) from None
+        try:
+            desc = self.ctx.lookup_desc(pmid)
+        except PMError as exc:
+            self.warn(f"{PROG}: metric {name} not currently available from {self.source()}\n"
+                      f"pmLookupDesc failed: {pmErrStr(exc.code)}\n")  # fmt: skip
+            raise BindError(name) from None
+        if desc.type in _BAD_TYPES:
+            self.warn(f"{PROG}: metric {name} has inappropriate type\n")
+            raise BindError(name)
+        m = v.Bound(name, self.path, self.host, pmid, desc, _scale(desc.units), len(wanted),
+                    -1, None, None)  # fmt: skip
+        if desc.indom == _INDOM_NULL:
+            if wanted:
+                self.warn(f"{PROG}: metric {name} has no instances\n")
+                raise BindError(name)
+            m.m_idom = 1
+        else:
+            self._instances(m, wanted)
+        if desc.sem == v.PM_SEM_COUNTER:
+            m.vals = [0.0] * max(m.m_idom, 0)
+        return m
+
+    def _instances(self, m: v.Bound, wanted: list[str]) -> None:
+        from purepcp.pmapi.errors import PMError, pmErrStr
+
+        try:
+            found = self.ctx.instances_archive(m.desc.indom)
+        except PMError as exc:
+            self.warn(f"Metric {m.name} from {self.source()} - instance domain not available "
+                      f"in archive\npmGetInDomArchive failed: {pmErrStr(exc.code)}\n")  # fmt: skip
+            raise BindError(m.name) from None
+        if not wanted:
+            m.iids = [i for i, _ in found]
+            m.inames = [n for _, n in found]
+            m.m_idom = len(found)
+            return
+        iids: list[int] = []
+        missing = False
+        for name in wanted:
+            hit = next((i for i, n in found if _same_instance(name, n)), None)
+            if hit is None:
+                self.notify("Error", f"metric {m.name} from {self.source()} does not "
+                            f'(currently) have instance "{name}"\n')  # fmt: skip
+                missing = True
+            else:
+                iids.append(hit)
+        if missing:  # (an archive will not grow it later: the statement goes)
+            raise BindError(m.name)
+        m.iids, m.inames, m.m_idom = iids, list(wanted), len(iids)
+
+    # -- operators ------------------------------------------------------------------------------
+
+    def _unary(self, e: t.Unary) -> Node:
+        arg = self.build(e.arg)
+        if e.op in MERGE:
+            return self._merge(e.op, arg)
+        x = Node(UNARY[e.op], arg, None, arg.hdom, arg.e_idom, arg.tdom, abs(arg.tdom), arg.sem)
+        x.new_ring()
+        x.one1 = _one(arg)
+        x.evaluate = ops.unary
+        return _fold(x)
+
+    def _merge(self, op: str, arg: Node) -> Node:
+        if arg.nsmpls < 2:
+            v.change_samples(arg, 2)
+        x = Node(op, arg, None, arg.hdom, arg.e_idom, arg.tdom, abs(arg.tdom), arg.sem)
+        x.new_ring()
+        x.one1 = _one(arg)
+        x.evaluate = ops.merge
+        return x
+
+    def _binary(self, e: t.Binary) -> Node:
+        a1, a2 = self.build(e.left), self.build(e.right)
+        arg = v.primary(a1, a2)
+        sem = v.SEM_BOOLEAN if e.op in RELATIONAL else arg.sem
+        op = e.op
+        if op in ("==", "!=") and _stringy(a1):
+            op += "str"
+        elif e.op in RELATIONAL and (_stringy(a1) or _stringy(a2)):
+            raise Unsupported("string ordering")
+        x = Node(op, a1, a2, arg.hdom, arg.e_idom, arg.tdom, abs(arg.tdom), sem)
+        x.new_ring()
+        if e.op in RELATIONAL and x.tspan > 0:
+            for k in range(x.nsmpls):
+                x.ring[k][0] = v.B_UNKNOWN
+        x.one1, x.one2 = _one(a1), _one(a2)
+        x.evaluate = ops.andor if e.op in ("&&", "||") else ops.binary
+        return _fold(x)
+
+    def _aggregate(self, e: t.Aggregate) -> Node:
+        return self._domain(e.op, e.axis, self.build(e.arg))
+
+    def _quantifier(self, e: t.Quantifier) -> Node:
+        arg = self.build(e.arg)
+        x = self._domain(e.op, e.axis, arg)
+        if e.op == "pcnt":
+            assert e.percent is not None
+            x.a2 = _const(v.SEM_NUMCONST, e.percent / 100.0)
+        return x
+
+    def _domain(self, op: str, axis: str, arg: Node) -> Node:
+        hdom, idom, tdom = arg.hdom, arg.e_idom, arg.tdom
+        if axis == "host":
+            hdom = idom = -1
+        elif axis == "inst":
+            idom = -1
+        else:
+            tdom = -1
+        sem = v.PM_SEM_INSTANT if op == "count" else arg.sem
+        x = Node(f"{op}_{axis}", arg, None, hdom, idom, tdom, abs(tdom), sem)
+        x.new_ring()
+        x.evaluate = ops.aggregate
+        return x
+
+    def _match(self, e: t.Match) -> Node:
+        from .ere import compile_ere
+
+        arg = self.build(e.arg)
+        pattern = _const(v.SEM_REGEX, 0)
+        pattern.extra = compile_ere(e.pattern)
+        x = Node("nomatch" if e.negate else "match", arg, pattern, arg.hdom, arg.e_idom,
+                 arg.tdom, abs(arg.tdom), arg.sem)  # fmt: skip
+        x.metrics = arg.metrics
+        x.new_ring()
+        x.evaluate = ops.match_inst
+        return x
+
+    def _ruleset(self, e: t.RuleSet) -> Node:
+        """ruleset: the rules chained by 'else', then the unknown/otherwise clause."""
+        rules = [self.build(r) for r in e.rules]
+        chain = rules[-1]
+        for r in reversed(rules[:-1]):
+            chain = self._pair("else", r, chain)
+        other = None
+        if e.unknown is not None or e.otherwise is not None:
+            other = self._pair("other", self._clause(e.unknown), self._clause(e.otherwise))
+        x = self._pair("ruleset", chain, other)
+        x.evaluate = ops.ruleset
+        return x
+
+    def _clause(self, action: t.Expr | None) -> Node:
+        """An unknown or otherwise clause: a rule whose condition is true (or nothing)."""
+        if action is None:
+            return _const(v.SEM_BOOLEAN, v.B_FALSE)
+        return self._rule(t.Rule(t.Bool(True), action))
+
+    def _pair(self, op: str, a1: Node, a2: Node | None) -> Node:
+        arg = v.primary(a1, a2)
+        x = Node(op, a1, a2, arg.hdom, arg.e_idom, arg.tdom, abs(arg.tdom), arg.sem)
+        x.new_ring()
+        return x
+
+    def _rule(self, e: t.Rule) -> Node:
+        cond = self.build(e.condition)
+        if cond.nvals != 1:
+            self.syntax_error("rule condition must have a single boolean value")
+        act = self.build(e.action)
+        x = Node("rule", cond, act, -1, -1, -1, 1, v.SEM_BOOLEAN)
+        x.new_ring()
+        x.evaluate = ops.rule
+        return x
+
+    def _actionpair(self, e: t.ActionPair) -> Node:
+        a1, a2 = self.build(e.left), self.build(e.right)
+        x = Node(e.op, a1, a2, -1, -1, -1, 1, v.SEM_BOOLEAN)
+        x.new_ring()
+        x.evaluate = ops.act_and if e.op == "&" else ops.act_or
+        return x
+
+    def _action(self, e: t.Action) -> Node:
+        args = Node("arg", None, None, -1, 1, -1, 1, v.SEM_CHAR)
+        args.new_ring()
+        args.extra = e.args
+        args.evaluate = ops.act_arg
+        holdoff = None if e.holdoff is None else _const(v.SEM_NUMCONST, e.holdoff.value)
+        x = Node(e.kind, args, holdoff, -1, -1, -1, 1, v.SEM_BOOLEAN)
+        x.new_ring()
+        x.extra = e.kind
+        x.evaluate = ops.act_fake  # (replaying an archive, actions are only reported)
+        return x
+
+
+def _stringy(x: Node) -> bool:
+    if x.sem == v.SEM_CHAR:
+        return True
+    return x.metrics is not None and x.metrics.desc.type == v.STRING_TYPE
+
+
+def _same_instance(mine: str, theirs: str) -> bool:
+    """eqinst: the whole name, or up to the first space of each."""
+    if mine == theirs:
+        return True
+    return mine.split(" ", 1)[0] == theirs.split(" ", 1)[0] and (" " in mine or " " in theirs)
+
+
+def _fold(x: Node) -> Node:
+    """evalConst: an operator over constants is a constant."""
+    if x.a1 is not None and x.a1.op == "nop" and (x.a2 is None or x.a2.op == "nop"):
+        x.run()
+        x.op = "nop"
+        x.evaluate = None
+        x.a1 = x.a2 = None
+    return x

@@ -1,0 +1,145 @@
+"""pmie's command line: the options read as pmGetOptions and pmie's own loop read
+them, and the usage text (interface: PCP's words)."""
+
+from __future__ import annotations
+
+import getopt
+from dataclasses import dataclass, field
+
+PROG = "pmie"
+
+USAGE = """\
+Usage: pmie [options] [filename ...]
+
+General options:
+  -A TIME, --align=TIME align sample times on natural boundaries
+  -a FILE, --archive=FILE
+                        metrics source is a PCP log archive
+  -h HOST, --host=HOST  metrics source is PMCD on host
+  -n FILE, --namespace=FILE
+                        use an alternative PMNS
+  -O TIME, --origin=TIME
+                        initial sample time within the time window
+  -S TIME, --start=TIME start of the time window
+  -T TIME, --finish=TIME
+                        end of the time window
+  -t DELTA, --interval=DELTA
+                        sampling interval
+  -Z TZ, --timezone=TZ  set reporting timezone
+  -z, --hostzone        set reporting timezone to local time of metrics source
+  -?, --help            show this usage message and exit
+
+Runtime options:
+  -C, --check           parse configuration and exit
+  -c FILE, --config=FILE
+                        configuration file
+  -d, --interact        interactive debugging mode
+  -P, --primary         execute as primary inference engine
+  -f, --foreground      run in the foreground, not as a daemon
+  -F, --systemd         systemd mode - notify service manager (if any) when started and ready
+  -j FILE               stomp protocol (JMS) file
+  -l FILE, --logfile=FILE
+                        send status and error messages to FILE
+  -U USER, --username=USER
+                        run as named USER in daemon mode [default pcp]
+
+Reporting options:
+  -b, --buffer          one line buffered output stream, stdout on stderr
+  -e, --timestamp       force timestamps to be reported with -V, -v or -W
+  -q, --quiet           quiet mode, default diagnostics suppressed
+  -v                    verbose mode, expression values printed
+  -V, --verbose         verbose mode, annotated expression values printed
+  -W                    verbose mode, satisfying expression values printed
+  -X, --secret-applet   run in secret applet mode (thin client)
+  -x, --secret-agent    run in secret agent mode (summary PMDA)
+"""
+
+SHORT = "A:a:h:n:O:S:T:t:Z:z?Cc:dPfFj:l:U:beqvVWXxD:"
+LONG = {
+    "align": "A", "archive": "a", "host": "h", "namespace": "n", "origin": "O",
+    "start": "S", "finish": "T", "interval": "t", "timezone": "Z", "hostzone": "z",
+    "help": "?", "check": "C", "config": "c", "interact": "d", "primary": "P",
+    "foreground": "f", "systemd": "F", "logfile": "l", "username": "U", "buffer": "b",
+    "timestamp": "e", "quiet": "q", "verbose": "V", "secret-applet": "X",
+    "secret-agent": "x", "debug": "D",
+}  # fmt: skip
+TAKES_ARG = {letter for letter in "AahnOSTtZcjlUD"}
+#: options that need what this pmie does not have yet (live hosts, daemon modes)
+NOT_HERE = {"h": "-h (live hosts)", "d": "-d (interactive mode)", "X": "-X", "x": "-x",
+            "P": "-P", "F": "-F", "l": "-l", "U": "-U", "j": "-j", "b": "-b",
+            "n": "-n"}  # fmt: skip
+VERBOSITY = {"v": 1, "V": 2, "W": 3}
+
+
+@dataclass
+class Options:
+    archives: list[str] = field(default_factory=list)
+    config: str | None = None
+    check: bool = False
+    verbose: int = 0
+    show_time: bool = False
+    quiet: bool = False
+    interval: str | None = None
+    start: str | None = None
+    finish: str | None = None
+    align: str | None = None
+    origin: str | None = None
+    timezone: str | None = None
+    hostzone: bool = False
+    missing: list[str] = field(default_factory=list)
+    operands: list[str] = field(default_factory=list)
+
+
+class Usage(Exception):
+    """A bad command line: the message before the usage text."""
+
+
+def parse(args: list[str]) -> Options:
+    longs = [f"{name}=" if letter in TAKES_ARG else name for name, letter in LONG.items()]
+    try:
+        pairs, operands = getopt.gnu_getopt(args, SHORT, longs)
+    except getopt.GetoptError as exc:
+        opt = exc.opt
+        if len(opt) == 1 and opt not in SHORT:
+            raise Usage(f"{PROG}: invalid option -- '{opt}'\n") from None
+        if len(opt) == 1:
+            raise Usage(f"{PROG}: option requires an argument -- '{opt}'\n") from None
+        raise Usage(f"{PROG}: unrecognized option '--{opt}'\n") from None
+    o = Options(operands=operands)
+    for flag, value in pairs:
+        _apply(o, LONG.get(flag[2:], "") if flag.startswith("--") else flag[1:], value)
+    if o.config is not None and o.operands:
+        raise Usage(f"{PROG}: extra filenames cannot be given after using -c\n")
+    if o.interval is not None:
+        _check_interval(o.interval)
+    return o
+
+
+def _check_interval(text: str) -> None:
+    """pmGetOptions reads -t with pmParseInterval: a bad one is a usage error."""
+    from purepcp.pmapi.timewindow import TimeParseError, parse_interval_ns
+
+    try:
+        parse_interval_ns(text)
+    except TimeParseError as exc:
+        raise Usage(f"{PROG}: -t argument not in pmParseInterval(3) format:\n"
+                    f"{exc.errmsg}\n") from None  # fmt: skip
+
+
+def _apply(o: Options, letter: str, value: str) -> None:
+    if letter == "?":
+        raise Usage("")
+    if letter == "a":
+        o.archives.extend(value.split(","))
+    elif letter in VERBOSITY:
+        o.verbose = VERBOSITY[letter]
+    elif letter in NOT_HERE:
+        o.missing.append(NOT_HERE[letter])
+    else:
+        simple = {"c": "config", "t": "interval", "S": "start", "T": "finish", "A": "align",
+                  "O": "origin", "Z": "timezone"}  # fmt: skip
+        flags = {"C": "check", "e": "show_time", "q": "quiet", "z": "hostzone"}
+        if letter in simple:
+            setattr(o, simple[letter], value)
+        elif letter in flags:
+            setattr(o, flags[letter], True)

@@ -1,4 +1,4 @@
-"""pmie, PCP's inference engine: its rule language and archive replay.
+"""pmie, PCP's inference engine: its rule language, archive replay and live evaluation.
 
 ``check(text, source_name)`` parses a rule file as PCP 6's ``pmie -C`` does and
 gives back a :class:`~.check.CheckResult`: the statements in order (each a
@@ -13,7 +13,10 @@ frozen expression tree), :mod:`.shape` (host/time axes checked at parse time),
 :mod:`.check` (statements, variables, rule names); then evaluation:
 :mod:`.values` (value rings and truth values), :mod:`.bind` (metrics bound,
 nodes shaped), :mod:`.operators` (how each operator evaluates), :mod:`.show`
-(-v/-V/-W and action strings), :mod:`.replay` (tasks and the loop), :mod:`.cli`
+(-v/-V/-W and action strings), :mod:`.sources` (an archive or a pmcd, as the
+binder asks them), :mod:`.replay` (tasks, the loop, and the archive's feed),
+:mod:`.live` (the live feed: wall clock, hosts lost and regained),
+:mod:`.actions` (print, shell, syslog and alarm run for real), :mod:`.cli`
 (the command).
 """
 

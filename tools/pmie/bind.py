@@ -11,15 +11,12 @@ bound gets pmie's message and drops its statement.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING
+from typing import Any
 
 from . import operators as ops
 from . import tree as t
 from . import values as v
 from .values import Node
-
-if TYPE_CHECKING:
-    from purepcp.pmapi.archive.context import ArchiveContext
 
 PROG = "pmie"
 ARITH = {"+", "-", "*", "/"}
@@ -60,7 +57,10 @@ def _one(arg: Node) -> bool:
         return True
     if arg.tspan == 1:
         m = arg.metrics
-        return m is None or m.desc.indom == _INDOM_NULL or m.specinst != 0
+        if m is None:
+            return True
+        # (a metric not bound yet has no descriptor: pmie's is zeroed, an instance domain)
+        return m.desc is not None and (m.desc.indom == _INDOM_NULL or m.specinst != 0)
     return arg.sem == v.SEM_CHAR
 
 
@@ -72,23 +72,20 @@ _BAD_TYPES = frozenset((7, 8, 9, 10, 255))
 class Binder:
     """Builds nodes for the statements of one rule file against one archive."""
 
-    def __init__(self, ctx: ArchiveContext, path: str, notify: Callable[[str, str], None],
-                 warn: Callable[[str], None]) -> None:  # fmt: skip
-        self.ctx = ctx
-        self.path = path
-        self.host = ctx.archive.label.hostname
+    def __init__(self, default, notify: Callable[[str, str], None], warn: Callable[[str], None],
+                 pick: Callable[[str], Any] | None = None) -> None:  # fmt: skip
+        self.default = default  # the source of metrics with no ':host' (a sources.*Source)
+        self.pick = pick  # live: the source for a ':host' qualifier's connection string
         self.notify = notify  # pmNotifyErr (level, message)
         self.warn = warn  # a line on stderr
         self.clocks: list[Node] = []  # $delta and friends, kept current by the run
         self.errors: list[str] = []  # what the parse actions refused
+        self.waiting: list[v.Bound] = []  # live metrics not bound yet (tried again later)
 
     def syntax_error(self, message: str) -> None:
         """A statement pmie's parse actions refuse once its metrics are bound: the
         message, and the statement goes."""
         self.errors.append(message)
-
-    def source(self) -> str:
-        return f"archive {self.path} (host {self.host})"
 
     def build(self, e: t.Expr | None) -> Node:
         if e is None:
@@ -124,24 +121,28 @@ class Binder:
         return x
 
     def _fetch(self, e: t.Fetch) -> Node:
-        if len(e.hosts) > 1 or any(h != self.host for h in e.hosts):
-            raise Unsupported("metrics from other hosts (one archive, one host only)")
+        if len(e.hosts) > 1:
+            raise Unsupported("metrics from several hosts in one expression")
+        src = self.default if not e.hosts else self._host(e.hosts[0])
         low, high = e.samples or (0, 0)
         fsz, dsz = (high - low + 1, 0) if low == 0 else (low + 1, high - low + 1)
-        m = self._bind(e.metric, list(e.instances))
+        m = v.Bound(e.metric, src.conn, src.hname, 0, None, 0.0, len(e.instances), -1,
+                    list(e.instances) or None, None)  # fmt: skip
+        m.source, m.wanted = src, list(e.instances)
+        status = self.init_metric(m, reinit=False)
+        if status < 0 or (status == 0 and not src.live):  # (an archive will not grow it)
+            raise BindError(e.metric)
         x = Node("fetch", None, None, 1, m.m_idom if m.m_idom > 0 else -1, fsz, fsz, v.SEM_UNKNOWN)
         x.metrics = m
         m.node = x
         x.new_ring()
-        if m.desc.indom == _INDOM_NULL:
-            x.evaluate = ops.fetch_one
-        elif m.specinst == 0:
-            x.evaluate = ops.fetch_all
-            indom = m.desc.indom
-            x.extra = lambda inst: self._inst_name(indom, inst)
+        if status == 0:
+            x.evaluate = ops.fetch_waiting
+            self.waiting.append(m)
+            if m.desc is not None:
+                self._fetch_shape(x)
         else:
-            x.evaluate = ops.fetch_named
-        self._fetch_shape(x)
+            self._fetch_eval(x)
         if dsz:
             d = Node("delay", x, None, x.hdom, x.e_idom, dsz, dsz, x.sem)
             d.new_ring()
@@ -149,6 +150,48 @@ class Binder:
             d.evaluate = ops.delay
             return d
         return x
+
+    def _host(self, name: str):
+        """The source a ':host' qualifier names (over an archive: its own host only)."""
+        if self.pick is None:
+            if name != self.default.hname:
+                raise Unsupported("metrics from other hosts (one archive, one host only)")
+            return self.default
+        return self.pick(name)
+
+    def _fetch_eval(self, x: Node) -> None:
+        """findEval and instFetchExpr for a fetch node whose metric is bound."""
+        m = x.metrics
+        assert m is not None
+        src = m.source
+        if m.desc.indom == _INDOM_NULL:
+            x.evaluate = ops.fetch_one
+        elif m.specinst == 0:
+            x.evaluate = ops.fetch_all
+            indom = m.desc.indom
+            x.extra = lambda inst: self._inst_name(src, m, indom, inst)
+        else:
+            x.evaluate = ops.fetch_named
+        self._fetch_shape(x)
+
+    def rebind(self, m: v.Bound) -> int:
+        """reinitMetric: try a waiting metric again (1: bound, 0: not yet, -1: never);
+        once bound, its node and the nodes above it take their shape from it."""
+        status = self.init_metric(m, reinit=True)
+        if status != 1:
+            return status
+        x = m.node
+        assert x is not None
+        self._fetch_eval(x)
+        v.inst_fetch_expr(x)
+        p = x.parent
+        while p is not None:
+            if p.a1 is not None:
+                p.one1 = _one(p.a1)
+            if p.a2 is not None:
+                p.one2 = _one(p.a2)
+            p = p.parent
+        return 1
 
     def _fetch_shape(self, x: Node) -> None:
         """instFetchExpr at build time: semantics and instances from the metric."""
@@ -160,76 +203,106 @@ class Binder:
             v.reshape(x, ninst)
         x.new_ring()
 
-    def _inst_name(self, indom: int, inst: int) -> str | None:
+    def _inst_name(self, src, m: v.Bound, indom: int, inst: int) -> str | None:
         from purepcp.pmapi.errors import PMError, pmErrStr
 
         try:
-            return self.ctx.instance_name_archive(indom, inst)
+            if src.live:
+                return dict(src.instances(indom)).get(inst)
+            return src.instance_name(indom, inst)
         except PMError as exc:
             why = pmErrStr(exc.code)
-            self.notify("Error", f"metric from {self.source()}: instance domain not "
-                        f"available in archive\npmNameInDomArchive failed: {why}\n")  # fmt: skip
+            what = f"metric {m.name} from {src.where()}: instance domain"
+            if src.live:
+                self.notify("Error", f"{what} not (currently) available\n"
+                            f"pmGetInDom failed: {why}\n")  # fmt: skip
+            else:
+                self.notify("Error", f"{what} not available in archive\n"
+                            f"pmNameInDomArchive failed: {why}\n")  # fmt: skip
             return None
 
-    def _bind(self, name: str, wanted: list[str]) -> v.Bound:
-        """pragmatics' initMetric: look the metric up; PCP's messages when it is not there."""
+    def init_metric(self, m: v.Bound, reinit: bool) -> int:
+        """pragmatics' init(): look the metric up at its source, with PCP's messages
+        (only the first time); 1: bound, 0: try again later, -1: never."""
         from purepcp.pmapi.errors import PMError, pmErrStr
 
+        src = m.source
+        if src.live and not src.connect():
+            return 0
+        m.hname = src.hname
+        if src.live:
+            src.states.changed(src.conn, "reconn")
+        ctx = src.context()
         try:
-            pmid = self.ctx.lookup_name(name)
+            m.pmid = ctx.lookup_name(m.name)
         except PMError as exc:
-            self.warn(f"{PROG}: metric {name} not in namespace for {self.source()}\n"
-                      f"pmLookupName failed: {pmErrStr(exc.code)}\n")  # fmt: skip
-            raise BindError(name) from None
+            if not reinit:
+                self.warn(f"{PROG}: metric {m.name} not in namespace for {src.where()}\n"
+                          f"pmLookupName failed: {pmErrStr(exc.code)}\n")  # fmt: skip
+            return 0
         try:
-            desc = self.ctx.lookup_desc(pmid)
+            desc = ctx.lookup_desc(m.pmid)
         except PMError as exc:
-            self.warn(f"{PROG}: metric {name} not currently available from {self.source()}\n"
-                      f"pmLookupDesc failed: {pmErrStr(exc.code)}\n")  # fmt: skip
-            raise BindError(name) from None
+            if not reinit:
+                why = pmErrStr(exc.code)
+                self.warn(f"{PROG}: metric {m.name} not currently available from "
+                          f"{src.where()}\npmLookupDesc failed: {why}\n")  # fmt: skip
+            return 0
+        m.desc = desc  # (known even while the metric waits for its instances)
         if desc.type in _BAD_TYPES:
-            self.warn(f"{PROG}: metric {name} has inappropriate type\n")
-            raise BindError(name)
-        m = v.Bound(name, self.path, self.host, pmid, desc, _scale(desc.units), len(wanted),
-                    -1, None, None)  # fmt: skip
+            self.warn(f"{PROG}: metric {m.name} has inappropriate type\n")
+            return -1
         if desc.indom == _INDOM_NULL:
-            if wanted:
-                self.warn(f"{PROG}: metric {name} has no instances\n")
-                raise BindError(name)
+            if m.specinst:
+                self.warn(f"{PROG}: metric {m.name} has no instances\n")
+                return -1
             m.m_idom = 1
+            status = 1
         else:
-            self._instances(m, wanted)
-        if desc.sem == v.PM_SEM_COUNTER:
-            m.vals = [0.0] * max(m.m_idom, 0)
-        return m
+            status = self._instances(src, m, desc, reinit)
+        if status == 1:
+            m.conv = _scale(desc.units)
+            if desc.sem == v.PM_SEM_COUNTER:
+                m.vals = [0.0] * max(m.m_idom, 0)
+        return status
 
-    def _instances(self, m: v.Bound, wanted: list[str]) -> None:
+    def _instances(self, src, m: v.Bound, desc, reinit: bool) -> int:
         from purepcp.pmapi.errors import PMError, pmErrStr
 
         try:
-            found = self.ctx.instances_archive(m.desc.indom)
+            found = src.instances(desc.indom)
         except PMError as exc:
-            self.warn(f"Metric {m.name} from {self.source()} - instance domain not available "
-                      f"in archive\npmGetInDomArchive failed: {pmErrStr(exc.code)}\n")  # fmt: skip
-            raise BindError(m.name) from None
-        if not wanted:
+            why = pmErrStr(exc.code)
+            if src.live:
+                self.warn(f"Instance domain for metric {m.name} from {src.where()} not "
+                          f"(currently) available\npmGetIndom failed: {why}\n")  # fmt: skip
+                return 0
+            self.warn(f"Metric {m.name} from {src.where()} - instance domain not available "
+                      f"in archive\npmGetInDomArchive failed: {why}\n")  # fmt: skip
+            return -1
+        if not m.specinst:
             m.iids = [i for i, _ in found]
             m.inames = [n for _, n in found]
             m.m_idom = len(found)
-            return
+            return 1
+        wanted = m.wanted
         iids: list[int] = []
         missing = False
         for name in wanted:
             hit = next((i for i, n in found if _same_instance(name, n)), None)
             if hit is None:
-                self.notify("Error", f"metric {m.name} from {self.source()} does not "
-                            f'(currently) have instance "{name}"\n')  # fmt: skip
+                if not reinit:
+                    self.notify("Error", f"metric {m.name} from {src.where()} does not "
+                                f'(currently) have instance "{name}"\n')  # fmt: skip
                 missing = True
             else:
                 iids.append(hit)
-        if missing:  # (an archive will not grow it later: the statement goes)
-            raise BindError(m.name)
+        if missing:  # (those found first: the node has their shape while it waits)
+            m.iids, m.m_idom = iids, len(iids)
+            m.inames = [n for n in wanted if any(_same_instance(n, f) for _, f in found)]
+            return 0
         m.iids, m.inames, m.m_idom = iids, list(wanted), len(iids)
+        return 1
 
     # -- operators ------------------------------------------------------------------------------
 
@@ -351,6 +424,8 @@ class Binder:
         return x
 
     def _action(self, e: t.Action) -> Node:
+        if e.kind == "stomp" and self.default.live:
+            raise Unsupported("stomp actions (a JMS server)")
         args = Node("arg", None, None, -1, 1, -1, 1, v.SEM_CHAR)
         args.new_ring()
         args.extra = e.args
@@ -359,14 +434,21 @@ class Binder:
         x = Node(e.kind, args, holdoff, -1, -1, -1, 1, v.SEM_BOOLEAN)
         x.new_ring()
         x.extra = e.kind
-        x.evaluate = ops.act_fake  # (replaying an archive, actions are only reported)
+        if self.default.live:
+            from . import actions
+
+            x.evaluate = actions.ACT[e.kind]
+            x.extra = e.syslog if e.kind == "syslog" else e.kind
+        else:
+            x.evaluate = ops.act_fake  # (replaying an archive, actions are only reported)
         return x
 
 
 def _stringy(x: Node) -> bool:
     if x.sem == v.SEM_CHAR:
         return True
-    return x.metrics is not None and x.metrics.desc.type == v.STRING_TYPE
+    m = x.metrics
+    return m is not None and m.desc is not None and m.desc.type == v.STRING_TYPE
 
 
 def _same_instance(mine: str, theirs: str) -> bool:

@@ -3,14 +3,17 @@
 ``pmie -a ARCHIVE -c RULES [-v|-V|-W]`` evaluates every rule at each sample
 time from the start of the time window, one interval apart, and prints each
 rule's value as PCP's pmie does; actions are reported, not run, as pmie reports
-them replaying an archive.  ``pmie -C`` only checks the rules.  Live hosts,
-several archives or hosts, and the daemon's options are not here yet: asking
+them replaying an archive.  Without -a, the rules are evaluated live against
+pmcd at -h HOST (else local:) on the wall clock, every -t interval until -T,
+and their actions run.  ``pmie -C`` only reads and binds the rules.  Several
+archives, the daemon's options and interactive mode are not here yet: asking
 for them gets a one-line refusal.
 """
 
 from __future__ import annotations
 
 import os
+import signal
 import sys
 from collections.abc import Sequence
 
@@ -31,6 +34,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return done.code if isinstance(done.code, int) else 1
     except BrokenPipeError:
         return 1
+    except KeyboardInterrupt:  # (SIGINT: pmie exits with the signal's number, quietly)
+        return 2
     finally:
         sys.stdout.flush()
 
@@ -48,29 +53,54 @@ def run(o: Options) -> int:
         raise _fail(f"{PROG}: {', '.join(o.missing)}: not available in purepcp\n")
     if len(o.archives) > 1:
         raise _fail(f"{PROG}: several archives: not available in purepcp\n")
-    if not o.archives and not o.check:
-        raise _fail(f"{PROG}: live hosts: not available in purepcp (use -a ARCHIVE)\n")
     source = o.config if o.config is not None else (o.operands[0] if o.operands else None)
     if len(o.operands) > 1:
         raise _fail(f"{PROG}: several rule files: not available in purepcp\n")
-    ctx = _open(o.archives[0]) if o.archives else None
+    if o.buffer:
+        _remap_stdout()
+    feed = _feed(o)
     text = _read_rules(source)
     result = check(text, source)
     for message in result.messages:
         sys.stderr.write(message if message.endswith("\n") else message + "\n")
-    if ctx is None:
-        return result.status
-    from .replay import Replay
+    from .replay import Engine, notify
 
-    replay = Replay(ctx, o.archives[0], o, result)
-    if o.check:
-        replay.bind_all()
-        return 1 if replay.refused else result.status
-    replay.bind_all()
-    replay.run()
+    engine = Engine(feed, o, result)
+    # (SIGTERM ends pmie quietly with status 0, as pmie's handler does)
+    previous = signal.signal(signal.SIGTERM, lambda signum, frame: sys.exit(0))
+    try:
+        engine.bind_all()
+        if o.check:
+            return 1 if engine.refused else result.status
+        engine.run()
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+        close = getattr(feed, "close", None)
+        if close is not None:
+            close()
     if not o.quiet:
-        replay.notify("Info", "evaluator exiting\n")
+        notify("Info", "evaluator exiting\n")
     return 0
+
+
+def _remap_stdout() -> None:
+    """-b: both streams line-buffered, standard output written to standard error."""
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os.dup2(sys.stderr.fileno(), sys.stdout.fileno())
+    sys.stdout.reconfigure(line_buffering=True)  # type: ignore[union-attr]
+    sys.stderr.reconfigure(line_buffering=True)  # type: ignore[union-attr]
+
+
+def _feed(o: Options):
+    """Where values come from: the archive (-a), else pmcd at -h HOST or local:."""
+    if o.archives:
+        from .replay import ArchiveFeed
+
+        return ArchiveFeed(_open(o.archives[0]), o.archives[0], o)
+    from .live import LiveFeed
+
+    return LiveFeed(o, o.host if o.host is not None else "local:")
 
 
 def _open(path: str):

@@ -180,6 +180,16 @@ def fetch_named(x: Node) -> None:
     x.stamps[0] = m.stamp
 
 
+def fetch_waiting(x: Node) -> None:
+    """A live metric not bound yet (its host down, or the metric not there): no value."""
+    x.rotate()
+    x.valid = 0
+    m = x.metrics
+    if m is not None:
+        m.vset = None
+        m.stomp = 0
+
+
 def delay(x: Node) -> None:
     """cndDelay: the sample @N of the fetch below, kept for @N..M."""
     a = x.a1

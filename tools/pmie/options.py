@@ -65,8 +65,8 @@ LONG = {
 }  # fmt: skip
 TAKES_ARG = {letter for letter in "AahnOSTtZcjlUD"}
 #: options that need what this pmie does not have yet (live hosts, daemon modes)
-NOT_HERE = {"h": "-h (live hosts)", "d": "-d (interactive mode)", "X": "-X", "x": "-x",
-            "P": "-P", "F": "-F", "l": "-l", "U": "-U", "j": "-j", "b": "-b",
+NOT_HERE = {"d": "-d (interactive mode)", "X": "-X", "x": "-x",
+            "P": "-P", "F": "-F", "l": "-l", "U": "-U", "j": "-j",
             "n": "-n"}  # fmt: skip
 VERBOSITY = {"v": 1, "V": 2, "W": 3}
 
@@ -74,10 +74,12 @@ VERBOSITY = {"v": 1, "V": 2, "W": 3}
 @dataclass
 class Options:
     archives: list[str] = field(default_factory=list)
+    host: str | None = None  # -h: the default pmcd (else local:)
     config: str | None = None
     check: bool = False
     verbose: int = 0
     show_time: bool = False
+    buffer: bool = False  # -b: line-buffered, standard output onto standard error
     quiet: bool = False
     interval: str | None = None
     start: str | None = None
@@ -108,11 +110,24 @@ def parse(args: list[str]) -> Options:
     o = Options(operands=operands)
     for flag, value in pairs:
         _apply(o, LONG.get(flag[2:], "") if flag.startswith("--") else flag[1:], value)
+    ended = _end_options(o)
+    if ended:
+        raise Usage(ended)
     if o.config is not None and o.operands:
         raise Usage(f"{PROG}: extra filenames cannot be given after using -c\n")
     if o.interval is not None:
         _check_interval(o.interval)
     return o
+
+
+def _end_options(o: Options) -> str:
+    """pmGetOptions' last checks: what the time window and -z need of the source."""
+    text = ""
+    if (o.start is not None or o.align is not None or o.origin is not None) and not o.archives:
+        text += f"{PROG}: time window options are supported for archives only\n"
+    if o.hostzone and not o.archives and o.host is None:
+        text += f"{PROG}: use of timezone from metric source requires a source\n"
+    return text
 
 
 def _check_interval(text: str) -> None:
@@ -129,8 +144,12 @@ def _check_interval(text: str) -> None:
 def _apply(o: Options, letter: str, value: str) -> None:
     if letter == "?":
         raise Usage("")
+    if letter in ("a", "h") and (o.host is not None or (o.archives and letter == "h")):
+        raise Usage(f"{PROG}: at most one of -a or -h allowed\n")
     if letter == "a":
         o.archives.extend(value.split(","))
+    elif letter == "h":
+        o.host = value
     elif letter in VERBOSITY:
         o.verbose = VERBOSITY[letter]
     elif letter in NOT_HERE:
@@ -138,7 +157,8 @@ def _apply(o: Options, letter: str, value: str) -> None:
     else:
         simple = {"c": "config", "t": "interval", "S": "start", "T": "finish", "A": "align",
                   "O": "origin", "Z": "timezone"}  # fmt: skip
-        flags = {"C": "check", "e": "show_time", "q": "quiet", "z": "hostzone"}
+        flags = {"C": "check", "e": "show_time", "q": "quiet", "z": "hostzone",
+                 "b": "buffer"}  # fmt: skip
         if letter in simple:
             setattr(o, simple[letter], value)
         elif letter in flags:

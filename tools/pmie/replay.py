@@ -1,10 +1,13 @@
-"""pmie's evaluation loop over an archive: tasks, fetches, and what -v/-V/-W print.
+"""pmie's evaluation loop: tasks, their schedule, and what -v/-V/-W print.
 
 Rules are grouped into tasks by their sampling interval (a ``delta = ...``
 statement starts a new one for the rules after it, as pmie's pragmatics do).
-Each task replays the archive on its own context, interpolating at its own
-interval from the start of the time window; tasks are scheduled by their next
-evaluation time, and the run ends at the first one past the window's end.
+Tasks are scheduled by their next evaluation time, and the run ends at the
+first one past the window's end.  :class:`Engine` is that loop; where the
+values come from and how time passes is its :class:`Feed`'s business: an
+archive replayed (:class:`ArchiveFeed`, here: each task interpolates on its
+own context, and time is the schedule's), or live hosts (``live.LiveFeed``:
+the wall clock, and hosts that come and go).
 """
 
 from __future__ import annotations
@@ -12,7 +15,7 @@ from __future__ import annotations
 import sys
 from dataclasses import dataclass, field
 from datetime import datetime, tzinfo
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from . import operators as ops
 from . import show
@@ -26,6 +29,7 @@ if TYPE_CHECKING:
     from .options import Options
 
 PROG = "pmie"
+RETRY = 5.0  # the first retry interval for a task with hosts down or metrics missing
 NSEC = 1_000_000_000
 SECS_IN_24_DAYS = 2073600.0
 SHOW = {1: show.show_value, 2: show.show_annotated, 3: show.show_satisfying}
@@ -39,10 +43,12 @@ class Task:
     rules: list[tuple[str, Node]] = field(default_factory=list)
     metrics: list[Bound] = field(default_factory=list)
     clocks: list[Node] = field(default_factory=list)
-    ctx: ArchiveContext | None = None
+    waits: list[Bound] = field(default_factory=list)  # live metrics not bound yet
+    ctx: ArchiveContext | None = None  # (replaying an archive: the task's own context)
     epoch: float = 0.0
     eval: float = 0.0
     tick: int = 0
+    retry: float = 0.0  # > 0: hosts or metrics are missing, try them again this soon
 
 
 def _fail(text: str) -> SystemExit:
@@ -65,26 +71,196 @@ def _metrics(x: Node | None, into: list[Bound]) -> None:
     _metrics(x.a2, into)
 
 
-class Replay:
-    """The rules of RESULT evaluated over the archive CTX (at PATH) as the options ask."""
+class Feed(Protocol):
+    """What the engine needs from where values come from."""
 
-    def __init__(self, ctx: ArchiveContext, path: str, o: Options, result: CheckResult) -> None:
+    live: bool
+    zone: tzinfo
+    start: float
+    stop: float
+
+    def binder(self, notify, warn) -> Binder: ...
+    def begin(self) -> None: ...
+    def open(self, t: Task, first: bool) -> None: ...
+    def sleep_until(self, when: float) -> None: ...
+    def fetch(self, t: Task) -> None: ...
+    def waiting(self, t: Task) -> bool: ...
+    def enable(self, t: Task, binder: Binder) -> None: ...
+    def ctime(self, now: float) -> str: ...
+
+
+class Engine:
+    """The rules of RESULT evaluated, as the options O ask, on values FEED gives."""
+
+    def __init__(self, feed: Feed, o: Options, result: CheckResult) -> None:
         from purepcp.pmapi.rate import counter_wrap_enabled
+
+        self.feed = feed
+        self.o = o
+        self.result = result
+        self.tasks: list[Task] = []
+        self.binder: Binder | None = None
+        self.refused = False  # a statement was refused once bound (pmie -C exits 1)
+        self.delta = interval(o)
+        ops.CLOCK.write = sys.stdout.write
+        ops.CLOCK.ctime = feed.ctime
+        ops.CLOCK.dowrap = counter_wrap_enabled()
+
+    def bind_all(self) -> None:
+        """Bind every rule, in order, to the task of the interval then current."""
+        delta = self.delta
+        for stmt in self.result.statements:
+            if stmt.variable:
+                if stmt.name == "delta" and hasattr(stmt.expr, "value"):
+                    delta = float(stmt.expr.value)  # type: ignore[union-attr]
+                continue
+            binder = self.feed.binder(notify, sys.stderr.write)
+            try:
+                node = binder.build(stmt.expr)
+            except BindError:
+                continue
+            except Unsupported as exc:
+                raise _fail(
+                    f"{PROG}: rule {stmt.name}: {exc}: not available in purepcp\n"
+                ) from None
+            if binder.errors:
+                self._syntax_errors(stmt.line, binder.errors)
+                # (pmie -C's status is the last statement's)
+                self.refused = stmt is self.result.statements[-1]
+                continue
+            if node.op == "nop":  # (a constant: pragmatics gives it no task)
+                continue
+            task = self._task(delta)
+            task.rules.append((stmt.name, node))
+            _metrics(node, task.metrics)
+            task.clocks.extend(binder.clocks)
+            task.waits.extend(binder.waiting)
+            self.binder = binder
+
+    def _syntax_errors(self, line: int, errors: list[str]) -> None:
+        """synerr's report for a statement refused after binding (and -C's status)."""
+        o = self.o
+        source = o.config if o.config is not None else (o.operands[0] if o.operands else None)
+        named = f"file {source}" if source is not None else "standard input"
+        where = f"near line {line} of {named}" if line else "at end of file"
+        for message in errors:
+            sys.stderr.write(f"{PROG}: syntax error - {where}\n{message}\n")
+
+    def _task(self, delta: float) -> Task:
+        if not self.tasks or self.tasks[-1].delta != delta:
+            self.tasks.append(Task(delta))
+        return self.tasks[-1]
+
+    # -- the run --------------------------------------------------------------------------------
+
+    def run(self) -> None:
+        """pmie's run(): evaluate each task when due, retrying what is missing sooner."""
+        feed = self.feed
+        feed.begin()
+        queue = [t for t in self.tasks if t.rules]
+        for n, t in enumerate(queue):
+            t.eval = t.epoch = feed.start
+            feed.open(t, n == 0)
+            t.retry = min(t.delta, RETRY) if feed.waiting(t) else 0.0
+        while queue:
+            t = queue.pop(0)
+            now = t.eval
+            if now > feed.stop:
+                break
+            feed.sleep_until(now)
+            if t.retry and self.binder is not None:
+                feed.enable(t, self.binder)
+            ops.CLOCK.now = now
+            self._evaluate(t, now)
+            self._reschedule(t, now)
+            at = next((i for i, q in enumerate(queue) if t.eval <= q.eval), len(queue))
+            queue.insert(at, t)
+        sys.stdout.flush()
+
+    def _reschedule(self, t: Task, now: float) -> None:
+        if self.feed.waiting(t) and t.retry == 0:
+            t.retry = min(t.delta, RETRY)  # (just lost a host or a metric)
+        if t.retry > 0:
+            if t.retry < t.delta:  # (back off exponentially up to the interval)
+                t.eval = now + t.retry
+                t.retry = min(t.retry * 2, t.delta)
+            else:
+                t.eval = now + t.delta
+        else:
+            t.tick += 1
+            t.eval = t.epoch + t.tick * t.delta
+
+    def _evaluate(self, t: Task, now: float) -> None:
+        self._reflect(t, now)
+        self.feed.fetch(t)
+        for _, node in t.rules:
+            ops.CLOCK.curr = node
+            node.run()
+        if not self.o.verbose:
+            return
+        stamp = self.o.show_time or not self.feed.live
+        out = []
+        for name, node in t.rules:
+            when = f" ({self.feed.ctime(now)})" if stamp else ""
+            out.append(f"{name}{when}: {SHOW[self.o.verbose](node)}\n")
+        out.append("\n")
+        sys.stdout.write("".join(out))
+        if self.feed.live:
+            sys.stdout.flush()
+
+    def _reflect(self, t: Task, now: float) -> None:
+        """reflectTime: $delta and the calendar variables at NOW."""
+        if not t.clocks:
+            return
+        when = datetime.fromtimestamp(int(now), self.feed.zone)
+        values = {
+            "delta": t.delta,
+            "minute": when.minute,
+            "hour": when.hour,
+            "day": when.day,
+            "month": when.month - 1,
+            "year": when.year,
+            "day_of_week": (when.weekday() + 1) % 7,
+        }
+        for x in t.clocks:
+            x.sample()[0] = float(values[x.extra])
+
+
+def interval(o: Options) -> float:
+    """-t as pmie keeps it: a double from a timeval (10 seconds by default)."""
+    from purepcp.pmapi.timewindow import parse_interval_ns
+
+    if o.interval is None:
+        return 10.0
+    us = parse_interval_ns(o.interval) // 1000  # (checked with the options)
+    return us // 1_000_000 + (us % 1_000_000) / 1e6
+
+
+def notify(level: str, message: str) -> None:
+    """pmNotifyErr to standard error: "[ctime] pmie(PID) Level: message"."""
+    import os
+    import time
+
+    sys.stdout.flush()
+    sys.stderr.write(f"[{time.ctime()[:19]}] {PROG}({os.getpid()}) {level}: {message}")
+    sys.stderr.flush()
+
+
+class ArchiveFeed:
+    """An archive replayed: each task interpolates on its own context, and the time
+    is the schedule's (no waiting)."""
+
+    live = False
+
+    def __init__(self, ctx: ArchiveContext, path: str, o: Options) -> None:
+        from .sources import ArchiveSource
 
         self.ctx = ctx
         self.path = path
         self.o = o
-        self.result = result
-        self.tasks: list[Task] = []
-        self.refused = False  # a statement was refused once bound (pmie -C exits 1)
+        self.source = ArchiveSource(ctx, path)
         self.zone = self._zone()
         self.start, self.stop = self._window()
-        self.delta = self._interval()
-        ops.CLOCK.write = sys.stdout.write
-        ops.CLOCK.ctime = self.ctime
-        ops.CLOCK.dowrap = counter_wrap_enabled()
-
-    # -- set up ---------------------------------------------------------------------------------
 
     def _zone(self) -> tzinfo:
         from purepcp.pmapi.timewindow import new_zone, tzinfo_for
@@ -111,99 +287,40 @@ class Replay:
         except TimeParseError as exc:
             text = exc.errmsg
             raise _fail(text if text.endswith("\n") else text + "\n") from None
-        start = w.origin_ns // NSEC + (w.origin_ns % NSEC // 1000) / 1e6
-        stop = w.end_ns // NSEC + (w.end_ns % NSEC // 1000) / 1e6
-        return start, stop
+        return _real(w.origin_ns), _real(w.end_ns)
 
-    def _interval(self) -> float:
-        from purepcp.pmapi.timewindow import parse_interval_ns
+    def binder(self, notify, warn) -> Binder:
+        return Binder(self.source, notify, warn)
 
-        if self.o.interval is None:
-            return 10.0
-        us = parse_interval_ns(self.o.interval) // 1000  # (checked with the options)
-        return us // 1_000_000 + (us % 1_000_000) / 1e6
+    def begin(self) -> None:
+        """(The window is the archive's, read once.)"""
 
-    def bind_all(self) -> None:
-        """Bind every rule, in order, to the task of the interval then current."""
-        delta = self.delta
-        for stmt in self.result.statements:
-            if stmt.variable:
-                if stmt.name == "delta" and hasattr(stmt.expr, "value"):
-                    delta = float(stmt.expr.value)  # type: ignore[union-attr]
-                continue
-            binder = Binder(self.ctx, self.path, self.notify, sys.stderr.write)
-            try:
-                node = binder.build(stmt.expr)
-            except BindError:
-                continue
-            except Unsupported as exc:
-                raise _fail(
-                    f"{PROG}: rule {stmt.name}: {exc}: not available in purepcp\n"
-                ) from None
-            if binder.errors:
-                self._syntax_errors(stmt.line, binder.errors)
-                # (pmie -C's status is the last statement's)
-                self.refused = stmt is self.result.statements[-1]
-                continue
-            task = self._task(delta)
-            task.rules.append((stmt.name, node))
-            _metrics(node, task.metrics)
-            task.clocks.extend(binder.clocks)
-
-    def _syntax_errors(self, line: int, errors: list[str]) -> None:
-        """synerr's report for a statement refused after binding (and -C's status)."""
-        o = self.o
-        source = o.config if o.config is not None else (o.operands[0] if o.operands else None)
-        named = f"file {source}" if source is not None else "standard input"
-        where = f"near line {line} of {named}" if line else "at end of file"
-        for message in errors:
-            sys.stderr.write(f"{PROG}: syntax error - {where}\n{message}\n")
-
-    def _task(self, delta: float) -> Task:
-        if not self.tasks or self.tasks[-1].delta != delta:
-            self.tasks.append(Task(delta))
-        return self.tasks[-1]
-
-    # -- the run --------------------------------------------------------------------------------
-
-    def run(self) -> None:
-        queue = [t for t in self.tasks if t.rules]
-        for n, t in enumerate(queue):
-            t.eval = t.epoch = self.start
-            # (the first task replays on the context the rules were bound with)
-            t.ctx = self._replay(self.ctx if n == 0 else None, t.delta)
-        while queue:
-            t = queue.pop(0)
-            now = t.eval
-            if now > self.stop:
-                break
-            ops.CLOCK.now = now
-            self._evaluate(t, now)
-            t.tick += 1
-            t.eval = t.epoch + t.tick * t.delta
-            at = next((i for i, q in enumerate(queue) if t.eval <= q.eval), len(queue))
-            queue.insert(at, t)
-        sys.stdout.flush()
-
-    def _replay(self, ctx: ArchiveContext | None, delta: float) -> ArchiveContext:
-        """CTX (else a new context) interpolating from the window's start every DELTA, as
+    def open(self, t: Task, first: bool) -> None:
+        """The task's context interpolating from the window's start every interval, as
         pmSetMode is handed them: the start as a timeval, the interval in whole
-        milliseconds."""
+        milliseconds (the first task replays on the context the rules were bound with)."""
         from purepcp.pmapi.archive.context import PM_MODE_INTERP, ArchiveContext
         from purepcp.pmapi.values import Timestamp
 
-        if ctx is None:
-            ctx = ArchiveContext(self.path)
+        ctx = self.ctx if first else ArchiveContext(self.path)
         sec = int(self.start)
         usec = round((self.start - sec) * 1e6)
-        long = delta > SECS_IN_24_DAYS  # (whole seconds, else whole milliseconds)
-        step = int(delta) * NSEC if long else int(delta * 1000.0) * 1_000_000
+        long = t.delta > SECS_IN_24_DAYS  # (whole seconds, else whole milliseconds)
+        step = int(t.delta) * NSEC if long else int(t.delta * 1000.0) * 1_000_000
         ctx.set_mode(PM_MODE_INTERP, Timestamp(sec, usec * 1000), step)
-        return ctx
+        t.ctx = ctx
 
-    def _fetch(self, t: Task) -> None:
+    def sleep_until(self, when: float) -> None:
+        """(Replaying, time passes as the schedule says.)"""
+
+    def waiting(self, t: Task) -> bool:
+        return False
+
+    def enable(self, t: Task, binder: Binder) -> None:
+        """(An archive's metrics are bound once, or never.)"""
+
+    def fetch(self, t: Task) -> None:
         """taskFetch: one fetch of every metric the task's rules name."""
-        from purepcp.pmapi.cnumbers import int32
         from purepcp.pmapi.errors import PM_ERR_LOGREC, PMError, pmErrStr
 
         assert t.ctx is not None
@@ -214,54 +331,26 @@ class Replay:
             if exc.code == PM_ERR_LOGREC:
                 raise _fail(f"{PROG}: pmFetch failed: {pmErrStr(exc.code)}\n") from None
             return
-        stamp = _seconds(fetched.result.timestamp)
-        sets = {vs.pmid: vs for vs in fetched.result.vsets}
-        for m in t.metrics:
-            vs = sets.get(m.pmid)
-            if vs is not None and vs.numval > 0:
-                m.vset = sorted(((int32(x.inst), x.value) for x in vs.vlist), key=lambda p: p[0])
-                m.valfmt = vs.valfmt
-                m.stamp = stamp
-
-    def _evaluate(self, t: Task, now: float) -> None:
-        self._reflect(t, now)
-        self._fetch(t)
-        for _, node in t.rules:
-            ops.CLOCK.curr = node
-            node.run()
-        if not self.o.verbose:
-            return
-        out = []
-        for name, node in t.rules:
-            out.append(f"{name} ({self.ctime(now)}): {SHOW[self.o.verbose](node)}\n")
-        out.append("\n")
-        sys.stdout.write("".join(out))
-
-    def _reflect(self, t: Task, now: float) -> None:
-        """reflectTime: $delta and the calendar variables at NOW."""
-        if not t.clocks:
-            return
-        when = datetime.fromtimestamp(int(now), self.zone)
-        values = {
-            "delta": t.delta,
-            "minute": when.minute,
-            "hour": when.hour,
-            "day": when.day,
-            "month": when.month - 1,
-            "year": when.year,
-            "day_of_week": (when.weekday() + 1) % 7,
-        }
-        for x in t.clocks:
-            x.sample()[0] = float(values[x.extra])
+        distribute(fetched, t.metrics)
 
     def ctime(self, now: float) -> str:
         return datetime.fromtimestamp(int(now), self.zone).ctime()
 
-    def notify(self, level: str, message: str) -> None:
-        """pmNotifyErr to standard error: "[ctime] pmie(PID) Level: message"."""
-        import os
-        import time
 
-        sys.stdout.flush()
-        sys.stderr.write(f"[{time.ctime()[:19]}] {PROG}({os.getpid()}) {level}: {message}")
-        sys.stderr.flush()
+def _real(ns: int) -> float:
+    """Nanoseconds as pmie's doubles from timevals (whole microseconds)."""
+    return ns // NSEC + (ns % NSEC // 1000) / 1e6
+
+
+def distribute(fetched, metrics: list[Bound]) -> None:
+    """Hand each metric its value set (sorted by instance) and the fetch's time."""
+    from purepcp.pmapi.cnumbers import int32
+
+    stamp = _seconds(fetched.result.timestamp)
+    sets = {vs.pmid: vs for vs in fetched.result.vsets}
+    for m in metrics:
+        vs = sets.get(m.pmid)
+        if vs is not None and vs.numval > 0:
+            m.vset = sorted(((int32(x.inst), x.value) for x in vs.vlist), key=lambda p: p[0])
+            m.valfmt = vs.valfmt
+            m.stamp = stamp

@@ -68,7 +68,9 @@ def concat_value(x: Node, i: int) -> str:
     if x.sem == v.SEM_CHAR:
         return f'"{x.text}"' if i == 0 else ""
     if x.sem in (v.PM_SEM_INSTANT, v.PM_SEM_DISCRETE):
-        if x.op == "fetch" and x.metrics is not None and x.metrics.desc.type == v.STRING_TYPE:
+        m = x.metrics
+        stringy = m is not None and m.desc is not None and m.desc.type == v.STRING_TYPE
+        if x.op == "fetch" and stringy:
             return _show_strings(x, i)
         return show_num(x, i)
     return f"concatvalue: botch sem={x.sem}"

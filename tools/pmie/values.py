@@ -79,7 +79,7 @@ class Bound:
     """A metric of a rule bound to its archive: pmie's per-host Metric."""
 
     name: str
-    hconn: str  # the archive's path
+    hconn: str  # the archive's path, or the pmcd's connection string
     hname: str  # its host
     pmid: int
     desc: Any
@@ -94,6 +94,8 @@ class Bound:
     stomp: float = 0.0  # the previous fetch's time, for rates
     vals: list[float] = field(default_factory=list)  # the previous raw counter values
     node: Node | None = None
+    source: Any = None  # where it is fetched from (tools.pmie.sources)
+    wanted: list[str] = field(default_factory=list)  # the instances the rule names
 
 
 @dataclass(eq=False)
@@ -136,7 +138,8 @@ class Node:
     def zero(self) -> Any:
         if self.sem in (SEM_BOOLEAN, SEM_CHAR):
             return B_FALSE
-        if self.metrics is not None and self.metrics.desc.type == STRING_TYPE:
+        m = self.metrics
+        if m is not None and m.desc is not None and m.desc.type == STRING_TYPE:
             return ""
         return 0.0
 

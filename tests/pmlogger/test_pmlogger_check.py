@@ -164,7 +164,10 @@ def _normal(text: str) -> list[str]:
 
 
 @pytest.mark.interop
-@pytest.mark.skipif(not os.path.exists(PCP_CHECK), reason="PCP's pmlogger_check is not installed")
+@pytest.mark.skipif(
+    not os.path.exists(PCP_CHECK),
+    reason="PCP's pmlogger_check is not installed (Debian package pcp)",
+)
 @pytest.mark.parametrize(
     "flags", [["-N"], ["-N", "-V"], ["-N", "-V", "-V"], ["-N", "-s", "-V", "-V"]]
 )
@@ -228,7 +231,10 @@ MERGES = [
 
 
 @pytest.mark.interop
-@pytest.mark.skipif(not os.path.exists(PCP_MERGE), reason="PCP's pmlogger_merge is not installed")
+@pytest.mark.skipif(
+    not os.path.exists(PCP_MERGE),
+    reason="PCP's pmlogger_merge is not installed (Debian package pcp)",
+)
 @pytest.mark.parametrize(("kind", "args"), MERGES, ids=[" ".join(a) for _, a in MERGES])
 def test_merge_as_pcp(tmp_path: Path, kind: str, args: list[str]) -> None:
     results = []

@@ -180,7 +180,7 @@ def both_sides(tmp_path_factory):
             pytest.skip(f"reference PCP 6 is not installed: no {path}")
     for tool in ("xz", "gzip", "bash"):
         if shutil.which(tool) is None:
-            pytest.skip(f"no {tool} on $PATH")
+            pytest.skip(f"no {tool} on $PATH (Debian packages xz-utils, gzip, bash)")
     top = tmp_path_factory.mktemp("rewrite")
     env = dict(os.environ, PMCD_PORT=str(_unused_port()), PMCD_SOCKET=str(top / "no.socket"))
     ours = f"{sys.executable} -m purepcp.pmlogger.rewrite"

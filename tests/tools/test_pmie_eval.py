@@ -28,7 +28,9 @@ from purepcp.tools.pmie.options import USAGE, Usage, parse
 from tests.support.qa_archives import qa
 
 PMIE = "/usr/bin/pmie"
-needs_pmie = pytest.mark.skipif(not os.path.exists(PMIE), reason="PCP's pmie is not installed")
+needs_pmie = pytest.mark.skipif(
+    not os.path.exists(PMIE), reason="PCP's pmie is not installed (Debian package pcp)"
+)
 F, T, U = v.B_FALSE, v.B_TRUE, v.B_UNKNOWN
 
 
@@ -342,7 +344,7 @@ def _run(command: list[str], cwd: str) -> tuple[str, str, int]:
 def runs(tmp_path_factory) -> dict[tuple[str, str], tuple[tuple, tuple]]:
     """Every case in every mode, by PCP's pmie and ours: (pcp, ours) outputs."""
     if not os.path.exists(PMIE):
-        pytest.skip("PCP's pmie is not installed")
+        pytest.skip("PCP's pmie is not installed (Debian package pcp)")
     where = tmp_path_factory.mktemp("pmie")
     found = {}
     for name, archive, rules, options, modes in CASES:
@@ -359,9 +361,18 @@ def runs(tmp_path_factory) -> dict[tuple[str, str], tuple[tuple, tuple]]:
 @needs_pmie
 @pytest.mark.parametrize(("case", "mode"), [(c[0], mode) for c in CASES for mode in c[4]])
 def test_values_as_pcps_pmie_prints_them(runs, case, mode):
-    if (case, mode) in NOT_COMPARED:
-        pytest.skip("PCP's pmie prints uninitialised memory for a string metric here")
     pcp, ours = runs[(case, mode)]
+    if (case, mode) in NOT_COMPARED:
+        # PCP's pmie prints whatever memory holds for a string metric's sample here (a
+        # tiny denormal, or nothing of note); ours prints "?": those lines aside, the same
+        mine, theirs = ours[0].splitlines(), pcp[0].splitlines()
+        assert len(mine) == len(theirs)
+        for a, b in zip(mine, theirs, strict=True):
+            if a != b:
+                head = a.rpartition(": ")[0]
+                assert a == f"{head}: ?" and b.startswith(f"{head}: ") and "e-3" in b, (a, b)
+        assert ours[1:] == pcp[1:]
+        return
     assert ours[0] == pcp[0]
     assert ours[1] == pcp[1]
     assert ours[2] == pcp[2]

@@ -22,7 +22,9 @@ from tests.support.qa_archives import QA_DIRS, qa
 PMIE = "/usr/bin/pmie"
 PMIECONF = "/usr/bin/pmieconf"
 
-needs_pmie = pytest.mark.skipif(not os.path.exists(PMIE), reason="PCP's pmie is not installed")
+needs_pmie = pytest.mark.skipif(
+    not os.path.exists(PMIE), reason="PCP's pmie is not installed (Debian package pcp)"
+)
 
 
 # ---- scanner ---------------------------------------------------------------
@@ -501,7 +503,7 @@ def bad_corpus(
 ) -> list[tuple[str, tuple[str, int | None], tuple[str, int | None]]]:
     """Each bad rule file with PCP's and our check of it."""
     if not os.path.exists(PMIE):
-        pytest.skip("PCP's pmie is not installed")
+        pytest.skip("PCP's pmie is not installed (Debian package pcp)")
     archive = qa("ok-foo")
     top = tmp_path_factory.mktemp("pmie_bad")
     out = []
@@ -588,7 +590,7 @@ def random_corpus(
 ) -> list[tuple[str, tuple[str, int | None], tuple[str, int | None]]]:
     """Random rule files with PCP's and our check (PCP's crashes and descriptor checks left out)."""
     if not os.path.exists(PMIE):
-        pytest.skip("PCP's pmie is not installed")
+        pytest.skip("PCP's pmie is not installed (Debian package pcp)")
     archive = qa("ok-foo")
     top = tmp_path_factory.mktemp("pmie_random")
     out = []
@@ -656,7 +658,7 @@ def good_corpus(
     tmp_path_factory,
 ) -> list[tuple[Path, tuple[str, int | None], tuple[str, int | None], int]]:
     if not os.path.exists(PMIE) or not os.path.exists(PMIECONF):
-        pytest.skip("PCP's pmie and pmieconf are not installed")
+        pytest.skip("PCP's pmie and pmieconf are not installed (Debian package pcp)")
     archive = qa("ok-foo")
     top = tmp_path_factory.mktemp("pmie_good")
     out = []

@@ -297,7 +297,8 @@ def run_pcp(*argv: str) -> tuple[str, str, int]:
 
 
 needs_pcp = pytest.mark.skipif(
-    shutil.which("pmlogcheck") is None, reason="PCP's pmlogcheck is not installed"
+    shutil.which("pmlogcheck") is None,
+    reason="PCP's pmlogcheck is not installed (Debian package pcp)",
 )
 
 

@@ -147,7 +147,9 @@ CASES = [
 
 
 @pytest.mark.interop
-@pytest.mark.skipif(PCP_PMLOGMV is None, reason="PCP's pmlogmv is not installed")
+@pytest.mark.skipif(
+    PCP_PMLOGMV is None, reason="PCP's pmlogmv is not installed (Debian package pcp)"
+)
 @pytest.mark.parametrize(("kind", "args"), CASES, ids=[" ".join(a) for _, a in CASES])
 def test_same_as_pcp(tmp_path: Path, kind: str, args: list[str]) -> None:
     results = []
@@ -163,7 +165,10 @@ def test_same_as_pcp(tmp_path: Path, kind: str, args: list[str]) -> None:
 
 
 @pytest.mark.interop
-@pytest.mark.skipif(shutil.which("pmlogcheck") is None, reason="PCP's pmlogcheck is not installed")
+@pytest.mark.skipif(
+    shutil.which("pmlogcheck") is None,
+    reason="PCP's pmlogcheck is not installed (Debian package pcp)",
+)
 def test_renamed_archive_is_sound(tmp_path: Path) -> None:
     write_archive(tmp_path / "mv", volumes=3)
     assert main([str(tmp_path / "mv.1"), str(tmp_path / "renamed")]) == 0

@@ -192,7 +192,7 @@ def test_rules_like_pcp(tmp_path: Path, name: str, rules: str) -> None:
 def test_shipped_rules_read_like_pcp(tmp_path: Path, name: str) -> None:
     """Every rules file pmlogger_daily applies parses, with PCP's warnings and summary."""
     if not SHIPPED.is_dir():
-        pytest.skip("PCP's shipped pmlogrewrite rules are not installed")
+        pytest.skip("PCP's shipped pmlogrewrite rules are not installed (Debian package pcp)")
     archive = qa(name)
     args = ["-C", "-c", str(SHIPPED), archive, "out"]
     pcp = _run([PCP_TOOL], args, tmp_path)

@@ -115,6 +115,16 @@ def layout_file(environ: Mapping[str, str] | None = None, *, system: bool | None
     return os.path.join(_user_defaults(environ)["PCP_SYSCONF_DIR"], "pcp.conf")
 
 
+def pcp_conf() -> dict[str, str]:
+    """PCP's own pcp.conf ($PCP_CONF, else $PCP_DIR/etc/pcp.conf), which pcp.env and
+    pmGetConfig read: its settings, {} where there is none or it cannot be read."""
+    default = os.path.join(os.environ.get("PCP_DIR", "/"), "etc", "pcp.conf")
+    try:
+        return read_layout(os.environ.get("PCP_CONF") or default)
+    except LayoutError:
+        return {}
+
+
 def read_layout(path: str) -> dict[str, str]:
     """The NAME=value settings of the layout file PATH ({} if it does not exist)."""
     try:

@@ -253,8 +253,10 @@ def select(settings: Settings, out) -> tuple[list[str], str]:
 def helper_env() -> dict[str, str]:
     """The environment for PCP's commands: $PATH with PCP's directories ahead of it, as
     pcp.env puts them (each only when a directory, and not on $PATH already)."""
+    from purepcp.pmapi.paths import pcp_conf
+
     env = dict(os.environ)
-    conf = _pcp_conf()
+    conf = pcp_conf()
     for name in ("PCP_BIN_DIR", "PCP_BINADM_DIR", "PCP_SHARE_DIR", "PCP_PLATFORM_PATHS"):
         if name not in env and name in conf:
             env[name] = conf[name]
@@ -268,17 +270,6 @@ def helper_env() -> dict[str, str]:
             path = f"{folder}:{path}"
     env["PATH"] = path
     return env
-
-
-def _pcp_conf() -> dict[str, str]:
-    """PCP's pcp.conf ($PCP_CONF, else $PCP_DIR/etc/pcp.conf), which pcp.env reads."""
-    from purepcp.pmapi.paths import LayoutError, read_layout
-
-    default = os.path.join(os.environ.get("PCP_DIR", "/"), "etc", "pcp.conf")
-    try:
-        return read_layout(os.environ.get("PCP_CONF") or default)
-    except LayoutError:
-        return {}
 
 
 @dataclass

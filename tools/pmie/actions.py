@@ -56,20 +56,12 @@ def config(name: str) -> str:
     """pmGetConfig: NAME from the environment, our layout, else PCP's pcp.conf."""
     if name in os.environ:
         return os.environ[name]
-    from purepcp.pmapi.paths import paths
+    from purepcp.pmapi.paths import paths, pcp_conf
 
     ours = paths(missing_ok=True).values
     if name in ours:
         return ours[name]
-    try:
-        with open(os.environ.get("PCP_CONF", "/etc/pcp.conf"), encoding="utf-8") as f:
-            for line in f:
-                key, sep, value = line.strip().partition("=")
-                if sep and key == name:
-                    return value.strip().strip('"')
-    except OSError:
-        pass
-    return ""
+    return pcp_conf().get(name, "")
 
 
 def _shell_path() -> str:

@@ -15,10 +15,12 @@ from __future__ import annotations
 import sys
 from dataclasses import dataclass, field
 from datetime import datetime, tzinfo
+from itertools import pairwise
 from typing import TYPE_CHECKING, Protocol
 
 from . import operators as ops
 from . import show
+from . import values as v
 from .bind import Binder, BindError, Unsupported
 from .values import Bound, Node
 
@@ -343,14 +345,49 @@ def _real(ns: int) -> float:
 
 
 def distribute(fetched, metrics: list[Bound]) -> None:
-    """Hand each metric its value set (sorted by instance) and the fetch's time."""
-    from purepcp.pmapi.cnumbers import int32
-
+    """Hand each metric its values (numbers, or text for strings; sorted by instance)
+    and the fetch's time: each value set is decoded once, however many rules name it."""
     stamp = _seconds(fetched.result.timestamp)
     sets = {vs.pmid: vs for vs in fetched.result.vsets}
+    decoded: dict[int, list[tuple[int, float | str]]] = {}
     for m in metrics:
         vs = sets.get(m.pmid)
         if vs is not None and vs.numval > 0:
-            m.vset = sorted(((int32(x.inst), x.value) for x in vs.vlist), key=lambda p: p[0])
-            m.valfmt = vs.valfmt
+            pairs = decoded.get(m.pmid)
+            if pairs is None:
+                pairs = decoded[m.pmid] = decode(vs, m.desc.type)
+            m.vset = pairs
             m.stamp = stamp
+
+
+def decode(vs, type_: int) -> list[tuple[int, float | str]]:
+    """A value set's values as pmExtractValue gives pmie them (doubles, or strings), by
+    signed instance number as pmie sorts them."""
+    from purepcp.pmapi.convert import pmExtractValue
+    from purepcp.pmapi.types import PMType
+
+    insts = [i - 0x100000000 if i >= 0x80000000 else i for i in vs.insts]
+    if type_ == v.STRING_TYPE:
+        texts = [
+            str(pmExtractValue(vs.valfmt, x.value, type_, PMType.PM_TYPE_STRING)) for x in vs.vlist
+        ]
+        return sorted(zip(insts, texts, strict=True), key=_first)
+    if type_ in _NUMERIC:
+        numbers = list(map(float, vs.atoms(type_)))
+    else:  # (bind refuses the rest; pmExtractValue says why, should one get here)
+        numbers = [
+            float(pmExtractValue(vs.valfmt, x.value, type_, PMType.PM_TYPE_DOUBLE))
+            for x in vs.vlist
+        ]
+    pairs = list(zip(insts, numbers, strict=True))
+    if any(a[0] > b[0] for a, b in pairwise(pairs)):
+        pairs.sort(key=_first)
+    return pairs
+
+
+def _first(pair: tuple[int, float | str]) -> int:
+    return pair[0]
+
+
+#: PM_TYPE_32, U32, 64, U64, FLOAT, DOUBLE: their atoms are numbers already
+_NUMERIC = frozenset(range(6))

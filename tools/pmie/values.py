@@ -89,7 +89,6 @@ class Bound:
     inames: list[str | None] | None
     iids: list[int] | None
     vset: list[tuple[int, Any]] | None = None  # this fetch's values, by instance
-    valfmt: int = 0
     stamp: float = 0.0
     stomp: float = 0.0  # the previous fetch's time, for rates
     vals: list[float] = field(default_factory=list)  # the previous raw counter values

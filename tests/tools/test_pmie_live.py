@@ -405,3 +405,49 @@ def test_a_host_that_goes_away_and_comes_back(tmp_path):
 
 def test_no_reference_pmcd_port_is_used():
     assert "44321" not in UNREACHABLE and os.environ.get("PMCD_PORT", "") != "44321"
+
+
+@pytest.mark.slow
+def test_a_set_of_values_bound_late_takes_its_instances(tmp_path):
+    """Rules bound while their pmcd was away take the metric's instances once it is
+    there (reinitMetric's reshaping): count_inst of a comparison counts every CPU,
+    where it stayed unknown before."""
+    import socket
+
+    with socket.socket() as s:  # (a free port, for the pmcd that comes later)
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    host = f"127.0.0.1:{port}"
+    rules = tmp_path / "rules"
+    rules.write_text("c = count_inst (kernel.percpu.cpu.idle >= 0);\n")
+    argv = [PY, "-m", "purepcp.tools.pmie", "-b", "-h", host, "-c", str(rules), "-v"]
+    proc = subprocess.Popen([*argv, "-t", "0.5", "-T", "20"], stderr=subprocess.PIPE, text=True)
+    assert proc.stderr is not None
+    conf = "pmcd 2 dso PmcdAgent purepcp.pmcd.pmcd_agent\nlinux 60 dso Linux purepcp.agents.linux\n"
+    seen: list[str] = []
+    try:
+        while not seen or not seen[-1].startswith("c: "):  # (one evaluation without it)
+            seen.append(proc.stderr.readline())
+            assert seen[-1], "pmie ended before its first evaluation"
+        assert seen[-1] == "c: ?\n"
+        with our_pmcd(conf, tmp_path, "-p", str(port)):
+            while not seen[-1].startswith("c: ") or seen[-1] == "c: ?\n":
+                seen.append(proc.stderr.readline())
+                assert seen[-1], "pmie ended with the count still unknown:\n" + "".join(seen)
+        proc.terminate()
+        proc.wait(timeout=30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert seen[-1] == f"c: {os.cpu_count()}\n"
+
+
+def test_no_rules_no_evaluator(tmp_path):
+    """Rules all refused leave pmie nothing to run: it ends without its 'evaluator
+    exiting' note, as pmie's run() returns at once on an empty task queue."""
+    rules = tmp_path / "rules"
+    rules.write_text("x = $foo\n")
+    done = our_pmie("-h", UNREACHABLE, "-c", str(rules), "-t", "1", "-T", "1")
+    assert done.returncode == 0
+    assert done.stderr == "undefined macro name $foo\npmie: syntax error - at end of file\n"

@@ -23,6 +23,13 @@ ARITH = {"+", "-", "*", "/"}
 RELATIONAL = {"==", "!=", "<", ">", "<=", ">="}
 UNARY = {"-": "neg", "!": "not", "instant": "instant"}
 MERGE = {"rate", "rising", "falling"}
+#: the operators whose values follow a metric's instances, reshaped when it is bound late
+RESHAPED = frozenset(
+    {"fetch", "neg", "not", "instant", "rising", "falling", "match", "nomatch"}
+    | {"+", "-", "*", "/", "&&", "||", "==str", "!=str"}
+    | RELATIONAL
+    | {f"{op}_{axis}" for op in ("sum", "avg", "max", "min") for axis in ("host", "inst", "sample")}
+)
 
 
 class Unsupported(Exception):
@@ -183,14 +190,20 @@ class Binder:
         x = m.node
         assert x is not None
         self._fetch_eval(x)
-        v.inst_fetch_expr(x)
-        p = x.parent
-        while p is not None:
-            if p.a1 is not None:
-                p.one1 = _one(p.a1)
-            if p.a2 is not None:
-                p.one2 = _one(p.a2)
-            p = p.parent
+        # (reinitMetric's reshaping: up from the fetch, each node that may hold a set of
+        # values takes the metric's instances and its evaluator's arity again, stopping
+        # below an operator that makes one value of a set)
+        node: Node | None = x
+        while node is not None:
+            if node.op in RESHAPED:
+                v.inst_fetch_expr(node)
+                if node.a1 is not None:
+                    node.one1 = _one(node.a1)
+                if node.a2 is not None:
+                    node.one2 = _one(node.a2)
+            node = node.parent
+            if node is not None and node.op in v.AGGREGATES:
+                break
         return 1
 
     def _fetch_shape(self, x: Node) -> None:

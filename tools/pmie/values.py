@@ -199,9 +199,11 @@ def inst_expr(x: Node) -> None:
 
 
 def inst_fetch_expr(x: Node) -> None:
-    """instFetchExpr: the fetch node's shape follows its metric's instances."""
+    """instFetchExpr: a node's semantics (when unknown) and shape follow its metric's."""
     m = x.metrics
     assert m is not None
+    if x.sem == SEM_UNKNOWN and m.desc is not None:
+        x.sem = PM_SEM_INSTANT if m.desc.sem == PM_SEM_COUNTER else m.desc.sem
     ninst = m.m_idom if m.m_idom >= 0 else -1
     if x.e_idom != ninst:
         reshape(x, ninst)

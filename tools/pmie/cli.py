@@ -63,7 +63,7 @@ def run(o: Options) -> int:
     result = check(text, source)
     for message in result.messages:
         sys.stderr.write(message if message.endswith("\n") else message + "\n")
-    from .replay import Engine, notify
+    from .replay import Engine
 
     engine = Engine(feed, o, result)
     # (SIGTERM ends pmie quietly with status 0, as pmie's handler does)
@@ -78,8 +78,6 @@ def run(o: Options) -> int:
         close = getattr(feed, "close", None)
         if close is not None:
             close()
-    if not o.quiet:
-        notify("Info", "evaluator exiting\n")
     return 0
 
 

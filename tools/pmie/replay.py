@@ -156,10 +156,13 @@ class Engine:
     # -- the run --------------------------------------------------------------------------------
 
     def run(self) -> None:
-        """pmie's run(): evaluate each task when due, retrying what is missing sooner."""
+        """pmie's run(): evaluate each task when due, retrying what is missing sooner
+        (no rules, no run: nothing is said)."""
         feed = self.feed
         feed.begin()
         queue = [t for t in self.tasks if t.rules]
+        if not queue:
+            return
         for n, t in enumerate(queue):
             t.eval = t.epoch = feed.start
             feed.open(t, n == 0)
@@ -178,6 +181,8 @@ class Engine:
             at = next((i for i, q in enumerate(queue) if t.eval <= q.eval), len(queue))
             queue.insert(at, t)
         sys.stdout.flush()
+        if not self.o.quiet:
+            notify("Info", "evaluator exiting\n")
 
     def _reschedule(self, t: Task, now: float) -> None:
         if self.feed.waiting(t) and t.retry == 0:

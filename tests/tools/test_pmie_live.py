@@ -451,3 +451,24 @@ def test_no_rules_no_evaluator(tmp_path):
     done = our_pmie("-h", UNREACHABLE, "-c", str(rules), "-t", "1", "-T", "1")
     assert done.returncode == 0
     assert done.stderr == "undefined macro name $foo\npmie: syntax error - at end of file\n"
+
+
+STRING_RULES = (
+    # a count of string comparisons is a number: it may be ordered
+    'count_sample (pmcd.version @0..1 == "no such version") >= 0;\n',
+    # sum_* and avg_* refuse a string operand, where the parse was when they did
+    'sum_sample pmcd.version @0..1 == "x";\n',
+    "a = 1;\nb = avg_sample\n pmcd.version @0..1;\n",
+)
+
+
+@pytest.mark.interop
+@pytest.mark.parametrize("text", STRING_RULES)
+def test_string_metrics_under_aggregates_as_pcp(server, tmp_path, text):
+    rules = tmp_path / "rules"
+    rules.write_text(text)
+    argv = ["-h", server.host, "-c", str(rules), "-v", "-t", "0.2", "-T", "0.3"]
+    ref, mine = pcp_pmie(*argv, env=server.env), our_pmie(*argv, env=server.env)
+    assert mine.returncode == ref.returncode
+    assert normal(mine.stdout, server.host) == normal(ref.stdout, server.host)
+    assert normal(mine.stderr, server.host) == normal(ref.stderr, server.host)

@@ -72,6 +72,8 @@ def _one(arg: Node) -> bool:
 
 
 _INDOM_NULL = 0xFFFFFFFF
+#: PM_TYPE_32, U32, 64, U64, FLOAT, DOUBLE: what sum_* and avg_* can add up
+_ARITHMETIC = frozenset(range(6))
 #: types pmie cannot evaluate: aggregates, events, unknown (PM_TYPE_* numbers)
 _BAD_TYPES = frozenset((7, 8, 9, 10, 255))
 
@@ -86,13 +88,15 @@ class Binder:
         self.notify = notify  # pmNotifyErr (level, message)
         self.warn = warn  # a line on stderr
         self.clocks: list[Node] = []  # $delta and friends, kept current by the run
-        self.errors: list[str] = []  # what the parse actions refused
+        #: what the parse actions refused, and the line each said it of (None: the
+        #: statement's)
+        self.errors: list[tuple[str, int | None]] = []
         self.waiting: list[v.Bound] = []  # live metrics not bound yet (tried again later)
 
-    def syntax_error(self, message: str) -> None:
+    def syntax_error(self, message: str, line: int | None = None) -> None:
         """A statement pmie's parse actions refuse once its metrics are bound: the
         message, and the statement goes."""
-        self.errors.append(message)
+        self.errors.append((message, line))
 
     def build(self, e: t.Expr | None) -> Node:
         if e is None:
@@ -345,7 +349,7 @@ class Binder:
         op = e.op
         if op in ("==", "!=") and _stringy(a1):
             op += "str"
-        elif e.op in RELATIONAL and (_stringy(a1) or _stringy(a2)):
+        elif e.op in RELATIONAL and (_string_values(a1) or _string_values(a2)):
             raise Unsupported("string ordering")
         x = Node(op, a1, a2, arg.hdom, arg.e_idom, arg.tdom, abs(arg.tdom), sem)
         x.new_ring()
@@ -357,7 +361,7 @@ class Binder:
         return _fold(x)
 
     def _aggregate(self, e: t.Aggregate) -> Node:
-        return self._domain(e.op, e.axis, self.build(e.arg))
+        return self._domain(e.op, e.axis, self.build(e.arg), e.line)
 
     def _quantifier(self, e: t.Quantifier) -> Node:
         arg = self.build(e.arg)
@@ -367,7 +371,7 @@ class Binder:
             x.a2 = _const(v.SEM_NUMCONST, e.percent / 100.0)
         return x
 
-    def _domain(self, op: str, axis: str, arg: Node) -> Node:
+    def _domain(self, op: str, axis: str, arg: Node, line: int | None = None) -> Node:
         hdom, idom, tdom = arg.hdom, arg.e_idom, arg.tdom
         if axis == "host":
             hdom = idom = -1
@@ -375,6 +379,13 @@ class Binder:
             idom = -1
         else:
             tdom = -1
+        m = arg.metrics
+        if op in ("sum", "avg") and m is not None and m.desc is not None \
+                and m.desc.type not in _ARITHMETIC:  # fmt: skip
+            from purepcp.pmapi.types import pmTypeStr
+
+            why = f"arithmetic (not {pmTypeStr(m.desc.type)}) operand required"
+            self.syntax_error(f"{why} for aggregate operator", line)
         sem = v.PM_SEM_INSTANT if op == "count" else arg.sem
         x = Node(f"{op}_{axis}", arg, None, hdom, idom, tdom, abs(tdom), sem)
         x.new_ring()
@@ -462,6 +473,12 @@ def _stringy(x: Node) -> bool:
         return True
     m = x.metrics
     return m is not None and m.desc is not None and m.desc.type == v.STRING_TYPE
+
+
+def _string_values(x: Node) -> bool:
+    """Does X give strings (a string constant, or a string metric's values themselves,
+    not a count or truth made from them)?"""
+    return x.sem == v.SEM_CHAR or (x.op in ("fetch", "delay") and _stringy(x))
 
 
 def _same_instance(mine: str, theirs: str) -> bool:

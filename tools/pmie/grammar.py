@@ -417,7 +417,7 @@ class Parser:
         _, arg = self.guarded(frame, lambda: self.operand(accept, prec), resume, result)
         if arg is not None and self._rejects(kind, axis, arg):
             return result, None
-        return result, _prefixed(kind, str(tok.value), axis, arg)
+        return result, _prefixed(kind, str(tok.value), axis, arg, self.lex.line())
 
     def _rejects(self, kind: str, axis: str, arg: object) -> bool:
         """pmie's checks as it builds the node: axes present, rate of a number."""
@@ -711,12 +711,12 @@ def _combine(op: str, left: t.Expr | None, right: t.Expr | None) -> t.Expr | Non
     return t.Binary(SPELLING.get(op, op), left, right)
 
 
-def _prefixed(kind: str, word: str, axis: str, arg: t.Expr | None) -> t.Expr | None:
+def _prefixed(kind: str, word: str, axis: str, arg: t.Expr | None, line: int) -> t.Expr | None:
     if arg is None:
         return None
     if kind in _UNARY_OPS:
         return t.Unary(_UNARY_OPS[kind], arg)
     if kind.endswith("_AGGR"):
-        return t.Aggregate(word, axis, arg)
+        return t.Aggregate(word, axis, arg, line)
     op = {"ALL_QUANT": "all", "SOME_QUANT": "some"}.get(kind, "pcnt")
     return t.Quantifier(op, axis, arg)

@@ -139,13 +139,15 @@ class Engine:
             task.waits.extend(binder.waiting)
             self.binder = binder
 
-    def _syntax_errors(self, line: int, errors: list[str]) -> None:
-        """synerr's report for a statement refused after binding (and -C's status)."""
+    def _syntax_errors(self, line: int, errors: list[tuple[str, int | None]]) -> None:
+        """synerr's report for a statement refused after binding (and -C's status):
+        where the parse was when the refusing action ran."""
         o = self.o
         source = o.config if o.config is not None else (o.operands[0] if o.operands else None)
         named = f"file {source}" if source is not None else "standard input"
-        where = f"near line {line} of {named}" if line else "at end of file"
-        for message in errors:
+        for message, at in errors:
+            at = line if at is None else at
+            where = f"near line {at} of {named}" if at else "at end of file"
             sys.stderr.write(f"{PROG}: syntax error - {where}\n{message}\n")
 
     def _task(self, delta: float) -> Task:

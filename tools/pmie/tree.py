@@ -129,6 +129,7 @@ class Aggregate:
     op: str
     axis: str
     arg: Expr | None
+    line: int = 0  # the scanner's line when it was parsed (where a type error is reported)
 
 
 @dataclass(frozen=True)

@@ -8,7 +8,7 @@ could not be parsed (pmie's NULL expression) is ``None`` in its parent.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 
 @dataclass(frozen=True)
@@ -129,7 +129,8 @@ class Aggregate:
     op: str
     axis: str
     arg: Expr | None
-    line: int = 0  # the scanner's line when it was parsed (where a type error is reported)
+    # (the scanner's line when it was parsed: where a type error is reported)
+    line: int = field(default=0, compare=False)
 
 
 @dataclass(frozen=True)

@@ -48,6 +48,8 @@ setup(
         "purepcp.tools.report": ["conf/*.conf"],
         # pmlogconf's group files, read when PCP's own are not installed
         "purepcp.tools.pmlogconf": ["groupfiles/*", "groupfiles/*/*"],
+        # pmieconf's rule templates, read when PCP's own are not installed
+        "purepcp.tools.pmieconf": ["rules/*", "rules/*/*"],
         "purepcp.series": ["entries.lua"],
     },
     exclude_package_data={"": ["README.md"]},

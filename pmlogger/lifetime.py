@@ -9,15 +9,11 @@ from __future__ import annotations
 
 import contextlib
 import os
-import pwd
 import select
-import sys
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TextIO
-
-from purepcp.pmapi import logfile
 
 #: a control message longer than this is absurd (PCP's MAXPATHLEN)
 _MAX_MESSAGE = 4096
@@ -229,32 +225,3 @@ def _confirm(text: str, cmd: str, program: str) -> str | None:
     finally:
         with contextlib.suppress(OSError):
             os.unlink(msg.name)
-
-
-def switch_user(user: str) -> None:
-    """pmSetProcessIdentity (-U): become USER, its group first; each failure is a
-    Critical line on stderr and the end of the run."""
-    try:
-        entry = pwd.getpwnam(user)
-    except KeyError:
-        _critical(f"cannot find the {user} user to switch to")
-    try:
-        os.setgid(entry.pw_gid)
-    except OSError as exc:
-        _critical(f"setgid to gid of {user} user (gid={entry.pw_gid}): {exc.strerror}")
-    if os.getgroups():
-        try:
-            os.initgroups(user, entry.pw_gid)
-        except PermissionError:
-            pass  # (privileges dropped already: PCP allows EPERM)
-        except OSError as exc:
-            _critical(f"initgroups with gid of {user} user (gid={entry.pw_gid}): {exc.strerror}")
-    try:
-        os.setuid(entry.pw_uid)
-    except OSError as exc:
-        _critical(f"setuid to uid of {user} user (uid={entry.pw_uid}): {exc.strerror}")
-
-
-def _critical(message: str) -> None:
-    logfile.notify(sys.stderr, "pmlogger", "Critical", message)
-    raise SystemExit(1)

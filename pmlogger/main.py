@@ -166,9 +166,9 @@ def _run(argv: list[str]) -> int:
     parsed = TOOL.parse(argv)
     settings = _settings(parsed)
     if settings.username is not None:  # (early, as PCP's daemon mode changes user)
-        from .lifetime import switch_user
+        from purepcp.pmapi.identity import switch_user
 
-        switch_user(settings.username)
+        switch_user(settings.username, "pmlogger")
     log = sys.stderr if settings.check_only else _open_log(parsed.get("log"))
     if not settings.check_only:
         logfile.header(log, "pmlogger")

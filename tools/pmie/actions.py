@@ -41,6 +41,7 @@ def _text(x: Node) -> str:
 def _fired(x: Node, ok: bool) -> None:
     x.ring[0][0] = B_TRUE if ok else B_FALSE
     x.stamps[0] = CLOCK.now
+    CLOCK.perf.actions += 1
 
 
 def act_print(x: Node) -> None:

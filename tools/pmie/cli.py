@@ -12,11 +12,14 @@ for them gets a one-line refusal.
 
 from __future__ import annotations
 
+import contextlib
+import functools
 import os
 import signal
 import sys
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
+from . import operators as ops
 from .options import PROG, USAGE, Options, Usage, parse
 
 
@@ -56,10 +59,31 @@ def run(o: Options) -> int:
     source = o.config if o.config is not None else (o.operands[0] if o.operands else None)
     if len(o.operands) > 1:
         raise _fail(f"{PROG}: several rule files: not available in purepcp\n")
-    if o.buffer:
+    if o.daemon:  # (before the log is opened, so that it is the user's)
+        from purepcp.pmapi.identity import default_user, switch_user
+
+        _preload()
+        switch_user(o.username or default_user(), PROG)
+        signal.signal(signal.SIGHUP, signal.SIG_IGN)
+    if o.logfile is not None:
+        _open_log(o.logfile)
+    if o.buffer or o.daemon:
         _remap_stdout()
+    if o.daemon:
+        if not o.systemd:
+            with contextlib.suppress(OSError):  # (a group leader already: as setsid fails)
+                os.setsid()
+        if o.primary:
+            _pid_file()
+    if o.logfile is not None and not o.archives:
+        primary = " [primary]" if o.primary else ""
+        host = o.host if o.host is not None else "local:"
+        sys.stderr.write(f"{PROG}: PID = {os.getpid()}, via {host}{primary}\n\n")
+    if not o.archives and not o.check:
+        _start_monitor(o)
     feed = _feed(o)
     text = _read_rules(source)
+    ops.CLOCK.perf.config = "<stdin>" if source is None else os.path.realpath(source)
     result = check(text, source)
     for message in result.messages:
         sys.stderr.write(message if message.endswith("\n") else message + "\n")
@@ -79,6 +103,98 @@ def run(o: Options) -> int:
         if close is not None:
             close()
     return 0
+
+
+def _preload() -> None:
+    """Import what a live run needs before the daemon becomes its user, who may not be
+    able to read this Python's own files (an interpreter under root's home)."""
+    import importlib
+
+    for name in PRELOAD:
+        importlib.import_module(name)
+    _dirs()  # (and the layout, which may be in the starting user's home)
+
+
+#: the modules a live pmie imports as it runs (names relative to purepcp, or absolute)
+PRELOAD = (
+    "mmap", "ctypes", "ctypes.util", "subprocess", "shlex", "syslog", "socket", "select",
+    "encodings.idna", "stringprep", "unicodedata",
+    "purepcp.tools.pmie.check", "purepcp.tools.pmie.replay", "purepcp.tools.pmie.live",
+    "purepcp.tools.pmie.sources", "purepcp.tools.pmie.bind", "purepcp.tools.pmie.actions",
+    "purepcp.tools.pmie.show", "purepcp.tools.pmie.ere", "purepcp.tools.pmie.syslog",
+    "purepcp.tools.pmie.stats", "purepcp.pmapi.context", "purepcp.pmapi.hostname",
+    "purepcp.pmapi.timewindow", "purepcp.pmapi.zone", "purepcp.pmapi.pmiestats",
+    "purepcp.pmapi.paths", "purepcp.pmapi.rate", "purepcp.pmapi.errors",
+    "purepcp.pmapi.convert", "purepcp.pmapi.units", "purepcp.pmapi.pmns",
+)  # fmt: skip
+
+
+@functools.cache
+def _dirs() -> Mapping[str, str]:
+    """PCP's directories, read once."""
+    from purepcp.pmapi.paths import paths
+
+    return paths(missing_ok=True)
+
+
+def _start_monitor(o: Options) -> None:
+    """startmonitor: the statistics file of a live pmie, naming its log."""
+    from . import stats
+
+    perf = ops.CLOCK.perf
+    perf.logfile = "<none>" if o.logfile is None else os.path.realpath(o.logfile)
+    perf.pmcd_host = "(uninitialized)"
+    stats.start(perf, PROG, _dirs()["PCP_TMP_DIR"])
+
+
+def _open_log(path: str) -> None:
+    """pmOpenLog: standard error goes to PATH (created afresh; "-" keeps it), headed now
+    and footed at exit; a log that cannot be opened is said so, and stderr kept."""
+    import atexit
+
+    from purepcp.pmapi import logfile
+
+    if path != "-":
+        with contextlib.suppress(OSError):
+            os.unlink(path)
+        try:
+            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o666)
+        except OSError as exc:
+            sys.stderr.write(f'{PROG}: cannot open log "{path}" for writing : '
+                             f"{os.strerror(exc.errno or 0)}\n")  # fmt: skip
+        else:
+            sys.stderr.flush()
+            os.dup2(fd, 2)
+            os.close(fd)
+    logfile.header(sys.stderr, PROG)
+    atexit.register(_log_footer)
+    if path != "-" and not os.path.exists(path):
+        raise _fail(f"{PROG}: cannot find realpath for log {path}: "
+                    f"{os.strerror(2)}\n")  # fmt: skip
+
+
+def _log_footer() -> None:
+    from purepcp.pmapi import logfile
+
+    with contextlib.suppress(OSError, ValueError):
+        sys.stdout.flush()
+        logfile.footer(sys.stderr)
+
+
+def _pid_file() -> None:
+    """The primary pmie's PID file, $PCP_RUN_DIR/pmie.pid, gone at exit."""
+    import atexit
+
+    path = os.path.join(_dirs()["PCP_RUN_DIR"], "pmie.pid")
+    with contextlib.suppress(OSError):
+        with open(path, "w") as f:
+            f.write(f"{os.getpid()}\n")
+        atexit.register(_remove, path)
+
+
+def _remove(path: str) -> None:
+    with contextlib.suppress(OSError):
+        os.unlink(path)
 
 
 def _remap_stdout() -> None:
@@ -125,9 +241,7 @@ def _read_rules(source: str | None) -> str:
         why = os.strerror(exc.errno or 0)
         if os.path.isabs(source):
             raise _fail(f"{PROG}: cannot access config file {source}: {why}\n") from None
-        from purepcp.pmapi.paths import paths
-
-        alt = os.path.join(paths(missing_ok=True)["PCP_VAR_DIR"], "config", "pmie", source)
+        alt = os.path.join(_dirs()["PCP_VAR_DIR"], "config", "pmie", source)
         try:
             with open(alt, encoding="utf-8", errors="surrogateescape") as f:
                 return f.read()

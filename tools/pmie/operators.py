@@ -15,6 +15,7 @@ from collections.abc import Callable
 from typing import Any
 
 from . import values as v
+from .stats import Perf
 from .values import B_FALSE, B_TRUE, B_UNKNOWN, Node
 
 UINT_WRAP = 4294967296.0
@@ -30,6 +31,7 @@ class Clock:
         self.write = write
         self.ctime = ctime
         self.curr: Node | None = None  # the rule being evaluated (for %v and friends)
+        self.perf = Perf()  # the counters of pmie's statistics file
 
 
 CLOCK: Clock = Clock(print, str)
@@ -479,10 +481,18 @@ def rule(x: Node) -> None:
     assert a is not None and act is not None
     a.run()
     x.valid = a.valid
+    perf = CLOCK.perf
     if x.valid > 0:
         x.ring[0][0] = a.ring[0][0]
         if x.ring[0][0] == B_TRUE:
+            perf.eval_true += 1
             act.run()
+        elif x.ring[0][0] == B_FALSE:
+            perf.eval_false += 1
+        else:
+            perf.eval_unknown += 1
+    else:
+        perf.eval_unknown += 1
 
 
 def _rule_in(rp: Node) -> None:

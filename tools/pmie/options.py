@@ -65,8 +65,7 @@ LONG = {
 }  # fmt: skip
 TAKES_ARG = {letter for letter in "AahnOSTtZcjlUD"}
 #: options that need what this pmie does not have yet (live hosts, daemon modes)
-NOT_HERE = {"d": "-d (interactive mode)", "X": "-X", "x": "-x",
-            "P": "-P", "F": "-F", "l": "-l", "U": "-U", "j": "-j",
+NOT_HERE = {"d": "-d (interactive mode)", "X": "-X", "x": "-x", "j": "-j",
             "n": "-n"}  # fmt: skip
 VERBOSITY = {"v": 1, "V": 2, "W": 3}
 
@@ -88,6 +87,12 @@ class Options:
     origin: str | None = None
     timezone: str | None = None
     hostzone: bool = False
+    logfile: str | None = None  # -l: the log (standard error goes there)
+    username: str | None = None  # -U: the user a daemon runs as
+    foreground: bool = False  # -f: not a daemon, whatever else says so
+    primary: bool = False  # -P: the primary pmie (a PID file)
+    systemd: bool = False  # -F: started by systemd (no new session)
+    daemon: bool = False  # -l, -U, -P or -F without -f or -a: pmie's isdaemon
     missing: list[str] = field(default_factory=list)
     operands: list[str] = field(default_factory=list)
 
@@ -115,6 +120,10 @@ def parse(args: list[str]) -> Options:
         raise Usage(ended)
     if o.config is not None and o.operands:
         raise Usage(f"{PROG}: extra filenames cannot be given after using -c\n")
+    if o.foreground and o.systemd:
+        raise Usage(f"{PROG}: the -f and -F options are mutually exclusive\n")
+    if o.archives or o.foreground:
+        o.daemon = False
     if o.interval is not None:
         _check_interval(o.interval)
     return o
@@ -150,6 +159,17 @@ def _apply(o: Options, letter: str, value: str) -> None:
         o.archives.extend(value.split(","))
     elif letter == "h":
         o.host = value
+    elif letter == "l":
+        if o.logfile is not None:
+            raise Usage(f"{PROG}: at most one -l option is allowed\n")
+        o.logfile, o.daemon = value, True
+    elif letter == "U":
+        o.username, o.daemon = value, True
+    elif letter in ("P", "F"):
+        setattr(o, "primary" if letter == "P" else "systemd", True)
+        o.daemon = True
+    elif letter == "f":
+        o.foreground = True
     elif letter in VERBOSITY:
         o.verbose = VERBOSITY[letter]
     elif letter in NOT_HERE:

@@ -64,6 +64,13 @@ def _seconds(stamp) -> float:
     return stamp.sec + (stamp.nsec // 1000) / 1e6
 
 
+def _count_rules(x: Node | None) -> int:
+    """How many rules (condition -> action) a statement holds (rule sets hold several)."""
+    if x is None:
+        return 0
+    return (x.op == "rule") + _count_rules(x.a1) + _count_rules(x.a2)
+
+
 def _metrics(x: Node | None, into: list[Bound]) -> None:
     if x is None:
         return
@@ -134,6 +141,9 @@ class Engine:
                 continue
             task = self._task(delta)
             task.rules.append((stmt.name, node))
+            perf = ops.CLOCK.perf
+            perf.eval_expected += 1 / delta
+            perf.numrules += _count_rules(node)
             _metrics(node, task.metrics)
             task.clocks.extend(binder.clocks)
             task.waits.extend(binder.waiting)
@@ -205,6 +215,9 @@ class Engine:
         for _, node in t.rules:
             ops.CLOCK.curr = node
             node.run()
+        perf = ops.CLOCK.perf
+        perf.eval_actual += len(t.rules)
+        perf.flush()
         if not self.o.verbose:
             return
         stamp = self.o.show_time or not self.feed.live

@@ -102,6 +102,9 @@ class LiveSource:
             return False
         self.ctx = ctx
         self.hname = context_hostname(ctx)
+        from .operators import CLOCK
+
+        CLOCK.perf.pmcd_host = self.hname  # (the pmcd last connected to, as newContext)
         return True
 
     def context(self) -> Any:

@@ -8,13 +8,14 @@ from __future__ import annotations
 
 import errno
 import os
-import struct
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from purepcp.pmapi.cnumbers import atoi, int32, strtol, strtoul, uint32
 from purepcp.pmapi.errors import PMError
+from purepcp.pmapi.pmiestats import PMIE_FIELDS, PMIE_STATS
+from purepcp.pmapi.process import process_exists
 from purepcp.pmapi.values import string_value
 
 __all__ = [
@@ -27,21 +28,6 @@ __all__ = [
     "running_services",
     "service_pid",
 ]
-
-
-def process_exists(pid: int) -> bool:
-    """Whether process PID exists (libpcp's __pmProcessExists)."""
-    if pid <= 0:
-        return False
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    except (OverflowError, OSError):
-        return False
-    return True
 
 
 def service_pid(run_dir: str, name: str) -> int:
@@ -115,23 +101,6 @@ def find_pmloggers(tmp_dir: str) -> list[LoggerPort]:
             )
         )
     return found
-
-
-#: pmie's statistics file (pmiestats_t, src/pmie/src/stats.h) with Linux's
-#: MAXPATHLEN (4096) and MAXHOSTNAMELEN (64).
-PMIE_STATS = struct.Struct("@4097s4097s65sf7I")
-PMIE_FIELDS = (
-    "configfile",
-    "logfile",
-    "pmcd_host",
-    "eval.expected",
-    "numrules",
-    "actions",
-    "eval.true",
-    "eval.false",
-    "eval.unknown",
-    "eval.actual",
-)
 
 
 def _pmie_pid(name: str) -> int | None:

@@ -31,6 +31,11 @@ UNITS = (
     "pmlogger_daily.service",
     "pmlogger_daily.timer",
     "pmproxy.service",
+    "pmie.service",
+    "pmie_check.service",
+    "pmie_check.timer",
+    "pmie_daily.service",
+    "pmie_daily.timer",
 )
 #: The default logging configuration shipped with pmlogger.
 PACKAGED_PMLOGGER_CONF = Path(__file__).resolve().parents[1] / "pmlogger" / "config.default"
@@ -116,6 +121,8 @@ def render_units(layout: Paths) -> dict[str, str]:
         "pmlogger": command_path("pmlogger"),
         "pmlogger_daily": command_path("pmlogger_daily"),
         "pmproxy": command_path("pmproxy"),
+        "pmie_check": command_path("pmie_check"),
+        "pmie_daily": command_path("pmie_daily"),
         "kill": shutil.which("kill") or "/bin/kill",
         "pmlogger_conf": str(pmlogger_conf(layout)),
         "log_dir": str(layout.log_dir),

@@ -39,6 +39,10 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+from purepcp.pmapi.process import signal_quietly
+from purepcp.pmapi.scriptlog import command_output, kill_survivors, now_text, ps_listing
+from purepcp.pmapi.scriptlog import say as _say
+
 from .controlfile import (
     ControlLine,
     ControlParser,
@@ -128,11 +132,6 @@ def parse(argv: Sequence[str]) -> Options | None:
     )
 
 
-def _say(text: str, end: str = "\n") -> None:
-    sys.stdout.write(text + end)
-    sys.stdout.flush()
-
-
 @dataclass
 class Checker:
     """One run over the control files."""
@@ -153,16 +152,16 @@ class Checker:
             _say(text, end)
 
     def run(self) -> int:
-        self.vv(f"Start: {_now()}")
+        self.vv(f"Start: {now_text()}")
         try:
             return self._run()
         finally:
-            self.vv(f"End: {_now()}")
+            self.vv(f"End: {now_text()}")
 
     def _run(self) -> int:
         control = self.opts.control or self.dirs["PCP_PMLOGGERCONTROL_PATH"]
         if self.opts.stop and not os.path.isdir(self.port_dir):
-            self.compress_now()
+            self.compressnow_text()
             return 0
         if not os.path.isfile(control):
             _say(f"{PROG}: Error: cannot find control file ({control})")
@@ -183,7 +182,7 @@ class Checker:
         if os.path.isfile(
             os.path.join(self.dirs["PCP_LOG_DIR"], "pmlogger", "pmlogger_daily.stamp")
         ):
-            self.compress_now()
+            self.compressnow_text()
         return 1 if self.failed or status else 0
 
     def compress_now(self) -> None:
@@ -267,7 +266,7 @@ class Checker:
         writable (no lock then), False when another holds it for too long."""
         if not os.access(directory, os.W_OK):
             self.warning(entry, f"no write access in {directory}, skip lock file processing")
-            _say(_command(["ls", "-ld", directory]))
+            _say(command_output(["ls", "-ld", directory]))
             return None
         path = os.path.join(directory, "lock")
         deadline = time.monotonic() + LOCK_WAIT
@@ -282,12 +281,12 @@ class Checker:
             else:
                 if self.opts.verbose >= 2:
                     _say("Acquired lock:")
-                    _say(_command(["ls", "-l", path]))
+                    _say(command_output(["ls", "-l", path]))
                 return path
             time.sleep(0.1)
         if os.path.exists(path):
             _say(f"{PROG}: Warning: is another PCP cron job running concurrently?")
-            _say(_command(["ls", "-l", path], {"LC_TIME": "POSIX"}))
+            _say(command_output(["ls", "-l", path], {"LC_TIME": "POSIX"}))
         self.warning(entry, f"failed to acquire exclusive lock ({path}) ...")
         return False
 
@@ -298,7 +297,7 @@ class Checker:
             return
         if age > STALE_LOCK:
             _say(f"{PROG}: Warning: removing lock file older than 30 minutes")
-            _say(_command(["ls", "-l", path], {"LC_TIME": "POSIX"}))
+            _say(command_output(["ls", "-l", path], {"LC_TIME": "POSIX"}))
             _remove(path)
 
     def find(self, entry: ControlLine, directory: str) -> int | None:
@@ -328,7 +327,7 @@ class Checker:
             if self.opts.verbose >= 2:
                 _say(f"{link}: missing?")
                 _say(f"Contents of {self.port_dir}")
-                _say(_command(["ls", "-l", self.port_dir]))
+                _say(command_output(["ls", "-l", self.port_dir]))
                 _say("--- end of ls output ---")
             return None
         if self.opts.verbose >= 2:
@@ -431,7 +430,7 @@ class Checker:
             self.warning(entry, f'pmlogconf failed to generate "{config}"')
             _say((done.stdout + done.stderr).rstrip("\n"))
             _say("=== start pmlogconf file ===")
-            _say(_command(["cat", config]))
+            _say(command_output(["cat", config]))
             _say("=== end pmlogconf file ===")
         elif self.opts.verbose:
             _say(f'Created: "{config}" (pmlogconf)')
@@ -475,7 +474,7 @@ class Checker:
             self.warning(entry, f'pmlogconf failed to reconfigure "{config}"')
             _say(diag.replace(scratch, config).rstrip("\n"))
             _say("=== start pmlogconf file ===")
-            _say(_command(["cat", scratch]))
+            _say(command_output(["cat", scratch]))
             _say("=== end pmlogconf file ===")
         elif "No changes" in diag:
             if self.opts.verbose:
@@ -488,7 +487,7 @@ class Checker:
             self.warning(
                 entry, f'no write access to pmlogconf file "{config}", skip reconfiguration'
             )
-            _say(_command(["ls", "-l", config]))
+            _say(command_output(["ls", "-l", config]))
 
     def wait_for_pmcd(self, seconds: float = 5.0) -> bool:
         """Whether the local pmcd answers (pmcd.numclients > 0) within SECONDS."""
@@ -504,7 +503,7 @@ class Checker:
         _say(time.strftime("%a %b %e %H:%M:%S %Z %Y"))
         _say(f"Arrgghhh ... pmcd at localhost failed to start after {int(seconds)} seconds")
         _say("=== failing pmprobes ===")
-        _say(_command(["pmprobe", "pmcd.numclients"]))
+        _say(command_output(["pmprobe", "pmcd.numclients"]))
         self.failed = True
         return False
 
@@ -559,7 +558,7 @@ class Checker:
             if not self.opts.terse:
                 logdir = os.path.dirname(logfile) or "."
                 _say(f"Directory ({os.path.realpath(logdir)}) contents:")
-                _say(_command(["ls", "-la", logdir], {"LC_TIME": "POSIX"}))
+                _say(command_output(["ls", "-la", logdir], {"LC_TIME": "POSIX"}))
         elif os.path.isfile(logfile):
             _say(f'Contents of pmlogger output file "{logfile}" ...')
             with open(logfile, errors="replace") as f:
@@ -571,30 +570,14 @@ class Checker:
         if self.opts.showme:
             _say(f"+ kill -s TERM {pid}")
             return
-        _signal(pid, signal.SIGTERM)
+        signal_quietly(pid, signal.SIGTERM)
         self.stopped.append(pid)
 
     def kill_stopped(self) -> int:
         """-s: SIGKILL for the stopped pmloggers still there, then wait for them to go."""
         if self.opts.showme or not self.stopped:
             return 0
-        alive = [p for p in self.stopped if _exists(p)]
-        if not alive:
-            return 0
-        listed = " ".join(map(str, alive))
-        if self.opts.verbose >= 2:
-            _say("")
-            _say(f"+ pmsignal -KILL {listed} ...", end="")
-        for pid in alive:
-            _signal(pid, signal.SIGKILL)
-        deadline = time.monotonic() + 3.0
-        while any(_exists(p) for p in alive):
-            if time.monotonic() > deadline:
-                _say(f"{PROG}: Error: pmlogger process(es) will not die")
-                _say(_command(["ps", "-f", "-p", ",".join(map(str, alive))]))
-                return 1
-            time.sleep(0.1)
-        return 0
+        return kill_survivors(PROG, "pmlogger", self.stopped, self.opts.verbose >= 2)
 
     def post(self, text: str) -> None:
         """A line in $PCP_LOG_DIR/NOTICES, as pmpost writes it (best effort)."""
@@ -630,47 +613,12 @@ def _pmlogger_processes() -> str:
     """ps -ef's heading and its lines for the pmloggers running (PCP's listing)."""
     from .pidfile import is_pmlogger
 
-    pids = {e for e in os.listdir("/proc") if e.isdigit() and is_pmlogger(int(e))}
-    lines = _command(["ps", "-ef"]).splitlines()
-    keep = lines[:1] + [ln for ln in lines[1:] if ln.split()[1:2] and ln.split()[1] in pids]
-    return "\n".join(keep)
-
-
-def _now() -> str:
-    """date '+%F %T.%N'."""
-    now = time.time_ns()
-    return time.strftime("%F %T", time.localtime(now // 10**9)) + f".{now % 10**9:09d}"
-
-
-def _command(args: Sequence[str], env: dict[str, str] | None = None) -> str:
-    done = subprocess.run(
-        list(args), capture_output=True, text=True, env={**os.environ, **(env or {})}, check=False
-    )
-    return (done.stdout + done.stderr).rstrip("\n")
+    return ps_listing([int(e) for e in os.listdir("/proc") if e.isdigit() and is_pmlogger(int(e))])
 
 
 def _remove(path: str) -> None:
     with contextlib.suppress(OSError):
         os.unlink(path)
-
-
-def _signal(pid: int, sig: int) -> None:
-    with contextlib.suppress(OSError):
-        os.kill(pid, sig)
-
-
-def _exists(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    try:  # (a zombie child of ours is gone for this purpose)
-        with open(f"/proc/{pid}/stat") as f:
-            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
-    except (OSError, IndexError):
-        return True
 
 
 class LogRedirect:

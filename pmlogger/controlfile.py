@@ -21,16 +21,29 @@ errors, in PCP's words, and -N's echo of assignments) and the lines to act on
 from __future__ import annotations
 
 import os
-import re
 import socket
 import subprocess
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 
-#: Backup copies of a control file, which are never read.
-BACKUP_SUFFIXES = (".rpmsave", ".rpmnew", ".rpmorig", ".dpkg-dist", ".dpkg-old", ".dpkg-new")
-_ASSIGN = re.compile(r"\$([A-Za-z][A-Za-z0-9_]*)=(.*)")
-_NAME_REF = re.compile(r"\$(?:\{([A-Za-z_][A-Za-z0-9_]*)\}|([A-Za-z_][A-Za-z0-9_]*))")
+from purepcp.pmapi.controlfile import (
+    BACKUP_SUFFIXES,
+    ControlReader,
+    Message,
+    control_files,
+    warning,
+)
+
+__all__ = [
+    "BACKUP_SUFFIXES",
+    "ControlLine",
+    "ControlParser",
+    "Message",
+    "control_files",
+    "default_control_path",
+    "error",
+    "warning",
+]
 
 
 @dataclass(frozen=True)
@@ -52,34 +65,12 @@ class ControlLine:
         return "local:" if self.primary or self.host == "LOCALHOSTNAME" else self.host
 
 
-@dataclass(frozen=True)
-class Message:
-    """Text to print where PCP's scripts print it (kind: warning, error, note)."""
-
-    kind: str
-    text: str
-
-
-def control_files(control: str) -> list[str]:
-    """CONTROL, then the files of CONTROL.d in POSIX name order."""
-    extra = f"{control}.d"
-    try:
-        names = sorted(os.listdir(extra), key=lambda n: n.encode())
-    except OSError:
-        names = []
-    return [control, *(os.path.join(extra, n) for n in names)]
-
-
 def default_control_path(env: Mapping[str, str]) -> str:
     """$PCP_PMLOGGERCONTROL_PATH, else $PCP_SYSCONF_DIR/pmlogger/control."""
     path = env.get("PCP_PMLOGGERCONTROL_PATH")
     if path:
         return path
     return os.path.join(env.get("PCP_SYSCONF_DIR", "/etc/pcp"), "pmlogger", "control")
-
-
-def warning(prog: str, where: str, text: str) -> Message:
-    return Message("warning", f"{prog} [{where}]\nWarning: {text}")
 
 
 def error(prog: str, where: str, text: str, host: str) -> Message:
@@ -89,52 +80,46 @@ def error(prog: str, where: str, text: str, host: str) -> Message:
 
 
 @dataclass
-class ControlParser:
-    """Reads control files in turn; assignments and the version carry from one to the next."""
+class ControlParser(ControlReader):
+    """pmlogger's control files: the version and other assignments carry from one to the next."""
 
-    prog: str
-    env: dict[str, str]  # PCP's variables (PCP_ARCHIVE_DIR, PCP_LOG_DIR) and the process's
-    showme: bool = False
+    SUBSTITUTE = ("PCP_ARCHIVE_DIR", "PCP_LOG_DIR")
+
     very_verbose: bool = False
     hostname: str = field(default_factory=lambda: socket.gethostname() or "localhost")
-    assignments: dict[str, str] = field(default_factory=dict)
-
-    @property
-    def version(self) -> str:
-        return self.assignments.get("version", "")
 
     def parse_file(self, path: str) -> Iterator[ControlLine | Message]:
         """The messages and lines of one control file."""
         if path.endswith(BACKUP_SUFFIXES):
             yield warning(self.prog, f"{path}:0", f'ignored backup control file "{path}"')
             return
-        try:
-            with open(path, encoding="utf-8", errors="surrogateescape") as f:
-                text = f.read()
-        except OSError:
-            return
-        yield from self.parse_text(path, text)
+        text = self.read(path)
+        if text is not None:
+            yield from self._lines(path, text)
 
     def parse_text(self, path: str, text: str) -> Iterator[ControlLine | Message]:
-        for key in ("PCP_ARCHIVE_DIR", "PCP_LOG_DIR"):
+        for key in self.SUBSTITUTE:
             text = text.replace(key, self.env.get(key, ""))
-        for number, raw in enumerate(text.splitlines(), start=1):
-            yield from self._line(path, number, raw)
+        yield from self._lines(path, text)
 
-    def _line(self, path: str, number: int, raw: str) -> Iterator[ControlLine | Message]:
-        where = f"{path}:{number}"
-        words = _read_fields(raw)
-        host = words[0] if words else ""
+    def _lines(self, path: str, text: str) -> Iterator[ControlLine | Message]:
+        for where, number, words in self.lines(path, text):
+            yield from self._line(path, where, number, words)
+
+    def _line(
+        self, path: str, where: str, number: int, words: list[str]
+    ) -> Iterator[ControlLine | Message]:
+        host = words[0]
         if self.very_verbose and host and not host.startswith("#"):
             names = ("host", "primary", "socks", "dir", "args")
-            shown = " ".join(f'{n}="{w}"' for n, w in zip(names, _padded(words), strict=True))
+            shown = " ".join(f'{n}="{w}"' for n, w in zip(names, words, strict=True))
             yield Message("note", f"[{where}] {shown}")
         if not host or host.startswith("#"):
             return
         if host.startswith("$"):
-            yield from self._assign(where, " ".join(_padded(words)))
+            yield from self.assign(where, words)
             return
-        primary, socks, directory, args = _padded(words)[1:]
+        primary, socks, directory, args = words[1:]
         if self.version in ("", "1.0"):
             if not self.version:
                 yield warning(self.prog, where, "processing default version 1.0 control format")
@@ -157,28 +142,6 @@ class ControlParser:
             args=args,
             env=tuple(self.assignments.items()),
         )
-
-    def _assign(self, where: str, text: str) -> Iterator[Message]:
-        """$NAME=value: remembered for later lines (PATH and IFS refused), as PCP's."""
-        if self.showme:
-            yield Message("note", f"# {text}")
-        m = _ASSIGN.match(text)
-        if m is None:
-            yield warning(
-                self.prog, where, "in-line command is not a variable assignment, line ignored"
-            )
-            return
-        name, shown = m.group(1), _assignment_text(m.group(2))
-        if name in ("PATH", "IFS"):
-            yield warning(self.prog, where, f"cannot change ${name}, line ignored")
-            return
-        if self.showme:
-            yield Message("note", f"+ export {name}; {name}={shown}")
-        self.assignments[name] = self._expand(_assigned_value(shown))
-
-    def _expand(self, text: str) -> str:
-        scope = {**self.env, **self.assignments}
-        return _NAME_REF.sub(lambda m: scope.get(m.group(1) or m.group(2), ""), text)
 
     def _dir_and_args(self, directory: str, args: str) -> tuple[str, str, str | None]:
         """PCP's rules for a quoted or computed directory: (directory, args, error)."""
@@ -213,36 +176,3 @@ class ControlParser:
             ["sh", "-c", f"eval echo {text}"], capture_output=True, text=True, env=env, check=False
         )
         return done.stdout.rstrip("\n")
-
-
-def _read_fields(raw: str) -> list[str]:
-    """The shell's `read host primary socks dir args`: four words, then the rest."""
-    text = re.sub(r"\\(.)", r"\1", raw).strip(" \t")
-    words = text.split(None, 4)
-    if len(words) == 5:
-        words[4] = words[4].strip()
-    return words
-
-
-def _padded(words: Sequence[str]) -> list[str]:
-    return [*words, "", "", "", "", ""][:5]
-
-
-def _assignment_text(text: str) -> str:
-    """The part of an assignment PCP's sed keeps: a quoted value to its closing quote,
-    else the text up to the first of ; & < > |."""
-    for quote in ("'", '"'):
-        if text.startswith(quote) and quote in text[1:]:
-            return text[: text.index(quote, 1) + 1]
-    return re.split(r"[;&<>|]", text, maxsplit=1)[0]
-
-
-def _assigned_value(text: str) -> str:
-    """An assignment's value as the shell takes it: quoted, or up to ; & < > |."""
-    if text.startswith("'"):
-        end = text.find("'", 1)
-        return text[1:end] if end > 0 else text[1:]
-    if text.startswith('"'):
-        end = text.find('"', 1)
-        return text[1:end] if end > 0 else text[1:]
-    return re.split(r"[;&<>|]", text, maxsplit=1)[0].strip()

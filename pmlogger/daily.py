@@ -71,6 +71,7 @@ from purepcp.pmapi.archive.format import decode_label
 from purepcp.pmapi.errors import PMError
 from purepcp.pmapi.options import HELP, LONG_VERSION, Opt, Tool
 from purepcp.pmapi.paths import LayoutError, paths
+from purepcp.pmapi.scriptlog import ScriptLog, is_chkconfig_on, save_prev
 
 from .compress import PARTIAL, compress_file
 from .controlfile import ControlLine
@@ -719,59 +720,6 @@ def _began_today(base: str, now: float) -> bool:
     return False
 
 
-class LogFile:
-    """Unless -N, stdout and stderr into PROGLOG.PID, which becomes PROGLOG at the end if
-    anything was written (the previous PROGLOG kept as PROGLOG.prev), as PCP's script
-    does; the streams are given back afterwards (pmlogger_daily may run in-process)."""
-
-    def __init__(self, proglog: str):
-        self.proglog = proglog
-        self.mine = f"{proglog}.{os.getpid()}"
-        self.saved: list[int] = []
-
-    def __enter__(self) -> LogFile:
-        _save_prev(self.proglog)
-        fd = os.open(self.mine, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
-        for stream in (sys.stdout, sys.stderr):
-            stream.flush()
-        self.saved = [os.dup(1), os.dup(2)]
-        os.dup2(fd, 1)
-        os.dup2(fd, 2)
-        os.close(fd)
-        self.streams = (sys.stdout, sys.stderr)
-        sys.stdout = open(1, "w", closefd=False, errors="surrogateescape")
-        sys.stderr = open(2, "w", closefd=False, errors="surrogateescape")
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        sys.stdout.flush()
-        sys.stderr.flush()
-        sys.stdout, sys.stderr = self.streams
-        for fd, saved in zip((1, 2), self.saved, strict=True):
-            os.dup2(saved, fd)
-            os.close(saved)
-        if os.path.exists(self.mine) and os.path.getsize(self.mine) > 0:
-            os.replace(self.mine, self.proglog)
-        else:
-            with contextlib.suppress(OSError):
-                os.unlink(self.mine)
-
-
-def _save_prev(path: str) -> bool:
-    """PCP's _save_prev_file: PATH (a regular file) copied to PATH.prev, then removed."""
-    if not os.path.lexists(path):
-        return True
-    if os.path.islink(path) or not os.path.isfile(path):
-        return False
-    with contextlib.suppress(OSError):
-        os.unlink(path + ".prev")
-    with contextlib.suppress(OSError):
-        shutil.copy2(path, path + ".prev")
-    with contextlib.suppress(OSError):
-        os.unlink(path)
-    return True
-
-
 def main(argv: Sequence[str] | None = None) -> int:
     return TOOL.main(_run, argv)
 
@@ -841,7 +789,7 @@ def _run(argv: list[str]) -> int:
     name = "pmlogger_daily-K.log" if run.compress_only else "pmlogger_daily.log"
     proglog = str(parsed.get("logfile") or os.path.join(dirs["PCP_LOG_DIR"], "pmlogger", name))
     try:
-        with LogFile(proglog):
+        with ScriptLog(proglog):
             return _daily(run, parsed)
     except OSError as exc:
         TOOL.fail(f"cannot write {exc.filename or proglog}: {exc.strerror}")
@@ -974,18 +922,8 @@ def _given(parsed, opt: Opt, name: str) -> str:
 
 
 def _pmlogger_enabled() -> bool:
-    """PCP's is_chkconfig_on pmlogger: always for a tree of its own ($PCP_DIR), else
-    what systemd says, else whether the run level 3 start link is there."""
-    if os.environ.get("PCP_DIR"):
-        return True
-    if shutil.which("systemctl"):
-        done = subprocess.run(
-            ["systemctl", "-q", "is-enabled", "pmlogger.service"],
-            capture_output=True,
-            check=False,
-        )
-        return done.returncode == 0
-    return bool(glob.glob("/etc/rc3.d/S[0-9]*pmlogger"))
+    """PCP's is_chkconfig_on pmlogger."""
+    return is_chkconfig_on("pmlogger")
 
 
 def _done_today(run: Daily, stamp: str) -> bool:
@@ -1016,7 +954,7 @@ def _done_today(run: Daily, stamp: str) -> bool:
 
 def _write_stamp(run: Daily, stamp: str) -> None:
     """The date-and-timestamp pmlogger_check and -p look for (the previous one kept)."""
-    if not _save_prev(stamp):
+    if not save_prev(stamp):
         run.say("Warning: cannot save previous date-and-timestamp")
     text = time.strftime("# %Y-%m-%d %H:%M:%S\n%s\n", time.localtime(run.now))
     try:

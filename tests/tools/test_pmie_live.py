@@ -472,3 +472,64 @@ def test_string_metrics_under_aggregates_as_pcp(server, tmp_path, text):
     assert mine.returncode == ref.returncode
     assert normal(mine.stdout, server.host) == normal(ref.stdout, server.host)
     assert normal(mine.stderr, server.host) == normal(ref.stderr, server.host)
+
+
+def _me() -> str:
+    import pwd
+
+    return pwd.getpwuid(os.getuid()).pw_name
+
+
+@pytest.mark.interop
+def test_a_daemons_log_as_pcps(tmp_path):
+    """-l: the log headed, 'PID = N, via HOST', the messages, and footed, as PCP's pmie
+    writes it (its user given by -U, as the running one)."""
+    require_reference("pmie")
+    rules = tmp_path / "rules"
+    rules.write_text("a = hinv.ncpu;\n")
+    texts = []
+    for who, run in (("pcp", pcp_pmie), ("ours", our_pmie)):
+        log = tmp_path / f"{who}.log"
+        argv = ["-U", _me(), "-l", str(log), "-h", UNREACHABLE, "-c", str(rules), "-v"]
+        done = run(*argv, "-t", "0.2", "-T", "0.5")
+        assert (done.returncode, done.stdout, done.stderr) == (0, "", "")
+        text = re.sub(r"PID = \d+", "PID = N", normal(log.read_text(), UNREACHABLE))
+        texts.append(re.sub(r"(started|finished) .*", r"\1 DATE", text))
+    assert texts[1] == texts[0]
+    assert texts[1].startswith("Log for pmie on ") and "PID = N, via HOST\n\n" in texts[1]
+
+
+def test_statistics_file_while_running_and_log_rotation(tmp_path):
+    """A live daemon's statistics file (read as pmcd and pmie_check read it) names its
+    rules and log, is gone at exit; SIGHUP ends its log as rotated and begins it again."""
+    import signal as sig
+
+    from purepcp.pmapi.paths import paths
+    from purepcp.pmapi.pmiestats import read_pmie_stats
+
+    rules = tmp_path / "rules"
+    rules.write_text('a = hinv.ncpu > 0 -> print "yes";\n')
+    log = tmp_path / "pmie.log"
+    argv = [PY, "-m", "purepcp.tools.pmie", "-U", _me(), "-l", str(log), "-h", UNREACHABLE,
+            "-c", str(rules), "-t", "0.2", "-T", "30"]  # fmt: skip
+    proc = subprocess.Popen(argv)
+    stats = Path(paths(missing_ok=True)["PCP_TMP_DIR"], "pmie", str(proc.pid))
+    try:
+        while "does not respond" not in (log.read_text() if log.exists() else ""):
+            assert proc.poll() is None, "pmie ended early"
+        found = read_pmie_stats(str(stats))
+        assert found is not None
+        assert (found.configfile, found.logfile) == (str(rules), str(log))
+        log.rename(tmp_path / "pmie.log.0")
+        proc.send_signal(sig.SIGHUP)
+        while "PID = " not in (log.read_text() if log.exists() else ""):
+            assert proc.poll() is None, "pmie ended at SIGHUP"
+        proc.terminate()
+        assert proc.wait(timeout=30) == 0
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert (tmp_path / "pmie.log.0").read_text().split("\n")[-2].startswith("Log rotated ")
+    assert log.read_text().startswith("Log for pmie on ") and " rotated " in log.read_text()
+    assert not stats.exists()

@@ -25,6 +25,11 @@ from .options import PROG, USAGE, Options, Usage, parse
 
 def main(argv: Sequence[str] | None = None) -> int:
     """pmie(1) on ARGV (else sys.argv): its exit status."""
+    if argv is None:  # (the command itself: ps and PCP's scripts look for "pmie")
+        from purepcp.pmapi.proctitle import set_command_line, set_process_name
+
+        set_process_name(PROG)
+        set_command_line([PROG, *sys.argv[1:]])
     args = list(sys.argv[1:] if argv is None else argv)
     try:
         o = parse(args)
@@ -64,9 +69,10 @@ def run(o: Options) -> int:
 
         _preload()
         switch_user(o.username or default_user(), PROG)
-        signal.signal(signal.SIGHUP, signal.SIG_IGN)
     if o.logfile is not None:
         _open_log(o.logfile)
+    rotates = o.daemon and o.logfile not in (None, "-")
+    signal.signal(signal.SIGHUP, (lambda signum, frame: _rotate(o)) if rotates else signal.SIG_IGN)
     if o.buffer or o.daemon:
         _remap_stdout()
     if o.daemon:
@@ -84,6 +90,7 @@ def run(o: Options) -> int:
     feed = _feed(o)
     text = _read_rules(source)
     ops.CLOCK.perf.config = "<stdin>" if source is None else os.path.realpath(source)
+    ops.CLOCK.perf.flush()
     result = check(text, source)
     for message in result.messages:
         sys.stderr.write(message if message.endswith("\n") else message + "\n")
@@ -171,6 +178,29 @@ def _open_log(path: str) -> None:
     if path != "-" and not os.path.exists(path):
         raise _fail(f"{PROG}: cannot find realpath for log {path}: "
                     f"{os.strerror(2)}\n")  # fmt: skip
+
+
+def _rotate(o: Options) -> None:
+    """SIGHUP: the log (moved away by pmie_daily) ended as rotated and begun again."""
+    from purepcp.pmapi import logfile
+
+    assert o.logfile is not None
+    sys.stdout.flush()
+    logfile.footer(sys.stderr, "rotated")
+    try:
+        fd = os.open(o.logfile, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o666)
+    except OSError:
+        from .replay import notify
+
+        notify("Error", "pmie: log rotation failed\n")
+        return
+    sys.stderr.flush()
+    os.dup2(fd, 2)
+    os.close(fd)
+    logfile.header(sys.stderr, PROG, "rotated")
+    host = o.host if o.host is not None else "local:"
+    sys.stderr.write(f"{PROG}: PID = {os.getpid()}, via {host}\n\n")
+    _remap_stdout()
 
 
 def _log_footer() -> None:

@@ -21,8 +21,8 @@ import sys
 
 import pytest
 
+from purepcp.tools.pmie import main, show
 from purepcp.tools.pmie import operators as ops
-from purepcp.tools.pmie import show
 from purepcp.tools.pmie import values as v
 from purepcp.tools.pmie.options import USAGE, Usage, parse
 from tests.support.qa_archives import qa
@@ -399,4 +399,167 @@ def test_checks_and_errors_as_pcps_pmie(tmp_path, args):
         full = ["-a", qa("ok-foo"), *full]
     pcp = _run([PMIE, *full], str(tmp_path))
     ours = _run([sys.executable, "-m", "purepcp.tools.pmie", *full], str(tmp_path))
+    assert ours == pcp
+
+
+# -- all evaluations at once (vector.py) -------------------------------------------------------
+
+#: what the random rules of each archive name: sets of values, then single values
+_COLUMN_METRICS = {
+    "ok-foo": (["sample.colour", "sample.bin", "sample.colour #red #blue",
+                "sample.bin #'bin-100' #'bin-900'", "(instant sample.bin)"],
+               _SINGULAR),
+    # (dense_archive's counters with instances: rates, a wrap, and instant on them)
+    "dense": (["d.ctr", "d.ctr32", "d.gauge", "d.ctr #'c1' #'c3'", "(instant d.ctr)",
+               "d.gauge #'c0'"],
+              ["d.one", "d.ctr1", "(instant d.ctr1)"]),
+}  # fmt: skip
+
+DENSE_SAMPLES = 40
+
+
+@pytest.fixture(scope="module")
+def dense_archive(tmp_path_factory) -> str:
+    """An archive whose metrics have every value at every sample (1 s apart): counters
+    with instances (64 and 32 bits, the latter wrapping and once going back), a gauge
+    with instances, and singular ones."""
+    from purepcp.pmapi.archive import ArchiveWriter
+    from purepcp.pmapi.desc import Desc
+    from purepcp.pmapi.ids import PM_IN_NULL, PM_INDOM_NULL, pmID_build, pmInDom_build
+    from purepcp.pmapi.types import PMSem, PMType
+    from purepcp.pmapi.units import Units
+    from purepcp.pmapi.values import Result, Timestamp, ValueSet
+
+    base = str(tmp_path_factory.mktemp("dense") / "dense")
+    t0 = 1_700_000_000
+    indom = pmInDom_build(245, 1)
+    insts, names = [0, 1, 2, 3], ["c0", "c1", "c2", "c3"]
+    count = Units(0, 0, 1, 0, 0, 0)
+    metrics = [  # (name, item, type, indom, semantics, value at sample s of instance i)
+        ("d.ctr", 1, PMType.PM_TYPE_U64, indom, PMSem.PM_SEM_COUNTER,
+         lambda s, i: s * s * (i + 1) + 7 * i),
+        ("d.ctr32", 2, PMType.PM_TYPE_U32, indom, PMSem.PM_SEM_COUNTER,
+         lambda s, i: (4_294_000_000 + s * 50_000 * (i + 1) - (900_000 if s == 25 else 0))
+         % 4_294_967_296),
+        ("d.gauge", 3, PMType.PM_TYPE_DOUBLE, indom, PMSem.PM_SEM_INSTANT,
+         lambda s, i: (s * 7 + i * 13) % 11 - 5.5),
+        ("d.one", 4, PMType.PM_TYPE_U32, PM_INDOM_NULL, PMSem.PM_SEM_INSTANT,
+         lambda s, i: (s * 3) % 8),
+        ("d.ctr1", 5, PMType.PM_TYPE_U64, PM_INDOM_NULL, PMSem.PM_SEM_COUNTER,
+         lambda s, i: s * 10 + (s % 3)),
+    ]  # fmt: skip
+    with ArchiveWriter(base, hostname="dense", timezone="UTC", start=Timestamp(t0)) as w:
+        for name, item, type_, dom, sem, _ in metrics:
+            w.put_desc(Desc(pmID_build(245, 0, item), type_, dom, sem, count), [name])
+        w.put_indom(Timestamp(t0), indom, insts, names)
+        w.put_index(Timestamp(t0))
+        for s in range(DENSE_SAMPLES):
+            sets = []
+            for _, item, type_, dom, _, value in metrics:
+                where = insts if dom != PM_INDOM_NULL else [PM_IN_NULL]
+                pairs = [(i, value(s, i)) for i in where]
+                sets.append(ValueSet.of_atoms(pmID_build(245, 0, item), type_, pairs))
+            w.put_result(Result(Timestamp(t0 + s), tuple(sets)))
+    return base
+
+
+class _Columns:
+    """Random expressions of the kinds evaluated in columns, over one archive's metrics."""
+
+    def __init__(self, r: random.Random, archive: str) -> None:
+        self.r = r
+        self.sets, self.singular = _COLUMN_METRICS[archive]
+
+    def arith(self, depth: int, many: bool) -> str:
+        r = self.r
+        c = r.random()
+        if depth <= 0 or c < 0.35:
+            if many and r.random() < 0.6:
+                return r.choice(self.sets)
+            return r.choice(self.singular + _CONSTANTS)
+        if c < 0.6:
+            left, right = self.arith(depth - 1, many), self.arith(depth - 1, False)
+            return f"({left} {r.choice('+-*/')} {right})"
+        if c < 0.8:
+            word = r.choice(["sum", "avg", "min", "max"])
+            inner = f"{r.choice(self.sets)} {r.choice('+-*/')} {r.choice(_CONSTANTS)}"
+            return f"{word}_inst ({inner})"
+        if c < 0.9:
+            return f"count_inst ({r.choice(self.sets)} > {r.choice(_CONSTANTS)})"
+        return f"- ({self.arith(depth - 1, many)})"
+
+    def truth(self, depth: int, many: bool) -> str:
+        r = self.r
+        c = r.random()
+        if depth <= 0 or c < 0.4:
+            rel = r.choice([">", "<", ">=", "<=", "==", "!="])
+            return f"{self.arith(depth - 1, many)} {rel} {self.arith(depth - 1, False)}"
+        if c < 0.6:
+            op = r.choice(["&&", "||"])
+            return f"({self.truth(depth - 1, many)}) {op} ({self.truth(depth - 1, many)})"
+        if c < 0.85:
+            word = r.choice(["some_inst", "all_inst", "50%_inst", "34%_inst"])
+            return f"{word} ({self.truth(depth - 1, True)})"
+        return f"! ({self.truth(depth - 1, many)})"
+
+
+def column_rules(seed: int, archive: str = "ok-foo", count: int = 30) -> str:
+    """COUNT random rules of the kinds evaluated in columns, each with an action that
+    prints its bindings' hosts, instances and values (some held off)."""
+    r = random.Random(seed)
+    g = _Columns(r, archive)
+    lines = []
+    for i in range(count):
+        if r.random() < 0.3:
+            lines.append(f"e{i} = {g.arith(2, r.random() < 0.5)};")
+            continue
+        holdoff = r.choice(["", "", " 3sec", " 1min"])
+        words = r.choice(['"%h %i %v"', '"r%i"', '"[%v]" " %c"', '"plain"'])
+        action = f" -> print{holdoff} {words}"
+        lines.append(f"r{i} = {g.truth(2, r.random() < 0.5)}{action};")
+    return "\n".join(lines) + "\n"
+
+
+@pytest.mark.parametrize("seed", range(12))
+@pytest.mark.parametrize(("archive", "options"), [
+    ("ok-foo", ["-t", "1", "-S", "+1.1"]),
+    ("ok-foo", ["-t", "2", "-S", "+1.1", "-T", "+9"]),
+    ("dense", ["-t", "1"]),
+    ("dense", ["-t", "3", "-S", "+1.5"]),
+    ("dense", ["-t", "0.7", "-S", "+0.2", "-T", "+25"]),
+])  # fmt: skip
+def test_columns_are_the_evaluators_arithmetic(tmp_path, capsys, monkeypatch, seed, archive,
+                                               options, dense_archive):  # fmt: skip
+    """Rules evaluated for all times at once print what the time-by-time evaluator prints
+    (and the columns were used: the test would prove nothing otherwise)."""
+    from purepcp.tools.pmie import vector
+
+    rules = tmp_path / "rules"
+    rules.write_text(column_rules(seed, archive))
+    path = dense_archive if archive == "dense" else qa(archive)
+    argv = ["-a", path, "-c", str(rules), *options]
+    used = []
+    real = vector.run
+    monkeypatch.setattr(vector, "run", lambda *a: (used.append(1), real(*a)))
+    assert main(argv) == 0
+    columns = capsys.readouterr()
+    assert used, "the rules were not evaluated in columns"
+    monkeypatch.setattr(vector, "plan", lambda t, when: None)
+    assert main(argv) == 0
+    steps = capsys.readouterr()
+    assert columns.out == steps.out
+    assert _normal(columns.err) == _normal(steps.err)
+
+
+@pytest.mark.interop
+@needs_pmie
+@pytest.mark.parametrize("seed", range(4))
+@pytest.mark.parametrize(("archive", "start"), [("ok-foo", "+1.1"), ("dense", "+0")])
+def test_columns_as_pcps_pmie(tmp_path, seed, archive, start, dense_archive):
+    rules = tmp_path / "rules"
+    rules.write_text(column_rules(seed, archive))
+    path = dense_archive if archive == "dense" else qa(archive)
+    args = ["-a", path, "-c", str(rules), "-t", "1", "-S", start]
+    pcp = _run([PMIE, *args], str(tmp_path))
+    ours = _run([sys.executable, "-m", "purepcp.tools.pmie", *args], str(tmp_path))
     assert ours == pcp

@@ -344,6 +344,7 @@ class Binder:
 
     def _binary(self, e: t.Binary) -> Node:
         a1, a2 = self.build(e.left), self.build(e.right)
+        self._check_domains(a1, a2, e.line)
         arg = v.primary(a1, a2)
         sem = v.SEM_BOOLEAN if e.op in RELATIONAL else arg.sem
         op = e.op
@@ -359,6 +360,17 @@ class Binder:
         x.one1, x.one2 = _one(a1), _one(a2)
         x.evaluate = ops.andor if e.op in ("&&", "||") else ops.binary
         return _fold(x)
+
+    def _check_domains(self, a1: Node, a2: Node, line: int) -> None:
+        """checkDoms: two operands of several values each must have as many hosts,
+        instances and samples."""
+        if a1.nvals == 1 or a2.nvals == 1:
+            return
+        for what, m, n in (("host", a1.hdom, a2.hdom), ("instance", a1.e_idom, a2.e_idom),
+                           ("time", a1.tdom, a2.tdom)):  # fmt: skip
+            if m != n:
+                self.syntax_error(f"{what} domains have different size ({m} and {n})", line)
+                return
 
     def _aggregate(self, e: t.Aggregate) -> Node:
         return self._domain(e.op, e.axis, self.build(e.arg), e.line)

@@ -374,7 +374,7 @@ class Parser:
         if op in ("EQ_REL", "NEQ_REL") and mixed_types(left[1], right):
             self.lex.synerr()
             self.emit("operands have mixed string and arithmetic types")
-        return result, _combine(op, left[1], right)
+        return result, _combine(op, left[1], right, self.lex.line())
 
     def prefix(self, accept: frozenset[str]) -> Node:
         """An operand's first part; a token that cannot begin one is an error."""
@@ -701,14 +701,14 @@ def _merge_units(units: t.Units, one: t.Units, negate: bool) -> t.Units:
     )
 
 
-def _combine(op: str, left: t.Expr | None, right: t.Expr | None) -> t.Expr | None:
+def _combine(op: str, left: t.Expr | None, right: t.Expr | None, line: int = 0) -> t.Expr | None:
     if left is None or right is None:
         return None
     if op == "ARROW":
         return t.Rule(left, right)
     if op in _ACT_OPS:
         return t.ActionPair(SPELLING[op], left, right)
-    return t.Binary(SPELLING.get(op, op), left, right)
+    return t.Binary(SPELLING.get(op, op), left, right, line)
 
 
 def _prefixed(kind: str, word: str, axis: str, arg: t.Expr | None, line: int) -> t.Expr | None:

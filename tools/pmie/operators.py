@@ -566,8 +566,11 @@ def act_fake(x: Node) -> None:
 
 
 def act_arg(x: Node) -> None:
-    """The action's strings with %h %i %v %c filled in for each satisfying binding."""
+    """The action's strings with %h %i %v %c filled in for each satisfying binding (no
+    binding, no text: pmie's null string, which printf shows as "(null)")."""
     from .show import format_satisfying
 
     assert CLOCK.curr is not None
-    x.text = "".join(format_satisfying(CLOCK.curr, s) for s in x.extra)
+    parts = [format_satisfying(CLOCK.curr, s) for s in x.extra]
+    made = [p for p in parts if p is not None]
+    x.text = "".join(made) if made else "(null)"

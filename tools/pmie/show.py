@@ -3,6 +3,7 @@ instance, -W's satisfying bindings, and the %h %i %v %c of action strings."""
 
 from __future__ import annotations
 
+import functools
 import math
 
 from . import values as v
@@ -195,10 +196,11 @@ def _next_format(text: str, start: int) -> int:
     return -1
 
 
-def format_satisfying(curr: Node, text: str) -> str:
-    """An action string, repeated for each satisfying binding with its substitutions."""
-    first = _next_format(text, 0)
-    if first < 0:
+def format_satisfying(curr: Node, text: str) -> str | None:
+    """An action string, repeated for each satisfying binding with its substitutions
+    (None: it has substitutions and no binding satisfied)."""
+    parts = _parts(text)
+    if len(parts) == 1:
         return text
     x1 = find_bindings(curr)
     x2 = find_values(x1)
@@ -214,12 +216,22 @@ def format_satisfying(curr: Node, text: str) -> str:
             "i": inst or "<%i undefined>",
             "c": conn or "<%c undefined>",
         }
-        prev, at = 0, first
-        while at >= 0:
-            out.append(text[prev:at])
-            code = text[at + 1]
+        out.append(parts[0])
+        for k in range(1, len(parts), 2):
+            code = parts[k]
             out.append(concat_value(x2, i) if code == "v" else words[code])
-            prev = at + 2
-            at = _next_format(text, prev)
-        out.append(text[prev:])
-    return "".join(out)
+            out.append(parts[k + 1])
+    return "".join(out) if out else None
+
+
+@functools.lru_cache(maxsize=256)
+def _parts(text: str) -> tuple[str, ...]:
+    """TEXT split at its %h %i %v %c: literal, code, literal, ... code, literal."""
+    parts: list[str] = []
+    prev, at = 0, _next_format(text, 0)
+    while at >= 0:
+        parts += [text[prev:at], text[at + 1]]
+        prev = at + 2
+        at = _next_format(text, prev)
+    parts.append(text[prev:])
+    return tuple(parts)

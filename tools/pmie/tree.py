@@ -111,6 +111,8 @@ class Binary:
     op: str
     left: Expr | None
     right: Expr | None
+    # (the scanner's line when it was parsed: where a domain error is reported)
+    line: int = field(default=0, compare=False)
 
 
 @dataclass(frozen=True)

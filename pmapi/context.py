@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from .desc import Desc
 from .errors import (
+    PM_ERR_IPC,
     PM_ERR_NAME,
     PM_ERR_NOTCONN,
     PM_ERR_PMID,
@@ -31,6 +32,9 @@ from .pdu.constants import PDU_FLAG_DESCS, PDU_FLAG_HIGHRES
 from .pmns import PMNS
 from .profile import Profile
 from .values import Result, Timestamp
+
+#: -EBADF, -EPIPE: what pmFetch reports as PM_ERR_IPC (libpcp's __pmMapErrno)
+_LOST_LINK = frozenset((-9, -32))
 
 # (pmapi.requests, the protocol's exchanges, is imported where an exchange is made: an
 # archive context never makes one, and never loads the PDU layer it would bring in)
@@ -451,7 +455,12 @@ class BaseContext:
         return Fetched(result, descs)
 
     def _real_fetch(self, pmids: Sequence[int]) -> Fetched:
-        return self._run(self._fetch_op(pmids))
+        try:
+            return self._run(self._fetch_op(pmids))
+        except PMError as exc:
+            if exc.code in _LOST_LINK:  # (__pmMapErrno: a connection gone is an IPC failure)
+                raise PMError(PM_ERR_IPC) from None
+            raise
 
     def _fetch_nothing(self) -> Fetched:
         """A fetch of no real metrics (derived ones of constants, or that failed): now."""

@@ -210,3 +210,22 @@ def test_host_context_on_the_reference_pmcd(tmp_path):
         assert list(ctx.fetch([load]).values(load)) == [5]
         assert "load average" in ctx.text(load)
         check_simple(ctx, ours=False)
+
+
+@pytest.mark.parametrize("code", [-errno.EPIPE, -errno.EBADF])
+def test_a_fetch_over_a_lost_connection_is_an_ipc_failure(monkeypatch, code):
+    """pmFetch maps a broken or closed connection to PM_ERR_IPC (__pmMapErrno), which
+    is what pmie and pmval report when pmcd goes away (QA 356, 1296)."""
+    from purepcp.pmapi.errors import PM_ERR_IPC
+
+    with Context.local() as ctx:
+        color = ctx.lookup_name("simple.color")
+
+        def lost(op):
+            op.close()
+            raise PMError(code)
+
+        monkeypatch.setattr(ctx, "_run", lost)
+        with pytest.raises(PMError) as caught:
+            ctx.fetch([color])
+        assert caught.value.code == PM_ERR_IPC

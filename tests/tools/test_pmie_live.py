@@ -533,3 +533,29 @@ def test_statistics_file_while_running_and_log_rotation(tmp_path):
     assert (tmp_path / "pmie.log.0").read_text().split("\n")[-2].startswith("Log rotated ")
     assert log.read_text().startswith("Log for pmie on ") and " rotated " in log.read_text()
     assert not stats.exists()
+
+
+@pytest.mark.interop
+def test_debug_appl2_dumps_each_task_as_pcp(tmp_path):
+    """-D appl2: each task dumped before it is evaluated (QA 1128, 1186 follow the retry
+    schedule through it): the same retry deltas, hosts and rules as PCP's pmie shows."""
+    require_reference("pmie")
+    rules = tmp_path / "rules"
+    rules.write_text('no.such.metric > 0 -> print "botch";\n')
+    argv = ["-Dappl2", "-h", UNREACHABLE, "-c", str(rules), "-t", "0.4", "-T", "1.9"]
+    shown = []
+    for run in (pcp_pmie, our_pmie):
+        keep, inside = [], False
+        for line in run(*argv).stderr.splitlines():  # (the dumps after "Evaluating task:")
+            if line == "Evaluating task:":
+                inside = True
+            elif inside and line.startswith(("  retry delta", "  via=", "  rules:")):
+                keep.append(line)
+            elif inside and line.startswith("  nth="):
+                keep.append(line.split(" next=")[0])
+            elif inside and line.startswith("    "):
+                keep.append(line)
+                inside = False
+        shown.append(keep)
+    assert shown[1] == shown[0]
+    assert "  retry delta: 0.400 host:  metric/instances missing" in shown[1]

@@ -93,6 +93,7 @@ class Options:
     primary: bool = False  # -P: the primary pmie (a PID file)
     systemd: bool = False  # -F: started by systemd (no new session)
     daemon: bool = False  # -l, -U, -P or -F without -f or -a: pmie's isdaemon
+    debug: set[str] = field(default_factory=set)  # -D: the debug options named
     missing: list[str] = field(default_factory=list)
     operands: list[str] = field(default_factory=list)
 
@@ -170,6 +171,8 @@ def _apply(o: Options, letter: str, value: str) -> None:
         o.daemon = True
     elif letter == "f":
         o.foreground = True
+    elif letter == "D":
+        o.debug.update(word.strip() for word in value.split(","))
     elif letter in VERBOSITY:
         o.verbose = VERBOSITY[letter]
     elif letter in NOT_HERE:

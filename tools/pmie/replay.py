@@ -229,6 +229,8 @@ class Engine:
             t.eval = t.epoch + t.tick * t.delta
 
     def _evaluate(self, t: Task, now: float) -> None:
+        if "appl2" in self.o.debug:
+            sys.stderr.write("Evaluating task:\n" + self._dump_task(t))
         self._reflect(t, now)
         self.feed.fetch(t)
         for _, node in t.rules:
@@ -249,6 +251,31 @@ class Engine:
         if self.feed.live:
             sys.stdout.flush()
 
+    def _dump_task(self, t: Task) -> str:
+        """dumpTask, as -D appl2 shows each task before it is evaluated (the task's
+        first host, as pmie's, and its rules)."""
+        nth = self.tasks.index(t)
+        later = self.tasks[nth + 1] if nth + 1 < len(self.tasks) else None
+        earlier = self.tasks[nth - 1] if nth > 0 else None
+        lines = [
+            f"Task dump @ {_address(t)}",
+            f"  nth={nth} delta={t.delta:.3f} tick={t.tick} next={_address(later)} "
+            f"prev={_address(earlier)}",
+            f"  eval time: {_full_time(t.eval, self.feed.zone)}",
+        ]
+        retry = "N/A" if t.retry == 0 else f"{t.retry:.3f}"
+        src = t.metrics[0].source if t.metrics else None
+        if src is None:
+            lines.append(f"  retry delta: {retry}  host: <null>")
+        else:
+            missing = " metric/instances missing" if t.waits else ""
+            lines.append(f"  retry delta: {retry} host: {src.hname}{missing}")
+            state = "down" if getattr(src, "down", False) else "up"
+            lines.append(f"  via={src.conn} ({state})")
+        lines.append("  rules:")
+        lines.extend(f"    {name}" for name, _ in t.rules)
+        return "\n".join(lines) + "\n"
+
     def _reflect(self, t: Task, now: float) -> None:
         """reflectTime: $delta and the calendar variables at NOW."""
         if not t.clocks:
@@ -265,6 +292,17 @@ class Engine:
         }
         for x in t.clocks:
             x.sample()[0] = float(values[x.extra])
+
+
+def _address(t: Task | None) -> str:
+    """A task as C prints its pointer (nil for none)."""
+    return "(nil)" if t is None else hex(id(t))
+
+
+def _full_time(when: float, zone: tzinfo) -> str:
+    """showFullTime: the date with microseconds before the year."""
+    stamp = datetime.fromtimestamp(int(when), zone).ctime()
+    return f"{stamp[:19]}.{int((when - int(when)) * 1000000):06d} {stamp[20:]}"
 
 
 def interval(o: Options) -> float:

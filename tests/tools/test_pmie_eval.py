@@ -563,3 +563,20 @@ def test_columns_as_pcps_pmie(tmp_path, seed, archive, start, dense_archive):
     pcp = _run([PMIE, *args], str(tmp_path))
     ours = _run([sys.executable, "-m", "purepcp.tools.pmie", *args], str(tmp_path))
     assert ours == pcp
+
+
+@pytest.mark.interop
+@needs_pmie
+def test_fetch_trace_in_the_zone_asked_for(tmp_path):
+    """-D fetch: libpcp's trace of each fetch, its times in the zone -Z names, as
+    pmNewZone makes every local time of the process (QA 599)."""
+    rules = tmp_path / "rules"
+    rules.write_text("delta = 10sec;\nsample.seconds;\ndelta = 15sec;\nsample.seconds;\n"
+                     "sample.milliseconds;\n")  # fmt: skip
+    args = ["-D", "fetch", "-Z", "EST-10", "-v", "-a", qa("sample-secs"), "-c", str(rules)]
+    pcp = _run([PMIE, *args], str(tmp_path))
+    ours = _run([sys.executable, "-m", "purepcp.tools.pmie", *args], str(tmp_path))
+    address = re.compile(r"0x[0-9a-f]+")
+    assert ours[0] == pcp[0]
+    assert address.sub("ADDR", ours[1]) == address.sub("ADDR", pcp[1])
+    assert "20:36:45.109313000" in ours[1]

@@ -19,7 +19,7 @@ from datetime import datetime, tzinfo
 from typing import TYPE_CHECKING
 
 from .bind import Binder
-from .replay import PROG, Task, _fail, _real, distribute, notify
+from .replay import PROG, Task, _fail, _real, distribute, notify, use_zone
 from .sources import HostStates, LiveSource
 from .values import B_UNKNOWN, Node
 
@@ -54,7 +54,9 @@ class LiveFeed:
         from purepcp.pmapi.timewindow import new_zone, tzinfo_for
 
         if self.o.timezone is not None:
-            return new_zone(self.o.timezone)
+            zone = new_zone(self.o.timezone)
+            use_zone(self.o.timezone)
+            return zone
         if self.o.hostzone and self.default.connect():
             from purepcp.pmapi.zone import context_zone
 

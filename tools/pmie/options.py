@@ -172,7 +172,10 @@ def _apply(o: Options, letter: str, value: str) -> None:
     elif letter == "f":
         o.foreground = True
     elif letter == "D":
+        from purepcp.pmapi import debug
+
         o.debug.update(word.strip() for word in value.split(","))
+        debug.set_options(value)  # (libpcp's traces: -D fetch...)
     elif letter in VERBOSITY:
         o.verbose = VERBOSITY[letter]
     elif letter in NOT_HERE:

@@ -305,6 +305,16 @@ def _full_time(when: float, zone: tzinfo) -> str:
     return f"{stamp[:19]}.{int((when - int(when)) * 1000000):06d} {stamp[20:]}"
 
 
+def use_zone(spec: str) -> None:
+    """pmNewZone's effect on the process: local time is SPEC's from now on (libpcp's
+    traces and pmNotifyErr's stamps follow it)."""
+    import os
+    import time
+
+    os.environ["TZ"] = spec
+    time.tzset()
+
+
 def interval(o: Options) -> float:
     """-t as pmie keeps it: a double from a timeval (10 seconds by default)."""
     from purepcp.pmapi.timewindow import parse_interval_ns
@@ -346,9 +356,12 @@ class ArchiveFeed:
         from purepcp.pmapi.zone import context_zone
 
         if self.o.timezone is not None:
-            return new_zone(self.o.timezone)
+            zone = new_zone(self.o.timezone)
+            use_zone(self.o.timezone)
+            return zone
         if self.o.hostzone:
             sys.stdout.write(f"{PROG}: timezone set to local timezone from {self.path}\n")
+            use_zone(self.ctx.archive.label.timezone)
             return context_zone(self.ctx)
         return tzinfo_for(None)
 

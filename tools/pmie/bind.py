@@ -348,8 +348,11 @@ class Binder:
         arg = v.primary(a1, a2)
         sem = v.SEM_BOOLEAN if e.op in RELATIONAL else arg.sem
         op = e.op
-        if op in ("==", "!=") and _stringy(a1):
-            op += "str"
+        if op in ("==", "!="):
+            if _stringy(a1) != _stringy(a2):  # (relExpr's checkTypes, once bound)
+                self.syntax_error("operands have mixed string and arithmetic types", e.line)
+            elif _stringy(a1):
+                op += "str"
         elif e.op in RELATIONAL and (_string_values(a1) or _string_values(a2)):
             raise Unsupported("string ordering")
         x = Node(op, a1, a2, arg.hdom, arg.e_idom, arg.tdom, abs(arg.tdom), sem)

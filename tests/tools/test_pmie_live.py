@@ -459,6 +459,8 @@ STRING_RULES = (
     # sum_* and avg_* refuse a string operand, where the parse was when they did
     'sum_sample pmcd.version @0..1 == "x";\n',
     "a = 1;\nb = avg_sample\n pmcd.version @0..1;\n",
+    # == and != between a string and a number, known once the metrics are bound
+    'x = hinv.ncpu == "2";\ny = hinv.ncpu != pmcd.version;\n',
 )
 
 

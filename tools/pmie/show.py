@@ -206,10 +206,30 @@ def format_satisfying(curr: Node, text: str) -> str | None:
     x2 = find_values(x1)
     if not x1.valid:
         return text
+    if x1.sem == v.SEM_BOOLEAN:
+        sample = x1.sample()
+        chosen = tuple(i for i in range(x1.tspan) if sample[i] == B_TRUE)
+    elif x1.sem != v.SEM_UNKNOWN:
+        chosen = tuple(range(x1.tspan))
+    else:
+        chosen = ()
+    if "v" in parts[1::2] or x1.op in _EXTREMA:
+        return _substitute(parts, x1, x2, chosen)
+    # (without values, the text depends only on which bindings satisfied: kept, for as
+    # long as the instances' names are the same list)
+    names = x1.metrics.inames if x1.metrics is not None else None
+    if x1.memo is None or x1.memo[0] is not names:
+        x1.memo = (names, {})
+    made = x1.memo[1]
+    key = (text, chosen)
+    if key not in made:
+        made[key] = _substitute(parts, x1, x2, chosen)
+    return made[key]
+
+
+def _substitute(parts: tuple[str, ...], x1: Node, x2: Node, chosen) -> str | None:
     out: list[str] = []
-    for i in range(x1.tspan):
-        if not _satisfied(x1, i):
-            continue
+    for i in chosen:
         host, conn, inst = lookup_host_inst(x1, i)
         words = {
             "h": host or "<%h undefined>",

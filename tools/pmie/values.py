@@ -122,6 +122,7 @@ class Node:
     one2: bool = False
     extra: Any = None  # the percentage, the action's kind, the string's text
     text: str | None = None  # a string constant's text
+    memo: Any = None  # action texts made from this node's bindings (show.py)
 
     def __post_init__(self) -> None:
         for arg in (self.a1, self.a2):

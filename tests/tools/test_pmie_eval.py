@@ -580,3 +580,10 @@ def test_fetch_trace_in_the_zone_asked_for(tmp_path):
     assert ours[0] == pcp[0]
     assert address.sub("ADDR", ours[1]) == address.sub("ADDR", pcp[1])
     assert "20:36:45.109313000" in ours[1]
+
+
+@pytest.mark.parametrize("argv", [["-z", "-Z", "UTC"], ["-Z", "UTC", "-z"]])
+def test_one_zone_option_only(argv):
+    """pmGetOptions allows one of -Z and -z (found by generated option sets)."""
+    with pytest.raises(Usage, match="at most one of -Z and -z allowed"):
+        parse([*argv, "-a", "x", "rules"])

@@ -156,6 +156,8 @@ def _apply(o: Options, letter: str, value: str) -> None:
         raise Usage("")
     if letter in ("a", "h") and (o.host is not None or (o.archives and letter == "h")):
         raise Usage(f"{PROG}: at most one of -a or -h allowed\n")
+    if (letter == "Z" and o.hostzone) or (letter == "z" and o.timezone is not None):
+        raise Usage(f"{PROG}: at most one of -Z and -z allowed\n")
     if letter == "a":
         o.archives.extend(value.split(","))
     elif letter == "h":

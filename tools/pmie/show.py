@@ -116,6 +116,7 @@ def lookup_host_inst(x: Node, nth: int) -> tuple[str | None, str | None, str | N
 
 def _binding(x: Node, i: int, shown: Node) -> str:
     host, _, inst = lookup_host_inst(x, i)
+    host = "(null)" if host is None else host  # (printf's word for C's NULL, as pmie's)
     where = f"{host}: [{inst}] " if inst else f"{host}: "
     body = show_boolean(shown, i) if shown.sem == v.SEM_BOOLEAN else show_num(shown, i)
     return "\n    " + where + body

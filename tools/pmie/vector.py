@@ -348,7 +348,8 @@ def run(t: Task, when: list[float], memo: dict[int, Column]) -> None:
         col = memo[id(node.a1)]
         fires = col.ok & (col.val[:, 0] == B_TRUE)
         firing |= fires
-        states = [_State(x, memo[id(x)]) for x in _nodes(node.a1) if id(x) in memo]
+        at = np.flatnonzero(fires)
+        states = [_State(x, memo[id(x)], at) for x in _nodes(node.a1) if id(x) in memo]
         rules.append((node, fires.tolist(), states))
     for k in np.flatnonzero(firing).tolist():
         ops.CLOCK.now = when[k]
@@ -365,15 +366,20 @@ def run(t: Task, when: list[float], memo: dict[int, Column]) -> None:
 
 
 class _State:
-    """A node's columns as Python values, to put back at any evaluation."""
+    """A node's columns as Python values at the evaluations where they are put back
+    (its rule's firings): only those rows are converted."""
 
-    def __init__(self, x: Node, col: Column) -> None:
+    def __init__(self, x: Node, col: Column, at: np.ndarray) -> None:
         self.x = x
-        boolean = x.sem == v.SEM_BOOLEAN
-        self.rows = (col.val.astype(np.int64) if boolean else col.val).tolist()
-        self.ok = col.ok.tolist()
-        self.last = _last_written(col.wrote).tolist()
         self.partly = col.wrote.ndim == 2
+        last = _last_written(col.wrote)[at]
+        self.ok = dict(zip(at.tolist(), col.ok[at].tolist(), strict=True))
+        self.last = dict(zip(at.tolist(), last.tolist(), strict=True))
+        needed = np.unique(last[last >= 0])
+        vals = col.val[needed]
+        if x.sem == v.SEM_BOOLEAN:
+            vals = vals.astype(np.int64)
+        self.rows = dict(zip(needed.tolist(), vals.tolist(), strict=True))
 
     def restore(self, k: int) -> None:
         x = self.x

@@ -27,6 +27,7 @@ from typing import Protocol, TextIO
 
 from purepcp.pmapi.errors import PM_ERR_IPC, PM_ERR_PERMISSION, PMError
 from purepcp.pmapi.pdu import logcontrol as lc
+from purepcp.pmapi.process import process_exists
 
 PORT_BASE = 4330
 CFD_INET, CFD_IPV6, CFD_UNIX = 0, 1, 2
@@ -204,7 +205,7 @@ class ControlPort:
         gone, removed first; a live one ends this logger) and the primary socket link."""
         if link.is_symlink():
             pid = _pid_of_link(link)
-            if pid is not None and not _alive(pid):
+            if pid is not None and not process_exists(pid):
                 with contextlib.suppress(OSError):
                     link.unlink()
                 with contextlib.suppress(OSError):
@@ -231,7 +232,7 @@ class ControlPort:
         sock_link = run_dir / "pmlogger.primary.socket"
         if sock_link.is_symlink():
             pid = _pid_of_link(sock_link, first_digits=True)
-            if pid is not None and not _alive(pid):
+            if pid is not None and not process_exists(pid):
                 with contextlib.suppress(OSError):
                     sock_link.unlink()
         target = run_dir / f"pmlogger.{os.getpid()}.socket"
@@ -611,13 +612,3 @@ def _pid_of_link(link: Path, first_digits: bool = False) -> int | None:
         elif started:
             break
     return int(digits) if digits else None
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True

@@ -15,21 +15,10 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TextIO
 
+from purepcp.pmapi.process import process_exists
+
 #: a control message longer than this is absurd (PCP's MAXPATHLEN)
 _MAX_MESSAGE = 4096
-
-
-def process_exists(pid: int) -> bool:
-    """__pmProcessExists: whether PID is a live process (one we may not signal counts)."""
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    except OverflowError:
-        return False
-    return True
 
 
 class Watch:

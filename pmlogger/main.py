@@ -400,7 +400,7 @@ def _check_more(parsed: Parsed) -> None:
             TOOL.fail(f"unsupported pmlc IPC version ({version})", usage=True)
     pid = _whole_number(parsed, "PID", "invalid process identifier ({})")
     if pid is not None:
-        from .lifetime import process_exists
+        from purepcp.pmapi.process import process_exists
 
         if not process_exists(pid):
             TOOL.fail(f"PID error - no such process ({pid})", usage=True)

@@ -15,6 +15,7 @@ from pathlib import Path
 
 from purepcp.pmapi.errors import PM_ERR_IPC, PM_ERR_TIMEOUT, PMError
 from purepcp.pmapi.pdu import logcontrol as lc
+from purepcp.pmapi.process import process_exists
 
 PRIMARY_PID = 0  # PM_LOG_PRIMARY_PID
 PRIMARY_PORT = 0  # PM_LOG_PRIMARY_PORT
@@ -54,16 +55,6 @@ def _run_dir() -> Path:
         return Path("/run/pcp")
 
 
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
-
-
 def is_localhost(host: str) -> bool:
     """__pmIsLocalhost: this machine's name, localhost, or a local:/unix: spec."""
     if host.lower() == "localhost" or host.startswith(("local:", "unix:")):
@@ -82,7 +73,7 @@ def local_ports(pid: int) -> list[LogPort]:
     if tmp is None:
         return []
     folder = tmp / "pmlogger"
-    if pid not in (PRIMARY_PID, ALL_PIDS) and not _alive(pid):
+    if pid not in (PRIMARY_PID, ALL_PIDS) and not process_exists(pid):
         return []
     try:
         names = sorted(os.listdir(folder))
@@ -114,7 +105,7 @@ def local_ports(pid: int) -> list[LogPort]:
 
 def _is_portfile(name: str) -> bool:
     if name.isdigit() and int(name) > 1:
-        return _alive(int(name))
+        return process_exists(int(name))
     return name == "primary"
 
 

@@ -587,3 +587,35 @@ def test_one_zone_option_only(argv):
     """pmGetOptions allows one of -Z and -z (found by generated option sets)."""
     with pytest.raises(Usage, match="at most one of -Z and -z allowed"):
         parse([*argv, "-a", "x", "rules"])
+
+
+MULTI_RULES = """\
+a = sampledso.colour :vm00;
+c = sampledso.colour :vm01;
+d = sampledso.colour;
+s = some_inst (sampledso.colour :vm01 > 100) -> print "%h %i %v";
+t = sampledso.drift :vm02 + sampledso.drift :vm00;
+"""
+
+
+@pytest.mark.interop
+@needs_pmie
+@pytest.mark.parametrize(
+    ("rules", "archives"),
+    [
+        (MULTI_RULES, ["multi-vm00", "multi-vm01", "multi-vm02"]),
+        # the same host twice; a host no archive is for
+        (MULTI_RULES, ["multi-vm00", "multi-vm00"]),
+        ("x = sampledso.colour :nosuch;\n", ["multi-vm00", "multi-vm01"]),
+    ],
+)
+def test_several_archives_as_pcps_pmie(tmp_path, rules, archives):
+    """Several archives, one per host (the first named is the default host's), rules
+    naming hosts with :host (times just after the archives' records, where PCP 6.0.3's
+    interpolation and ours agree)."""
+    (tmp_path / "rules").write_text(rules)
+    args = [a for name in archives for a in ("-a", qa(name))]
+    args += ["-c", "rules", "-V", "-t", "2sec", "-S", "+0.1"]
+    pcp = _run([PMIE, *args], str(tmp_path))
+    ours = _run([sys.executable, "-m", "purepcp.tools.pmie", *args], str(tmp_path))
+    assert ours == pcp

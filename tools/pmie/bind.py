@@ -163,10 +163,8 @@ class Binder:
         return x
 
     def _host(self, name: str):
-        """The source a ':host' qualifier names (over an archive: its own host only)."""
+        """The source a ':host' qualifier names: a pmcd's connection, an archive's host."""
         if self.pick is None:
-            if name != self.default.hname:
-                raise Unsupported("metrics from other hosts (one archive, one host only)")
             return self.default
         return self.pick(name)
 

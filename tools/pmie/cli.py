@@ -59,8 +59,6 @@ def run(o: Options) -> int:
 
     if o.missing:
         raise _fail(f"{PROG}: {', '.join(o.missing)}: not available in purepcp\n")
-    if len(o.archives) > 1:
-        raise _fail(f"{PROG}: several archives: not available in purepcp\n")
     source = o.config if o.config is not None else (o.operands[0] if o.operands else None)
     if len(o.operands) > 1:
         raise _fail(f"{PROG}: several rule files: not available in purepcp\n")
@@ -241,7 +239,16 @@ def _feed(o: Options):
     if o.archives:
         from .replay import ArchiveFeed
 
-        return ArchiveFeed(_open(o.archives[0]), o.archives[0], o)
+        opened: list = []
+        for path in o.archives:  # (initArchive: each host's archive once)
+            ctx = _open(path)
+            host = ctx.archive.label.hostname
+            for other_ctx, other in opened:
+                if other_ctx.archive.label.hostname == host:
+                    raise _fail(f"{PROG}: Error: archive {path} not legal - archive {other} "
+                                f"is already open for host {host}\n")  # fmt: skip
+            opened.append((ctx, path))
+        return ArchiveFeed(opened, o)
     from .live import LiveFeed
 
     return LiveFeed(o, o.host if o.host is not None else "local:")

@@ -46,7 +46,8 @@ class Task:
     metrics: list[Bound] = field(default_factory=list)
     clocks: list[Node] = field(default_factory=list)
     waits: list[Bound] = field(default_factory=list)  # live metrics not bound yet
-    ctx: ArchiveContext | None = None  # (replaying an archive: the task's own context)
+    ctx: ArchiveContext | None = None  # (replaying: the task's context of the default host)
+    ctxs: dict[int, ArchiveContext] = field(default_factory=dict)  # ... and of every archive
     epoch: float = 0.0
     eval: float = 0.0
     tick: int = 0
@@ -204,6 +205,8 @@ class Engine:
         can be: whether they were."""
         if self.feed.live or self.o.verbose or len(queue) != 1:
             return False
+        if len(getattr(self.feed, "sources", ())) != 1:
+            return False
         from . import vector
 
         t = queue[0]
@@ -336,18 +339,18 @@ def notify(level: str, message: str) -> None:
 
 
 class ArchiveFeed:
-    """An archive replayed: each task interpolates on its own context, and the time
-    is the schedule's (no waiting)."""
+    """Archives replayed (one per host; the first named is the default host's): each
+    task interpolates on contexts of its own, and the time is the schedule's."""
 
     live = False
 
-    def __init__(self, ctx: ArchiveContext, path: str, o: Options) -> None:
+    def __init__(self, archives: list[tuple[ArchiveContext, str]], o: Options) -> None:
         from .sources import ArchiveSource
 
-        self.ctx = ctx
-        self.path = path
+        self.sources = [ArchiveSource(ctx, path) for ctx, path in archives]
+        self.source = self.sources[0]
+        self.ctx, self.path = self.source.ctx, self.source.conn
         self.o = o
-        self.source = ArchiveSource(ctx, path)
         self.zone = self._zone()
         self.start, self.stop = self._window()
 
@@ -366,13 +369,18 @@ class ArchiveFeed:
         return tzinfo_for(None)
 
     def _window(self) -> tuple[float, float]:
+        """From the earliest archive's start to the latest one's end."""
         from purepcp.pmapi.options import archive_end
         from purepcp.pmapi.timewindow import TimeParseError, parse_time_window
         from purepcp.pmapi.values import Timestamp
 
-        label = self.ctx.archive.label
-        first = Timestamp(label.start.sec, label.start.nsec - label.start.nsec % 1000)
-        end = archive_end(PROG, self.path, self.ctx.archive) or first
+        firsts, ends = [], []
+        for src in self.sources:
+            label = src.ctx.archive.label
+            first = Timestamp(label.start.sec, label.start.nsec - label.start.nsec % 1000)
+            firsts.append(first)
+            ends.append(archive_end(PROG, src.conn, src.ctx.archive) or first)
+        first, end = min(firsts, key=_ns), max(ends, key=_ns)
         o = self.o
         try:
             w = parse_time_window(o.start, o.finish, o.align, o.origin, first, end, tz=self.zone)
@@ -382,25 +390,37 @@ class ArchiveFeed:
         return _real(w.origin_ns), _real(w.end_ns)
 
     def binder(self, notify, warn) -> Binder:
-        return Binder(self.source, notify, warn)
+        return Binder(self.source, notify, warn, pick=self._pick)
+
+    def _pick(self, host: str):
+        """The archive of a ':host' qualifier's host (pmie's search by host name)."""
+        for src in self.sources:
+            if src.hname == host:
+                return src
+        raise _fail(f"{PROG}: cannot open archive unknown archive\n"
+                    "pmNewContext: No such file or directory\n")  # fmt: skip
 
     def begin(self) -> None:
-        """(The window is the archive's, read once.)"""
+        """(The window is the archives', read once.)"""
 
     def open(self, t: Task, first: bool) -> None:
-        """The task's context interpolating from the window's start every interval, as
-        pmSetMode is handed them: the start as a timeval, the interval in whole
-        milliseconds (the first task replays on the context the rules were bound with)."""
+        """The task's contexts, one per archive, interpolating from the window's start
+        every interval, as pmSetMode is handed them: the start as a timeval, the
+        interval in whole milliseconds (the first task replays on the contexts the
+        rules were bound with)."""
         from purepcp.pmapi.archive.context import PM_MODE_INTERP, ArchiveContext
         from purepcp.pmapi.values import Timestamp
 
-        ctx = self.ctx if first else ArchiveContext(self.path)
         sec = int(self.start)
         usec = round((self.start - sec) * 1e6)
         long = t.delta > SECS_IN_24_DAYS  # (whole seconds, else whole milliseconds)
         step = int(t.delta) * NSEC if long else int(t.delta * 1000.0) * 1_000_000
-        ctx.set_mode(PM_MODE_INTERP, Timestamp(sec, usec * 1000), step)
-        t.ctx = ctx
+        t.ctxs = {}
+        for src in self.sources:
+            ctx = src.ctx if first else ArchiveContext(src.conn)
+            ctx.set_mode(PM_MODE_INTERP, Timestamp(sec, usec * 1000), step)
+            t.ctxs[id(src)] = ctx
+        t.ctx = t.ctxs[id(self.source)]
 
     def sleep_until(self, when: float) -> None:
         """(Replaying, time passes as the schedule says.)"""
@@ -412,21 +432,29 @@ class ArchiveFeed:
         """(An archive's metrics are bound once, or never.)"""
 
     def fetch(self, t: Task) -> None:
-        """taskFetch: one fetch of every metric the task's rules name."""
+        """taskFetch: one fetch from each archive of every metric the task's rules name
+        there."""
         from purepcp.pmapi.errors import PM_ERR_LOGREC, PMError, pmErrStr
 
-        assert t.ctx is not None
-        pmids = list(dict.fromkeys(m.pmid for m in t.metrics))
-        try:
-            fetched = t.ctx.fetch(pmids)
-        except PMError as exc:
-            if exc.code == PM_ERR_LOGREC:
-                raise _fail(f"{PROG}: pmFetch failed: {pmErrStr(exc.code)}\n") from None
-            return
-        distribute(fetched, t.metrics)
+        by_source: dict[int, list[Bound]] = {}
+        for m in t.metrics:
+            by_source.setdefault(id(m.source), []).append(m)
+        for key, metrics in by_source.items():
+            pmids = list(dict.fromkeys(m.pmid for m in metrics))
+            try:
+                fetched = t.ctxs[key].fetch(pmids)
+            except PMError as exc:
+                if exc.code == PM_ERR_LOGREC:
+                    raise _fail(f"{PROG}: pmFetch failed: {pmErrStr(exc.code)}\n") from None
+                continue
+            distribute(fetched, metrics)
 
     def ctime(self, now: float) -> str:
         return datetime.fromtimestamp(int(now), self.zone).ctime()
+
+
+def _ns(stamp) -> int:
+    return stamp.sec * NSEC + stamp.nsec
 
 
 def _real(ns: int) -> float:

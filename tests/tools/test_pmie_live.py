@@ -561,3 +561,32 @@ def test_debug_appl2_dumps_each_task_as_pcp(tmp_path):
         shown.append(keep)
     assert shown[1] == shown[0]
     assert "  retry delta: 0.400 host:  metric/instances missing" in shown[1]
+
+
+@pytest.mark.slow
+def test_pmcd_publishes_a_running_pmies_statistics(server, tmp_path):
+    """pmcd.pmie.*: our pmcd's pmcd agent reads our pmie's statistics file, as PCP's
+    reads PCP's pmie's (its rules file, log, pmcd and evaluation counts)."""
+    rules = tmp_path / "rules"
+    rules.write_text('a = hinv.ncpu > 0 -> print "yes";\n')
+    log = tmp_path / "log"
+    argv = [PY, "-m", "purepcp.tools.pmie", "-U", _me(), "-l", str(log), "-h", server.host,
+            "-c", str(rules), "-t", "0.3", "-T", "60"]  # fmt: skip
+    proc = subprocess.Popen(argv, env=server.env)
+    pminfo = [PY, "-m", "purepcp.tools.pminfo", "-h", server.host, "-f", "pmcd.pmie"]
+    try:
+        while True:  # (until the pmie has been counted evaluating its rule twice)
+            assert proc.poll() is None, "pmie ended early"
+            shown = subprocess.run(pminfo, env=server.env, capture_output=True, text=True)
+            actual = re.search(r"pmcd\.pmie\.eval\.actual\n +inst \[\d+ or \"\d+\"\] value (\d+)",
+                               shown.stdout)  # fmt: skip
+            if actual and int(actual.group(1)) >= 2:
+                break
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)
+    out = shown.stdout
+    assert f'[{proc.pid} or "{proc.pid}"] value "{rules}"' in out
+    assert f'value "{log}"' in out
+    assert re.search(r"pmcd\.pmie\.numrules\n +inst \[\d+ or \"\d+\"\] value 1\n", out)
+    assert re.search(r"pmcd\.pmie\.eval\.true\n +inst \[\d+ or \"\d+\"\] value [1-9]", out)

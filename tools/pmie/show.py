@@ -13,6 +13,7 @@ _EXTREMA = frozenset(f"{op}_{axis}" for op in ("max", "min") for axis in ("host"
 _INT_LIMIT = 2**31
 
 
+@functools.lru_cache(maxsize=4096)
 def number(d: float) -> str:
     """One number as pmie prints it: integral values as integers, else 2-3 figures."""
     if -_INT_LIMIT <= d < _INT_LIMIT and d == int(d):

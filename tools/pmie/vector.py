@@ -349,7 +349,9 @@ def run(t: Task, when: list[float], memo: dict[int, Column]) -> None:
         fires = col.ok & (col.val[:, 0] == B_TRUE)
         firing |= fires
         at = np.flatnonzero(fires)
-        states = [_State(x, memo[id(x)], at) for x in _nodes(node.a1) if id(x) in memo]
+        shown = _shown(node)
+        states = [_State(x, memo[id(x)], at) for x in _nodes(node.a1)
+                  if id(x) in memo and id(x) in shown]  # fmt: skip
         rules.append((node, fires.tolist(), states))
     for k in np.flatnonzero(firing).tolist():
         ops.CLOCK.now = when[k]
@@ -403,6 +405,19 @@ def _last_written(wrote: np.ndarray) -> np.ndarray:
     steps = np.arange(len(wrote))
     idx = np.where(wrote, steps[:, None] if wrote.ndim == 2 else steps, -1)
     return np.maximum.accumulate(idx, axis=0) if len(idx) else idx
+
+
+def _shown(rule: Node) -> set[int]:
+    """The nodes an action's %h %i %v %c read: the bindings, their values, and what an
+    extremum was taken from (show.py finds them by the tree's shape alone)."""
+    from .show import _EXTREMA, find_bindings, find_values
+
+    x1 = find_bindings(rule)
+    x2 = find_values(x1)
+    shown = {id(x1), id(x2)}
+    if x1.op in _EXTREMA and x1.a1 is not None:
+        shown.add(id(x1.a1))
+    return shown
 
 
 def _nodes(x: Node | None) -> list[Node]:

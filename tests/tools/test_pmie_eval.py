@@ -619,3 +619,30 @@ def test_several_archives_as_pcps_pmie(tmp_path, rules, archives):
     pcp = _run([PMIE, *args], str(tmp_path))
     ours = _run([sys.executable, "-m", "purepcp.tools.pmie", *args], str(tmp_path))
     assert ours == pcp
+
+
+MULTI_HOST_RULES = """\
+n = min_host sampledso.drift :vm00 :vm01 :vm02;
+s = sum_host sampledso.drift :vm00 :vm02;
+all = sampledso.colour :vm00 :vm01;
+d = sampledso.drift :vm01 :vm02;
+q = some_host (sampledso.drift :vm00 :vm01 :vm02 > 50) -> print "q %h %v";
+c = count_host (sampledso.drift :vm00 :vm01 :vm02 > 10);
+x = max_host sampledso.drift :vm00 :vm01 :vm02 > 0 -> print "max at %h: %v";
+r = sampledso.colour #red :vm00 :vm01 > sampledso.colour #red :vm01 :vm00;
+"""
+
+
+@pytest.mark.interop
+@needs_pmie
+@pytest.mark.parametrize("mode", ["-v", "-V", "-W"])
+def test_metrics_of_several_hosts_as_pcps_pmie(tmp_path, mode):
+    """A metric of several hosts (:h1 :h2 ...) in one expression: its values host after
+    host, the _host aggregates and quantifiers over them, %h naming each."""
+    (tmp_path / "rules").write_text(MULTI_HOST_RULES)
+    args = [a for name in ("multi-vm00", "multi-vm01", "multi-vm02") for a in ("-a", qa(name))]
+    args += ["-c", "rules", mode, "-t", "2sec", "-S", "+0.1"]
+    pcp = _run([PMIE, *args], str(tmp_path))
+    ours = _run([sys.executable, "-m", "purepcp.tools.pmie", *args], str(tmp_path))
+    assert ours == pcp
+    assert "q vm00 " in ours[0]

@@ -132,25 +132,33 @@ class Binder:
         return x
 
     def _fetch(self, e: t.Fetch) -> Node:
-        if len(e.hosts) > 1:
-            raise Unsupported("metrics from several hosts in one expression")
-        src = self.default if not e.hosts else self._host(e.hosts[0])
+        """fetchExpr: the metric at each host named (else the default one), bound now;
+        one node holds all their values, host after host."""
         low, high = e.samples or (0, 0)
         fsz, dsz = (high - low + 1, 0) if low == 0 else (low + 1, high - low + 1)
-        m = v.Bound(e.metric, src.conn, src.hname, 0, None, 0.0, len(e.instances), -1,
-                    list(e.instances) or None, None)  # fmt: skip
-        m.source, m.wanted = src, list(e.instances)
-        status = self.init_metric(m, reinit=False)
-        if status < 0 or (status == 0 and not src.live):  # (an archive will not grow it)
-            raise BindError(e.metric)
-        x = Node("fetch", None, None, 1, m.m_idom if m.m_idom > 0 else -1, fsz, fsz, v.SEM_UNKNOWN)
-        x.metrics = m
-        m.node = x
+        found: list[v.Bound] = []
+        for host in e.hosts or (None,):
+            src = self.default if host is None else self._host(host)
+            m = v.Bound(e.metric, src.conn, src.hname, 0, None, 0.0, len(e.instances), -1,
+                        list(e.instances) or None, None)  # fmt: skip
+            m.source, m.wanted = src, list(e.instances)
+            status = self.init_metric(m, reinit=False)
+            if status < 0 or (status == 0 and not src.live):  # (an archive will not grow it)
+                raise BindError(e.metric)
+            m.ready = status == 1
+            found.append(m)
+        total = sum(m.m_idom for m in found if m.m_idom > 0)
+        x = Node("fetch", None, None, len(found), total if total > 0 else -1, fsz, fsz,
+                 v.SEM_UNKNOWN)  # fmt: skip
+        x.metrics = found[0]
+        x.hosts = found if len(found) > 1 else None
+        for m in found:
+            m.node = x
         x.new_ring()
-        if status == 0:
+        if not all(m.ready for m in found):
             x.evaluate = ops.fetch_waiting
-            self.waiting.append(m)
-            if m.desc is not None:
+            self.waiting.extend(m for m in found if not m.ready)
+            if found[0].desc is not None:
                 self._fetch_shape(x)
         else:
             self._fetch_eval(x)
@@ -169,19 +177,23 @@ class Binder:
         return self.pick(name)
 
     def _fetch_eval(self, x: Node) -> None:
-        """findEval and instFetchExpr for a fetch node whose metric is bound."""
+        """findEval and instFetchExpr for a fetch node whose metrics are bound."""
         m = x.metrics
         assert m is not None
-        src = m.source
         if m.desc.indom == _INDOM_NULL:
             x.evaluate = ops.fetch_one
         elif m.specinst == 0:
             x.evaluate = ops.fetch_all
-            indom = m.desc.indom
-            x.extra = lambda inst: self._inst_name(src, m, indom, inst)
+            for each in v.bounds(x):
+                each.namer = self._namer(each)
         else:
             x.evaluate = ops.fetch_named
         self._fetch_shape(x)
+
+    def _namer(self, m: v.Bound):
+        """How a fetch of every instance names one that has turned up at M's source."""
+        indom = m.desc.indom
+        return lambda inst: self._inst_name(m.source, m, indom, inst)
 
     def rebind(self, m: v.Bound) -> int:
         """reinitMetric: try a waiting metric again (1: bound, 0: not yet, -1: never);
@@ -189,8 +201,11 @@ class Binder:
         status = self.init_metric(m, reinit=True)
         if status != 1:
             return status
+        m.ready = True
         x = m.node
         assert x is not None
+        if not all(each.ready for each in v.bounds(x)):
+            return 1  # (bound, but the node waits for its other hosts' metrics)
         self._fetch_eval(x)
         # (reinitMetric's reshaping: up from the fetch, each node that may hold a set of
         # values takes the metric's instances and its evaluator's arity again, stopping
@@ -213,7 +228,7 @@ class Binder:
         m = x.metrics
         assert m is not None
         x.sem = v.PM_SEM_INSTANT if m.desc.sem == v.PM_SEM_COUNTER else m.desc.sem
-        ninst = m.m_idom if m.m_idom >= 0 else -1
+        ninst = v.instances(x)
         if x.e_idom != ninst:
             v.reshape(x, ninst)
         x.new_ring()

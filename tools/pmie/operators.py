@@ -83,26 +83,31 @@ def _rates(x: Node, m: v.Bound, out: list[Any], first: int, count: int) -> None:
 
 
 def fetch_one(x: Node) -> None:
-    """cndFetch_1: a singular metric (or one whose instances are not wanted)."""
-    m = x.metrics
-    assert m is not None
+    """cndFetch_1: a singular metric (or one whose instances are not wanted), a value
+    from each host."""
     x.rotate()
     x.valid += 1
     out = x.sample()
-    if m.vset is None or len(m.vset) != 1:
-        x.valid = 0
-        m.stomp = 0
-        m.vset = None
-        return
-    out[0] = _number(m, m.vset[0][1])
-    m.vset = None
-    if _dorate(x) and m.m_idom > 0:
-        _rates(x, m, out, 0, 1)
-    elif _dorate(x):
-        if m.stomp == 0:
+    rate = _dorate(x)
+    stamp = 0.0
+    hosts = v.bounds(x)
+    for i, m in enumerate(hosts):
+        if m.vset is None or len(m.vset) != 1:
             x.valid = 0
-        m.stomp = m.stamp
-    x.stamps[0] = m.stamp
+            for rest in hosts[i:]:
+                rest.stomp = 0
+                rest.vset = None
+            return
+        out[i] = _number(m, m.vset[0][1])
+        m.vset = None
+        if rate and m.m_idom > 0:
+            _rates(x, m, out, i, 1)
+        elif rate:
+            if m.stomp == 0:
+                x.valid = 0
+            m.stomp = m.stamp
+        stamp = max(stamp, m.stamp)
+    x.stamps[0] = stamp
 
 
 def _indom_changed(m: v.Bound, names: Callable[[int], str | None]) -> bool:
@@ -136,54 +141,65 @@ def _indom_changed(m: v.Bound, names: Callable[[int], str | None]) -> bool:
 
 
 def fetch_all(x: Node) -> None:
-    """cndFetch_all: every instance the fetch returned."""
-    m = x.metrics
-    assert m is not None
+    """cndFetch_all: every instance each host's fetch returned, host after host."""
+    hosts = v.bounds(x)
     x.rotate()
-    if _indom_changed(m, x.extra):
-        m.stomp = 0
+    changed = False
+    for m in hosts:
+        if _indom_changed(m, m.namer):
+            m.stomp = 0
+            changed = True
+    if changed:
         v.inst_fetch_expr(x)
     x.valid += 1
     out = x.sample()
-    for j, (_, value) in enumerate(m.vset or ()):
-        out[j] = _number(m, value)
-    m.vset = None
-    if _dorate(x):
-        _rates(x, m, out, 0, m.m_idom)
-    x.stamps[0] = m.stamp
+    rate = _dorate(x)
+    stamp = 0.0
+    at = 0
+    for m in hosts:
+        for j, (_, value) in enumerate(m.vset or ()):
+            out[at + j] = _number(m, value)
+        m.vset = None
+        if rate:
+            _rates(x, m, out, at, m.m_idom)
+        at += m.m_idom
+        stamp = max(stamp, m.stamp)
+    x.stamps[0] = stamp
 
 
 def fetch_named(x: Node) -> None:
-    """cndFetch_n: the instances the rule names (all must have values)."""
-    m = x.metrics
-    assert m is not None and m.iids is not None
+    """cndFetch_n: the instances the rule names, at each host (all must have values)."""
     x.rotate()
     x.valid += 1
     out = x.sample()
-    if m.vset is None:
-        x.valid = 0
-        m.stomp = 0
-        return
-    found = dict(m.vset)
-    for j in range(m.m_idom):
-        if m.iids[j] not in found:
+    rate = _dorate(x)
+    stamp = 0.0
+    at = 0
+    hosts = v.bounds(x)
+    for i, m in enumerate(hosts):
+        assert m.iids is not None
+        found = dict(m.vset) if m.vset is not None else None
+        if found is None or any(m.iids[j] not in found for j in range(m.m_idom)):
             x.valid = 0
-            m.stomp = 0
-            m.vset = None
+            for rest in hosts[i:]:
+                rest.stomp = 0
+                rest.vset = None
             return
-        out[j] = _number(m, found[m.iids[j]])
-    m.vset = None
-    if _dorate(x):
-        _rates(x, m, out, 0, m.m_idom)
-    x.stamps[0] = m.stamp
+        for j in range(m.m_idom):
+            out[at + j] = _number(m, found[m.iids[j]])
+        m.vset = None
+        if rate:
+            _rates(x, m, out, at, m.m_idom)
+        at += m.m_idom
+        stamp = max(stamp, m.stamp)
+    x.stamps[0] = stamp
 
 
 def fetch_waiting(x: Node) -> None:
     """A live metric not bound yet (its host down, or the metric not there): no value."""
     x.rotate()
     x.valid = 0
-    m = x.metrics
-    if m is not None:
+    for m in v.bounds(x):
         m.vset = None
         m.stomp = 0
 

@@ -75,8 +75,8 @@ def _count_rules(x: Node | None) -> int:
 def _metrics(x: Node | None, into: list[Bound]) -> None:
     if x is None:
         return
-    if x.op == "fetch" and x.metrics is not None:
-        into.append(x.metrics)
+    if x.op == "fetch":
+        into.extend(v.bounds(x))
     _metrics(x.a1, into)
     _metrics(x.a2, into)
 

@@ -105,10 +105,19 @@ def lookup_host_inst(x: Node, nth: int) -> tuple[str | None, str | None, str | N
             pick = found[0] if found and axis == "inst" else -1
             hit = bool(found)
         m = x.metrics if hit else None
+        hosts = v.bounds(x)
+        if hit and axis == "host" and found[0] < len(hosts):
+            m = hosts[found[0]]  # (the host whose value was the extremum)
     else:
         if (x.e_idom <= 0 and x.hdom <= 0) or x.metrics is None:
             return None, None, None
-        pick, m = nth, x.metrics
+        pick, m = nth, None
+        for m in v.bounds(x):  # (the host holding the nth value)
+            if pick < m.m_idom:
+                break
+            pick -= max(m.m_idom, 0)
+        else:
+            return None, None, None
     if m is None:
         return None, None, None
     inst = m.inames[pick] if pick >= 0 and x.e_idom > 0 and m.inames else None

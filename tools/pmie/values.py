@@ -95,6 +95,8 @@ class Bound:
     node: Node | None = None
     source: Any = None  # where it is fetched from (tools.pmie.sources)
     wanted: list[str] = field(default_factory=list)  # the instances the rule names
+    ready: bool = False  # bound (its descriptor and instances known)
+    namer: Any = None  # inst -> its name, at its source (fetching every instance)
 
 
 @dataclass(eq=False)
@@ -110,7 +112,8 @@ class Node:
     nsmpls: int
     sem: int
     parent: Node | None = None
-    metrics: Bound | None = None
+    metrics: Bound | None = None  # (of several hosts' metric: the first host's)
+    hosts: list[Bound] | None = None  # a metric of several hosts (:h1 :h2): each host's
     tspan: int = 0
     nvals: int = 0
     valid: int = 0
@@ -131,7 +134,8 @@ class Node:
         self.tspan = self.e_idom if self.e_idom >= 0 else abs(self.hdom)
         self.nvals = self.tspan * self.nsmpls
         if self.a1 is not None:
-            self.metrics = primary(self.a1, self.a2).metrics
+            arg = primary(self.a1, self.a2)
+            self.metrics, self.hosts = arg.metrics, arg.hosts
 
     # -- the ring ---------------------------------------------------------------------------
 
@@ -199,13 +203,29 @@ def inst_expr(x: Node) -> None:
             inst_expr(x.parent)
 
 
+def bounds(x: Node) -> list[Bound]:
+    """The metrics of X's values, host by host (one, but for a metric of several hosts)."""
+    if x.hosts is not None:
+        return x.hosts
+    return [x.metrics] if x.metrics is not None else []
+
+
+def instances(x: Node) -> int:
+    """How many instances X's metrics have over its hosts (-1: none known)."""
+    ninst = -1
+    for m in bounds(x):
+        if m.m_idom >= 0:
+            ninst = m.m_idom if ninst == -1 else ninst + m.m_idom
+    return ninst
+
+
 def inst_fetch_expr(x: Node) -> None:
     """instFetchExpr: a node's semantics (when unknown) and shape follow its metric's."""
     m = x.metrics
     assert m is not None
     if x.sem == SEM_UNKNOWN and m.desc is not None:
         x.sem = PM_SEM_INSTANT if m.desc.sem == PM_SEM_COUNTER else m.desc.sem
-    ninst = m.m_idom if m.m_idom >= 0 else -1
+    ninst = instances(x)
     if x.e_idom != ninst:
         reshape(x, ninst)
         if x.parent is not None:

@@ -91,6 +91,8 @@ def _check(x: Node, top: bool = False) -> None:
         m = x.metrics
         if x.evaluate not in _FETCHES or m is None or m.desc is None or m.desc.type not in _NUMERIC:
             raise NotHere
+        if x.hosts is not None:
+            raise NotHere  # (a metric of several hosts: the time-by-time evaluator)
         return
     if x.op in _BINARY or x.op in ("&&", "||"):
         assert x.a1 is not None and x.a2 is not None

@@ -597,3 +597,20 @@ def test_pmcd_publishes_a_running_pmies_statistics(server, tmp_path):
     assert value("pmcd.pmie.logfile", out) == f'"{log}"'
     assert value("pmcd.pmie.numrules", out) == "1"
     assert int(value("pmcd.pmie.eval.true", out) or 0) >= 1
+
+
+@pytest.mark.interop
+def test_a_metric_of_two_pmcds_as_pcp(server, tmp_path):
+    """One expression over two connections (:'127.0.0.1:PORT' :'localhost:PORT', the
+    same pmcd by two names): each host's value, and the _host aggregates over them."""
+    port = server.host.rsplit(":", 1)[1]
+    two = f":'127.0.0.1:{port}' :'localhost:{port}'"
+    rules = tmp_path / "rules"
+    rules.write_text(f"s = sum_host hinv.ncpu {two};\nd = hinv.ncpu {two};\n"
+                     f"c = some_host (hinv.ncpu {two} > 0) -> print \"%h %v\";\n")  # fmt: skip
+    argv = ["-V", "-c", str(rules), "-t", "0.5", "-T", "1.2"]
+    ref, mine = pcp_pmie(*argv, env=server.env), our_pmie(*argv, env=server.env)
+    assert mine.returncode == ref.returncode == 0
+    assert normal(mine.stdout, server.host) == normal(ref.stdout, server.host)
+    assert normal(mine.stderr, server.host) == normal(ref.stderr, server.host)
+    assert f"s: {2 * os.cpu_count()}\n" in mine.stdout

@@ -489,3 +489,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     os.umask(0o022)
     proglog = opts.logfile or os.path.join(dirs["PCP_LOG_DIR"], "pmie", f"{PROG}.log")
     return run_logged(PROG, Checker(opts=opts, dirs=dirs).run, opts.showme, proglog)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

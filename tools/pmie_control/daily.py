@@ -368,3 +368,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     run = Daily(opts=opts, dirs=dirs, enabled=enabled)
     proglog = opts.logfile or os.path.join(dirs["PCP_LOG_DIR"], "pmie", f"{PROG}.log")
     return run_logged(PROG, run.run, opts.showme, proglog)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

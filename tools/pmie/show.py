@@ -228,10 +228,7 @@ def format_satisfying(curr: Node, text: str) -> str | None:
         return _substitute(parts, x1, x2, chosen)
     # (without values, the text depends only on which bindings satisfied: kept, for as
     # long as the instances' names are the same list)
-    names = x1.metrics.inames if x1.metrics is not None else None
-    if x1.memo is None or x1.memo[0] is not names:
-        x1.memo = (names, {})
-    made = x1.memo[1]
+    made = _memo(x1)
     key = (text, chosen)
     if key not in made:
         made[key] = _substitute(parts, x1, x2, chosen)
@@ -240,19 +237,76 @@ def format_satisfying(curr: Node, text: str) -> str | None:
 
 def _substitute(parts: tuple[str, ...], x1: Node, x2: Node, chosen) -> str | None:
     out: list[str] = []
+    value = _value_shower(x2)
+    pairs = list(zip(parts[1::2], parts[2::2], strict=True))
+    words = _words_of(x1)
     for i in chosen:
+        said = words(i)
+        out.append(parts[0])
+        for code, literal in pairs:
+            out.append(value(i) if code == "v" else said[code])
+            out.append(literal)
+    return "".join(out) if out else None
+
+
+def _memo(x1: Node) -> dict:
+    """What was made from X1's bindings, kept while the instances' names of each of its
+    hosts are the same lists (an instance domain that changes gets new ones)."""
+    names = [m.inames for m in v.bounds(x1)]
+    kept = x1.memo
+    if (
+        kept is None
+        or len(kept[0]) != len(names)
+        or any(a is not b for a, b in zip(kept[0], names, strict=True))
+    ):
+        x1.memo = kept = (names, {})
+    return kept[1]
+
+
+def _words_of(x1: Node):
+    """The %h %i %c words of each of X1's bindings: looked up once per binding while
+    the instances' names are the same list (an extremum's depend on its value: each
+    time)."""
+
+    def lookup(i: int) -> dict[str, str]:
         host, conn, inst = lookup_host_inst(x1, i)
-        words = {
+        return {
             "h": host or "<%h undefined>",
             "i": inst or "<%i undefined>",
             "c": conn or "<%c undefined>",
         }
-        out.append(parts[0])
-        for k in range(1, len(parts), 2):
-            code = parts[k]
-            out.append(concat_value(x2, i) if code == "v" else words[code])
-            out.append(parts[k + 1])
-    return "".join(out) if out else None
+
+    if x1.op in _EXTREMA:
+        return lookup
+    made = _memo(x1)
+
+    def cached(i: int) -> dict[str, str]:
+        key = ("#words", i)
+        if key not in made:
+            made[key] = lookup(i)
+        return made[key]
+
+    return cached
+
+
+def _value_shower(x: Node):
+    """concat_value for X's values, made once for all of them: for one sample of
+    numbers (the common case) directly, else concat_value itself."""
+    stringy = x.op == "fetch" and x.metrics is not None and x.metrics.desc is not None \
+        and x.metrics.desc.type == v.STRING_TYPE  # fmt: skip
+    if x.nsmpls != 1 or x.sem in (v.SEM_BOOLEAN, v.SEM_CHAR) or stringy:
+        return lambda i: concat_value(x, i)
+    if x.valid <= 0:
+        return lambda i: "?"
+    ring = x.sample()
+
+    def show(i: int) -> str:
+        d = ring[i]
+        if isinstance(d, str) or math.isnan(d):
+            return "?"
+        return number(d)
+
+    return show
 
 
 @functools.lru_cache(maxsize=256)

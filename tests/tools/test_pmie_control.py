@@ -468,7 +468,10 @@ def test_runlevel_off_starts_nothing_as_pcp(tmp_path: Path, monkeypatch) -> None
 
 @pytest.mark.interop
 @needs_pcp
-@pytest.mark.skipif(not os.path.isdir(PCP_RULES), reason="PCP's pmieconf rules are missing")
+@pytest.mark.skipif(
+    not os.path.isdir(PCP_RULES),
+    reason="PCP's pmieconf rules are not installed (Debian package pcp)",
+)
 @pytest.mark.parametrize("rules", [True, False])
 def test_pmieconf_file_brought_up_to_date_as_pcp(tmp_path: Path, rules: bool) -> None:
     """A configuration pmieconf made, edited by hand since: regenerated, then copied over

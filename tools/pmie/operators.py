@@ -392,24 +392,24 @@ def _min(vals: list[float]) -> float:
     return a
 
 
-def _all(vals: list[int]) -> int:
+def _quantify(vals: list[int], decisive: int) -> int:
+    """all (DECISIVE false) or some (true): the first value, then any decisive one
+    decides, and an unknown makes an undecided result unknown, in pmie's order."""
     a = vals[0]
     for d in vals[1:]:
-        if d == B_FALSE:
-            a = B_FALSE
+        if d == decisive:
+            a = decisive
         elif d == B_UNKNOWN and a != B_UNKNOWN:
             a = B_UNKNOWN
     return a
+
+
+def _all(vals: list[int]) -> int:
+    return _quantify(vals, B_FALSE)
 
 
 def _some(vals: list[int]) -> int:
-    a = vals[0]
-    for d in vals[1:]:
-        if d == B_TRUE:
-            a = B_TRUE
-        elif d == B_UNKNOWN and a != B_UNKNOWN:
-            a = B_UNKNOWN
-    return a
+    return _quantify(vals, B_TRUE)
 
 
 def _pcnt(x: Node, vals: list[int]) -> int:

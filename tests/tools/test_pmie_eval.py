@@ -551,6 +551,43 @@ def test_columns_are_the_evaluators_arithmetic(tmp_path, capsys, monkeypatch, se
     assert _normal(columns.err) == _normal(steps.err)
 
 
+#: actions whose lines vector_text makes from the columns: bindings chosen and not,
+#: several strings, %v of rates and of a singular metric, no bindings at all ("(null)")
+_TEXT_RULES = """\
+r1 = some_inst (d.gauge > 0) -> print "%h %i %v";
+r2 = some_inst (d.ctr > 10) -> print "[%v]" " %c" " plain";
+r3 = all_inst (d.gauge > -100) -> print "r%i";
+r4 = d.one > 2 -> print "one %v %i";
+r5 = (d.gauge #'c0' > 0) || d.one > 3 -> print "or %i %v";
+r6 = d.one >= 0 -> print "plain";
+r7 = (some_inst (d.gauge > 100)) || d.one >= 0 -> print "none %i";
+"""
+
+
+@pytest.mark.parametrize("options", [["-t", "1"], ["-t", "0.7", "-S", "+0.2", "-T", "+25"]])
+def test_action_lines_from_columns(tmp_path, capsys, monkeypatch, options, dense_archive):
+    """The action lines made from the columns for all firings at once are the lines the
+    time-by-time evaluator prints; every one of these rules' actions is made so but
+    r5's, whose bindings (an || of one instance) are written value by value."""
+    from purepcp.tools.pmie import vector_text
+
+    rules = tmp_path / "rules"
+    rules.write_text(_TEXT_RULES)
+    argv = ["-a", dense_archive, "-c", str(rules), *options]
+    made = []
+    real = vector_text.texts
+    monkeypatch.setattr(vector_text, "texts", lambda *a: made.append(real(*a)) or made[-1])
+    assert main(argv) == 0
+    columns = capsys.readouterr()
+    assert [m is None for m in made] == [False] * 4 + [True] + [False] * 2
+    monkeypatch.setattr(vector_text, "texts", lambda *a: None)
+    assert main(argv) == 0
+    steps = capsys.readouterr()
+    assert "(null)" in steps.out and "one 4 " in steps.out
+    assert columns.out == steps.out
+    assert columns.err == steps.err
+
+
 @pytest.mark.interop
 @needs_pmie
 @pytest.mark.parametrize("seed", range(4))

@@ -338,31 +338,47 @@ def _aggregate(x: Node, a: Column) -> Column:
 
 
 def run(t: Task, when: list[float], memo: dict[int, Column]) -> None:
-    """The rules' actions, at the times their rule is true, in the evaluator's order:
-    before each, the nodes of its condition are given the state the evaluator would
-    have left them in then (their ``valid``, and their last values written)."""
+    """The rules' actions, at the times their rule is true, in the evaluator's order.
+    An action whose text :mod:`vector_text` makes from the columns is written so; for
+    any other, the nodes of its condition are first given the state the evaluator
+    would have left them in then (their ``valid``, and their last values written)."""
+    from .vector_text import texts
+
     rules = []
     firing = np.zeros(len(when), bool)
     for _, node in t.rules:
         if node.op != "rule":
             continue
-        assert node.a1 is not None
+        assert node.a1 is not None and node.a2 is not None
         col = memo[id(node.a1)]
         fires = col.ok & (col.val[:, 0] == B_TRUE)
         firing |= fires
         at = np.flatnonzero(fires)
+        made = texts(node, memo, at)
+        if made is not None:
+            rules.append((node, fires.tolist(), None, dict(zip(at.tolist(), made, strict=True))))
+            continue
         shown = _shown(node)
         states = [_State(x, memo[id(x)], at) for x in _nodes(node.a1)
                   if id(x) in memo and id(x) in shown]  # fmt: skip
-        rules.append((node, fires.tolist(), states))
+        rules.append((node, fires.tolist(), states, None))
+    write, ctime = ops.CLOCK.write, ops.CLOCK.ctime
     for k in np.flatnonzero(firing).tolist():
-        ops.CLOCK.now = when[k]
-        for node, fires, states in rules:
+        now = ops.CLOCK.now = when[k]
+        stamp = None
+        for node, fires, states, made in rules:
             if not fires[k]:
+                continue
+            assert node.a1 is not None and node.a2 is not None
+            if made is not None:
+                act = node.a2
+                stamp = stamp or ctime(now)
+                act.ring[0][0] = B_TRUE
+                act.stamps[0] = now
+                write(f"{act.extra} {stamp}: {made[k]}\n")
                 continue
             for s in states:
                 s.restore(k)
-            assert node.a1 is not None and node.a2 is not None
             node.valid = node.a1.valid
             node.ring[0][0] = B_TRUE
             ops.CLOCK.curr = node

@@ -427,20 +427,25 @@ class Columns:
         one column per instance (built with a few array operations, not per instance)."""
         desc = self.archive.descs.get(pmid)
         dtype = NUMERIC_DTYPES.get(desc.type if desc is not None else -1, object)
-        dense: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
+        found = []
         for t, g in self._by_pmid.get(pmid, []):
             picked = self._select(t, lo, hi)
             if len(picked):
-                rows = t.rows[picked]
-                dense.append((rows, np.asarray(g.insts, np.int64), self._gather(t, g, rows)))
+                found.append((t, g, t.rows[picked]))
         sparse = self._careful_window(pmid, lo, hi)
-        if sparse is None and len(dense) == 1:  # (one layout: its rows are the table's)
-            rows, ids, vals = dense[0]
+        if sparse is None and len(found) == 1:  # (one layout: its rows are the table's)
+            t, g, rows = found[0]
+            ids = np.asarray(g.insts, np.int64)
             times = self.times[rows]
-            if len(set(ids.tolist())) == len(ids) and not (times[1:] < times[:-1]).any():
+            if len(set(g.insts)) == len(ids) and not (times[1:] < times[:-1]).any():
                 order = np.argsort(ids)
+                vals = self._gather_rows(t, g, rows)
+                if (order != np.arange(len(ids))).any():
+                    vals = vals[:, order]
                 present = np.ones((len(rows), len(ids)), dtype=bool)
-                return Block(times, ids[order], np.ascontiguousarray(vals[order].T), present)
+                return Block(times, ids[order], vals, present)
+        dense = [(rows, np.asarray(g.insts, np.int64), self._gather(t, g, rows))
+                 for t, g, rows in found]  # fmt: skip
         all_rows = [d[0] for d in dense] + ([sparse[0]] if sparse is not None else [])
         if not all_rows:
             return Block.empty(dtype)
@@ -621,6 +626,33 @@ class Columns:
                 lo, hi = first + 4 * int(starts.min()), first + 4 * (int(starts.max()) + width)
                 release(data, lo, hi)
         return pieces[0] if len(pieces) == 1 else np.concatenate(pieces, axis=1)
+
+    def _gather_rows(self, t: Template, g: Group, rows: np.ndarray) -> np.ndarray:
+        """_gather(T, G, ROWS) turned: one row per record, one column per value (C order).
+        Values evenly spaced in records side by side are read in one strided pass as
+        big-endian numbers (no gather, no transposes), else gathered and turned."""
+        words = g.words
+        step = int(words[1] - words[0]) if words is not None and len(words) > 1 else 1
+        even = words is not None and (np.diff(words) == step).all() and step > 0
+        if not even or g.via_double or g.dtype is object:
+            return np.ascontiguousarray(self._gather(t, g, rows).T)
+        assert words is not None
+        kind = np.dtype(g.dtype).newbyteorder(">") if g.wide else np.dtype(g.kind)
+        first, width = self._first, t.length >> 2
+        vol_of = self._vol_of[rows]
+        pieces = []
+        for a, b in _runs(vol_of):
+            starts = self._words[rows[a:b]]
+            if int(starts[-1]) - int(starts[0]) != (b - a - 1) * width:
+                return np.ascontiguousarray(self._gather(t, g, rows).T)
+            data = self.archive.volume(self._vols[int(vol_of[a])])
+            at = first + 4 * (int(starts[0]) + int(words[0]))
+            raw = np.ndarray((b - a, len(words)), kind, data, at, (4 * width, 4 * step))
+            pieces.append(raw.astype(g.dtype))
+            del raw
+            if len(data) > LARGE:
+                release(data, first + 4 * int(starts[0]), first + 4 * (int(starts[-1]) + width))
+        return pieces[0] if len(pieces) == 1 else np.concatenate(pieces, axis=0)
 
     def _careful_flat(self, pmid: int) -> tuple[np.ndarray, ...] | None:
         """PMID's carefully decoded values as arrays sorted by instance, then time, then

@@ -135,8 +135,10 @@ class Chain:
         cols = self._columns.get(self.hi)
         return cols.problem if cols is not None and self._damage is not None else None
 
-    def block(self, pmid: int, lo: int | None, hi: int | None) -> Block:
-        blocks = []
+    def block(
+        self, pmid: int, lo: int | None, hi: int | None, near: np.ndarray | None = None
+    ) -> Block:
+        blocks = []  # (NEAR is not used: each archive's whole window is read)
         for cols in self._columns_for(lo, hi):
             blocks.append(cols.block(pmid, lo, hi))
             cols.release()  # (what a set's replay holds of its archives: the window read)

@@ -422,9 +422,14 @@ class Columns:
         self._careful_parts(pmid, dtype, parts, lo, hi)
         return {inst: _merge(parts[inst], self.times) for inst in sorted(parts)}
 
-    def block(self, pmid: int, lo: int | None, hi: int | None) -> Block:
+    def block(
+        self, pmid: int, lo: int | None, hi: int | None, near: np.ndarray | None = None
+    ) -> Block:
         """window(PMID, LO, HI) as a Block: the same observations, one row per record,
-        one column per instance (built with a few array operations, not per instance)."""
+        one column per instance (built with a few array operations, not per instance).
+        Given NEAR (times, ns), a block of one layout (every record holding every
+        instance) keeps only the records at or either side of each: what interpolation
+        at NEAR reads of it (a replay at a longer interval than the logger's reads less)."""
         desc = self.archive.descs.get(pmid)
         dtype = NUMERIC_DTYPES.get(desc.type if desc is not None else -1, object)
         found = []
@@ -438,6 +443,9 @@ class Columns:
             ids = np.asarray(g.insts, np.int64)
             times = self.times[rows]
             if len(set(g.insts)) == len(ids) and not (times[1:] < times[:-1]).any():
+                if near is not None:
+                    keep = _either_side(times, near)
+                    rows, times = rows[keep], times[keep]
                 order = np.argsort(ids)
                 vals = self._gather_rows(t, g, rows)
                 if (order != np.arange(len(ids))).any():
@@ -629,8 +637,9 @@ class Columns:
 
     def _gather_rows(self, t: Template, g: Group, rows: np.ndarray) -> np.ndarray:
         """_gather(T, G, ROWS) turned: one row per record, one column per value (C order).
-        Values evenly spaced in records side by side are read in one strided pass as
-        big-endian numbers (no gather, no transposes), else gathered and turned."""
+        Values evenly spaced, in records a whole number of T's lengths apart, are read
+        as big-endian numbers through one strided view of each volume (no gather, no
+        transposes), else gathered and turned."""
         words = g.words
         step = int(words[1] - words[0]) if words is not None and len(words) > 1 else 1
         even = words is not None and (np.diff(words) == step).all() and step > 0
@@ -643,15 +652,21 @@ class Columns:
         pieces = []
         for a, b in _runs(vol_of):
             starts = self._words[rows[a:b]]
-            if int(starts[-1]) - int(starts[0]) != (b - a - 1) * width:
+            lo = int(starts[0])
+            apart, odd = np.divmod(starts - lo, width)
+            if odd.any() or (apart[1:] <= apart[:-1]).any():
                 return np.ascontiguousarray(self._gather(t, g, rows).T)
             data = self.archive.volume(self._vols[int(vol_of[a])])
-            at = first + 4 * (int(starts[0]) + int(words[0]))
-            raw = np.ndarray((b - a, len(words)), kind, data, at, (4 * width, 4 * step))
-            pieces.append(raw.astype(g.dtype))
-            del raw
+            at = first + 4 * (lo + int(words[0]))
+            shape = (int(apart[-1]) + 1, len(words))
+            view = np.ndarray(shape, kind, data, at, (4 * width, 4 * step))
+            if len(apart) == shape[0]:  # (side by side: the whole view)
+                pieces.append(view.astype(g.dtype))
+            else:
+                pieces.append(view[apart].astype(g.dtype))
+            del view
             if len(data) > LARGE:
-                release(data, first + 4 * int(starts[0]), first + 4 * (int(starts[-1]) + width))
+                release(data, first + 4 * lo, first + 4 * (int(starts[-1]) + width))
         return pieces[0] if len(pieces) == 1 else np.concatenate(pieces, axis=0)
 
     def _careful_flat(self, pmid: int) -> tuple[np.ndarray, ...] | None:
@@ -794,6 +809,15 @@ def _marks(times: np.ndarray, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]
     gaps = np.where(has_both, after - before, -1).astype(np.int64)
     order = np.argsort(times[rows], kind="stable")
     return times[rows][order].astype(np.int64), gaps[order]
+
+
+def _either_side(times: np.ndarray, near: np.ndarray) -> np.ndarray:
+    """Positions in TIMES (ascending) of the last at or before each of NEAR and the first
+    at or after it (of equal times, the last and the first), ascending, once each."""
+    before = np.searchsorted(times, near, "right") - 1
+    after = np.searchsorted(times, near, "left")
+    both = np.concatenate([before[before >= 0], after[after < len(times)]])
+    return np.unique(both)
 
 
 def _nearest(stamps: np.ndarray, lo: int | None, hi: int | None, ascending: bool) -> np.ndarray:

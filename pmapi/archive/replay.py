@@ -68,8 +68,12 @@ class Observations(Protocol):
     marks: np.ndarray  # every <mark> time, ascending (int64 ns)
     mark_gaps: np.ndarray  # per mark, the time between the records either side (-1: none)
 
-    def block(self, pmid: int, lo: int | None, hi: int | None) -> Block:
-        """PMID's observations in [LO, HI] and each instance's nearest each side."""
+    def block(
+        self, pmid: int, lo: int | None, hi: int | None, near: np.ndarray | None = None
+    ) -> Block:
+        """PMID's observations in [LO, HI] and each instance's nearest each side; given
+        NEAR (times), a block whose every record holds every instance may keep only the
+        records at or either side of each (all that interpolating at NEAR reads)."""
         ...
 
     def instances(self, pmid: int) -> list[int]:
@@ -304,7 +308,9 @@ def replay(
         desc = descs.get(pmid)
         if desc is not None and pmid not in read:
             dtype = NUMERIC_DTYPES.get(desc.type, object)
-            read[pmid] = observations.block(pmid, lo, hi) if lo is not None else Block.empty(dtype)
+            read[pmid] = (
+                observations.block(pmid, lo, hi, inside) if lo is not None else Block.empty(dtype)
+            )
     damage, problem = _damage(observations, list(read))  # (known once they are read)
     if damage is not None:  # (nothing after it is seen)
         read = {pmid: _upto(block, damage) for pmid, block in read.items()}

@@ -213,6 +213,52 @@ def test_a_replay_is_the_fetches_it_stands_for(tmp_path):
             assert [m.value_set(k) for m in run.metrics] == list(fetched.result.vsets)
 
 
+@st.composite
+def steady_archives(draw):
+    """Records that each hold all 3 instances (one layout: what Columns reads strided),
+    some at the same time, with random marks between records."""
+    times = sorted(draw(st.lists(st.integers(1, 60), min_size=1, max_size=25)))
+    records = [(t, {i: draw(st.integers(0, 10_000)) for i in (0, 1, 2)}) for t in times]
+    marks = [t + 0.5 for t in sorted(set(times)) if draw(st.integers(0, 4)) == 0]
+    return records, marks
+
+
+@settings(
+    max_examples=examples(80),
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
+@given(case=steady_archives(), start=st.integers(-8, 260), step=st.integers(1, 80),
+       count=st.integers(1, 60))  # fmt: skip
+def test_a_replay_reading_only_the_records_it_needs_is_the_same(
+    tmp_path, case, start, step, count
+):
+    """A replay of an archive of one layout reads only the records either side of each
+    fetch (Columns.block's NEAR): it is the replay that reads every record."""
+    from unittest.mock import patch
+
+    from purepcp.pmapi.archive.columns import Columns
+
+    records, marks = case
+    base = write_records(tmp_path, records, marks)
+    real = Columns.block
+    runs = []
+    for every in (False, True):
+        with (
+            ArchiveContext(base) as ctx,
+            patch.object(Columns, "block", lambda self, pmid, lo, hi, near=None, every=every:
+                         real(self, pmid, lo, hi, None if every else near)),
+        ):  # fmt: skip
+            ctx.set_mode(PM_MODE_INTERP, at(start / 4), step * S // 4)
+            runs.append(ctx.replay([CTR, INS, DIS], count))
+    near, every = runs
+    assert np.array_equal(near.times, every.times) and np.array_equal(near.eol, every.eol)
+    assert near.fail_code == every.fail_code
+    for a, b in zip(near.metrics, every.metrics, strict=True):
+        assert np.array_equal(a.has, b.has) and np.array_equal(a.insts, b.insts)
+        assert np.array_equal(np.where(a.has, a.values, 0), np.where(b.has, b.values, 0))
+
+
 # -- pmval -a ------------------------------------------------------------------------------
 
 

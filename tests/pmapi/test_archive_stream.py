@@ -125,8 +125,8 @@ class Counting:
         self.misencoded = cols.misencoded
         self.rows: list[int] = []
 
-    def block(self, pmid, lo, hi):
-        got = self.cols.block(pmid, lo, hi)
+    def block(self, pmid, lo, hi, near=None):
+        got = self.cols.block(pmid, lo, hi, near)
         self.rows.append(len(got.times))
         return got
 

@@ -230,9 +230,7 @@ def steady_archives(draw):
 )
 @given(case=steady_archives(), start=st.integers(-8, 260), step=st.integers(1, 80),
        count=st.integers(1, 60))  # fmt: skip
-def test_a_replay_reading_only_the_records_it_needs_is_the_same(
-    tmp_path, case, start, step, count
-):
+def test_a_replay_reading_only_the_records_it_needs_is_the_same(tmp_path, case, start, step, count):
     """A replay of an archive of one layout reads only the records either side of each
     fetch (Columns.block's NEAR): it is the replay that reads every record."""
     from unittest.mock import patch

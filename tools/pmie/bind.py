@@ -481,6 +481,7 @@ class Binder:
         args = Node("arg", None, None, -1, 1, -1, 1, v.SEM_CHAR)
         args.new_ring()
         args.extra = e.args
+        args.options = e.syslog
         args.evaluate = ops.act_arg
         holdoff = None if e.holdoff is None else _const(v.SEM_NUMCONST, e.holdoff.value)
         x = Node(e.kind, args, holdoff, -1, -1, -1, 1, v.SEM_BOOLEAN)

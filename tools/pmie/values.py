@@ -126,6 +126,7 @@ class Node:
     extra: Any = None  # the percentage, the action's kind, the string's text
     text: str | None = None  # a string constant's text
     memo: Any = None  # action texts made from this node's bindings (show.py)
+    options: Any = None  # a syslog action's -p and -t (its strings' node: for listing)
 
     def __post_init__(self) -> None:
         for arg in (self.a1, self.a2):

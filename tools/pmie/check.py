@@ -38,7 +38,7 @@ class CheckResult:
 CLOCKS = ("delta", "minute", "hour", "day", "month", "year", "day_of_week")
 
 
-class _Program:
+class Program:
     """The symbol tables a rule file builds while it is read."""
 
     def __init__(self) -> None:
@@ -60,19 +60,19 @@ class _Program:
 _RECURSION_LIMIT = 90_000
 
 
-def check(text: str, source_name: str | None) -> CheckResult:
-    """Parse a whole rule file; source_name None means standard input."""
+def check(text: str, source_name: str | None, program: Program | None = None) -> CheckResult:
+    """Parse a whole rule file; source_name None means standard input.  PROGRAM holds
+    what earlier files defined (pmie -d loads several into one program)."""
     limit = sys.getrecursionlimit()
     sys.setrecursionlimit(max(limit, _RECURSION_LIMIT))
     try:
-        return _check(text, source_name)
+        return _check(text, source_name, program if program is not None else Program())
     finally:
         sys.setrecursionlimit(limit)
 
 
-def _check(text: str, source_name: str | None) -> CheckResult:
+def _check(text: str, source_name: str | None, program: Program) -> CheckResult:
     messages: list[str] = []
-    program = _Program()
     lexer = Lexer(text, source_name, program.macro, messages.append)
     parser = Parser(lexer, messages.append)
     statements: list[t.Statement] = []
@@ -90,7 +90,7 @@ def _check(text: str, source_name: str | None) -> CheckResult:
 
 
 def _statement(
-    program: _Program, name: str | None, node: object, errs: int, lexer: Lexer, messages: list[str]
+    program: Program, name: str | None, node: object, errs: int, lexer: Lexer, messages: list[str]
 ):
     """Bind one parsed expression as pmie's statement() does."""
     folded = fold(node)
@@ -109,7 +109,7 @@ def _statement(
     return t.Statement(rule_name, node, False, line)
 
 
-def _generate(program: _Program) -> str:
+def _generate(program: Program) -> str:
     program.generated += 1
     return f"expr_{program.generated}"
 

@@ -102,9 +102,11 @@ def run(o: Options) -> int:
         primary = " [primary]" if o.primary else ""
         host = o.host if o.host is not None else "local:"
         sys.stderr.write(f"{PROG}: PID = {os.getpid()}, via {host}{primary}\n\n")
-    if not o.archives and not o.check:
+    if not o.archives and not o.check and not o.interactive:
         _start_monitor(o)
     feed = _feed(o)
+    if o.interactive:
+        return _interact(o, feed)
     text = _read_rules(source)
     ops.CLOCK.perf.config = "<stdin>" if source is None else os.path.realpath(source)
     ops.CLOCK.perf.flush()
@@ -126,6 +128,27 @@ def run(o: Options) -> int:
         close = getattr(feed, "close", None)
         if close is not None:
             close()
+    return 0
+
+
+def _interact(o: Options, feed) -> int:
+    """-d: the rule files named loaded, then the debugger's commands (with -C, only the
+    files checked)."""
+    from .check import CheckResult
+    from .interact import Debugger, command_lines
+    from .replay import Engine
+
+    def load(name: str | None) -> tuple[str, str]:
+        text = _read_rules(name)
+        return text, "<stdin>" if name is None else os.path.realpath(name)
+
+    engine = Engine(feed, o, CheckResult((), (), 0))
+    debugger = Debugger(engine, load)
+    for name in o.operands:
+        debugger.load(name)
+    if o.check:
+        return debugger.status
+    debugger.loop(command_lines(sys.stdin))
     return 0
 
 

@@ -65,8 +65,7 @@ LONG = {
 }  # fmt: skip
 TAKES_ARG = {letter for letter in "AahnOSTtZcjlUD"}
 #: options that need what this pmie does not have yet (live hosts, daemon modes)
-NOT_HERE = {"d": "-d (interactive mode)", "X": "-X", "x": "-x", "j": "-j",
-            "n": "-n"}  # fmt: skip
+NOT_HERE = {"X": "-X", "x": "-x", "j": "-j", "n": "-n"}
 VERBOSITY = {"v": 1, "V": 2, "W": 3}
 
 
@@ -76,6 +75,7 @@ class Options:
     host: str | None = None  # -h: the default pmcd (else local:)
     config: str | None = None
     check: bool = False
+    interactive: bool = False  # -d: the debugger's commands from standard input
     verbose: int = 0
     show_time: bool = False
     buffer: bool = False  # -b: line-buffered, standard output onto standard error
@@ -158,6 +158,8 @@ def _apply(o: Options, letter: str, value: str) -> None:
         raise Usage(f"{PROG}: at most one of -a or -h allowed\n")
     if (letter == "Z" and o.hostzone) or (letter == "z" and o.timezone is not None):
         raise Usage(f"{PROG}: at most one of -Z and -z allowed\n")
+    if letter in ("c", "d") and (o.interactive or (o.config is not None and letter == "d")):
+        raise Usage(f"{PROG}: at most one of -c and -d allowed\n")
     if letter == "a":
         o.archives.extend(value.split(","))
     elif letter == "h":
@@ -186,7 +188,7 @@ def _apply(o: Options, letter: str, value: str) -> None:
         simple = {"c": "config", "t": "interval", "S": "start", "T": "finish", "A": "align",
                   "O": "origin", "Z": "timezone"}  # fmt: skip
         flags = {"C": "check", "e": "show_time", "q": "quiet", "z": "hostzone",
-                 "b": "buffer"}  # fmt: skip
+                 "b": "buffer", "d": "interactive"}  # fmt: skip
         if letter in simple:
             setattr(o, simple[letter], value)
         elif letter in flags:

@@ -118,11 +118,16 @@ class Engine:
 
     def bind_all(self) -> None:
         """Bind every rule, in order, to the task of the interval then current."""
+        self.bind(self.result, self._source_name())
+
+    def bind(self, result: CheckResult, source: str | None) -> None:
+        """Bind RESULT's rules (read from SOURCE, None: standard input), in order, to the
+        task of the interval then current (the interval a file sets stays set)."""
         delta = self.delta
-        for stmt in self.result.statements:
+        for stmt in result.statements:
             if stmt.variable:
                 if stmt.name == "delta" and hasattr(stmt.expr, "value"):
-                    delta = float(stmt.expr.value)  # type: ignore[union-attr]
+                    delta = self.delta = float(stmt.expr.value)  # type: ignore[union-attr]
                 continue
             binder = self.feed.binder(notify, sys.stderr.write)
             try:
@@ -134,9 +139,9 @@ class Engine:
                     f"{PROG}: rule {stmt.name}: {exc}: not available in purepcp\n"
                 ) from None
             if binder.errors:
-                self._syntax_errors(stmt.line, binder.errors)
+                self._syntax_errors(stmt.line, binder.errors, source)
                 # (pmie -C's status is the last statement's)
-                self.refused = stmt is self.result.statements[-1]
+                self.refused = stmt is result.statements[-1]
                 continue
             if node.op == "nop":  # (a constant: pragmatics gives it no task)
                 continue
@@ -150,11 +155,15 @@ class Engine:
             task.waits.extend(binder.waiting)
             self.binder = binder
 
-    def _syntax_errors(self, line: int, errors: list[tuple[str, int | None]]) -> None:
+    def _source_name(self) -> str | None:
+        o = self.o
+        return o.config if o.config is not None else (o.operands[0] if o.operands else None)
+
+    def _syntax_errors(
+        self, line: int, errors: list[tuple[str, int | None]], source: str | None
+    ) -> None:
         """synerr's report for a statement refused after binding (and -C's status):
         where the parse was when the refusing action ran."""
-        o = self.o
-        source = o.config if o.config is not None else (o.operands[0] if o.operands else None)
         named = f"file {source}" if source is not None else "standard input"
         for message, at in errors:
             at = line if at is None else at
@@ -168,19 +177,26 @@ class Engine:
 
     # -- the run --------------------------------------------------------------------------------
 
-    def run(self) -> None:
+    def run(self, window: tuple[float, float] | None = None) -> None:
         """pmie's run(): evaluate each task when due, retrying what is missing sooner
-        (no rules, no run: nothing is said)."""
+        (no rules, no run: nothing is said).  WINDOW (start, stop) is the interactive
+        debugger's run: an archive's tasks go on reading where they were (pmie sets an
+        archive's position once, when a task first fetches)."""
         feed = self.feed
-        feed.begin()
+        if window is None:
+            feed.begin()
+        else:
+            feed.start, feed.stop = window
         queue = [t for t in self.tasks if t.rules]
         if not queue:
             return
         for n, t in enumerate(queue):
             t.eval = t.epoch = feed.start
-            feed.open(t, n == 0)
+            t.tick = 0
+            if window is None or feed.live or t.ctx is None:
+                feed.open(t, n == 0 and window is None)
             t.retry = min(t.delta, RETRY) if feed.waiting(t) else 0.0
-        if self._columns(queue):
+        if window is None and self._columns(queue):
             queue = []
         while queue:
             t = queue.pop(0)
@@ -381,6 +397,7 @@ class ArchiveFeed:
             firsts.append(first)
             ends.append(archive_end(PROG, src.conn, src.ctx.archive) or first)
         first, end = min(firsts, key=_ns), max(ends, key=_ns)
+        self.last = _real(_ns(end))  # (the latest end: where an interactive S counts back from)
         o = self.o
         try:
             w = parse_time_window(o.start, o.finish, o.align, o.origin, first, end, tz=self.zone)

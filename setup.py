@@ -6,13 +6,18 @@ the one import name ``purepcp`` (a namespace of folders, as this file maps them)
 project claims no generic name in site-packages.  The data go into the package that reads
 them: the agents' namespace and help sources into ``purepcp.pmda`` (Agent.source_file reads
 them), the systemd unit templates into ``purepcp.pmcd`` (``pmcd --install-units`` renders
-them), and the documents those units name (their Documentation=) beside them.
+them), and the documents those units name (their Documentation=) beside them.  Besides
+``purepcp``, the two names PCP's own Python scripts import are installed as they are:
+``pcp`` (pmapi, pmda, pmi, pmcc, pmconfig, mmv) and ``cpmapi`` (its constants and option
+functions), both built on the layers under ``purepcp``.
 """
 
 from setuptools import find_packages, setup
 
 #: the code folders, each installed as purepcp.FOLDER
 CODE_FOLDERS = ("pmapi", "pmda", "series", "agents", "pmcd", "pmlogger", "pmproxy", "tools")
+#: PCP's own Python API names, installed under them (scripts written for PCP import these)
+API_FOLDERS = ("pcp", "cpmapi")
 #: the data folders: installed package -> the repository folder it is made from
 DATA_FOLDERS = {
     "purepcp.pmda.pmns": "pmns",
@@ -34,8 +39,12 @@ PACKAGES = [
 ]
 
 setup(
-    packages=PACKAGES + list(DATA_FOLDERS),
-    package_dir={**{f"purepcp.{top}": top for top in CODE_FOLDERS}, **DATA_FOLDERS},
+    packages=PACKAGES + list(DATA_FOLDERS) + list(API_FOLDERS),
+    package_dir={
+        **{f"purepcp.{top}": top for top in CODE_FOLDERS},
+        **DATA_FOLDERS,
+        **{top: top for top in API_FOLDERS},
+    },
     package_data={
         **{package: DATA_FILES.get(package, ["*"]) for package in DATA_FOLDERS},
         "purepcp.agents": ["*/*.conf"],

@@ -360,3 +360,27 @@ def pmval_reals(values: Any, sem: int, minwidth: int, fixed: int = -1) -> list[s
     for i in np.flatnonzero(odd).tolist():
         out[i] = pmval_real(float(v[i]), sem, minwidth, fixed)
     return out
+
+
+#: pmNumberStr's scales: (the least magnitude shown so for a positive value, and for a
+#: negative one (a place less of room), the divisor, the suffix), largest first
+_NUMBER_SCALES = (
+    (999995000000.0, 99995000000.0, 1e12, "T"),
+    (999995000.0, 99995000.0, 1e9, "G"),
+    (999995.0, 99995.0, 1e6, "M"),
+    (999.995, 99.995, 1e3, "K"),
+    (0.005, 0.005, 1.0, " "),
+)
+
+
+def pmNumberStr(value: float) -> str:
+    """libpcp's pmNumberStr: VALUE in seven characters, scaled to K, M, G or T (values
+    too big are " inf?  ", those under a half hundredth 0)."""
+    positive = value >= 0.0
+    size = value if positive else -value
+    if size >= (999995000000000.0 if positive else 99995000000000.0):
+        return " inf?  " if positive else "-inf?  "
+    for up, down, scale, suffix in _NUMBER_SCALES:
+        if size >= (up if positive else down):
+            return f"{value / scale:6.2f}{suffix}"
+    return f"{0.0:6.2f} "

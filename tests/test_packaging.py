@@ -24,7 +24,7 @@ import pytest
 from tests.support.wheels import can_build_wheels_offline
 
 ROOT = Path(__file__).resolve().parents[1]
-TOP_LEVEL = {"purepcp"}
+TOP_LEVEL = {"purepcp", "pcp", "cpmapi"}  # (PCP's own Python API names: scripts import them)
 #: the layers under it, one a repository folder (setup.py)
 LAYERS = {"pmapi", "pmda", "series", "agents", "pmcd", "pmlogger", "pmproxy", "tools"}
 

@@ -1,0 +1,28 @@
+"""The contexts PCP's Python API has open, by handle: libpcp's table of contexts, which
+the C functions (pmSetContextOptions) reach by number as PCP's do."""
+
+from __future__ import annotations
+
+from typing import Any
+
+_OPEN: dict[int, Any] = {}
+_NEXT = [0]
+
+
+def register(ctx: Any) -> int:
+    """CTX (a purepcp context) added to the table: its handle (0, 1, 2, ... as libpcp
+    numbers them)."""
+    handle = _NEXT[0]
+    _NEXT[0] += 1
+    _OPEN[handle] = ctx
+    return handle
+
+
+def lookup(handle: int) -> Any:
+    """The context of HANDLE (KeyError: none is open under it)."""
+    return _OPEN[handle]
+
+
+def forget(handle: int) -> None:
+    """HANDLE's context out of the table (pmDestroyContext)."""
+    _OPEN.pop(handle, None)

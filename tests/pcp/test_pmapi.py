@@ -1,0 +1,197 @@
+"""pcp.pmapi and cpmapi on purepcp: the same script on PCP's bindings and on ours prints
+the same, over PCP's QA archives and against a pmcd; the structures have libpcp's
+layout; cpmapi's numbers are PCP's."""
+
+from __future__ import annotations
+
+import ctypes
+import re
+import subprocess
+import sys
+
+import pytest
+
+from tests.support.pcp_bindings import SYSTEM_PYTHON, require_pcp_bindings, run_both
+from tests.support.qa_archives import qa
+
+#: an address or a C string's pointer differs from run to run
+_ADDRESSES = re.compile(r"0x[0-9a-f]+|c_char_p\(\d+\)")
+
+ARCHIVE_SCRIPT = """
+import sys
+from pcp import pmapi
+import cpmapi as c
+
+def attempt(label, call):
+    try:
+        print(label, call())
+    except pmapi.pmErr as e:
+        print(label, "pmErr", e.code, str(e), e.message())
+
+ctx = pmapi.pmContext(c.PM_CONTEXT_ARCHIVE, sys.argv[1])
+pmids = ctx.pmLookupName(["sample.colour", "sample.seconds", "sample.bin"])
+print(list(pmids))
+descs = ctx.pmLookupDescs(pmids)
+print([(d.contents.type, d.contents.indom, str(d.contents.units), d.sem, int(d.contents.units))
+       for d in descs])
+attempt("indom", lambda: ctx.pmGetInDom(descs[0]))
+attempt("indom-archive", lambda: ctx.pmGetInDomArchive(descs[0]))
+attempt("unknown", lambda: ctx.pmLookupName(["no.such"]))
+attempt("unknowns", lambda: ctx.pmLookupName(["no.such", "sample.bin", "no.other"]))
+attempt("relaxed", lambda: list(ctx.pmLookupName(["no.such", "sample.bin"], relaxed=1)))
+attempt("text", lambda: ctx.pmLookupText(pmids[0]))
+attempt("indom-text", lambda: ctx.pmLookupInDomText(descs[0]))
+for k in range(4):
+    res = ctx.pmFetch(pmids).contents
+    print("fetch", res.numpmid, res.timestamp.tv_sec, res.timestamp.tv_usec,
+          [res.get_numval(i) for i in range(res.numpmid)])
+    for i in range(res.numpmid):
+        for j in range(res.get_numval(i)):
+            vtype = descs[i].contents.type
+            value = res.get_vlist(i, j)
+            print("  ", res.get_pmid(i), res.get_inst(i, j),
+                  ctx.pmExtractValue(res.get_valfmt(i), value, vtype, c.PM_TYPE_DOUBLE).d,
+                  ctx.pmExtractValue(res.get_valfmt(i), value, vtype, c.PM_TYPE_U64).ull,
+                  ctx.pmExtractValue(res.get_valfmt(i), value, vtype, c.PM_TYPE_STRING).cp
+                  if vtype == c.PM_TYPE_STRING else "")
+    attempt("indom", lambda: ctx.pmGetInDom(descs[0]))
+    attempt("name-in-dom", lambda: ctx.pmNameInDom(descs[0], 1))
+    attempt("lookup-in-dom", lambda: ctx.pmLookupInDom(descs[0], "blue"))
+    attempt("no-inst", lambda: ctx.pmNameInDom(descs[0], 77))
+label = ctx.pmGetArchiveLabel()
+print(label.get_hostname(), label.get_timezone(), label.start.tv_sec, label.start.tv_usec,
+      label.pid_t, label.magic)
+print(float(ctx.pmGetArchiveEnd()), ctx.pmGetContextHostName())
+print(ctx.pmIDStr(pmids[0]), ctx.pmInDomStr(descs[0]), ctx.pmTypeStr(3), ctx.pmSemStr(1))
+print(ctx.pmGetChildren("sample")[:5], ctx.pmGetChildrenStatus("sample")[1][:5])
+names = []
+ctx.pmTraversePMNS("sample", names.append)
+print(len(names), names[:3], ctx.pmNameAll(pmids[0]), ctx.pmNameID(pmids[1]))
+units, mult = ctx.pmParseUnitsStr("Kbyte / sec")
+print(str(units), mult, int(units))
+print(pmapi.timeval.fromInterval("1.5 min"), float(pmapi.timespec.fromInterval("20msec")))
+attempt("interval", lambda: pmapi.timeval.fromInterval("junk"))
+ctx.pmNewContextZone()
+when = ctx.pmLocaltime(label.start.tv_sec)
+print(when.tm_hour, when.tm_min, when.tm_wday, when.tm_yday, when.tm_isdst, when.tm_gmtoff,
+      when.tm_zone, str(when), repr(ctx.pmCtime(label.start.tv_sec)))
+atom = pmapi.pmAtomValue()
+atom.d = 2048
+msec = pmapi.pmUnits(0, 1, 0, 0, c.PM_TIME_MSEC, 0)
+print(ctx.pmConvScale(c.PM_TYPE_DOUBLE, atom, descs, 1, msec).d,
+      ctx.pmAtomStr(atom, c.PM_TYPE_DOUBLE), ctx.pmUnitsStr(descs[1].contents.units),
+      ctx.pmGetPMNSLocation())
+ctx.pmSetMode(c.PM_MODE_INTERP, label.start, 2000)
+for k in range(3):
+    res = ctx.pmFetch(pmids).contents
+    print("interp", res.timestamp.tv_sec, res.timestamp.tv_usec, res.get_numval(1))
+print(str(pmapi.pmErr(c.PM_ERR_NAME, "x", 3)), pmapi.pmErr(-2).message())
+print([ctx.pmNumberStr(v) for v in (0, 0.004, 1.5, 999.995, 123456789, -99.995, 1e16)])
+"""
+
+
+def _normal(text: str) -> str:
+    return _ADDRESSES.sub("ADDR", text)
+
+
+@pytest.mark.interop
+@pytest.mark.parametrize("archive", ["ok-foo", "ok-mv-foo"])
+def test_an_archive_script_as_on_pcps_bindings(tmp_path, archive):
+    """Lookups, descriptors, instances, text, fetches and extracted values, the label and
+    end, zones and times, conversions, interpolation, errors: as PCP's binding gives them."""
+    require_pcp_bindings()
+    pcp, ours = run_both(ARCHIVE_SCRIPT, [qa(archive)], tmp_path)
+    assert pcp[2] == 0, pcp[1]
+    assert _normal(ours[0]) == _normal(pcp[0])
+    assert ours[1:] == pcp[1:]
+
+
+HOST_SCRIPT = """
+import sys
+from pcp import pmapi
+import cpmapi as c
+
+ctx = pmapi.pmContext(c.PM_CONTEXT_HOST, sys.argv[1])
+names = ["hinv.ncpu", "hinv.physmem", "kernel.all.load", "kernel.all.nusers", "pmcd.version",
+         "kernel.uname.sysname"]
+pmids = ctx.pmLookupName(names)
+descs = ctx.pmLookupDescs(pmids)
+print([(d.contents.type, d.contents.sem, d.contents.indom, str(d.contents.units)) for d in descs])
+res = ctx.pmFetch(pmids).contents
+for i in range(res.numpmid):
+    vtype = descs[i].contents.type
+    values = [(res.get_inst(i, j),
+               ctx.pmExtractValue(res.get_valfmt(i), res.get_vlist(i, j), vtype, vtype).dref(vtype))
+              for j in range(res.get_numval(i))]
+    print(names[i], res.get_valfmt(i), values if names[i] != "kernel.all.load" else len(values))
+print(ctx.pmGetInDom(descs[2]), ctx.pmNameInDom(descs[2], 5))
+print(ctx.pmLookupInDom(descs[2], "15 minute"))
+print(ctx.pmLookupText(pmids[0]), ctx.pmLookupText(pmids[0], c.PM_TEXT_HELP)[:40])
+print(ctx.pmLookupInDomText(descs[2]), ctx.pmGetChildren("hinv")[:4], ctx.pmGetPMNSLocation())
+try:
+    ctx.pmLookupName("no.such.metric")
+except pmapi.pmErr as e:
+    print("error", e.code)
+"""
+
+
+@pytest.mark.interop
+def test_a_host_script_on_our_pmcd_as_on_pcps_bindings(tmp_path):
+    """The same calls against our pmcd (its own and the linux agent), through its unix
+    socket, by PCP's binding and ours."""
+    require_pcp_bindings()
+    from tests.support.our_pmcd import our_pmcd
+
+    conf = "pmcd 2 dso PmcdAgent purepcp.pmcd.pmcd_agent\nlinux 60 dso Linux purepcp.agents.linux\n"
+    (tmp_path / "pmcd").mkdir()
+    with our_pmcd(conf, tmp_path / "pmcd") as pmcd:
+        pcp, ours = run_both(HOST_SCRIPT, [f"unix:{pmcd.unix}"], tmp_path)
+    assert pcp[2] == 0, pcp[1]
+    assert ours == pcp
+
+
+def test_structures_have_libpcps_layout():
+    from pcp import pmapi
+
+    assert ctypes.sizeof(pmapi.pmUnits) == 4 and ctypes.sizeof(pmapi.pmValue) == 16
+    assert ctypes.sizeof(pmapi.pmValueSet) == 32 and ctypes.sizeof(pmapi.pmDesc) == 20
+    assert ctypes.sizeof(pmapi.timeval) == 16 and ctypes.sizeof(pmapi.pmResult) == 32
+    units = pmapi.pmUnits(1, -1, 0, 1, 3, 0)  # Kbyte / sec
+    assert int(units) == 0x1F013000 and str(units) == "Kbyte / sec"
+    # (the word in memory is the one PCP packs: dimSpace in the top bits)
+    assert ctypes.c_uint32.from_buffer_copy(units).value == 0x1F013000
+
+
+def test_cpmapi_numbers_are_pcps():
+    require_pcp_bindings()
+    script = "import cpmapi, json; print(json.dumps({n: getattr(cpmapi, n) for n in dir(cpmapi)" \
+        " if isinstance(getattr(cpmapi, n), int)}))"  # fmt: skip
+    done = subprocess.run([SYSTEM_PYTHON, "-c", script], cwd="/", capture_output=True, text=True,
+                          check=True, timeout=60)  # fmt: skip
+    import json
+
+    import cpmapi
+
+    theirs = json.loads(done.stdout)
+    ours = {n: getattr(cpmapi, n) for n in theirs if hasattr(cpmapi, n)}
+    assert ours == theirs
+    assert all(type(getattr(cpmapi, n)) is int for n in theirs)
+
+
+def test_pmErr_says_its_symbol_and_message():
+    from pcp import pmapi
+
+    err = pmapi.pmErr(-12357, "x")
+    assert str(err) == "PM_ERR_NAME Unknown metric name x" and err.errno() == -12357
+    assert str(pmapi.pmErr(-2)) == "No such file or directory"
+
+
+def test_import_pcp_pmapi_is_light():
+    """`from pcp import pmapi` is every script's first line: NumPy and the archive and
+    PDU code are not imported until a context needs them."""
+    code = ("import sys; from pcp import pmapi; import cpmapi; "
+            "print(sorted(m for m in ('numpy', 'purepcp.pmapi.archive.context', "
+            "'purepcp.pmapi.pdu.result') if m in sys.modules))")  # fmt: skip
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          check=True, timeout=60)  # fmt: skip
+    assert done.stdout.strip() == "[]"

@@ -125,3 +125,14 @@ def PM_XTB_SET(unit: int) -> int:
 def PM_XTB_GET(mode: int) -> int:
     """The extended time base's unit in MODE, or -1 when it has none."""
     return ((mode & 0x7F0000) >> 16) if mode & (1 << 24) else -1
+
+
+def __getattr__(name: str):
+    """pmGetOptions's functions (cpmapi.options), imported when a script first calls one."""
+    if name.startswith("pm"):
+        from . import options
+
+        found = getattr(options, name, None)
+        if found is not None and not name.startswith("_"):
+            return found
+    raise AttributeError(f"module 'cpmapi' has no attribute {name!r}")

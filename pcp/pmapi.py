@@ -1290,3 +1290,12 @@ def _new_context(typed: int, name: str | None) -> Any:
 
         return Context.local()
     raise pmErr(c_api.PM_ERR_NOCONTEXT)
+
+
+def __getattr__(name: str) -> Any:
+    """pmOptions (pcp.pmoptions), imported when a script first asks for it."""
+    if name == "pmOptions":
+        from .pmoptions import pmOptions
+
+        return pmOptions
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

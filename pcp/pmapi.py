@@ -1293,9 +1293,14 @@ def _new_context(typed: int, name: str | None) -> Any:
 
 
 def __getattr__(name: str) -> Any:
-    """pmOptions (pcp.pmoptions), imported when a script first asks for it."""
+    """pmOptions (pcp.pmoptions) and fetchgroup (pcp.fetchgroup), imported when a script
+    first asks for them."""
     if name == "pmOptions":
         from .pmoptions import pmOptions
 
         return pmOptions
+    if name == "fetchgroup":
+        from .fetchgroup import fetchgroup
+
+        return fetchgroup
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -206,9 +206,9 @@ _TIME_ALIASES = {
     w: i
     for i, words in enumerate(
         (
-            ("nanosec", "nsec", "ns", "nanosecond"),
-            ("microsec", "usec", "us", "microsecond"),
-            ("millisec", "msec", "ms", "millisecond"),
+            ("nanosec", "ns", "nanosecond"),  # (not "nsec", "usec", "msec": libpcp's
+            ("microsec", "us", "microsecond"),  # pmParseUnitsStr refuses those)
+            ("millisec", "ms", "millisecond"),
             ("sec", "s", "second"),
             ("min", "minute"),
             ("hour", "hr", "h"),

@@ -195,3 +195,17 @@ def test_import_pcp_pmapi_is_light():
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                           check=True, timeout=60)  # fmt: skip
     assert done.stdout.strip() == "[]"
+
+
+def test_units_words_are_libpcps():
+    """pmParseUnitsStr knows "millisec" and "ms" but not "msec" (nor usec, nsec), as libpcp.
+    Before: "msec" was read as milliseconds."""
+    import cpmapi as c
+    from pcp import pmapi
+
+    units, mult = pmapi.pmContext.pmParseUnitsStr("millisec / ms")
+    assert str(units) == "" and mult == 1.0
+    for word in ("msec", "usec", "nsec"):
+        with pytest.raises(pmapi.pmErr) as err:
+            pmapi.pmContext.pmParseUnitsStr(word)
+        assert err.value.code == c.PM_ERR_CONV

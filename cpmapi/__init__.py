@@ -127,12 +127,36 @@ def PM_XTB_GET(mode: int) -> int:
     return ((mode & 0x7F0000) >> 16) if mode & (1 << 24) else -1
 
 
+#: pmGetOptions's functions, as PCP's cpmapi has them (cpmapi.options holds them)
+_OPTION_FUNCTIONS = frozenset(
+    {
+        "pmResetAllOptions", "pmSetShortOptions", "pmSetShortUsage", "pmSetOptionFlags",
+        "pmGetOptionFlags", "pmSetOptionContext", "pmGetOptionContext", "pmSetOptionErrors",
+        "pmGetOptionErrors", "pmSetLongOption", "pmSetLongOptionHeader", "pmSetLongOptionText",
+        "pmSetOptionCallback", "pmSetOverrideCallback", "pmGetOptionsFromList",
+        "pmGetOperands", "pmGetNonOptionsFromList", "pmEndOptions", "pmUsageMessage",
+        "pmGetOptionHosts", "pmGetOptionArchives", "pmGetOptionAlign_optarg",
+        "pmGetOptionFinish_optarg", "pmGetOptionSamples", "pmGetOptionTimezone",
+        "pmGetOptionHostZone", "pmGetOptionContainer", "pmGetOptionLocalPMDA",
+        "pmServerStart", "pmSetContextOptions", "pmtimevalToReal", "pmtimespecToReal",
+        "pmUnits_int",
+    }
+    | {f"pmSetLongOption{std}" for std in (
+        "Align", "Archive", "ArchiveFolio", "ArchiveList", "Container", "Debug", "Finish",
+        "Help", "Host", "HostList", "HostZone", "HostsFile", "Interval", "LocalPMDA",
+        "Origin", "Samples", "SpecLocal", "Start", "TimeZone", "Version")}
+    | {f"pmSetOption{what}" for what in (
+        "Archive", "ArchiveList", "ArchiveFolio", "Container", "Host", "HostList",
+        "SpecLocal", "LocalPMDA", "Samples", "Interval")}
+    | {f"pmGetOption{when}_{unit}" for when in ("Start", "Finish", "Origin", "Interval")
+       for unit in ("sec", "usec", "nsec")}
+)  # fmt: skip
+
+
 def __getattr__(name: str):
     """pmGetOptions's functions (cpmapi.options), imported when a script first calls one."""
-    if name.startswith("pm"):
+    if name in _OPTION_FUNCTIONS:
         from . import options
 
-        found = getattr(options, name, None)
-        if found is not None and not name.startswith("_"):
-            return found
+        return getattr(options, name)
     raise AttributeError(f"module 'cpmapi' has no attribute {name!r}")

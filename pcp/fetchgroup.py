@@ -14,7 +14,8 @@ from typing import Any
 
 import cpmapi as c_api
 
-from .pmapi import pmContext, pmErr
+from .context import pmContext
+from .structures import pmErr
 
 _NUMBERS = (
     c_api.PM_TYPE_32,
@@ -376,7 +377,7 @@ class _DescRef:
 
 
 def _double_atom(value: float) -> Any:
-    from .pmapi import pmAtomValue
+    from .structures import pmAtomValue
 
     atom = pmAtomValue()
     atom.d = value

@@ -1,0 +1,648 @@
+"""libpcp's structures as PCP's Python binding hands them to scripts (ctypes ones with
+libpcp's layout: pmResult, pmValueSet, pmValue, pmValueBlock, pmDesc, pmUnits,
+pmAtomValue, timeval, timespec, tm, the archive labels), the binding's exceptions
+(pmErr, pmUsageErr), and the conversions between them and purepcp's own records."""
+
+from __future__ import annotations
+
+import ctypes
+import time
+from ctypes import (
+    POINTER,
+    Structure,
+    Union,
+    addressof,
+    c_char,
+    c_char_p,
+    c_double,
+    c_float,
+    c_int,
+    c_int32,
+    c_int64,
+    c_long,
+    c_uint,
+    c_uint32,
+    c_uint64,
+    c_void_p,
+    cast,
+    pointer,
+)
+from typing import Any
+
+import cpmapi as c_api
+
+# ---- exceptions -------------------------------------------------------------------------
+
+
+class pmErr(Exception):
+    """A PMAPI call's failure: a PCP error code (``code``), and what it was about."""
+
+    def __init__(self, *args: Any) -> None:
+        super().__init__(*args)
+        self.args = list(args)  # type: ignore[assignment]
+        self.code = args[0] if args and isinstance(args[0], int) else 0
+
+    def __str__(self) -> str:
+        symbol = c_api.pmErrSymDict.get(self.code)
+        return self.message() if symbol is None else f"{symbol} {self.message()}"
+
+    def message(self) -> str:
+        """pmErrStr of the code, then each further argument."""
+        from purepcp.pmapi.errors import pmErrStr
+
+        return " ".join([pmErrStr(self.code), *(str(a) for a in self.args[1:])])
+
+    def progname(self) -> str:
+        from purepcp.pmapi import progname
+
+        return progname()
+
+    def errno(self) -> int:
+        return self.code
+
+
+class pmUsageErr(Exception):
+    """A command line to refuse: ``message()`` prints the arguments and the usage text."""
+
+    def __init__(self, *args: Any) -> None:
+        super().__init__(*args)
+        self.args = list(args)  # type: ignore[assignment]
+
+    def message(self) -> Any:
+        from cpmapi import options
+
+        for arg in self.args:
+            options.pmprintf(str(arg))
+        return options.pmUsageMessage()
+
+
+def _raised(exc: BaseException, *context: Any) -> pmErr:
+    """A purepcp PMError (or an OSError) as PCP's binding raises it."""
+    from purepcp.pmapi.errors import PMError
+
+    if isinstance(exc, PMError):
+        return pmErr(exc.code, *context)
+    if isinstance(exc, OSError) and exc.errno:
+        return pmErr(-exc.errno, *context)
+    return pmErr(c_api.PM_ERR_GENERIC, *context)
+
+
+# ---- time structures --------------------------------------------------------------------
+
+
+class timeval(Structure):
+    """struct timeval: seconds and microseconds."""
+
+    _fields_ = [("tv_sec", c_int64), ("tv_usec", c_int64)]
+
+    def __init__(self, sec: int = 0, usec: int = 0) -> None:
+        super().__init__(sec, usec)
+
+    @classmethod
+    def fromInterval(cls, interval: str | bytes) -> timeval:
+        """pmParseInterval of INTERVAL (pmErr with PCP's message if it is none)."""
+        seconds = _interval(interval)
+        whole = int(seconds)
+        return cls(whole, round((seconds - whole) * 1e6))
+
+    def __float__(self) -> float:
+        return self.tv_sec + self.tv_usec / 1e6
+
+    def __str__(self) -> str:
+        return f"{float(self):.3f}"
+
+    def __int__(self) -> int:
+        return int(self.tv_sec)
+
+    __index__ = __int__
+
+    def __complex__(self) -> complex:
+        return complex(float(self))
+
+    def sleep(self) -> None:
+        time.sleep(float(self))
+
+
+class timespec(Structure):
+    """struct timespec: seconds and nanoseconds."""
+
+    _fields_ = [("tv_sec", c_int64), ("tv_nsec", c_long)]
+
+    def __init__(self, sec: int = 0, nsec: int = 0) -> None:
+        super().__init__(sec, nsec)
+
+    @classmethod
+    def fromInterval(cls, interval: str | bytes) -> timespec:
+        seconds = _interval(interval)
+        whole = int(seconds)
+        return cls(whole, round((seconds - whole) * 1e9))
+
+    def __float__(self) -> float:
+        return self.tv_sec + self.tv_nsec / 1e9
+
+    def __str__(self) -> str:
+        return f"{float(self):.3f}"
+
+    def __int__(self) -> int:
+        return int(self.tv_sec)
+
+    __index__ = __int__
+
+    def __complex__(self) -> complex:
+        return complex(float(self))
+
+    def sleep(self) -> None:
+        time.sleep(float(self))
+
+
+def _interval(text: str | bytes) -> float:
+    """pmParseInterval's seconds; its failure as the binding raises it: pmErr(-1) with
+    the message (a C string)."""
+    from purepcp.pmapi.timewindow import TimeParseError, parse_interval
+
+    if isinstance(text, bytes):
+        text = text.decode("utf-8", "surrogateescape")
+    try:
+        return parse_interval(text)
+    except TimeParseError as exc:
+        raise pmErr(-1, c_char_p(exc.errmsg.encode())) from None
+
+
+class tm(Structure):
+    """struct tm, with glibc's tm_gmtoff and tm_zone."""
+
+    _fields_ = [
+        ("tm_sec", c_int),
+        ("tm_min", c_int),
+        ("tm_hour", c_int),
+        ("tm_mday", c_int),
+        ("tm_mon", c_int),
+        ("tm_year", c_int),
+        ("tm_wday", c_int),
+        ("tm_yday", c_int),
+        ("tm_isdst", c_int),
+        ("tm_gmtoff", c_long),
+        ("tm_zone", c_char_p),
+    ]
+
+    def struct_time(self) -> time.struct_time:
+        """The same time as Python's time.struct_time (Monday 0, yday from 1)."""
+        return time.struct_time(
+            (
+                self.tm_year + 1900,
+                self.tm_mon + 1,
+                self.tm_mday,
+                self.tm_hour,
+                self.tm_min,
+                self.tm_sec,
+                (self.tm_wday + 6) % 7,
+                self.tm_yday + 1,
+                self.tm_isdst,
+            )
+        )
+
+    def __str__(self) -> str:
+        import calendar
+
+        from cpmapi.zones import ctime
+
+        seconds = calendar.timegm(self.struct_time()) - self.tm_gmtoff
+        return ctime(seconds).rstrip()
+
+
+def _tm_of(when: Any) -> tm:
+    """A datetime (aware) as struct tm."""
+    offset = when.utcoffset()
+    dst = when.dst()
+    name = when.tzname() or ""
+    return tm(
+        when.second,
+        when.minute,
+        when.hour,
+        when.day,
+        when.month - 1,
+        when.year - 1900,
+        (when.weekday() + 1) % 7,
+        when.timetuple().tm_yday - 1,
+        1 if dst else 0,
+        int(offset.total_seconds()) if offset is not None else 0,
+        name.encode(),
+    )
+
+
+# ---- values -----------------------------------------------------------------------------
+
+
+class pmAtomValue(Union):
+    """One value of any type (pmExtractValue's and pmConvScale's answer)."""
+
+    _fields_ = [
+        ("l", c_int32),
+        ("ul", c_uint32),
+        ("ll", c_int64),
+        ("ull", c_uint64),
+        ("f", c_float),
+        ("d", c_double),
+        ("cp", c_char_p),
+        ("vp", c_void_p),
+    ]
+
+    _FIELD = {0: "l", 1: "ul", 2: "ll", 3: "ull", 4: "f", 5: "d", 6: "cp"}
+
+    def dref(self, typed: int) -> Any:
+        """The value as the Python value of type TYPED (None for types without one)."""
+        field = self._FIELD.get(typed)
+        if field is None:
+            return None
+        value = getattr(self, field)
+        if typed == c_api.PM_TYPE_STRING:
+            try:
+                return str(value.decode("utf-8"))
+            except (AttributeError, UnicodeDecodeError):
+                return str(value)
+        return value
+
+
+def _atom(value: Any, typed: int) -> pmAtomValue:
+    atom = pmAtomValue()
+    field = pmAtomValue._FIELD.get(typed)
+    if field == "cp":
+        atom.cp = value.encode("utf-8", "surrogateescape") if isinstance(value, str) else value
+    elif field is not None:
+        setattr(atom, field, value)
+    elif isinstance(value, bytes):  # (an aggregate: its bytes, kept by the atom)
+        buffer = ctypes.create_string_buffer(value, len(value))
+        atom.vp = addressof(buffer)
+        atom._buffer = buffer  # type: ignore[attr-defined]
+    return atom
+
+
+class pmUnits(Structure):
+    """pmUnits: dimensions and scales, in gcc's bit order (pad in the low byte)."""
+
+    _fields_ = [
+        ("pad", c_int, 8),
+        ("scaleCount", c_int, 4),
+        ("scaleTime", c_int, 4),
+        ("scaleSpace", c_int, 4),
+        ("dimCount", c_int, 4),
+        ("dimTime", c_int, 4),
+        ("dimSpace", c_int, 4),
+    ]
+
+    def __init__(
+        self,
+        dimS: int = 0,
+        dimT: int = 0,
+        dimC: int = 0,
+        scaleS: int = 0,
+        scaleT: int = 0,
+        scaleC: int = 0,
+    ) -> None:
+        super().__init__()
+        self.dimSpace, self.dimTime, self.dimCount = dimS, dimT, dimC
+        self.scaleSpace, self.scaleTime, self.scaleCount = scaleS, scaleT, scaleC
+        self.pad = 0
+
+    def _units(self) -> Any:
+        from purepcp.pmapi.units import Units
+
+        return Units(
+            self.dimSpace,
+            self.dimTime,
+            self.dimCount,
+            self.scaleSpace & 0xF,
+            self.scaleTime & 0xF,
+            self.scaleCount,
+        )
+
+    def __int__(self) -> int:
+        return self._units().pack()
+
+    def __str__(self) -> str:
+        from purepcp.pmapi.units import pmUnitsStr
+
+        return pmUnitsStr(self._units())
+
+
+def _c_units(units: Any) -> pmUnits:
+    return pmUnits(
+        units.dimSpace,
+        units.dimTime,
+        units.dimCount,
+        units.scaleSpace,
+        units.scaleTime,
+        units.scaleCount,
+    )
+
+
+class pmValueBlock(Structure):
+    """A value too big for a pmValue's word: its length (header included) and type, then
+    its bytes (in this machine's byte order)."""
+
+    _fields_ = [("vlen", c_uint, 24), ("vtype", c_uint, 8), ("vbuf", c_char * 1)]
+
+
+class valueDref(Union):
+    """A pmValue's value: the 32-bit word itself, or where its block is."""
+
+    _fields_ = [("pval", POINTER(pmValueBlock)), ("lval", c_int)]
+
+    def __str__(self) -> str:
+        return f"value={self.lval:#x}"
+
+
+class pmValue(Structure):
+    """One instance's value."""
+
+    _fields_ = [("inst", c_int), ("value", valueDref)]
+
+    def __str__(self) -> str:
+        return f"pmValue@{addressof(self):#x} inst={self.inst} {self.value}"
+
+
+class pmValueSet(Structure):
+    """One metric's values (``vlist`` holds ``numval`` of them; declared with one)."""
+
+    _fields_ = [("pmid", c_uint), ("numval", c_int), ("valfmt", c_int), ("vlist", pmValue * 1)]
+
+    def __str__(self) -> str:
+        if self.valfmt != 0:
+            return ""
+        values = cast(self.vlist, POINTER(pmValue))
+        shown = str([f" {values[i]}" for i in range(self.numval)])
+        return (
+            f"pmValueSet@{addressof(self):#x} id={self.pmid:#x} numval={self.numval} "
+            f"valfmt={self.valfmt}{shown}"
+        )
+
+
+pmValueSetPtr = POINTER(pmValueSet)
+pmValueSetPtr.pmid = property(lambda p: p.contents.pmid)  # type: ignore[attr-defined]
+pmValueSetPtr.numval = property(lambda p: p.contents.numval)  # type: ignore[attr-defined]
+pmValueSetPtr.valfmt = property(lambda p: p.contents.valfmt)  # type: ignore[attr-defined]
+pmValueSetPtr.vlist = property(lambda p: p.contents.vlist)  # type: ignore[attr-defined]
+
+
+class _ResultAccess:
+    """What scripts call on a result: its value sets and values by position."""
+
+    def get_vset(self, vset_idx: int) -> Any:
+        return cast(self.vset, POINTER(POINTER(pmValueSet)))[vset_idx]  # type: ignore[attr-defined]
+
+    def get_pmid(self, vset_idx: int) -> int:
+        return self.get_vset(vset_idx).contents.pmid
+
+    def get_valfmt(self, vset_idx: int) -> int:
+        return self.get_vset(vset_idx).contents.valfmt
+
+    def get_numval(self, vset_idx: int) -> int:
+        return self.get_vset(vset_idx).contents.numval
+
+    def get_vlist(self, vset_idx: int, vlist_idx: int) -> pmValue:
+        return cast(self.get_vset(vset_idx).contents.vlist, POINTER(pmValue))[vlist_idx]
+
+    def get_inst(self, vset_idx: int, vlist_idx: int) -> int:
+        return self.get_vlist(vset_idx, vlist_idx).inst
+
+    def __str__(self) -> str:
+        shown = str([f" {self.get_vset(i).contents}" for i in range(self.numpmid)])  # type: ignore[attr-defined]
+        return f"{type(self).__name__}@{addressof(self):#x} id#={self.numpmid} {shown}"  # type: ignore[attr-defined,arg-type]
+
+
+class pmResult(_ResultAccess, Structure):
+    """A fetch's answer: its time, and a value set per metric asked for."""
+
+    _fields_ = [("timestamp", timeval), ("numpmid", c_int), ("vset", POINTER(pmValueSet) * 1)]
+
+
+class pmHighResResult(_ResultAccess, Structure):
+    """pmResult with a timespec."""
+
+    _fields_ = [("timestamp", timespec), ("numpmid", c_int), ("vset", POINTER(pmValueSet) * 1)]
+
+
+pmID = c_uint
+pmInDom = c_uint
+
+
+class pmDesc(Structure):
+    """A metric's descriptor."""
+
+    _fields_ = [
+        ("pmid", c_uint),
+        ("type", c_int),
+        ("indom", c_uint),
+        ("sem", c_int),
+        ("units", pmUnits),
+    ]
+
+    def __str__(self) -> str:
+        return f"pmDesc@{addressof(self):#x} id={self.pmid:#x} type={self.type}"
+
+
+pmDescPtr = POINTER(pmDesc)
+pmDescPtr.sem = property(lambda p: p.contents.sem)  # type: ignore[attr-defined]
+pmDescPtr.type = property(lambda p: p.contents.type)  # type: ignore[attr-defined]
+pmDescPtr.indom = property(lambda p: p.contents.indom)  # type: ignore[attr-defined]
+pmDescPtr.units = property(lambda p: p.contents.units)  # type: ignore[attr-defined]
+
+
+def get_indom(pmdesc: Any) -> int:
+    """The instance domain of a descriptor pointer, or PMDESC itself when it is one."""
+    if isinstance(pmdesc, pmDescPtr):
+        return pmdesc.contents.indom
+    if isinstance(pmdesc, pmDesc):
+        return pmdesc.indom
+    return int(pmdesc) & 0xFFFFFFFF
+
+
+def _c_desc(desc: Any) -> Any:
+    return pointer(pmDesc(desc.pmid, desc.type, desc.indom, desc.sem, _c_units(desc.units)))
+
+
+def _our_desc(desc: Any) -> Any:
+    from purepcp.pmapi.desc import Desc
+
+    d = desc.contents if isinstance(desc, pmDescPtr) else desc
+    return Desc(d.pmid, d.type, d.indom, d.sem, d.units._units())
+
+
+class pmLogLabel(Structure):
+    """A version 2 archive's label."""
+
+    _fields_ = [
+        ("magic", c_int),
+        ("pid_t", c_int),
+        ("start", timeval),
+        ("hostname", c_char * c_api.PM_LOG_MAXHOSTLEN),
+        ("tz", c_char * c_api.PM_TZ_MAXLEN),
+    ]
+
+    def get_hostname(self) -> str:
+        return self.hostname.decode()
+
+    def get_timezone(self) -> str:
+        return self.tz.decode()
+
+
+class pmHighResLogLabel(Structure):
+    """An archive's label with nanosecond time and the zone's full name."""
+
+    _fields_ = [
+        ("magic", c_int),
+        ("pid_t", c_int),
+        ("start", timespec),
+        ("hostname", c_char * c_api.PM_MAX_HOSTNAMELEN),
+        ("timezone", c_char * c_api.PM_MAX_TIMEZONELEN),
+        ("zoneinfo", c_char * c_api.PM_MAX_ZONEINFOLEN),
+    ]
+
+    def get_hostname(self) -> str:
+        return self.hostname.decode()
+
+    def get_timezone(self) -> str:
+        return self.timezone.decode()
+
+    def get_zoneinfo(self) -> str:
+        return self.zoneinfo.decode()
+
+
+# ---- a purepcp result as libpcp's structures ----------------------------------------------
+
+_NATIVE = {2: "q", 3: "Q", 4: "f", 5: "d"}  # block types whose bytes are numbers
+
+
+def _vset_class(count: int) -> type:
+    """pmValueSet with room for COUNT values (the same layout up to them)."""
+    return type(
+        "pmValueSet",
+        (Structure,),
+        {
+            "_fields_": [
+                ("pmid", c_uint),
+                ("numval", c_int),
+                ("valfmt", c_int),
+                ("vlist", pmValue * max(count, 1)),
+            ]
+        },
+    )
+
+
+def _block(vtype: int, payload: bytes, keep: list) -> Any:
+    """A pmValueBlock holding PAYLOAD (wire order: numbers turned to this machine's)."""
+    import struct
+
+    code = _NATIVE.get(vtype)
+    if code is not None and len(payload) == struct.calcsize(code):
+        payload = struct.pack("=" + code, struct.unpack(">" + code, payload)[0])
+    vlen = c_api.PM_VAL_HDR_SIZE + len(payload)
+    buffer = ctypes.create_string_buffer((vlen + 7) & ~7)
+    c_uint32.from_buffer(buffer).value = (vtype << 24) | vlen
+    ctypes.memmove(addressof(buffer) + 4, payload, len(payload))
+    keep.append(buffer)
+    return cast(buffer, POINTER(pmValueBlock))
+
+
+def _c_vset(vs: Any, keep: list) -> Any:
+    from purepcp.pmapi.values import block_payload
+
+    count = max(vs.numval, 0)
+    c = _vset_class(count)()
+    c.pmid, c.numval, c.valfmt = vs.pmid, vs.numval, vs.valfmt
+    if count:
+        if vs.valfmt == c_api.PM_VAL_INSITU:
+            words = vs.values
+            for i in range(count):
+                c.vlist[i].inst = vs.insts[i]
+                c.vlist[i].value.lval = c_int32(words[i]).value
+        else:
+            for i in range(count):
+                c.vlist[i].inst = vs.insts[i]
+                payload = block_payload(vs.vtype, vs.values[i])
+                c.vlist[i].value.pval = _block(vs.vtype, payload, keep)
+    keep.append(c)
+    return cast(pointer(c), POINTER(pmValueSet))
+
+
+def _c_result(result: Any, highres: bool = False) -> Any:
+    """A purepcp Result as a pointer to pmResult (pmHighResResult), which keeps every
+    structure it points to alive."""
+    count = len(result.vsets)
+    base = pmHighResResult if highres else pmResult
+    kind = (
+        type(base.__name__, (base,), {"_fields_": []})
+        if count <= 1
+        else type(
+            base.__name__,
+            (_ResultAccess, Structure),
+            {
+                "_fields_": [
+                    ("timestamp", timespec if highres else timeval),
+                    ("numpmid", c_int),
+                    ("vset", POINTER(pmValueSet) * count),
+                ]
+            },
+        )
+    )
+    c = kind()
+    stamp = result.timestamp
+    c.timestamp.tv_sec = stamp.sec
+    if highres:
+        c.timestamp.tv_nsec = stamp.nsec
+    else:
+        c.timestamp.tv_usec = stamp.nsec // 1000
+    c.numpmid = count
+    keep: list = []
+    for i, vs in enumerate(result.vsets):
+        c.vset[i] = _c_vset(vs, keep)
+    c._keep = keep
+    return cast(pointer(c), POINTER(base))
+
+
+def _our_value(valfmt: int, value: pmValue) -> Any:
+    """A pmValue's value as purepcp's pmExtractValue takes it (an int or a ValueBlock)."""
+    import struct
+
+    from purepcp.pmapi.values import ValueBlock
+
+    if valfmt == c_api.PM_VAL_INSITU:
+        return value.value.lval
+    at = ctypes.cast(value.value.pval, c_void_p).value
+    if not at:
+        raise pmErr(c_api.PM_ERR_CONV)
+    header = c_uint32.from_address(at).value
+    vlen, vtype = header & 0xFFFFFF, header >> 24
+    payload = ctypes.string_at(at + 4, max(vlen - 4, 0))
+    code = _NATIVE.get(vtype)
+    if code is not None and len(payload) == struct.calcsize(code):
+        payload = struct.pack(">" + code, struct.unpack("=" + code, payload)[0])
+    return ValueBlock(vtype, payload)
+
+
+def _our_result(result: Any) -> Any:
+    """A pmResult (pointer or structure) as a purepcp Result (for pmStore)."""
+    from purepcp.pmapi.values import Result, Timestamp, ValueSet
+
+    r = result.contents if hasattr(result, "contents") else result
+    sets = []
+    for i in range(r.numpmid):
+        vs = r.get_vset(i).contents
+        values = cast(vs.vlist, POINTER(pmValue))
+        pairs = []
+        vtype = None
+        for j in range(max(vs.numval, 0)):
+            v = _our_value(vs.valfmt, values[j])
+            pairs.append((values[j].inst & 0xFFFFFFFF, v))
+            vtype = getattr(v, "vtype", None)
+        if vs.valfmt == c_api.PM_VAL_INSITU:
+            sets.append(
+                ValueSet.of_atoms(
+                    vs.pmid, c_api.PM_TYPE_U32, [(i, w & 0xFFFFFFFF) for i, w in pairs]
+                )
+            )
+        else:
+            sets.append(ValueSet.of_atoms(vs.pmid, vtype, [(i, b.atom()) for i, b in pairs]))
+    sec = int(r.timestamp.tv_sec)
+    frac = r.timestamp.tv_usec * 1000 if isinstance(r, pmResult) else r.timestamp.tv_nsec
+    return Result(Timestamp(sec, int(frac)), tuple(sets))

@@ -1,0 +1,7 @@
+import sys
+
+from purepcp.pmda import main
+
+from . import MMV
+
+sys.exit(main(MMV))

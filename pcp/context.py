@@ -13,14 +13,15 @@ from typing import Any
 
 import cpmapi as c_api
 from cpmapi import zones
+from purepcp.pmapi.errors import PMError
 
 from .structures import (
     _atom,
     _c_desc,
     _c_result,
     _c_units,
+    _extracted,
     _our_result,
-    _our_value,
     _raised,
     _tm_of,
     get_indom,
@@ -490,13 +491,14 @@ class pmContext:
     @staticmethod
     def pmExtractValue(valfmt: int, vlist: pmValue, intype: int, outtype: int) -> pmAtomValue:
         """The value in VLIST (a pmValue of a set of VALFMT) of type INTYPE as OUTTYPE."""
-        from purepcp.pmapi.convert import pmExtractValue
-        from purepcp.pmapi.errors import PMError
-
         try:
-            value = pmExtractValue(valfmt, _our_value(valfmt, vlist), intype, outtype)
+            value = _extracted(valfmt, vlist, intype, outtype)
         except PMError as exc:
             raise pmErr(exc.code) from None
+        if outtype == c_api.PM_TYPE_DOUBLE:
+            atom = pmAtomValue()
+            atom.d = value
+            return atom
         return _atom(value, outtype)
 
     @staticmethod

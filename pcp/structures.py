@@ -6,6 +6,8 @@ pmAtomValue, timeval, timespec, tm, the archive labels), the binding's exception
 from __future__ import annotations
 
 import ctypes
+import functools
+import struct
 import time
 from ctypes import (
     POINTER,
@@ -346,7 +348,7 @@ class pmValueBlock(Structure):
 class valueDref(Union):
     """A pmValue's value: the 32-bit word itself, or where its block is."""
 
-    _fields_ = [("pval", POINTER(pmValueBlock)), ("lval", c_int)]
+    _fields_ = [("pval", POINTER(pmValueBlock)), ("lval", c_int), ("_address", c_void_p)]
 
     def __str__(self) -> str:
         return f"value={self.lval:#x}"
@@ -378,6 +380,7 @@ class pmValueSet(Structure):
 
 
 pmValueSetPtr = POINTER(pmValueSet)
+_VSET_POINTER = pmValueSetPtr
 pmValueSetPtr.pmid = property(lambda p: p.contents.pmid)  # type: ignore[attr-defined]
 pmValueSetPtr.numval = property(lambda p: p.contents.numval)  # type: ignore[attr-defined]
 pmValueSetPtr.valfmt = property(lambda p: p.contents.valfmt)  # type: ignore[attr-defined]
@@ -385,25 +388,36 @@ pmValueSetPtr.vlist = property(lambda p: p.contents.vlist)  # type: ignore[attr-
 
 
 class _ResultAccess:
-    """What scripts call on a result: its value sets and values by position."""
+    """What scripts call on a result: its value sets and values by position (read where
+    they lie: a result's value set pointers follow its count, a set's values its
+    header; each answer holds the result, so that its memory lasts as long as it)."""
+
+    _VSETS_AT = 24  # (the timestamp's 16 bytes, numpmid and its padding)
 
     def get_vset(self, vset_idx: int) -> Any:
-        return cast(self.vset, POINTER(POINTER(pmValueSet)))[vset_idx]  # type: ignore[attr-defined]
+        found = _VSET_POINTER.from_address(addressof(self) + self._VSETS_AT + 8 * vset_idx)
+        found._owner = self
+        return found
+
+    def _vset_at(self, vset_idx: int) -> int:
+        return c_void_p.from_address(addressof(self) + self._VSETS_AT + 8 * vset_idx).value or 0
 
     def get_pmid(self, vset_idx: int) -> int:
-        return self.get_vset(vset_idx).contents.pmid
-
-    def get_valfmt(self, vset_idx: int) -> int:
-        return self.get_vset(vset_idx).contents.valfmt
+        return c_uint.from_address(self._vset_at(vset_idx)).value
 
     def get_numval(self, vset_idx: int) -> int:
-        return self.get_vset(vset_idx).contents.numval
+        return c_int.from_address(self._vset_at(vset_idx) + 4).value
+
+    def get_valfmt(self, vset_idx: int) -> int:
+        return c_int.from_address(self._vset_at(vset_idx) + 8).value
 
     def get_vlist(self, vset_idx: int, vlist_idx: int) -> pmValue:
-        return cast(self.get_vset(vset_idx).contents.vlist, POINTER(pmValue))[vlist_idx]
+        value = pmValue.from_address(self._vset_at(vset_idx) + 16 + 16 * vlist_idx)
+        value._owner = self
+        return value
 
     def get_inst(self, vset_idx: int, vlist_idx: int) -> int:
-        return self.get_vlist(vset_idx, vlist_idx).inst
+        return c_int.from_address(self._vset_at(vset_idx) + 16 + 16 * vlist_idx).value
 
     def __str__(self) -> str:
         shown = str([f" {self.get_vset(i).contents}" for i in range(self.numpmid)])  # type: ignore[attr-defined]
@@ -510,94 +524,97 @@ class pmHighResLogLabel(Structure):
 
 # ---- a purepcp result as libpcp's structures ----------------------------------------------
 
-_NATIVE = {2: "q", 3: "Q", 4: "f", 5: "d"}  # block types whose bytes are numbers
+#: block types whose payload is a number: its native struct code
+_NATIVE = {2: "q", 3: "Q", 4: "f", 5: "d"}
+_RESULT_HEAD = struct.Struct("=qqi4x")  # timestamp (seconds, fraction), numpmid
+_VSET_HEAD = struct.Struct("=Iii4x")  # pmid, numval, valfmt
+_INSITU_VALUE = struct.Struct("=I4xI4x")  # inst, the 32-bit word (the union's low half)
+_BLOCK_VALUE = struct.Struct("=I4xQ")  # inst (its bits), the block's address
+_BLOCK_HEAD = struct.Struct("=I")  # vlen (low 24 bits) and vtype (high 8), as gcc lays them
 
 
-def _vset_class(count: int) -> type:
-    """pmValueSet with room for COUNT values (the same layout up to them)."""
-    return type(
-        "pmValueSet",
-        (Structure,),
-        {
-            "_fields_": [
-                ("pmid", c_uint),
-                ("numval", c_int),
-                ("valfmt", c_int),
-                ("vlist", pmValue * max(count, 1)),
-            ]
-        },
-    )
-
-
-def _block(vtype: int, payload: bytes, keep: list) -> Any:
-    """A pmValueBlock holding PAYLOAD (wire order: numbers turned to this machine's)."""
-    import struct
-
-    code = _NATIVE.get(vtype)
-    if code is not None and len(payload) == struct.calcsize(code):
-        payload = struct.pack("=" + code, struct.unpack(">" + code, payload)[0])
-    vlen = c_api.PM_VAL_HDR_SIZE + len(payload)
-    buffer = ctypes.create_string_buffer((vlen + 7) & ~7)
-    c_uint32.from_buffer(buffer).value = (vtype << 24) | vlen
-    ctypes.memmove(addressof(buffer) + 4, payload, len(payload))
-    keep.append(buffer)
-    return cast(buffer, POINTER(pmValueBlock))
-
-
-def _c_vset(vs: Any, keep: list) -> Any:
+def _payloads(vs: Any) -> list[bytes]:
+    """A block value set's payloads, as they lie in memory (numbers in this machine's
+    byte order, strings with their NUL)."""
     from purepcp.pmapi.values import block_payload
 
-    count = max(vs.numval, 0)
-    c = _vset_class(count)()
-    c.pmid, c.numval, c.valfmt = vs.pmid, vs.numval, vs.valfmt
-    if count:
-        if vs.valfmt == c_api.PM_VAL_INSITU:
-            words = vs.values
-            for i in range(count):
-                c.vlist[i].inst = vs.insts[i]
-                c.vlist[i].value.lval = c_int32(words[i]).value
-        else:
-            for i in range(count):
-                c.vlist[i].inst = vs.insts[i]
-                payload = block_payload(vs.vtype, vs.values[i])
-                c.vlist[i].value.pval = _block(vs.vtype, payload, keep)
-    keep.append(c)
-    return cast(pointer(c), POINTER(pmValueSet))
+    code = _NATIVE.get(vs.vtype)
+    if code is not None:
+        pack = struct.Struct("=" + code).pack
+        return [pack(v) for v in vs.values]
+    return [block_payload(vs.vtype, v) for v in vs.values]
 
 
 def _c_result(result: Any, highres: bool = False) -> Any:
-    """A purepcp Result as a pointer to pmResult (pmHighResResult), which keeps every
-    structure it points to alive."""
-    count = len(result.vsets)
-    base = pmHighResResult if highres else pmResult
-    kind = (
-        type(base.__name__, (base,), {"_fields_": []})
-        if count <= 1
-        else type(
-            base.__name__,
-            (_ResultAccess, Structure),
-            {
-                "_fields_": [
-                    ("timestamp", timespec if highres else timeval),
-                    ("numpmid", c_int),
-                    ("vset", POINTER(pmValueSet) * count),
-                ]
-            },
-        )
-    )
-    c = kind()
+    """A purepcp Result as a pointer to pmResult (pmHighResResult): one buffer holding
+    the result, its value sets after it and their value blocks after them, laid out as
+    libpcp's are (the pointer keeps the buffer alive)."""
+    vsets = list(result.vsets)  # (a fetch's sets may be made as they are first asked for)
+    count = len(vsets)
+    at = _RESULT_HEAD.size + 8 * max(count, 1)
+    places = []
+    for vs in vsets:
+        places.append(at)
+        at += _VSET_HEAD.size + 16 * max(vs.numval, 1)
+    blocks = [
+        _payloads(vs) if vs.valfmt != c_api.PM_VAL_INSITU and vs.numval > 0 else () for vs in vsets
+    ]
+    size = at + sum((4 + len(p) + 7) & ~7 for found in blocks for p in found)
+    buffer = ctypes.create_string_buffer(size)
+    base = addressof(buffer)
     stamp = result.timestamp
-    c.timestamp.tv_sec = stamp.sec
-    if highres:
-        c.timestamp.tv_nsec = stamp.nsec
-    else:
-        c.timestamp.tv_usec = stamp.nsec // 1000
-    c.numpmid = count
-    keep: list = []
-    for i, vs in enumerate(result.vsets):
-        c.vset[i] = _c_vset(vs, keep)
-    c._keep = keep
-    return cast(pointer(c), POINTER(base))
+    fraction = stamp.nsec if highres else stamp.nsec // 1000
+    _RESULT_HEAD.pack_into(buffer, 0, stamp.sec, fraction, count)
+    for n, (vs, place, payloads) in enumerate(zip(vsets, places, blocks, strict=True)):
+        struct.pack_into("=Q", buffer, _RESULT_HEAD.size + 8 * n, base + place)
+        _VSET_HEAD.pack_into(buffer, place, vs.pmid, vs.numval, vs.valfmt)
+        slot = place + _VSET_HEAD.size
+        if vs.numval <= 0:
+            continue
+        if vs.valfmt == c_api.PM_VAL_INSITU:
+            for inst, word in zip(vs.insts, vs.values, strict=True):
+                _INSITU_VALUE.pack_into(buffer, slot, inst, word)
+                slot += 16
+            continue
+        for inst, payload in zip(vs.insts, payloads, strict=True):
+            _BLOCK_VALUE.pack_into(buffer, slot, inst, base + at)
+            _BLOCK_HEAD.pack_into(buffer, at, (vs.vtype << 24) | (4 + len(payload)))
+            buffer[at + 4 : at + 4 + len(payload)] = payload
+            slot += 16
+            at += (4 + len(payload) + 7) & ~7
+    kind = pmHighResResult if highres else pmResult
+    return pointer(kind.from_buffer(buffer))
+
+
+#: the native reader of each block type whose payload is a number
+_READERS = {2: ctypes.c_int64, 3: ctypes.c_uint64, 4: ctypes.c_float, 5: ctypes.c_double}
+
+
+@functools.cache
+def _convert() -> Any:
+    """purepcp's pmExtractValue and its conversions (imported once, when first used)."""
+    from purepcp.pmapi import convert
+
+    return convert
+
+
+def _extracted(valfmt: int, value: pmValue, itype: int, otype: int) -> Any:
+    """pmExtractValue of a pmValue: its value, of type ITYPE, as OTYPE (numbers read in
+    place; anything else through purepcp's pmExtractValue)."""
+    if valfmt != c_api.PM_VAL_INSITU:
+        at = value.value._address
+        reader = _READERS.get(itype)
+        if at and reader is not None:
+            header = c_uint32.from_address(at).value
+            if header >> 24 in (itype, 0) and header & 0xFFFFFF == 4 + ctypes.sizeof(reader):
+                number = reader.from_address(at + 4).value
+                if otype == c_api.PM_TYPE_DOUBLE:  # (any number converts to a double)
+                    return float(number)
+                return _convert().extract_value(number, itype, otype)
+    elif otype == c_api.PM_TYPE_DOUBLE and itype in (c_api.PM_TYPE_32, c_api.PM_TYPE_U32):
+        word = value.value.lval
+        return float(word if itype == c_api.PM_TYPE_32 else word & 0xFFFFFFFF)
+    return _convert().pmExtractValue(valfmt, _our_value(valfmt, value), itype, otype)
 
 
 def _our_value(valfmt: int, value: pmValue) -> Any:

@@ -209,3 +209,31 @@ def test_units_words_are_libpcps():
         with pytest.raises(pmapi.pmErr) as err:
             pmapi.pmContext.pmParseUnitsStr(word)
         assert err.value.code == c.PM_ERR_CONV
+
+
+def test_a_value_set_outlives_the_result_it_came_from():
+    """A value set or value taken from a fetch's result keeps the result's memory: the
+    values read after the result itself is gone are the same."""
+    import gc
+
+    import cpmapi as c
+    from pcp import pmapi
+
+    ctx = pmapi.pmContext(c.PM_CONTEXT_ARCHIVE, qa("ok-foo"))
+    pmids = ctx.pmLookupName(["sample.seconds", "sample.colour"])
+    for _ in range(2):
+        result = ctx.pmFetch(pmids)
+    vset = result.contents.get_vset(1)
+    value, valfmt = result.contents.get_vlist(0, 0), result.contents.get_valfmt(0)
+    want = (
+        vset.contents.numval,
+        ctx.pmExtractValue(valfmt, value, c.PM_TYPE_U32, c.PM_TYPE_U64).ull,
+    )
+    del result
+    gc.collect()
+    junk = [bytearray(4096) for _ in range(2000)]  # (reuse any memory freed)
+    got = (
+        vset.contents.numval,
+        ctx.pmExtractValue(valfmt, value, c.PM_TYPE_U32, c.PM_TYPE_U64).ull,
+    )
+    assert got == want and want[0] == 3 and want[1] > 0 and junk

@@ -92,69 +92,55 @@ def _raised(exc: BaseException, *context: Any) -> pmErr:
 # ---- time structures --------------------------------------------------------------------
 
 
-class timeval(Structure):
+class _Seconds(Structure):
+    """A time as seconds and a fraction of them (FRACTION units to the second): what
+    timeval and timespec share."""
+
+    FRACTION = 1
+
+    @classmethod
+    def fromInterval(cls, interval: str | bytes) -> Any:
+        """pmParseInterval of INTERVAL (pmErr with PCP's message if it is none)."""
+        seconds = _interval(interval)
+        whole = int(seconds)
+        return cls(whole, round((seconds - whole) * cls.FRACTION))
+
+    def __float__(self) -> float:
+        return self.tv_sec + getattr(self, self._fields_[1][0]) / self.FRACTION
+
+    def __str__(self) -> str:
+        return f"{float(self):.3f}"
+
+    def __int__(self) -> int:
+        return int(self.tv_sec)
+
+    __index__ = __int__
+
+    def __complex__(self) -> complex:
+        return complex(float(self))
+
+    def sleep(self) -> None:
+        time.sleep(float(self))
+
+
+class timeval(_Seconds):
     """struct timeval: seconds and microseconds."""
 
     _fields_ = [("tv_sec", c_int64), ("tv_usec", c_int64)]
+    FRACTION = 1_000_000
 
     def __init__(self, sec: int = 0, usec: int = 0) -> None:
         super().__init__(sec, usec)
 
-    @classmethod
-    def fromInterval(cls, interval: str | bytes) -> timeval:
-        """pmParseInterval of INTERVAL (pmErr with PCP's message if it is none)."""
-        seconds = _interval(interval)
-        whole = int(seconds)
-        return cls(whole, round((seconds - whole) * 1e6))
 
-    def __float__(self) -> float:
-        return self.tv_sec + self.tv_usec / 1e6
-
-    def __str__(self) -> str:
-        return f"{float(self):.3f}"
-
-    def __int__(self) -> int:
-        return int(self.tv_sec)
-
-    __index__ = __int__
-
-    def __complex__(self) -> complex:
-        return complex(float(self))
-
-    def sleep(self) -> None:
-        time.sleep(float(self))
-
-
-class timespec(Structure):
+class timespec(_Seconds):
     """struct timespec: seconds and nanoseconds."""
 
     _fields_ = [("tv_sec", c_int64), ("tv_nsec", c_long)]
+    FRACTION = 1_000_000_000
 
     def __init__(self, sec: int = 0, nsec: int = 0) -> None:
         super().__init__(sec, nsec)
-
-    @classmethod
-    def fromInterval(cls, interval: str | bytes) -> timespec:
-        seconds = _interval(interval)
-        whole = int(seconds)
-        return cls(whole, round((seconds - whole) * 1e9))
-
-    def __float__(self) -> float:
-        return self.tv_sec + self.tv_nsec / 1e9
-
-    def __str__(self) -> str:
-        return f"{float(self):.3f}"
-
-    def __int__(self) -> int:
-        return int(self.tv_sec)
-
-    __index__ = __int__
-
-    def __complex__(self) -> complex:
-        return complex(float(self))
-
-    def sleep(self) -> None:
-        time.sleep(float(self))
 
 
 def _interval(text: str | bytes) -> float:

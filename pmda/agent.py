@@ -583,7 +583,7 @@ class Agent:
             if inst not in instances:
                 raise PMError(PM_ERR_INST)
             return InstancePDU(pdu.indom, (PM_IN_NULL,), (instances[inst],))
-        return InstancePDU(pdu.indom, (_match_name(instances, pdu.name),), ("",))
+        return InstancePDU(pdu.indom, (match_instance_name(instances, pdu.name),), ("",))
 
     def _on_text_req(self, pdu: TextReqPDU) -> TextPDU:
         texts = None
@@ -719,7 +719,7 @@ def _instance_set(inst: int, labels: Mapping[str, Any] | None) -> LabelSet:
     return LabelSet.from_dict(labels, PM_LABEL_INSTANCES, inst=inst)
 
 
-def _match_name(instances: Mapping[int, str], name: str) -> int:
+def match_instance_name(instances: Mapping[int, str], name: str) -> int:
     """pmdaInstance's lookup by name: exact, or (for a name without spaces) the first word."""
     for inst, full in instances.items():
         if full == name:

@@ -66,6 +66,7 @@ from purepcp.pmapi.pdu.records import (
 )
 from purepcp.pmapi.values import Result, Timestamp, ValueSet
 from purepcp.pmda import Agent
+from purepcp.pmda.agent import match_instance_name
 
 from .catalog import Catalog, scan
 
@@ -247,7 +248,7 @@ class MMV(Agent):
             if inst not in instances:
                 raise PMError(PM_ERR_INST)
             return InstancePDU(pdu.indom, (PM_IN_NULL,), (instances[inst],))
-        return InstancePDU(pdu.indom, (_by_name(instances, pdu.name),), ("",))
+        return InstancePDU(pdu.indom, (match_instance_name(instances, pdu.name),), ("",))
 
     def _store(self, pdu: ResultPDU) -> ErrorPDU:
         """Only mmv.control.reload and mmv.control.debug take values (mmv_store)."""
@@ -332,18 +333,6 @@ def _label_set(texts: list[str], level: int, inst: int = PM_IN_NULL) -> LabelSet
         except (ValueError, TypeError):
             continue
     return LabelSet.from_dict(merged, level, inst=inst)
-
-
-def _by_name(instances: dict[int, str], name: str) -> int:
-    """pmdaInstance's lookup by name: exact, or (for a name without spaces) first word."""
-    for inst, full in instances.items():
-        if full == name:
-            return inst
-    if " " not in name:
-        for inst, full in instances.items():
-            if full.split(" ", 1)[0] == name:
-                return inst
-    raise PMError(PM_ERR_INST)
 
 
 _ANSWERS = {

@@ -9,15 +9,18 @@ them), the systemd unit templates into ``purepcp.pmcd`` (``pmcd --install-units`
 them), and the documents those units name (their Documentation=) beside them.  Besides
 ``purepcp``, the two names PCP's own Python scripts import are installed as they are:
 ``pcp`` (pmapi, pmda, pmi, pmcc, pmconfig, mmv) and ``cpmapi`` (its constants and option
-functions), both built on the layers under ``purepcp``.
+functions), both built on the layers under ``purepcp``; their folders are compat/pcp and
+compat/cpmapi, so that a checkout on sys.path never hides PCP's own bindings.
 """
 
 from setuptools import find_packages, setup
 
 #: the code folders, each installed as purepcp.FOLDER
 CODE_FOLDERS = ("pmapi", "pmda", "series", "agents", "pmcd", "pmlogger", "pmproxy", "tools")
-#: PCP's own Python API names, installed under them (scripts written for PCP import these)
-API_FOLDERS = ("pcp", "cpmapi")
+#: PCP's own Python API names, installed under them (scripts written for PCP import these):
+#: name -> the repository folder it is made from (under compat/, so that a checkout on
+#: sys.path never hides PCP's own bindings from PCP's tools)
+API_FOLDERS = {"pcp": "compat/pcp", "cpmapi": "compat/cpmapi"}
 #: the data folders: installed package -> the repository folder it is made from
 DATA_FOLDERS = {
     "purepcp.pmda.pmns": "pmns",
@@ -43,7 +46,7 @@ setup(
     package_dir={
         **{f"purepcp.{top}": top for top in CODE_FOLDERS},
         **DATA_FOLDERS,
-        **{top: top for top in API_FOLDERS},
+        **API_FOLDERS,
     },
     package_data={
         **{package: DATA_FILES.get(package, ["*"]) for package in DATA_FOLDERS},

@@ -565,7 +565,7 @@ def test_known_divergences_from_libpcp() -> None:
     assert pmMergeLabels(['{"a":"long value"}', '{"a":1}', '{"b":2}']) == '{"a":1,"b":2}'
 
 
-def test_skip_reasons_name_the_missing_piece(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_skip_reasons_name_the_missing_piece(monkeypatch: pytest.MonkeyPatch, tmp_path) -> None:
     """Without /usr/bin/python3, or with one lacking pcp.pmapi, the tests skip and say why."""
     module = sys.modules[__name__]
     _unavailable.cache_clear()
@@ -574,7 +574,11 @@ def test_skip_reasons_name_the_missing_piece(monkeypatch: pytest.MonkeyPatch) ->
         assert _unavailable() == f"{SYSTEM_PYTHON} not found"
         _unavailable.cache_clear()
         monkeypatch.undo()
-        monkeypatch.setattr(module, "SYSTEM_PYTHON", sys.executable)  # our venv: no pcp
+        # (an interpreter without PCP's bindings: ours, isolated from its site-packages)
+        no_pcp = tmp_path / "python-without-pcp"
+        no_pcp.write_text(f"#!/bin/sh\nexec {sys.executable} -S \"$@\"\n")
+        no_pcp.chmod(0o755)
+        monkeypatch.setattr(module, "SYSTEM_PYTHON", str(no_pcp))
         reason = _unavailable()
         assert reason is not None and "cannot import pcp.pmapi" in reason
         assert "ModuleNotFoundError" in reason

@@ -13,8 +13,10 @@ from typing import Any
 
 import cpmapi as c_api
 from cpmapi import zones
+
 from purepcp.pmapi.errors import PMError
 
+from . import tooltime
 from .structures import (
     _atom,
     _c_desc,
@@ -166,7 +168,8 @@ class pmContext:
 
     def pmRegisterDerived(self, name: str, expr: str) -> None:
         """A derived metric for every context (pmErr PM_ERR_CONV with libpcp's message
-        when the expression is refused)."""
+        when the expression is refused); this context sees it at once, as PCP's binding
+        reconnects it."""
         from purepcp.pmapi.derived.registry import default_registry, register_metric_message
 
         try:
@@ -175,6 +178,10 @@ class pmContext:
             if not hasattr(exc, "offset"):
                 raise
             raise pmErr(c_api.PM_ERR_CONV, register_metric_message(name, expr, exc)) from None
+        rebind = getattr(self._our, "use_registry", None)
+        if rebind is not None:  # (a context binds its derived metrics when first asked)
+            rebind(default_registry())
+        self.pmReconnectContext()
 
     def pmLoadDerivedConfig(self, fname: str) -> int:
         from purepcp.pmapi.derived.registry import default_registry, load_config
@@ -311,11 +318,12 @@ class pmContext:
         origin = None
         if timespec_ is not None:
             origin = Timestamp(int(timespec_.tv_sec), int(timespec_.tv_nsec))
-        step = (
-            int(delta.tv_sec) * 10**9 + int(delta.tv_nsec)
-            if hasattr(delta, "tv_sec")
-            else int(delta)
-        )
+        if delta is None:  # (no step: forward or backward, record by record)
+            step = 0
+        elif hasattr(delta, "tv_sec"):
+            step = int(delta.tv_sec) * 10**9 + int(delta.tv_nsec)
+        else:
+            step = int(delta)
         self._call(self._archive().set_mode, mode & 0xFFFF, origin, step)
         return 0
 
@@ -633,6 +641,16 @@ class pmContext:
         from purepcp.pmapi import debug
 
         return int(bool(debug.enabled))
+
+    # -- PCP's tool-support helpers (pcp.tooltime) ---------------------------------------
+
+    set_connect_options = staticmethod(tooltime.set_connect_options)
+    get_current_tz = staticmethod(tooltime.get_current_tz)
+    posix_tz_to_utc_offset = staticmethod(tooltime.posix_tz_to_utc_offset)
+    set_timezone = staticmethod(tooltime.set_timezone)
+    datetime_to_secs = staticmethod(tooltime.datetime_to_secs)
+    get_mode_step = staticmethod(tooltime.get_mode_step)
+    prepare_execute = tooltime.prepare_execute
 
 
 def _new_context(typed: int, name: str | None) -> Any:

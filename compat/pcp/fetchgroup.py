@@ -170,6 +170,7 @@ class fetchgroup:
         MTYPE (the metric's own by default), converted as SCALE says."""
         if metric is None:
             raise pmErr(-errno.EINVAL)
+        scale = scale or None  # (the binding hands libpcp an empty scale as none)
         mtype = self._type_of(metric, mtype)
         pmid, desc = self._item_lookup(metric, instance)
         inst = c_api.PM_IN_NULL
@@ -215,6 +216,7 @@ class fetchgroup:
         """Every instance of a metric (at most MAXNUM), with their names."""
         if metric is None or maxnum < 0:
             raise pmErr(-errno.EINVAL)
+        scale = scale or None
         mtype = self._type_of(metric, mtype)
         pmid, desc = self._describe(metric)
         if desc.indom != c_api.PM_INDOM_NULL and desc.indom not in self._indoms:

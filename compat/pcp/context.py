@@ -13,7 +13,6 @@ from typing import Any
 
 import cpmapi as c_api
 from cpmapi import zones
-
 from purepcp.pmapi.errors import PMError
 
 from . import tooltime

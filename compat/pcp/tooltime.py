@@ -17,7 +17,6 @@ from . import structures as _structures
 def _new_zone(tz: str) -> None:
     """pmNewZone: TZ made the process's zone."""
     from cpmapi import zones
-
     from purepcp.pmapi.timewindow import new_zone
 
     zones.add(new_zone(tz))

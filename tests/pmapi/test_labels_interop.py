@@ -576,7 +576,7 @@ def test_skip_reasons_name_the_missing_piece(monkeypatch: pytest.MonkeyPatch, tm
         monkeypatch.undo()
         # (an interpreter without PCP's bindings: ours, isolated from its site-packages)
         no_pcp = tmp_path / "python-without-pcp"
-        no_pcp.write_text(f"#!/bin/sh\nexec {sys.executable} -S \"$@\"\n")
+        no_pcp.write_text(f'#!/bin/sh\nexec {sys.executable} -S "$@"\n')
         no_pcp.chmod(0o755)
         monkeypatch.setattr(module, "SYSTEM_PYTHON", str(no_pcp))
         reason = _unavailable()

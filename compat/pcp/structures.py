@@ -386,7 +386,14 @@ class _ResultAccess:
         return found
 
     def _vset_at(self, vset_idx: int) -> int:
-        return c_void_p.from_address(addressof(self) + self._VSETS_AT + 8 * vset_idx).value or 0
+        """Where value set VSET_IDX is (read once for all of them, per result object)."""
+        try:
+            return self._vset_places[vset_idx]  # type: ignore[attr-defined]
+        except AttributeError:
+            count = self.numpmid  # type: ignore[attr-defined]
+            at = addressof(self) + self._VSETS_AT
+            self._vset_places = list((ctypes.c_uint64 * count).from_address(at))
+            return self._vset_places[vset_idx]
 
     def get_pmid(self, vset_idx: int) -> int:
         return c_uint.from_address(self._vset_at(vset_idx)).value
@@ -512,6 +519,7 @@ class pmHighResLogLabel(Structure):
 
 #: block types whose payload is a number: its native struct code
 _NATIVE = {2: "q", 3: "Q", 4: "f", 5: "d"}
+_EIGHT_BYTES = frozenset({2, 3, 5})  # (PM_TYPE_64, PM_TYPE_U64, PM_TYPE_DOUBLE)
 _RESULT_HEAD = struct.Struct("=qqi4x")  # timestamp (seconds, fraction), numpmid
 _VSET_HEAD = struct.Struct("=Iii4x")  # pmid, numval, valfmt
 _INSITU_VALUE = struct.Struct("=I4xI4x")  # inst, the 32-bit word (the union's low half)
@@ -531,6 +539,20 @@ def _payloads(vs: Any) -> list[bytes]:
     return [block_payload(vs.vtype, v) for v in vs.values]
 
 
+@functools.lru_cache(maxsize=512)
+def _layout(each: str, count: int) -> struct.Struct:
+    """COUNT records of the struct format EACH, one after another (native, unaligned)."""
+    return struct.Struct("=" + each * count)
+
+
+def _pairs(first: Any, second: Any) -> list[Any]:
+    """FIRST and SECOND interleaved: a0, b0, a1, b1, ..."""
+    out: list[Any] = [None] * (2 * len(first))
+    out[0::2] = first
+    out[1::2] = second
+    return out
+
+
 def _c_result(result: Any, highres: bool = False) -> Any:
     """A purepcp Result as a pointer to pmResult (pmHighResResult): one buffer holding
     the result, its value sets after it and their value blocks after them, laid out as
@@ -543,9 +565,17 @@ def _c_result(result: Any, highres: bool = False) -> Any:
         places.append(at)
         at += _VSET_HEAD.size + 16 * max(vs.numval, 1)
     blocks = [
-        _payloads(vs) if vs.valfmt != c_api.PM_VAL_INSITU and vs.numval > 0 else () for vs in vsets
+        _payloads(vs)
+        if vs.valfmt != c_api.PM_VAL_INSITU and vs.numval > 0 and vs.vtype not in _EIGHT_BYTES
+        else ()
+        for vs in vsets
     ]
     size = at + sum((4 + len(p) + 7) & ~7 for found in blocks for p in found)
+    size += sum(
+        16 * vs.numval
+        for vs in vsets
+        if vs.vtype in _EIGHT_BYTES and vs.numval > 0 and vs.valfmt != c_api.PM_VAL_INSITU
+    )
     buffer = ctypes.create_string_buffer(size)
     base = addressof(buffer)
     stamp = result.timestamp
@@ -555,12 +585,21 @@ def _c_result(result: Any, highres: bool = False) -> Any:
         struct.pack_into("=Q", buffer, _RESULT_HEAD.size + 8 * n, base + place)
         _VSET_HEAD.pack_into(buffer, place, vs.pmid, vs.numval, vs.valfmt)
         slot = place + _VSET_HEAD.size
-        if vs.numval <= 0:
+        count = vs.numval
+        if count <= 0:
             continue
-        if vs.valfmt == c_api.PM_VAL_INSITU:
-            for inst, word in zip(vs.insts, vs.values, strict=True):
-                _INSITU_VALUE.pack_into(buffer, slot, inst, word)
-                slot += 16
+        if vs.valfmt == c_api.PM_VAL_INSITU:  # (each pmValue: inst, its word)
+            _layout("I4xI4x", count).pack_into(buffer, slot, *_pairs(vs.insts, vs.values))
+            continue
+        code = _NATIVE.get(vs.vtype)
+        if code in ("q", "Q", "d"):  # (eight-byte numbers: blocks of 16 bytes, one pass)
+            places = range(base + at, base + at + 16 * count, 16)
+            _layout("I4xQ", count).pack_into(buffer, slot, *_pairs(vs.insts, places))
+            header = (vs.vtype << 24) | 12
+            _layout("I" + code + "4x", count).pack_into(
+                buffer, at, *_pairs([header] * count, vs.values)
+            )
+            at += 16 * count
             continue
         for inst, payload in zip(vs.insts, payloads, strict=True):
             _BLOCK_VALUE.pack_into(buffer, slot, inst, base + at)

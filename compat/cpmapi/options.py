@@ -1279,7 +1279,8 @@ def _get_context_options(handle: int) -> int:
     if o.zone is not None:  # (the zone libpcp's pmLocaltime and pmCtime then use)
         from . import zones
 
-        zones.add(o.zone)
+        text = zones.context_text(_context(handle)) if o.tzflag else o.timezone
+        zones.add(o.zone, text)
     if not o.errors and window:
         _time_window(handle)
     if o.errors:

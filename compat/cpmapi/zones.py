@@ -8,6 +8,7 @@ from datetime import datetime, tzinfo
 from typing import Any
 
 _MADE: list[tzinfo] = []  # the zones made, by handle
+_TEXTS: list[str] = []  # ... and the TZ text each was made from (pmWhichZone's answer)
 _IN_USE = [-1]  # the handle of the one in use (-1: the local zone)
 
 
@@ -18,9 +19,10 @@ def current() -> tzinfo:
     return _MADE[_IN_USE[0]] if _IN_USE[0] >= 0 else tzinfo_for(None)
 
 
-def add(zone: tzinfo) -> int:
-    """ZONE made and put in use: its handle."""
+def add(zone: tzinfo, text: str | None = None) -> int:
+    """ZONE (made from the TZ TEXT) made and put in use: its handle."""
     _MADE.append(zone)
+    _TEXTS.append(text if text is not None else str(zone))
     _IN_USE[0] = len(_MADE) - 1
     return _IN_USE[0]
 
@@ -31,6 +33,25 @@ def use(handle: int) -> int | None:
         return None
     previous, _IN_USE[0] = _IN_USE[0], handle
     return previous
+
+
+def which() -> str:
+    """pmWhichZone: the TZ text of the zone in use (the local one's: $TZ, else its name)."""
+    import os
+    import time
+
+    if _IN_USE[0] >= 0:
+        return _TEXTS[_IN_USE[0]]
+    return os.environ.get("TZ") or time.tzname[0]
+
+
+def context_text(ctx: Any) -> str | None:
+    """The TZ text of a context's zone, as pmNewContextZone takes it: an archive's label's
+    (its zoneinfo, else its TZ string); None for another context (then its zone's name)."""
+    if getattr(ctx, "kind", None) != "archive":
+        return None
+    label = ctx.archive.label
+    return label.zoneinfo or label.timezone
 
 
 def local_time(seconds: Any) -> datetime:

@@ -343,14 +343,14 @@ class pmContext:
     def pmNewContextZone(self) -> int:
         from purepcp.pmapi.zone import context_zone
 
-        return zones.add(self._call(context_zone, self._our))
+        return zones.add(self._call(context_zone, self._our), zones.context_text(self._our))
 
     @staticmethod
     def pmNewZone(tz: str) -> int:
         from purepcp.pmapi.timewindow import new_zone
 
         try:
-            return zones.add(new_zone(tz))
+            return zones.add(new_zone(tz), tz)
         except Exception:
             raise pmErr(c_api.PM_ERR_GENERIC, tz) from None
 
@@ -363,7 +363,7 @@ class pmContext:
 
     @staticmethod
     def pmWhichZone() -> str:
-        return str(zones.current())
+        return zones.which()
 
     @staticmethod
     def pmLocaltime(seconds: Any) -> tm:

@@ -19,13 +19,13 @@ def _new_zone(tz: str) -> None:
     from cpmapi import zones
     from purepcp.pmapi.timewindow import new_zone
 
-    zones.add(new_zone(tz))
+    zones.add(new_zone(tz), tz)
 
 
 def _which_zone() -> str:
     from cpmapi import zones
 
-    return str(zones.current())
+    return zones.which()
 
 
 def set_connect_options(options, source, speclocal):

@@ -448,32 +448,59 @@ class pmContext:
 
     # -- labels ---------------------------------------------------------------------------
 
-    def pmLookupLabels(self, pmid: int) -> dict[str, Any]:
-        """Every label of PMID, merged from the context down to the metric."""
+    def _label_set(self, ident: int, kind: int) -> dict[str, Any]:
+        """The labels of one level (PM_LABEL_*) of IDENT, as a dict ({} for none)."""
         import json
 
-        merged: dict[str, Any] = {}
-        for kind, ident in self._label_levels(pmid):
-            for lset in self._call(self._our.labels, ident, kind):
-                merged.update(json.loads(lset.json) if lset.json else {})
-        return merged
+        sets = self._call(self._our.labels, ident, kind)
+        return json.loads(sets[0].json) if sets and sets[0].json else {}
 
-    def _label_levels(self, pmid: int) -> list[tuple[int, int]]:
+    def pmGetContextLabels(self) -> dict[str, Any]:
+        """The context's labels (an archive without any: its host's name, as libpcp)."""
+        found = self._label_set(c_api.PM_ID_NULL, c_api.PM_LABEL_CONTEXT)
+        return found or {"hostname": self.pmGetContextHostName()}
+
+    def pmGetDomainLabels(self, domain: int) -> dict[str, Any]:
+        return self._label_set(domain, c_api.PM_LABEL_DOMAIN)
+
+    def pmGetInDomLabels(self, indom: Any) -> dict[str, Any]:
+        indom = get_indom(indom)
+        if indom == c_api.PM_INDOM_NULL:
+            return {}
+        return self._label_set(indom, c_api.PM_LABEL_INDOM)
+
+    def pmGetClusterLabels(self, pmid: int) -> dict[str, Any]:
+        return self._label_set(pmid, c_api.PM_LABEL_CLUSTER)
+
+    def pmGetItemLabels(self, pmid: int) -> dict[str, Any]:
+        return self._label_set(pmid, c_api.PM_LABEL_ITEM)
+
+    def pmLookupLabels(self, pmid: int) -> dict[int, dict[str, Any]]:
+        """A metric's labels by level ({PM_LABEL_CONTEXT: {...}, ...}), the levels that
+        have any; instances' are pmGetInstancesLabels'."""
         from purepcp.pmapi.ids import pmID_domain
 
         desc = self._call(self._our.lookup_desc, pmid)
-        levels = [(c_api.PM_LABEL_CONTEXT, 0), (c_api.PM_LABEL_DOMAIN, pmID_domain(pmid))]
-        if desc.indom != c_api.PM_INDOM_NULL:
-            levels.append((c_api.PM_LABEL_INDOM, desc.indom))
-        levels += [(c_api.PM_LABEL_CLUSTER, pmid), (c_api.PM_LABEL_ITEM, pmid)]
-        return levels
+        levels = {
+            c_api.PM_LABEL_CONTEXT: self.pmGetContextLabels(),
+            c_api.PM_LABEL_DOMAIN: self.pmGetDomainLabels(pmID_domain(pmid)),
+            c_api.PM_LABEL_INDOM: self.pmGetInDomLabels(desc.indom),
+            c_api.PM_LABEL_CLUSTER: self.pmGetClusterLabels(pmid),
+            c_api.PM_LABEL_ITEM: self.pmGetItemLabels(pmid),
+        }
+        return {level: found for level, found in levels.items() if found}
 
-    def pmGetInstancesLabels(self, indom: int) -> dict[int, dict[str, Any]]:
+    def pmGetInstancesLabels(self, indom: Any) -> dict[int, dict[str, Any]]:
+        """Each instance's own labels, by instance id."""
         import json
 
+        indom = get_indom(indom)
+        if indom == c_api.PM_INDOM_NULL:
+            return {}
         return {
-            lset.inst: json.loads(lset.json) if lset.json else {}
-            for lset in self._call(self._our.labels, get_indom(indom), c_api.PM_LABEL_INSTANCES)
+            lset.inst: json.loads(lset.json)
+            for lset in self._call(self._our.labels, indom, c_api.PM_LABEL_INSTANCES)
+            if lset.json
         }
 
     # -- conversions and text (libpcp's helpers, as the binding's static methods) ---------

@@ -237,3 +237,33 @@ def test_a_value_set_outlives_the_result_it_came_from():
         ctx.pmExtractValue(valfmt, value, c.PM_TYPE_U32, c.PM_TYPE_U64).ull,
     )
     assert got == want and want[0] == 3 and want[1] > 0 and junk
+
+
+LABELS_SCRIPT = """
+import sys
+from pcp import pmapi
+import cpmapi as c
+
+ctx = pmapi.pmContext(c.PM_CONTEXT_ARCHIVE, sys.argv[1])
+for name in sys.argv[2:]:
+    pmid = ctx.pmLookupName(name)[0]
+    indom = ctx.pmLookupDesc(pmid).contents.indom
+    print(name, ctx.pmLookupLabels(pmid), ctx.pmGetInstancesLabels(indom),
+          ctx.pmGetItemLabels(pmid), ctx.pmGetClusterLabels(pmid), ctx.pmGetInDomLabels(indom),
+          ctx.pmGetDomainLabels(ctx.pmID_domain(pmid)))
+print(ctx.pmGetContextLabels())
+"""
+
+
+@pytest.mark.interop
+@pytest.mark.parametrize(
+    ("archive", "names"),
+    [("20041125", ["disk.dev.read", "kernel.all.load"]), ("ok-foo", ["sample.colour"])],
+)
+def test_labels_by_level_as_on_pcps_bindings(tmp_path, archive, names):
+    """Labels by level, an archive without context labels answering its host's name.
+    Before: pmLookupLabels merged every level into one dict, and had no hostname."""
+    require_pcp_bindings()
+    pcp, ours = run_both(LABELS_SCRIPT, [qa(archive), *names], tmp_path)
+    assert pcp[2] == 0, pcp[1]
+    assert ours == pcp

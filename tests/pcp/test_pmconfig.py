@@ -335,7 +335,6 @@ disk.dev.total = tot,"sda,sdb",,,,2
 x =
 """
 
-LABELS_GAP = "purepcp's pmLookupLabels lacks an archive's context labels (hostname)"
 DERIVED_DESC_GAP = "purepcp's pmLookupDescs of a bad derived metric: PM_ERR_PMID, not BADDERIVE"
 
 PMREP_CASES = [
@@ -404,8 +403,8 @@ PMREP_CASES = [
     (DSTAT_ARCHIVE, ["-u", "-s", "5", "kernel.all.pswitch"]),
     (DSTAT_ARCHIVE, ["-t", "1", "-s", "3", "-o", "csv", "-k", "-P", "1",
                      "network.interface.in.bytes"]),
-    _known(LABELS_GAP, OLD, ["-u", "-s", "4", "-J", "-2", "-m", "disk.dev.total"]),
-    _known(LABELS_GAP, OLD, ["-u", "-s", "4", "-m", "-o", "csv", "-k", "disk.dev.read"]),
+    (OLD, ["-u", "-s", "4", "-J", "-2", "-m", "disk.dev.total"]),
+    (OLD, ["-u", "-s", "4", "-m", "-o", "csv", "-k", "disk.dev.read"]),
     _known(DERIVED_DESC_GAP, OLD, ["-u", "-s", "3", "-e", "e.m=disk.dev.read+1", "e.m"]),
     _known("purepcp's pmParseUnitsStr words its PM_ERR_CONV message differently",
            OLD, ["-s", "2", "disk.dev.read,,,parsecs"]),

@@ -146,8 +146,10 @@ class Registry:
 
     def register(self, name: str, expr: str) -> Definition:
         """pmRegisterDerived: DerivedSyntaxError for the expression, DerivedError for a
-        duplicate (or, unlike PCP's function, an illegal) name or no PMIDs left."""
-        if not valid_name(name):
+        duplicate (or, unlike PCP's function, an illegal) name or no PMIDs left.  A name
+        may have "-" inside its components here, as PCP's function takes (pcp-dstat
+        registers dstat.cpu-adv.usr), though a configuration file's may not."""
+        if not valid_name(name.replace("-", "_")) or ".-" in name or name.startswith("-"):
             raise DerivedError(f"illegal derived metric name ({name})")
         with self._lock:
             if name in self._defs:

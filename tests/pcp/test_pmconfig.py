@@ -447,10 +447,7 @@ def test_pcp2csv_exports_as_on_pcp(tmp_path, archive, args):
     [
         ["1", "3"],
         ["--disk", "--net", "1", "3"],
-        _known(
-            "purepcp's derived metrics refuse '-' in names (dstat.cpu-adv.usr)",
-            ["--cpu-adv", "--nocolor", "1", "3"],
-        ),
+        ["--cpu-adv", "--nocolor", "1", "3"],
         ["--disk", "-D", "vda,total", "1", "3"],
         ["--disk", "--full", "1", "3"],
         ["--disk", "-D", "nosuch", "1", "2"],

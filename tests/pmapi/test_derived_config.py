@@ -559,3 +559,13 @@ def test_contexts_share_the_global_definitions_until_one_changes():
     assert "other" not in c and [d.name for d in twin][-1] == "other"
     twin.discard("g.one")
     assert "g.one" in c and "g.one" in base and "g.one" not in twin
+
+
+def test_a_registered_name_may_hold_a_dash():
+    """pmRegisterDerived takes dstat.cpu-adv.usr (pcp-dstat registers it), though a
+    component may not start with one.  Before: refused as illegal."""
+    reg = Registry()
+    reg.register("dstat.cpu-adv.usr", "1")
+    for bad in ("-x", "a.-b", "1x"):
+        with pytest.raises(DerivedError, match="illegal derived metric name"):
+            reg.register(bad, "1")

@@ -6,9 +6,7 @@ from __future__ import annotations
 import contextlib
 import sys
 import time
-from ctypes import (
-    c_uint,
-)
+from ctypes import c_uint, pointer
 from typing import Any
 
 import cpmapi as c_api
@@ -27,6 +25,7 @@ from .structures import (
     _tm_of,
     get_indom,
     pmAtomValue,
+    pmDesc,
     pmErr,
     pmHighResLogLabel,
     pmLogLabel,
@@ -197,14 +196,18 @@ class pmContext:
         return _c_desc(self._call(self._our.lookup_desc, pmid))
 
     def pmLookupDescs(self, pmids_p: Any) -> list[Any]:
-        pmids = [pmids_p] if isinstance(pmids_p, int) else list(pmids_p)
+        """The descriptors of the PMIDs, as libpcp's pmLookupDescs answers: one that cannot
+        be had is all zeros but its PMID, PM_ID_NULL; only a lone derived metric that
+        failed to bind raises (PM_ERR_BADDERIVE)."""
+        pmids = [pmids_p] if isinstance(pmids_p, int) else [int(p) for p in pmids_p]
         descs = self._call(self._our.lookup_descs, pmids)
-        out = []
-        for pmid, desc in zip(pmids, descs, strict=True):
-            if desc is None:
-                raise pmErr(c_api.PM_ERR_PMID, f"{pmid:#x}")
-            out.append(_c_desc(desc))
-        return out
+        if len(pmids) == 1 and descs[0] is None and self._is_derived(pmids[0]):
+            raise pmErr(c_api.PM_ERR_BADDERIVE)
+        return [_c_desc(d) if d is not None else pointer(pmDesc(c_api.PM_ID_NULL)) for d in descs]
+
+    def _is_derived(self, pmid: int) -> bool:
+        derived = self._our.derived_among((pmid,))
+        return derived is not None and derived.is_derived(pmid)
 
     def pmLookupText(self, pmid: int, kind: int = c_api.PM_TEXT_ONELINE) -> bytes:
         """A metric's one-line (or, with PM_TEXT_HELP, full) help text, as bytes (as PCP's

@@ -267,3 +267,32 @@ def test_labels_by_level_as_on_pcps_bindings(tmp_path, archive, names):
     pcp, ours = run_both(LABELS_SCRIPT, [qa(archive), *names], tmp_path)
     assert pcp[2] == 0, pcp[1]
     assert ours == pcp
+
+
+DESCS_SCRIPT = """
+import sys
+from pcp import pmapi
+import cpmapi as c
+
+ctx = pmapi.pmContext(c.PM_CONTEXT_ARCHIVE, sys.argv[1])
+good = ctx.pmLookupName("sample.colour")[0]
+descs = ctx.pmLookupDescs([good, 0x0F0F0F0F, good])
+print([(d.contents.pmid, d.contents.type, d.contents.indom) for d in descs])
+print([(d.contents.pmid, d.contents.type) for d in ctx.pmLookupDescs(0x0F0F0F0F)])
+ctx.pmRegisterDerived("my.bad", "sample.colour + sample.seconds")
+try:
+    ctx.pmLookupDescs(ctx.pmLookupName("my.bad"))
+except pmapi.pmErr as exc:
+    print("bad derived", exc.code)
+"""
+
+
+@pytest.mark.interop
+def test_descriptors_that_cannot_be_had_as_on_pcps_bindings(tmp_path):
+    """pmLookupDescs answers a descriptor of PMID PM_ID_NULL for one it cannot have, and
+    raises only for a lone derived metric that failed to bind.  Before: PM_ERR_PMID was
+    raised for any."""
+    require_pcp_bindings()
+    pcp, ours = run_both(DESCS_SCRIPT, [qa("ok-foo")], tmp_path)
+    assert pcp[2] == 0, pcp[1]
+    assert ours == pcp

@@ -335,7 +335,6 @@ disk.dev.total = tot,"sda,sdb",,,,2
 x =
 """
 
-DERIVED_DESC_GAP = "purepcp's pmLookupDescs of a bad derived metric: PM_ERR_PMID, not BADDERIVE"
 
 PMREP_CASES = [
     (OLD, ["-u", "-s", "4", "kernel.all.load"]),
@@ -405,7 +404,7 @@ PMREP_CASES = [
                      "network.interface.in.bytes"]),
     (OLD, ["-u", "-s", "4", "-J", "-2", "-m", "disk.dev.total"]),
     (OLD, ["-u", "-s", "4", "-m", "-o", "csv", "-k", "disk.dev.read"]),
-    _known(DERIVED_DESC_GAP, OLD, ["-u", "-s", "3", "-e", "e.m=disk.dev.read+1", "e.m"]),
+    (OLD, ["-u", "-s", "3", "-e", "e.m=disk.dev.read+1", "e.m"]),
     _known("purepcp's pmParseUnitsStr words its PM_ERR_CONV message differently",
            OLD, ["-s", "2", "disk.dev.read,,,parsecs"]),
 ]  # fmt: skip

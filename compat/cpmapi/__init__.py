@@ -153,10 +153,19 @@ _OPTION_FUNCTIONS = frozenset(
 )  # fmt: skip
 
 
+#: libpcp's other calls PCP's cpmapi has (cpmapi.calls holds them)
+_OTHER_CALLS = frozenset({"pmMktime", "pmnsTraverse", "pmSetProcessIdentity"})
+
+
 def __getattr__(name: str):
-    """pmGetOptions's functions (cpmapi.options), imported when a script first calls one."""
+    """pmGetOptions's functions (cpmapi.options) and libpcp's other calls
+    (cpmapi.calls), imported when a script first calls one."""
     if name in _OPTION_FUNCTIONS:
         from . import options
 
         return getattr(options, name)
+    if name in _OTHER_CALLS:
+        from . import calls
+
+        return getattr(calls, name)
     raise AttributeError(f"module 'cpmapi' has no attribute {name!r}")

@@ -7,6 +7,7 @@ from typing import Any
 
 _OPEN: dict[int, Any] = {}
 _NEXT = [0]
+_CURRENT = [-1]  # the context calls without a handle use (pmUseContext's)
 
 
 def register(ctx: Any) -> int:
@@ -15,6 +16,7 @@ def register(ctx: Any) -> int:
     handle = _NEXT[0]
     _NEXT[0] += 1
     _OPEN[handle] = ctx
+    _CURRENT[0] = handle  # (pmNewContext makes the new context the current one)
     return handle
 
 
@@ -26,3 +28,14 @@ def lookup(handle: int) -> Any:
 def forget(handle: int) -> None:
     """HANDLE's context out of the table (pmDestroyContext)."""
     _OPEN.pop(handle, None)
+
+
+def use(handle: int) -> None:
+    """pmUseContext: HANDLE's context becomes the current one."""
+    if handle in _OPEN:
+        _CURRENT[0] = handle
+
+
+def current() -> Any:
+    """The current context (KeyError: none is open)."""
+    return _OPEN[_CURRENT[0]]

@@ -10,7 +10,7 @@ from ctypes import c_uint, pointer
 from typing import Any
 
 import cpmapi as c_api
-from cpmapi import zones
+from cpmapi import contexts, zones
 from purepcp.pmapi.errors import PMError
 
 from . import tooltime
@@ -46,8 +46,6 @@ class pmContext:
     ``pmContext(PM_CONTEXT_ARCHIVE, "path")``, ``pmContext.fromOptions(opts, argv)``."""
 
     def __init__(self, typed: int = c_api.PM_CONTEXT_HOST, target: Any = "local:") -> None:
-        from cpmapi import contexts
-
         self._type = typed
         self._target = target
         self._ctx = c_api.PM_ERR_NOCONTEXT
@@ -94,7 +92,9 @@ class pmContext:
         return context
 
     def _call(self, call: Any, *args: Any) -> Any:
-        """CALL(*ARGS) on the purepcp context, its failures raised as pmErr."""
+        """CALL(*ARGS) on the purepcp context, its failures raised as pmErr; the context
+        becomes the current one first, as PCP's binding makes it (pmUseContext)."""
+        contexts.use(self._ctx)
         try:
             return call(*args)
         except pmErr:
@@ -271,8 +271,6 @@ class pmContext:
     # -- the context itself ---------------------------------------------------------------
 
     def pmDestroyContext(self) -> None:
-        from cpmapi import contexts
-
         if self._ctx >= 0:
             contexts.forget(self._ctx)
             self._ctx = c_api.PM_ERR_NOCONTEXT
@@ -286,6 +284,7 @@ class pmContext:
         return dup.ctx
 
     def pmUseContext(self, handle: int) -> int:
+        contexts.use(handle)
         return 0
 
     def pmWhichContext(self) -> int:

@@ -296,3 +296,34 @@ def test_descriptors_that_cannot_be_had_as_on_pcps_bindings(tmp_path):
     pcp, ours = run_both(DESCS_SCRIPT, [qa("ok-foo")], tmp_path)
     assert pcp[2] == 0, pcp[1]
     assert ours == pcp
+
+
+CALLS_SCRIPT = """
+import sys
+from pcp import pmapi
+import cpmapi as c
+
+ctx = pmapi.pmContext(c.PM_CONTEXT_ARCHIVE, sys.argv[1])
+names = []
+print(c.pmnsTraverse("sample.colour", names.append), names)
+names = []
+print(c.pmnsTraverse("sample", names.append), names[:4], c.pmnsTraverse("no.such", print))
+ctx.pmNewZone("UTC")
+print(c.pmMktime(5, 4, 3, 2, 0, 120, 0, 0, 0, 0, "UTC"))
+ctx.pmNewZone("EST5")
+print(c.pmMktime(5, 4, 3, 31, 13, 120, 0, 0, 0, 0, "EST"))
+try:
+    c.pmnsTraverse("sample", 3)
+except TypeError as exc:
+    print("TypeError", exc)
+"""
+
+
+@pytest.mark.interop
+def test_cpmapi_calls_as_on_pcps_bindings(tmp_path):
+    """pmnsTraverse on the current context, pmMktime in the zone in use (a month past
+    December carried into the next year)."""
+    require_pcp_bindings()
+    pcp, ours = run_both(CALLS_SCRIPT, [qa("ok-foo")], tmp_path)
+    assert pcp[2] == 0, pcp[1]
+    assert ours == pcp

@@ -730,7 +730,7 @@ COMMON_LINES = [["-?"], ["--version"], ["-t", "2", "-s", "3", "op"], ["-Z", "UTC
 def test_every_pcp_tool_reads_common_lines_as_pcp_does(path, tmp_path):
     spec = tool_spec(path)
     if spec is None:
-        pytest.skip(f"{Path(path).name} sets up no pmOptions")
+        pytest.skip(f"{Path(path).name} sets up no pmOptions: nothing to compare")
     for n, argv in enumerate(COMMON_LINES):
         (tmp_path / str(n)).mkdir()
         _compare(spec, argv, {}, tmp_path / str(n))

@@ -238,21 +238,12 @@ def test_pure_parts_match_pcps_pmconfig(tmp_path):
 
 # -- PCP's tools, unchanged, on both --------------------------------------------------------
 
-# Until purepcp's pcp.pmapi has them, PCP's tool-support helpers of pmContext
-# (set_connect_options, set_timezone, prepare_execute...) and the fixes named in their
-# comments come from this launcher, which then runs the tool.
+# PCP's tools run by our interpreter through this launcher, so that the command line the
+# tool sees is its own.
 LAUNCHER = '''\
-"""Run a PCP Python tool (argv[1]) on purepcp's pcp package, with a cpmi module (PCP's
-C module of pmi's numbers, which pmrep and pcp2csv import): purepcp installs no
-top-level cpmi, only pcp and cpmapi."""
+"""Run a PCP Python tool (argv[1]) unchanged on purepcp's pcp package."""
 import runpy
 import sys
-import types
-
-cpmi = types.ModuleType("cpmi")
-cpmi.PMI_ERR_DUPINSTNAME = -20003
-cpmi.PMI_ERR_DUPTEXT = -20018
-sys.modules["cpmi"] = cpmi
 
 tool = sys.argv[1]
 sys.argv = sys.argv[1:]

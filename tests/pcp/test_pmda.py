@@ -279,19 +279,15 @@ PCP_AGENTS = {
 def test_pcp_agent_under_dbpmda(tmp_path, name):
     """One of PCP's agents, unchanged: every metric's name, descriptor, values (or the
     error for the missing service) and help, as PCP's binding gives them.  An agent that
-    imports PCP's C module cpmda (zswap, elasticsearch) is given one made of
-    pcp.pmda_cpmda: purepcp installs no top-level cpmda (only pcp and cpmapi)."""
+    imports PCP's C module cpmda (zswap, elasticsearch) gets ours through pcp.cmodules."""
     agent = PMDAS / name / f"pmda{name}.python"
     if not agent.exists():
         pytest.skip(f"PCP's {name} agent is not installed (Debian package pcp)")
     domain = PCP_AGENTS[name]
     pmns = f"root {{\n\t{name}\t{domain}:*:*\n}}\n"
-    env = {}
-    if re.search(r"^\s*(import|from) cpmda\b", agent.read_text(), re.M):
-        env["PYTHONPATH"] = _cpmda_stand_in(tmp_path)
     names = _agent_names(agent, name, pmns, tmp_path)
     requests = f"traverse {name}\n" + "".join(f"desc {n}\nfetch {n}\ntext {n}\n" for n in names)
-    pcp, ours = both_transcripts([str(agent)], pmns, requests, tmp_path, env=env)
+    pcp, ours = both_transcripts([str(agent)], pmns, requests, tmp_path)
     assert f"Metric: {name}" in pcp
     assert ours == pcp
 
@@ -302,12 +298,3 @@ def _agent_names(agent: Path, name: str, pmns: str, tmp_path: Path) -> list[str]
     where.mkdir()
     text = dbpmda_transcript(SYSTEM_PYTHON, [str(agent)], pmns, f"traverse {name}\n", where)
     return re.findall(rf"^   ({re.escape(name)}\.\S+)$", text, re.M)
-
-
-def _cpmda_stand_in(tmp_path: Path) -> str:
-    """A directory with a ``cpmda`` module (PCP's C extension's names) for our interpreter,
-    until purepcp ships a top-level cpmda: the directory, for PYTHONPATH."""
-    where = tmp_path / "cpmda-stand-in"
-    where.mkdir()
-    (where / "cpmda.py").write_text("from pcp.pmda_cpmda import *  # noqa: F403\n")
-    return str(where)

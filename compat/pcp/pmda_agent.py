@@ -55,6 +55,10 @@ from purepcp.pmapi.pdu.records import (
     InstanceReqPDU,
     LabelPDU,
     LabelReqPDU,
+    PMNSChildPDU,
+    PMNSIdsPDU,
+    PMNSNamesPDU,
+    PMNSTraversePDU,
     ResultPDU,
     TextPDU,
     TextReqPDU,
@@ -253,8 +257,15 @@ class BridgeAgent(Agent):
             return exc.code, None
         return fetch_status(desc.type, result, self.log)
 
+    def _on_names(self, pdu: Any) -> Any:
+        """A namespace request, answered from the tree after the refresh_metrics hook,
+        as cpmda's pmns_pmid, pmns_name and pmns_children run it (an agent such as
+        openmetrics adds its metrics there)."""
+        self._before()
+        return super().handle(pdu)
+
     def _on_desc(self, pdu: DescReqPDU) -> DescPDU:
-        self._refresh_if_needed()
+        self._before()
         metric = self.dispatch.metrics.get(pdu.pmid)
         if metric is None:
             raise PMError(PM_ERR_PMID)
@@ -421,6 +432,10 @@ class BridgeAgent(Agent):
 _QUIET_FETCH_ERRORS = frozenset({PM_ERR_INST, PM_ERR_PMID, PM_ERR_VALUE, PM_ERR_PERMISSION})
 
 _BRIDGED: dict[type, Callable[[BridgeAgent, Any], Any]] = {
+    PMNSNamesPDU: BridgeAgent._on_names,
+    PMNSIdsPDU: BridgeAgent._on_names,
+    PMNSChildPDU: BridgeAgent._on_names,
+    PMNSTraversePDU: BridgeAgent._on_names,
     FetchPDU: BridgeAgent._on_fetch_req,
     DescReqPDU: BridgeAgent._on_desc,
     InstanceReqPDU: BridgeAgent._on_instance,
@@ -436,10 +451,17 @@ def _as_signed(word: int) -> int:
     return word - (1 << 32) if word & 0x80000000 else word
 
 
+def _is_dynamic_root(pmid: int) -> bool:
+    """Whether PMID marks a dynamic subtree's root (libpcp's IS_DYNAMIC_ROOT: domain
+    DYNAMIC_PMID, 511, and item 0)."""
+    return (pmid >> 22) & 0x1FF == 511 and pmid & 0x3FF == 0
+
+
 def tree_order(names: Mapping[int, str]) -> list[tuple[str, int]]:
     """NAMES ({pmid: name}, in the order added) in the order to add them to a namespace
     that appends children, for its tree to list children as pmdaTreeInsert's does: each
-    new child goes first, so siblings come newest first."""
+    new child goes first, so siblings come newest first.  A name given a dynamic root's
+    PMID (openmetrics names its root so) is an inner node, as in pmdaTreeInsert."""
     tree: dict[str, Any] = {}
     for pmid, name in names.items():
         node = tree
@@ -450,7 +472,7 @@ def tree_order(names: Mapping[int, str]) -> list[tuple[str, int]]:
                 break  # (a leaf in the way: the insert fails, as PCP's does)
             node = child
         else:
-            node.setdefault(parts[-1], pmid)
+            node.setdefault(parts[-1], {} if _is_dynamic_root(pmid) else pmid)
     ordered: list[tuple[str, int]] = []
 
     def walk(node: dict[str, Any], prefix: str) -> None:

@@ -16,7 +16,7 @@ import pytest
 
 import cpmapi as c
 from pcp import pmda
-from pcp.pmda_agent import fetch_status
+from pcp.pmda_agent import fetch_status, tree_order
 from pcp.pmda_cache import InstanceCache
 from tests.support.pcp_agents import (
     CALLBACKS_AGENT,
@@ -244,6 +244,56 @@ def _pminfo_of_simple(where: Path, python: str, agent: Path) -> tuple[int, str, 
     text = re.sub(r"(Units: sec\n.*\n    value) \S+", r"\1 SECONDS", done.stdout)  # simple.time.*
     text = re.sub(r'(inst \[\d+ or "(sec|min|hour)"\] value) \d+', r"\1 NOW", text)
     return done.returncode, text, done.stderr
+
+
+def test_dynamic_root_name_is_an_inner_node():
+    """A name given a dynamic root's PMID (511.DOMAIN.0, as openmetrics names its root)
+    holds the names under it, as pmdaTreeInsert makes it; it used to be a leaf that
+    replaced them all."""
+    root = (511 << 22) | (144 << 10)
+    names = {root: "om", 144 << 22 | 1: "om.control.calls", 144 << 22 | 1025: "om.demo.x"}
+    assert tree_order(names) == [
+        ("om.demo.x", 144 << 22 | 1025),
+        ("om.control.calls", 144 << 22 | 1),
+    ]
+
+
+#: An agent that adds a metric in its refresh_metrics hook (as openmetrics does): the
+#: namespace requests must run the hook first, as cpmda's pmns_* do.
+LATE_AGENT = """\
+import cpmapi as c
+from pcp.pmapi import pmUnits
+from pcp.pmda import PMDA, pmdaMetric
+
+
+class Late(PMDA):
+    def __init__(self):
+        super().__init__("late", 303)
+        self.grown = False
+        self.set_refresh_metrics(self.grow)
+        self.set_fetch_callback(lambda cluster, item, inst: [item + 40, 1])
+
+    def grow(self):
+        if not self.grown:
+            self.grown = True
+            metric = pmdaMetric(self.pmid(1, 2), c.PM_TYPE_U32, c.PM_INDOM_NULL,
+                                c.PM_SEM_INSTANT, pmUnits())
+            self.add_metric("late.grown", metric, "added late")
+
+
+Late().run()
+"""
+
+
+@pytest.mark.interop
+def test_names_after_the_refresh_metrics_hook(tmp_path):
+    script = tmp_path / "pmdalate.python"
+    script.write_text(LATE_AGENT)
+    pmns = "root {\n\tlate\t303:*:*\n}\n"
+    requests = "traverse late\ndesc late.grown\nfetch late.grown\ntext late.grown\n"
+    pcp, ours = both_transcripts([str(script)], pmns, requests, tmp_path)
+    assert "   late.grown" in pcp and "value 42" in pcp
+    assert ours == pcp
 
 
 @pytest.mark.interop

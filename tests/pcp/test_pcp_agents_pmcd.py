@@ -1,0 +1,287 @@
+"""PCP's own Python agents installed under our pmcd, run by PCP's binding and by ours:
+PCP's pminfo gives the same names, descriptors, help and values (or errors) both ways.
+
+Each agent is installed as its Install script would (its directory copied, with the
+``.py`` links PCP's pyprep makes, into a private PCP_PMDAS_DIR) and given a pmcd.conf
+line and a namespace root; what an agent reports on is given to it where that can be
+done on a loopback machine (a metrics file for openmetrics, a closed port for netcheck),
+and otherwise it reports the missing service, as it does on PCP's binding."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from tests.support.pcp_bindings import SYSTEM_PYTHON, require_pcp_bindings
+
+PMDAS = Path("/var/lib/pcp/pmdas")
+PMINFO = "/usr/bin/pminfo"
+
+
+def _netcheck(home: Path, shared: Path) -> None:
+    """Only the port_open check, of localhost's port 1 (closed), checked at each fetch."""
+    conf = home / "netcheck.conf"
+    text = conf.read_text()
+    for old, new in (
+        ("modules = ping\n", "modules = port_open\n"),
+        ("hosts = DGW,DNS\n", "hosts = localhost\n"),
+        ("background_check = True\n", "background_check = False\n"),
+        ("#ports = 80,443\n", "ports = 1\n"),
+    ):
+        assert old in text, f"PCP's netcheck.conf has changed: no {old!r}"
+        text = text.replace(old, new)
+    conf.write_text(text)
+
+
+OPENMETRICS_SOURCE = """\
+# HELP demo_requests_total Requests served.
+# TYPE demo_requests_total counter
+demo_requests_total{path="/a"} 7
+demo_requests_total{path="/b"} 11
+# HELP demo_temperature_celsius A temperature.
+# TYPE demo_temperature_celsius gauge
+demo_temperature_celsius 21.5
+"""
+
+
+def _openmetrics(home: Path, shared: Path) -> None:
+    """One source: a file of OpenMetrics text (openmetrics reads file:// URLs)."""
+    for old in (home / "config.d").iterdir():
+        old.unlink()
+    (home / "demo.txt").write_text(OPENMETRICS_SOURCE)
+    (home / "config.d" / "demo.url").write_text(f"file://{home / 'demo.txt'}\n")
+
+
+POSTGRES_BIN = next(iter(sorted(Path("/usr/lib/postgresql").glob("*/bin"))), None)
+
+
+@contextlib.contextmanager
+def _postgres_server(shared: Path):
+    """A private PostgreSQL server (Debian's postgresql), as its own user, listening only
+    on a unix socket in SHARED/pgsock, with trust authentication; stopped after."""
+    data, sockets = shared / "pgdata", shared / "pgsock"
+    for path in (data, sockets):
+        path.mkdir()
+        shutil.chown(path, "postgres", "postgres")
+
+    def as_postgres(*argv: str) -> None:
+        subprocess.run(["runuser", "-u", "postgres", "--", *argv], check=True, cwd=shared,
+                       capture_output=True, timeout=120)  # fmt: skip
+
+    as_postgres(f"{POSTGRES_BIN}/initdb", "-D", str(data), "-A", "trust", "-U", "postgres")
+    options = f"-c listen_addresses='' -k {sockets}"
+    ctl = [f"{POSTGRES_BIN}/pg_ctl", "-D", str(data)]
+    as_postgres(*ctl, "-o", options, "-l", str(data / "log"), "-w", "start")  # (-w: until up)
+    try:
+        yield
+    finally:
+        as_postgres(*ctl, "-m", "immediate", "-w", "stop")
+
+
+def _postgresql(home: Path, shared: Path) -> None:
+    """The agent's configuration naming the private server's socket directory."""
+    conf = home / "pmdapostgresql.conf"
+    text = conf.read_text()
+    assert "host=local\n" in text, "PCP's pmdapostgresql.conf has changed: no host=local"
+    conf.write_text(text.replace("host=local\n", f"host={shared / 'pgsock'}\n"))
+
+
+@dataclass(frozen=True)
+class Agent:
+    """One of PCP's Python agents: its domain, the Python modules it needs beyond PCP's
+    binding (module, Debian package for PCP's interpreter, PyPI package for ours), the
+    commands it runs (command, Debian package), and how to prepare its installed copy."""
+
+    domain: int
+    modules: tuple[tuple[str, str, str], ...] = ()
+    commands: tuple[tuple[str, str], ...] = ()
+    prepare: Callable[[Path, Path], None] | None = None
+    moving: str = ""  # a pattern of the metrics whose values move between two runs
+    service: Callable[[Path], contextlib.AbstractContextManager[None]] | None = None
+    may_have_none: bool = False  # its metrics come from hardware this machine may lack
+    known_failure: str = ""  # why ours cannot run it yet (a strict xfail)
+
+
+AGENTS = {
+    "simple": Agent(253, moving=r"simple\.(now|time\.)"),
+    "trivial": Agent(250, moving=r"trivial\.time"),
+    "unbound": Agent(132),
+    "nfsclient": Agent(62, moving=r"nfsclient\."),
+    "haproxy": Agent(145),
+    "gluster": Agent(118),
+    "zswap": Agent(125, moving=r"zswap\."),
+    "elasticsearch": Agent(108),
+    "json": Agent(
+        137,
+        modules=(
+            ("jsonpointer", "python3-json-pointer", "jsonpointer"),
+            ("six", "python3-six", "six"),
+        ),
+    ),
+    "rabbitmq": Agent(143, modules=(("requests", "python3-requests", "requests"),)),
+    "openmetrics": Agent(
+        144, modules=(("requests", "python3-requests", "requests"),), prepare=_openmetrics
+    ),
+    "netcheck": Agent(152, prepare=_netcheck, moving=r"netcheck\.port\.time"),
+    "lmsensors": Agent(74, commands=(("/usr/bin/sensors", "lm-sensors"),), may_have_none=True),
+    "bpftrace": Agent(
+        151,
+        commands=(("/usr/bin/bpftrace", "bpftrace"),),
+        known_failure="bpftrace's agent imports cpmda before pcp, and purepcp installs no "
+        "top-level cpmda: importing pcp is what makes it importable (pcp.cmodules)",
+    ),
+    "postgresql": Agent(
+        110,
+        modules=(("psycopg2", "python3-psycopg2", "psycopg2-binary"),),
+        commands=(("/usr/sbin/runuser", "util-linux"),),
+        prepare=_postgresql,
+        moving=r"postgresql\.",  # (the server's statistics move as the agent asks)
+        service=_postgres_server,
+    ),
+}
+
+
+def _has_module(python: str, module: str) -> bool:
+    done = subprocess.run([python, "-c", f"import {module}"], cwd="/",
+                          capture_output=True, timeout=60)  # fmt: skip
+    return done.returncode == 0
+
+
+def _requirements(name: str, agent: Agent) -> None:
+    """Skip, naming the package, when what the agent needs is not here."""
+    require_pcp_bindings()
+    script = PMDAS / name / f"pmda{name}.python"
+    if not script.exists() or not os.access(PMINFO, os.X_OK):
+        pytest.skip(f"PCP's {name} agent and pminfo are not installed (Debian package pcp)")
+    if agent.service is _postgres_server and POSTGRES_BIN is None:
+        pytest.skip("the postgresql agent needs a PostgreSQL server (Debian postgresql)")
+    for command, debian in agent.commands:
+        if not os.access(command, os.X_OK):
+            pytest.skip(f"the {name} agent runs {command}, not installed (Debian {debian})")
+    for module, debian, pypi in agent.modules:
+        if not _has_module(SYSTEM_PYTHON, module):
+            pytest.skip(f"the {name} agent needs {module} on PCP's side (Debian {debian})")
+        if not _has_module(sys.executable, module):
+            pytest.skip(f"the {name} agent needs {module} on ours (PyPI {pypi})")
+
+
+def _install(name: str, agent: Agent, pmdas: Path) -> Path:
+    """The agent's directory copied into PMDAS as Install leaves it: files, not links,
+    and a ``.py`` link beside each helper ``.python`` file (PCP's pyprep)."""
+    home = pmdas / name
+    shutil.copytree(PMDAS / name, home, symlinks=False)
+    for helper in home.rglob("*.python"):
+        link = helper.with_suffix(".py")
+        if helper.name != f"pmda{name}.python" and not link.exists():
+            link.symlink_to(helper.name)
+    if agent.prepare is not None:
+        agent.prepare(home, pmdas.parent)
+    for path in [pmdas, *pmdas.rglob("*")]:  # the agent runs as PCP's user
+        if path.is_dir():
+            path.chmod(0o755)
+        elif not path.is_symlink():
+            path.chmod(0o644)
+    return home
+
+
+def _ipc_prot(home: Path) -> str:
+    """The pmcd.conf protocol words the agent's Install script gives it ("binary", or
+    "binary notready" for an agent that says when it is ready)."""
+    found = re.search(r'^ipc_prot="([^"]*)"', (home / "Install").read_text(), re.M)
+    return found.group(1) if found else "binary"
+
+
+def _pminfo_under_our_pmcd(name: str, agent: Agent, python: str, where: Path) -> str:
+    """pminfo -dfmtT NAME against our pmcd running PCP's agent NAME by PYTHON."""
+    from tests.support.our_pmcd import our_pmcd
+
+    where.mkdir()
+    home = _install(name, agent, where)
+    (where / "root").write_text(f"root {{\n\t{name}\t{agent.domain}:*:*\n}}\n")
+    (where / "config" / "pmda").mkdir(parents=True)  # (openmetrics keeps its ids here)
+    for path in (where / "config", where / "config" / "pmda"):
+        path.chmod(0o777)
+    # (our pmcd's PYTHONPATH would give PCP's interpreter our pcp package)
+    command = f"/usr/bin/env -u PYTHONPATH {python} {home / f'pmda{name}.python'}"
+    conf = f"{name}\t{agent.domain}\tpipe\t{_ipc_prot(home)}\t{command}\n"
+    saved = {k: os.environ.get(k) for k in ("PCP_LOG_DIR", "PCP_VAR_DIR", "PCP_TMP_DIR")}
+    os.environ.update(PCP_LOG_DIR=str(where), PCP_VAR_DIR=str(where), PCP_TMP_DIR=str(where))
+    try:
+        with our_pmcd(conf, where, "-n", str(where / "root")) as pmcd:
+            _wait_ready(pmcd, name)
+            done = pmcd.run(PMINFO, "-dfmtT", name)
+    finally:
+        for key, value in saved.items():
+            if value is None:
+                os.environ.pop(key, None)
+            else:
+                os.environ[key] = value
+    return f"exit {done.returncode}\n{done.stdout}{done.stderr}"
+
+
+#: what pminfo says of an agent that is still starting (not ready, PMDA_NOTREADY)
+_STARTING = ("No PMCD agent for domain of request", "Try again")
+
+
+def _wait_ready(pmcd, name: str) -> None:
+    """Wait until agent NAME answers for its names: an agent that starts not ready
+    (netcheck, openmetrics) says when it is ready, and until then pmcd refuses."""
+    while True:
+        done = pmcd.run(PMINFO, name)
+        if not any(text in done.stdout + done.stderr for text in _STARTING):
+            return
+        time.sleep(0.05)
+
+
+def _mask_moving(text: str, moving: str) -> str:
+    """TEXT (pminfo -f's) with the values of metrics matching MOVING masked (and the
+    instances named after a process)."""
+    if not moving:
+        return text
+    blocks = text.split("\n\n")
+    for n, block in enumerate(blocks):
+        if re.match(moving, block):
+            blocks[n] = re.sub(r"(?m)^( +)(inst \[.*\] )?value .*$", r"\1\2value MOVES", block)
+            blocks[n] = re.sub(r'inst \[\d+ or "pid\d+"\]', "inst [PID]", blocks[n])
+    return "\n\n".join(blocks)
+
+
+@pytest.mark.interop
+@pytest.mark.parametrize("name", sorted(AGENTS))
+def test_pcp_agent_under_our_pmcd(name, request):
+    """PCP's agent NAME, unchanged, installed under our pmcd: pminfo -dfmtT answers the
+    same whether PCP's binding or ours runs it."""
+    agent = AGENTS[name]
+    _requirements(name, agent)
+    if agent.known_failure:
+        request.applymarker(pytest.mark.xfail(reason=agent.known_failure, strict=True))
+    answers: list[str] = []
+    # (a directory PCP's user can read, which pytest's 0700 one is not)
+    with tempfile.TemporaryDirectory(prefix="pcp-agent-") as shared:
+        os.chmod(shared, 0o755)
+        with agent.service(Path(shared)) if agent.service else contextlib.nullcontext():
+            answers += _both_ways(name, agent, Path(shared))
+    if not agent.may_have_none:
+        assert f"\n{name}." in answers[0], answers[0]
+    assert answers[1] == answers[0]
+
+
+def _both_ways(name: str, agent: Agent, shared: Path) -> list[str]:
+    """pminfo's answers, PCP's binding's and ours, with moving values masked."""
+    answers = []
+    for which, python in (("pcp", SYSTEM_PYTHON), ("ours", sys.executable)):
+        text = _pminfo_under_our_pmcd(name, agent, python, shared / which)
+        text = text.replace(str(shared / which), "HOME")
+        answers.append(_mask_moving(text, agent.moving))
+    return answers

@@ -269,35 +269,9 @@ def parse_units_str(text: str) -> Units:
     return Units(dims[0], dims[1], dims[2], scales[0], scales[1], scales[2])
 
 
-_TIME_SECONDS = (1e-9, 1e-6, 1e-3, 1.0, 60.0, 3600.0)
-
-
 def parse_units_mult(text: str) -> tuple[Units, float]:
-    """pmParseUnitsStr with its multiplier: the dividend and the divisor (around the first
-    "/") parsed apart and divided as libpcp divides them, so "s/s" is dimensionless with no
-    time scale and "Kbyte/Mbyte" is 1/1024.  ValueError says what is not understood."""
-    top, slash, bottom = text.partition("/")
-    a = parse_units_str(top) if top.strip() else Units()
-    b = parse_units_str(bottom) if slash and bottom.strip() else Units()
-    if slash and not bottom.strip() and not top.strip():
-        raise ValueError(f"no units in {text!r}")
-    mult = 1.0
-    dims = (a.dimSpace - b.dimSpace, a.dimTime - b.dimTime, a.dimCount - b.dimCount)
-    if any(not -8 <= d <= 7 for d in dims):
-        raise ValueError(f"dimension out of bounds in {text!r}")
+    """libpcp's pmParseUnitsStr: TEXT's units and multiplier ("2 Kbyte / sec" is Kbyte/sec
+    and 0.5); ValueError with libpcp's message.  (purepcp.pmapi.units_parse holds it.)"""
+    from .units_parse import parse_units_mult as parse
 
-    def scale(da: int, sa: int, db: int, sb: int, one: int, factor) -> int:
-        nonlocal mult
-        if da == 0 and db != 0:
-            return sb
-        if db == 0 and da != 0:
-            return sa
-        mult *= factor(sa) ** -da
-        mult *= factor(sb) ** db
-        return 0 if da - db == 0 else one
-
-    space = scale(a.dimSpace, a.scaleSpace, b.dimSpace, b.scaleSpace, 0, lambda s: 1024.0**s)
-    count = scale(a.dimCount, a.scaleCount, b.dimCount, b.scaleCount, 0, lambda s: 10.0**s)
-    time = scale(a.dimTime, a.scaleTime, b.dimTime, b.scaleTime, int(Time.PM_TIME_SEC),
-                 lambda s: _TIME_SECONDS[s])  # fmt: skip
-    return Units(*dims, space, time, count), mult
+    return parse(text)

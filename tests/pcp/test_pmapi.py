@@ -211,6 +211,59 @@ def test_units_words_are_libpcps():
         assert err.value.code == c.PM_ERR_CONV
 
 
+#: units strings libpcp's pmParseUnitsStr reads (numbers, exponents, keywords in any case,
+#: scales folded into the multiplier) and refuses (each error's own message)
+UNITS_CASES = [
+    "2 Kbyte", "Kbyte / 2 sec", "1.5 count", "10 20 byte", "0x10 byte", "-2.5 sec", ".5",
+    "0 byte", "0 / 0", "1e999 byte", "1e-999 byte", "-inf byte", "Kbyte/Mbyte", "s/s",
+    "millisec / sec", "count x 10^6 / hour", "MiB / min", "KB^2/MB", "space-3 / space-1",
+    "Kilobytes / microseconds", "count^2 / count", "count x 10^3 / count x 10^2",
+    "byte^15 / byte^8", "byte / sec^8", "hr^-1", "sec^-1", "kbytes^2", "byte^1", "COUNT",
+    "  Kbyte  ", "Kbyte/", "/sec", "", "time-7", "sec^0 sec",
+    "parsecs", "0.5 x 10^3 count", "kbyte/sec/sec", "byte^9", "x", "b", "msec", "none",
+    "sec sec", "byte^x", "Bytes^2^3",
+]  # fmt: skip
+
+UNITS_SCRIPT = """\
+import json, sys
+from pcp import pmapi
+for text in json.loads(sys.argv[1]):
+    try:
+        u, m = pmapi.pmContext.pmParseUnitsStr(text)
+        print(repr(text), (u.dimSpace, u.dimTime, u.dimCount, u.scaleSpace, u.scaleTime,
+                           u.scaleCount), repr(m))
+    except pmapi.pmErr as error:
+        print(repr(text), "error", error.args[0], error)
+"""
+
+
+@pytest.mark.interop
+def test_units_strings_read_as_libpcp_reads_them(tmp_path):
+    """Every case gives PCP's units and multiplier, or PCP's error and message.  Before:
+    no leading numbers, lenient keywords ("b", "none"), and messages of our own."""
+    import json
+
+    require_pcp_bindings()
+    pcp, ours = run_both(UNITS_SCRIPT, [json.dumps(UNITS_CASES)], tmp_path)
+    assert pcp[2] == 0, pcp[1]
+    assert "(1, 0, 0, 1, 0, 0) 0.5" in pcp[0]  # ("2 Kbyte")
+    assert ours == pcp
+
+
+def test_units_numbers_and_errors():
+    """The rules the interop case checks against libpcp, where PCP is not installed."""
+    from purepcp.pmapi.units_parse import parse_units_mult
+
+    assert parse_units_mult("2 Kbyte / 4 sec") == (parse_units_mult("Kbyte/sec")[0], 2.0)
+    assert parse_units_mult("Kbyte / Mbyte")[1] == 1024.0  # (as libpcp gives it)
+    for text, message in (("b", "unrecognized or duplicate base unit"),
+                          ("sec sec", "unrecognized or duplicate base unit"),
+                          ("1e999", "invalid floating point literal"),
+                          ("byte^7 / byte^-1", "space dimension out of bounds")):  # fmt: skip
+        with pytest.raises(ValueError, match=f"^{message}$"):
+            parse_units_mult(text)
+
+
 def test_a_value_set_outlives_the_result_it_came_from():
     """A value set or value taken from a fetch's result keeps the result's memory: the
     values read after the result itself is gone are the same."""

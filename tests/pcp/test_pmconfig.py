@@ -292,12 +292,6 @@ def _with_conf(args: list[str], where: Path) -> list[str]:
     return [paths.get(arg, arg) for arg in args]
 
 
-def _known(reason: str, *values: object) -> object:
-    """A case that differs from PCP because of a purepcp gap outside pmconfig (REASON);
-    strict, so that it is noticed when the gap closes."""
-    return pytest.param(*values, marks=pytest.mark.xfail(reason=reason, strict=True))
-
-
 OLD, LINUX, DSTAT_ARCHIVE, PIDSTAT = "20041125", "20180127.08.40", "pcp-dstat", "pcp-pidstat"
 
 # A pmrep/pcp2csv configuration: [options], a [global] metric, a metricset with verbose
@@ -396,8 +390,7 @@ PMREP_CASES = [
     (OLD, ["-u", "-s", "4", "-J", "-2", "-m", "disk.dev.total"]),
     (OLD, ["-u", "-s", "4", "-m", "-o", "csv", "-k", "disk.dev.read"]),
     (OLD, ["-u", "-s", "3", "-e", "e.m=disk.dev.read+1", "e.m"]),
-    _known("purepcp's pmParseUnitsStr words its PM_ERR_CONV message differently",
-           OLD, ["-s", "2", "disk.dev.read,,,parsecs"]),
+    (OLD, ["-s", "2", "disk.dev.read,,,parsecs"]),
 ]  # fmt: skip
 
 

@@ -285,3 +285,97 @@ def _both_ways(name: str, agent: Agent, shared: Path) -> list[str]:
         text = text.replace(str(shared / which), "HOME")
         answers.append(_mask_moving(text, agent.moving))
     return answers
+
+
+# -- pcp-pmda-unifi, an agent from PyPI ----------------------------------------------------
+
+UNIFI_CONF = """\
+[global]
+poll_interval = 10
+max_clients = 1000
+grace_period = 300
+enable_dpi = false
+
+[controller:main]
+url = http://127.0.0.1:1
+api_key = not-a-real-key
+sites = all
+is_udm = false
+verify_ssl = false
+"""
+
+#: pcp-pmda-unifi's launcher for an interpreter with the package on its path (its
+#: setup's own text for that case)
+UNIFI_LAUNCHER = "from pcp_pmda_unifi.pmda import run\nrun()\n"
+
+
+def _unifi_under_our_pmcd(where: Path, command: str) -> tuple[str, str]:
+    """(pminfo -dT unifi, pminfo -f unifi.controller) from our pmcd running COMMAND."""
+    from tests.support.our_pmcd import our_pmcd
+
+    (where / "root").write_text("root {\n\tunifi\t256:*:*\n}\n")
+    saved = {k: os.environ.get(k) for k in ("PCP_LOG_DIR", "PCP_TMP_DIR")}
+    os.environ.update(PCP_LOG_DIR=str(where), PCP_TMP_DIR=str(where))
+    try:
+        with our_pmcd(
+            f"unifi\t256\tpipe\tbinary\t{command}\n", where, "-n", str(where / "root")
+        ) as pmcd:
+            _wait_ready(pmcd, "unifi")
+            described = pmcd.run(PMINFO, "-dT", "unifi")
+            while "No value" in (controller := _controller(pmcd)):  # (until its first poll)
+                time.sleep(0.05)
+    finally:
+        for key, value in saved.items():
+            if value is None:
+                os.environ.pop(key, None)
+            else:
+                os.environ[key] = value
+    return described.stdout + described.stderr, controller
+
+
+def _controller(pmcd) -> str:
+    done = pmcd.run(PMINFO, "-f", "unifi.controller.up", "unifi.controller.version")
+    return done.stdout + done.stderr
+
+
+@pytest.mark.interop
+def test_pypi_unifi_agent_under_our_pmcd():
+    """pcp-pmda-unifi from PyPI, unmodified, deployed by its own setup command into a
+    private PCP_PMDAS_DIR and run by our pmcd, its controller unreachable: it registers
+    its namespace (every name, descriptor and help text the same as on PCP's binding)
+    and reports the controller down, as it does on PCP's."""
+    require_pcp_bindings()
+    setup = Path(sys.executable).with_name("pcp-pmda-unifi-setup")
+    if not setup.exists():
+        pytest.skip("pcp-pmda-unifi is not installed (PyPI pcp-pmda-unifi)")
+    if not _has_module(SYSTEM_PYTHON, "requests"):
+        pytest.skip("pcp-pmda-unifi needs requests on PCP's side (Debian python3-requests)")
+    import pcp_pmda_unifi
+
+    answers = []
+    with tempfile.TemporaryDirectory(prefix="pcp-unifi-") as shared:
+        os.chmod(shared, 0o755)
+        for which in ("pcp", "ours"):
+            where = Path(shared) / which
+            where.mkdir()
+            env = dict(os.environ, PCP_PMDAS_DIR=str(where), PCP_SYSCONF_DIR=str(where / "etc"))
+            subprocess.run([str(setup), "install"], env=env, check=True, capture_output=True,
+                           timeout=60)  # fmt: skip
+            home = where / "unifi"
+            (home / "unifi.conf").write_text(UNIFI_CONF)
+            if which == "ours":  # its setup's launcher, naming our environment's packages
+                command = f"/usr/bin/env -u PYTHONPATH {sys.executable} {home / 'pmdaunifi.python'}"
+            else:  # PCP's binding, with only the agent's package added to its path
+                shutil.copytree(
+                    Path(pcp_pmda_unifi.__file__).parent, where / "pkg" / "pcp_pmda_unifi"
+                )
+                (home / "launch.python").write_text(UNIFI_LAUNCHER)
+                path = f"PYTHONPATH={where / 'pkg'}"
+                command = f"/usr/bin/env {path} {SYSTEM_PYTHON} {home / 'launch.python'}"
+            for path in [where, *where.rglob("*")]:
+                path.chmod(0o755 if path.is_dir() else 0o644)
+            answers.append(_unifi_under_our_pmcd(where, command))
+    names = answers[0][0]
+    assert "unifi.switch.port.rx_bytes" in names and names.count("\nunifi.") > 100, names
+    assert 'inst [0 or "main"] value 0' in answers[0][1]  # (unifi.controller.up: down)
+    assert answers[1] == answers[0]

@@ -4,6 +4,7 @@ and live against our pmcd the same table."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import subprocess
@@ -97,19 +98,38 @@ def test_known_differences(command, archive):
 _NUMBER = re.compile(r"\d+(\.\d+)?")
 
 
-@pytest.mark.interop
-@pytest.mark.parametrize("command", ["pcp-uptime", "pcp-free -m -t", "pcp-numastat"])
-def test_a_pcp_tool_live_on_our_pmcd(tmp_path, command):
-    """Against our pmcd (its own agent and linux): the same table, its numbers aside
-    (the machine moves between the two runs)."""
-    require_pcp_bindings()
-    from tests.support.our_pmcd import our_pmcd
+@contextlib.contextmanager
+def _live_pmcd(which: str, tmp: Path):
+    """The host spec of a pmcd running in TMP: ours with its pmcd and linux agents, or
+    PCP's with its own (tests.support.tool_pmcds)."""
+    if which == "ours":
+        from tests.support.our_pmcd import our_pmcd
 
-    conf = "pmcd 2 dso PmcdAgent purepcp.pmcd.pmcd_agent\nlinux 60 dso Linux purepcp.agents.linux\n"
+        conf = (
+            "pmcd 2 dso PmcdAgent purepcp.pmcd.pmcd_agent\n"
+            "linux 60 dso Linux purepcp.agents.linux\n"
+        )
+        with our_pmcd(conf, tmp) as pmcd:
+            yield f"unix:{pmcd.unix}"
+    else:
+        from tests.support.tool_pmcds import running_pmcd
+
+        with running_pmcd("reference", tmp) as (_, host, _env):
+            yield host
+
+
+@pytest.mark.interop
+@pytest.mark.parametrize("pmcd", ["ours", "PCP's"])
+@pytest.mark.parametrize("command", ["pcp-uptime", "pcp-free -m -t", "pcp-numastat"])
+def test_a_pcp_tool_live(tmp_path, command, pmcd):
+    """Against our pmcd (its own agent and linux) and against PCP's (its C pmcd and linux
+    agents): the same table on both bindings, its numbers aside (the machine moves
+    between the two runs)."""
+    require_pcp_bindings()
     tool, *args = command.split()
     outs = []
-    with our_pmcd(conf, tmp_path) as pmcd:
-        env = {**os.environ, "PCP_HOST": f"unix:{pmcd.unix}"}
+    with _live_pmcd(pmcd, tmp_path) as host:
+        env = {**os.environ, "PCP_HOST": host}
         for python in (SYSTEM_PYTHON, sys.executable):
             done = subprocess.run([python, str(TOOLS / tool), *args], cwd="/", env=env,
                                   capture_output=True, text=True, timeout=120)  # fmt: skip

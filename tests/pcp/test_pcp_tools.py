@@ -1,6 +1,6 @@
 """PCP 6.0.3's own Python tools (Debian's pcp: /usr/lib/pcp/bin/pcp-*), unchanged, on
 our Python API and on PCP's: the same command over PCP's QA archives prints the same,
-and live against our pmcd the same table."""
+and live against our pmcd and PCP's the same table."""
 
 from __future__ import annotations
 

@@ -424,6 +424,34 @@ def test_pcp2csv_exports_as_on_pcp(tmp_path, archive, args):
     assert ours == pcp
 
 
+#: PCP's other exporters on pmconfig (Debian's pcp-export-pcp2json, pcp-export-pcp2xml)
+EXPORTER_CASES = [
+    ("/usr/bin/pcp2json", OLD, ["-S", "+2m", "-t", "5m", "-s", "3", "kernel.all.load",
+                                "disk.dev.read"]),
+    ("/usr/bin/pcp2json", OLD, ["-s", "3", "-x", "-P", "1", "-i", "sda",
+                                "disk.dev.total", "kernel.all.cpu.user"]),
+    ("/usr/bin/pcp2json", LINUX, ["-s", "2", "-r", "mem.util.used", "kernel.all.load"]),
+    ("/usr/bin/pcp2xml", OLD, ["-S", "+2m", "-t", "5m", "-s", "3", "kernel.all.load",
+                               "disk.dev.read"]),
+    ("/usr/bin/pcp2xml", DSTAT_ARCHIVE, ["-t", "1", "-s", "3", "-P", "1", "kernel.all.pswitch",
+                                         "disk.dev.read"]),
+]  # fmt: skip
+
+
+@pytest.mark.interop
+@pytest.mark.parametrize(("tool", "archive", "args"), EXPORTER_CASES)
+def test_exporters_export_as_on_pcp(tmp_path, tool, archive, args):
+    """pcp2json and pcp2xml, unchanged, over QA archives: the same documents."""
+    require_pcp_bindings()
+    if not os.path.exists(tool):
+        package = "pcp-export-" + os.path.basename(tool)
+        pytest.skip(f"{tool} is not installed (Debian package {package})")
+    args = _with_conf(args, tmp_path)
+    pcp, ours = _tool_runs(tool, ["-z", "-a", qa(archive), *args], tmp_path)
+    assert pcp[2] == 0 and pcp[0], pcp[1]
+    assert ours == pcp
+
+
 @pytest.mark.interop
 @pytest.mark.parametrize(
     "args",

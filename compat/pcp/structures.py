@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import ctypes
 import functools
+import operator
 import struct
 import time
 from ctypes import (
@@ -553,10 +554,114 @@ def _pairs(first: Any, second: Any) -> list[Any]:
     return out
 
 
+class _Plan:
+    """How every result of one decoded layout lies in libpcp's memory, as one struct of
+    the whole buffer: its fields in order (the timestamp, the counts, PMIDs, instances
+    and block headers that are the same each time, the pointers, which move with the
+    buffer, and the values), and a getter that takes them, in that order, from
+    (seconds, fraction, *constants, *pointers, *the layout's value column)."""
+
+    __slots__ = ("constants", "size", "struct", "take", "targets")
+
+    def __init__(self, layout: Any) -> None:
+        shape = layout.shape
+        at = _RESULT_HEAD.size + 8 * max(len(shape), 1)
+        places = []
+        for s in shape:
+            places.append(at)
+            at += _VSET_HEAD.size + 16 * max(s.numval, 1)
+        constants: list[int] = [len(shape)]
+        targets: list[int] = []
+        # (offset, struct code, source): source ("t", 0|1), ("k", i), ("p", i) or ("c", i)
+        fields: list[tuple[int, str, tuple[str, int]]] = [
+            (0, "q", ("t", 0)), (8, "q", ("t", 1)), (16, "i", ("k", 0)),
+        ]  # fmt: skip
+
+        def constant(where: int, code: str, value: int) -> None:
+            fields.append((where, code, ("k", len(constants))))
+            constants.append(value)
+
+        def pointer_to(where: int, target: int) -> None:
+            fields.append((where, "Q", ("p", len(targets))))
+            targets.append(target)
+
+        for n, (s, place) in enumerate(zip(shape, places, strict=True)):
+            pointer_to(_RESULT_HEAD.size + 8 * n, place)
+            constant(place, "I", s.pmid)
+            constant(place + 4, "i", s.numval)
+            constant(place + 8, "i", s.valfmt)
+            if s.numval <= 0:
+                continue
+            start = layout.spans[n][0]
+            slot = place + _VSET_HEAD.size
+            for k, inst in enumerate(s.insts):
+                constant(slot + 16 * k, "I", inst)
+                if s.valfmt == c_api.PM_VAL_INSITU:
+                    fields.append((slot + 16 * k + 8, "I", ("c", start + k)))
+                    continue
+                code = _NATIVE[s.vtype]
+                pointer_to(slot + 16 * k + 8, at)
+                constant(at, "I", (s.vtype << 24) | (4 + struct.calcsize(code)))
+                fields.append((at + 4, code, ("c", start + k)))
+                at += 16 if s.vtype in _EIGHT_BYTES else 8
+        self.size, self.constants, self.targets = at, tuple(constants), tuple(targets)
+        fields.sort()
+        fmt, end = ["="], 0
+        for where, code, _ in fields:
+            if where > end:
+                fmt.append(f"{where - end}x")
+            fmt.append(code)
+            end = where + struct.calcsize(code)
+        self.struct = struct.Struct("".join(fmt))
+        first = {"t": 0, "k": 2, "p": 2 + len(constants), "c": 2 + len(constants) + len(targets)}
+        self.take = operator.itemgetter(*(first[kind] + i for _, _, (kind, i) in fields))
+
+    @staticmethod
+    def usable(layout: Any) -> bool:
+        """Whether results of LAYOUT can be laid out from a plan: every block a number
+        (strings and aggregates, whose lengths are per value, take the general way)."""
+        return all(s.numval <= 0 or s.valfmt == c_api.PM_VAL_INSITU or s.vtype in _NATIVE
+                   for s in layout.shape)  # fmt: skip
+
+
+#: the plans of the layouts met, by the layout's id (few: one per fetch list, mostly):
+#: (the layout, its plan or None where none fits)
+_PLANS: dict[int, tuple[Any, _Plan | None]] = {}
+
+
+def _planned(result: Any, highres: bool) -> Any:
+    """_c_result's buffer from a plan, for a result decoded in columns; None if none fits."""
+    vsets = result.vsets
+    layout = getattr(vsets, "layout", None)
+    if layout is None:
+        return None
+    known = _PLANS.get(id(layout))
+    if known is None or known[0] is not layout:
+        if len(_PLANS) > 256:
+            _PLANS.clear()
+        known = _PLANS[id(layout)] = (layout, _Plan(layout) if _Plan.usable(layout) else None)
+    plan = known[1]
+    if plan is None:
+        return None
+    buffer = ctypes.create_string_buffer(plan.size)
+    base = addressof(buffer)
+    stamp = result.timestamp
+    source = (
+        stamp.sec, stamp.nsec if highres else stamp.nsec // 1000, *plan.constants,
+        *[base + target for target in plan.targets], *vsets.values,
+    )  # fmt: skip
+    plan.struct.pack_into(buffer, 0, *plan.take(source))
+    return pointer((pmHighResResult if highres else pmResult).from_buffer(buffer))
+
+
 def _c_result(result: Any, highres: bool = False) -> Any:
     """A purepcp Result as a pointer to pmResult (pmHighResResult): one buffer holding
     the result, its value sets after it and their value blocks after them, laid out as
-    libpcp's are (the pointer keeps the buffer alive)."""
+    libpcp's are (the pointer keeps the buffer alive).  A result decoded in columns is
+    laid out from its layout's plan, made once, without making its value sets."""
+    planned = _planned(result, highres)
+    if planned is not None:
+        return planned
     vsets = list(result.vsets)  # (a fetch's sets may be made as they are first asked for)
     count = len(vsets)
     at = _RESULT_HEAD.size + 8 * max(count, 1)

@@ -380,3 +380,67 @@ def test_cpmapi_calls_as_on_pcps_bindings(tmp_path):
     pcp, ours = run_both(CALLS_SCRIPT, [qa("ok-foo")], tmp_path)
     assert pcp[2] == 0, pcp[1]
     assert ours == pcp
+
+
+def _walk(result_ptr) -> list:
+    """Everything a script can read of a pmResult: per value set its pmid, numval and
+    valfmt, per value its instance and its value as a double (or the block's header)."""
+    import ctypes
+
+    import cpmapi as c
+    from pcp.structures import _extracted
+
+    r = result_ptr.contents
+    stamp = r.timestamp
+    seen: list = [(stamp.tv_sec, getattr(stamp, "tv_usec", getattr(stamp, "tv_nsec", None)))]
+    seen.append(r.numpmid)
+    for i in range(r.numpmid):
+        vset = r.get_vset(i)
+        seen.append((vset.pmid, vset.numval, vset.valfmt))
+        for j in range(max(vset.numval, 0)):
+            value = r.get_vlist(i, j)
+            if vset.valfmt == c.PM_VAL_INSITU:
+                seen.append((value.inst, value.value.lval))
+            else:
+                header = ctypes.c_uint32.from_address(value.value._address).value
+                number = _extracted(vset.valfmt, value, header >> 24, c.PM_TYPE_DOUBLE)
+                seen.append((value.inst, header, number))
+    return seen
+
+
+@pytest.mark.parametrize("highres", [False, True])
+def test_a_result_laid_out_from_its_plan_reads_as_the_general_way(highres):
+    """A fetch's result decoded in columns is laid out from its layout's plan (made once,
+    without making value sets); a script reads the same from it as from the general
+    layout: counts, PMIDs, instances, block headers and every value."""
+    from pcp.structures import _PLANS, _c_result
+    from purepcp.pmapi.pdu.codec import decode, encode
+    from purepcp.pmapi.pdu.records import HighResResultPDU, ResultPDU
+    from purepcp.pmapi.pdu.result_layout import LAYOUTS
+    from purepcp.pmapi.types import PMType
+    from purepcp.pmapi.values import Result, Timestamp, ValueSet
+
+    vsets = (
+        ValueSet.of_atoms(1, PMType.PM_TYPE_U32, [(0, 7), (5, 4_000_000_000)]),
+        ValueSet.of_atoms(2, PMType.PM_TYPE_32, [(1, -3)]),
+        ValueSet.of_atoms(3, PMType.PM_TYPE_U64, [(0, 2**63 + 5), (1, 9)]),
+        ValueSet.of_atoms(4, PMType.PM_TYPE_64, [(2, -(2**40))]),
+        ValueSet.of_atoms(5, PMType.PM_TYPE_DOUBLE, [(0, 0.25), (9, -1.5e300)]),
+        ValueSet.of_atoms(6, PMType.PM_TYPE_FLOAT, [(3, 1.5), (4, -2.0)]),
+        ValueSet.of_error(7, -12357),
+        ValueSet.of_atoms(8, PMType.PM_TYPE_U32, []),
+    )
+    result = Result(Timestamp(1_700_000_000, 123_456_789), vsets)
+    frame = encode(HighResResultPDU(result) if highres else ResultPDU(result))
+    LAYOUTS.clear()
+    for _ in range(3):  # (a layout is learned when it recurs)
+        decoded = decode(frame).result
+    assert hasattr(decoded.vsets, "layout")  # (decoded in columns)
+    _PLANS.clear()
+    planned = _c_result(decoded, highres)
+    assert _PLANS  # (made from the plan)
+    general = _c_result(Result(decoded.timestamp, tuple(decoded.vsets)), highres)
+    assert _walk(planned) == _walk(general)
+    again = _c_result(decode(frame).result, highres)  # (the plan kept, a fresh buffer)
+    assert _walk(again) == _walk(general)
+    assert ctypes.addressof(again.contents) != ctypes.addressof(planned.contents)

@@ -267,11 +267,3 @@ def parse_units_str(text: str) -> Units:
             if last != 2:
                 scales[last] = scale
     return Units(dims[0], dims[1], dims[2], scales[0], scales[1], scales[2])
-
-
-def parse_units_mult(text: str) -> tuple[Units, float]:
-    """libpcp's pmParseUnitsStr: TEXT's units and multiplier ("2 Kbyte / sec" is Kbyte/sec
-    and 0.5); ValueError with libpcp's message.  (purepcp.pmapi.units_parse holds it.)"""
-    from .units_parse import parse_units_mult as parse
-
-    return parse(text)

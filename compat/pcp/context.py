@@ -629,7 +629,7 @@ class pmContext:
 
     @staticmethod
     def pmParseUnitsStr(string: str) -> tuple[pmUnits, float]:
-        from purepcp.pmapi.units import parse_units_mult
+        from purepcp.pmapi.units_parse import parse_units_mult
 
         try:
             units, mult = parse_units_mult(string)

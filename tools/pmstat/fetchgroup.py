@@ -226,7 +226,7 @@ def _conversion(desc: Any, scale: str | None, otype: int) -> tuple[bool, Units |
         raise PMError(PM_ERR_TYPE)
     if scale is None:
         return desc.sem == PMSem.PM_SEM_COUNTER, None, 1.0
-    from purepcp.pmapi.units import parse_units_mult
+    from purepcp.pmapi.units_parse import parse_units_mult
 
     try:
         units, mult = parse_units_mult(scale)

@@ -14,7 +14,8 @@ from purepcp.pmapi.desc import Desc
 from purepcp.pmapi.errors import PMErr, PMError, pmErrStr
 from purepcp.pmapi.ids import PM_IN_NULL, PM_INDOM_NULL
 from purepcp.pmapi.types import PMSem, PMType
-from purepcp.pmapi.units import Units, parse_units_mult, pmUnitsStr
+from purepcp.pmapi.units import Units, pmUnitsStr
+from purepcp.pmapi.units_parse import parse_units_mult
 
 from .config import ConfigError, Spec, Wanted
 from .model import Column, Kind

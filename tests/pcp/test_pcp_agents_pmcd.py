@@ -131,7 +131,10 @@ AGENTS = {
     ),
     "rabbitmq": Agent(143, modules=(("requests", "python3-requests", "requests"),)),
     "openmetrics": Agent(
-        144, modules=(("requests", "python3-requests", "requests"),), prepare=_openmetrics
+        144,
+        modules=(("requests", "python3-requests", "requests"),),
+        prepare=_openmetrics,
+        moving=r"openmetrics\.control\.(calls|fetch_time|parse_time)",  # (per request)
     ),
     "netcheck": Agent(152, prepare=_netcheck, moving=r"netcheck\.port\.time"),
     "lmsensors": Agent(74, commands=(("/usr/bin/sensors", "lm-sensors"),), may_have_none=True),
@@ -218,7 +221,7 @@ def _pminfo_under_our_pmcd(name: str, agent: Agent, python: str, where: Path) ->
     saved = {k: os.environ.get(k) for k in ("PCP_LOG_DIR", "PCP_VAR_DIR", "PCP_TMP_DIR")}
     os.environ.update(PCP_LOG_DIR=str(where), PCP_VAR_DIR=str(where), PCP_TMP_DIR=str(where))
     try:
-        with our_pmcd(conf, where, "-n", str(where / "root")) as pmcd:
+        with our_pmcd(conf, where, "-n", str(where / "root"), *_PATIENT) as pmcd:
             _wait_ready(pmcd, name)
             done = pmcd.run(PMINFO, "-dfmtT", name)
     finally:
@@ -229,6 +232,10 @@ def _pminfo_under_our_pmcd(name: str, agent: Agent, python: str, where: Path) ->
                 os.environ[key] = value
     return f"exit {done.returncode}\n{done.stdout}{done.stderr}"
 
+
+#: pmcd's start-up and response timeouts for the agents, long: a busy machine may make an
+#: agent slower than pmcd's default 3 and 5 seconds, which is not what is tested here
+_PATIENT = ("-q", "60", "-t", "60")
 
 #: what pminfo says of an agent that is still starting (not ready, PMDA_NOTREADY)
 _STARTING = ("No PMCD agent for domain of request", "Try again")
@@ -318,7 +325,7 @@ def _unifi_under_our_pmcd(where: Path, command: str) -> tuple[str, str]:
     os.environ.update(PCP_LOG_DIR=str(where), PCP_TMP_DIR=str(where))
     try:
         with our_pmcd(
-            f"unifi\t256\tpipe\tbinary\t{command}\n", where, "-n", str(where / "root")
+            f"unifi\t256\tpipe\tbinary\t{command}\n", where, "-n", str(where / "root"), *_PATIENT
         ) as pmcd:
             _wait_ready(pmcd, "unifi")
             described = pmcd.run(PMINFO, "-dT", "unifi")

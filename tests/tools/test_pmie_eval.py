@@ -336,7 +336,9 @@ def _normal(text: str) -> str:
 
 
 def _run(command: list[str], cwd: str) -> tuple[str, str, int]:
-    done = subprocess.run(command, cwd=cwd, capture_output=True, text=True, timeout=120)
+    # (the timeout is a guard against a hang, not a measure: the linux case's replay of a
+    # large compressed archive takes over 100 s of CPU on a loaded 2-CPU machine)
+    done = subprocess.run(command, cwd=cwd, capture_output=True, text=True, timeout=900)
     return done.stdout, _normal(done.stderr), done.returncode
 
 

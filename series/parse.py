@@ -2,7 +2,7 @@
 `parse` gives a `Query` (a syntax tree of frozen dataclasses) or raises QuerySyntaxError
 with the message PCP reports, and `canonical` prints an expression back as query.c does
 for the series id of an expression (`expr_sid`).  rescale's units text is read by
-purepcp.series.units (pmParseUnitsStr), re-exported here as `parse_units`.
+purepcp.pmapi.units_parse (pmParseUnitsStr), re-exported here as `parse_units`.
 
 The language, in short:
 
@@ -32,9 +32,9 @@ from typing import NoReturn
 
 from purepcp.pmapi.cnumbers import atof, cstring
 from purepcp.pmapi.units import Units
+from purepcp.pmapi.units_parse import parse_units
 
 from .ids import expr_id
-from .units import parse_units
 from .window import TIME_KEYWORDS, VALUE_TOKENS, Window, WindowError
 
 __all__ = [

@@ -629,10 +629,10 @@ class pmContext:
 
     @staticmethod
     def pmParseUnitsStr(string: str) -> tuple[pmUnits, float]:
-        from purepcp.pmapi.units_parse import parse_units_mult
+        from purepcp.pmapi.units_parse import parse_units
 
         try:
-            units, mult = parse_units_mult(string)
+            units, mult = parse_units(string)
         except Exception as exc:
             raise pmErr(c_api.PM_ERR_CONV, str(exc)) from None
         return _c_units(units), mult

@@ -11,8 +11,7 @@ from purepcp.pmapi.cnumbers import scan_int, strtod, strtof
 from purepcp.pmapi.printvalue import pmAtomStr
 from purepcp.pmapi.types import PMType
 from purepcp.pmapi.units import Units
-
-from ..units import parse_units
+from purepcp.pmapi.units_parse import parse_units
 
 __all__ = [
     "COUNTER",

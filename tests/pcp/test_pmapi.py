@@ -252,16 +252,16 @@ def test_units_strings_read_as_libpcp_reads_them(tmp_path):
 
 def test_units_numbers_and_errors():
     """The rules the interop case checks against libpcp, where PCP is not installed."""
-    from purepcp.pmapi.units_parse import parse_units_mult
+    from purepcp.pmapi.units_parse import parse_units
 
-    assert parse_units_mult("2 Kbyte / 4 sec") == (parse_units_mult("Kbyte/sec")[0], 2.0)
-    assert parse_units_mult("Kbyte / Mbyte")[1] == 1024.0  # (as libpcp gives it)
+    assert parse_units("2 Kbyte / 4 sec") == (parse_units("Kbyte/sec")[0], 2.0)
+    assert parse_units("Kbyte / Mbyte")[1] == 1024.0  # (as libpcp gives it)
     for text, message in (("b", "unrecognized or duplicate base unit"),
                           ("sec sec", "unrecognized or duplicate base unit"),
                           ("1e999", "invalid floating point literal"),
                           ("byte^7 / byte^-1", "space dimension out of bounds")):  # fmt: skip
         with pytest.raises(ValueError, match=f"^{message}$"):
-            parse_units_mult(text)
+            parse_units(text)
 
 
 def test_a_value_set_outlives_the_result_it_came_from():

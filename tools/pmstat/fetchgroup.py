@@ -226,10 +226,10 @@ def _conversion(desc: Any, scale: str | None, otype: int) -> tuple[bool, Units |
         raise PMError(PM_ERR_TYPE)
     if scale is None:
         return desc.sem == PMSem.PM_SEM_COUNTER, None, 1.0
-    from purepcp.pmapi.units_parse import parse_units_mult
+    from purepcp.pmapi.units_parse import parse_units
 
     try:
-        units, mult = parse_units_mult(scale)
+        units, mult = parse_units(scale)
     except ValueError:
         raise PMError(PM_ERR_CONV) from None
     have = desc.units

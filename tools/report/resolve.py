@@ -15,7 +15,7 @@ from purepcp.pmapi.errors import PMErr, PMError, pmErrStr
 from purepcp.pmapi.ids import PM_IN_NULL, PM_INDOM_NULL
 from purepcp.pmapi.types import PMSem, PMType
 from purepcp.pmapi.units import Units, pmUnitsStr
-from purepcp.pmapi.units_parse import parse_units_mult
+from purepcp.pmapi.units_parse import parse_units
 
 from .config import ConfigError, Spec, Wanted
 from .model import Column, Kind
@@ -87,7 +87,7 @@ def fetch_conversion(desc: Desc, scale: str) -> tuple[bool, float, float]:
     if not scale:
         return desc.sem == PMSem.PM_SEM_COUNTER, 1.0, 1.0
     try:
-        out, mult = parse_units_mult(scale)
+        out, mult = parse_units(scale)
     except ValueError as exc:
         raise PMError(PM_ERR_CONV, str(exc)) from None
     u = desc.units
@@ -344,7 +344,7 @@ class Resolver:
         if not unit or s.output == "archive":
             unit = native
         try:
-            parsed, _ = parse_units_mult(unit)
+            parsed, _ = parse_units(unit)
         except ValueError:
             raise ConfigError(
                 f"{pcp_error(PM_ERR_CONV)} unrecognized or duplicate base unit: {unit}."

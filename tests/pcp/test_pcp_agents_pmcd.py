@@ -198,6 +198,22 @@ def _install(name: str, agent: Agent, pmdas: Path) -> Path:
     return home
 
 
+@contextlib.contextmanager
+def _pcp_dirs(where: Path, *names: str):
+    """The environment variables NAMES (PCP's directories) set to WHERE, as our pmcd and
+    its agents take them from the environment, and set back after."""
+    saved = {name: os.environ.get(name) for name in names}
+    os.environ.update({name: str(where) for name in names})
+    try:
+        yield
+    finally:
+        for name, value in saved.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
+
+
 def _ipc_prot(home: Path) -> str:
     """The pmcd.conf protocol words the agent's Install script gives it ("binary", or
     "binary notready" for an agent that says when it is ready)."""
@@ -218,18 +234,10 @@ def _pminfo_under_our_pmcd(name: str, agent: Agent, python: str, where: Path) ->
     # (our pmcd's PYTHONPATH would give PCP's interpreter our pcp package)
     command = f"/usr/bin/env -u PYTHONPATH {python} {home / f'pmda{name}.python'}"
     conf = f"{name}\t{agent.domain}\tpipe\t{_ipc_prot(home)}\t{command}\n"
-    saved = {k: os.environ.get(k) for k in ("PCP_LOG_DIR", "PCP_VAR_DIR", "PCP_TMP_DIR")}
-    os.environ.update(PCP_LOG_DIR=str(where), PCP_VAR_DIR=str(where), PCP_TMP_DIR=str(where))
-    try:
-        with our_pmcd(conf, where, "-n", str(where / "root"), *_PATIENT) as pmcd:
-            _wait_ready(pmcd, name)
-            done = pmcd.run(PMINFO, "-dfmtT", name)
-    finally:
-        for key, value in saved.items():
-            if value is None:
-                os.environ.pop(key, None)
-            else:
-                os.environ[key] = value
+    dirs = _pcp_dirs(where, "PCP_LOG_DIR", "PCP_VAR_DIR", "PCP_TMP_DIR")
+    with dirs, our_pmcd(conf, where, "-n", str(where / "root"), *_PATIENT) as pmcd:
+        _wait_ready(pmcd, name)
+        done = pmcd.run(PMINFO, "-dfmtT", name)
     return f"exit {done.returncode}\n{done.stdout}{done.stderr}"
 
 
@@ -321,22 +329,16 @@ def _unifi_under_our_pmcd(where: Path, command: str) -> tuple[str, str]:
     from tests.support.our_pmcd import our_pmcd
 
     (where / "root").write_text("root {\n\tunifi\t256:*:*\n}\n")
-    saved = {k: os.environ.get(k) for k in ("PCP_LOG_DIR", "PCP_TMP_DIR")}
-    os.environ.update(PCP_LOG_DIR=str(where), PCP_TMP_DIR=str(where))
-    try:
-        with our_pmcd(
+    with (
+        _pcp_dirs(where, "PCP_LOG_DIR", "PCP_TMP_DIR"),
+        our_pmcd(
             f"unifi\t256\tpipe\tbinary\t{command}\n", where, "-n", str(where / "root"), *_PATIENT
-        ) as pmcd:
-            _wait_ready(pmcd, "unifi")
-            described = pmcd.run(PMINFO, "-dT", "unifi")
-            while "No value" in (controller := _controller(pmcd)):  # (until its first poll)
-                time.sleep(0.05)
-    finally:
-        for key, value in saved.items():
-            if value is None:
-                os.environ.pop(key, None)
-            else:
-                os.environ[key] = value
+        ) as pmcd,
+    ):
+        _wait_ready(pmcd, "unifi")
+        described = pmcd.run(PMINFO, "-dT", "unifi")
+        while "No value" in (controller := _controller(pmcd)):  # (until its first poll)
+            time.sleep(0.05)
     return described.stdout + described.stderr, controller
 
 

@@ -16,7 +16,6 @@ import shutil
 import subprocess
 import sys
 import tempfile
-import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -24,6 +23,7 @@ from pathlib import Path
 import pytest
 
 from tests.support.pcp_bindings import SYSTEM_PYTHON, require_pcp_bindings
+from tests.support.waiting import wait_until
 
 PMDAS = Path("/var/lib/pcp/pmdas")
 PMINFO = "/usr/bin/pminfo"
@@ -252,11 +252,12 @@ _STARTING = ("No PMCD agent for domain of request", "Try again")
 def _wait_ready(pmcd, name: str) -> None:
     """Wait until agent NAME answers for its names: an agent that starts not ready
     (netcheck, openmetrics) says when it is ready, and until then pmcd refuses."""
-    while True:
+
+    def ready() -> bool:
         done = pmcd.run(PMINFO, name)
-        if not any(text in done.stdout + done.stderr for text in _STARTING):
-            return
-        time.sleep(0.05)
+        return not any(text in done.stdout + done.stderr for text in _STARTING)
+
+    wait_until(f"the {name} agent to be ready", ready, pmcd.proc, describe=pmcd.log)
 
 
 def _mask_moving(text: str, moving: str) -> str:
@@ -337,8 +338,8 @@ def _unifi_under_our_pmcd(where: Path, command: str) -> tuple[str, str]:
     ):
         _wait_ready(pmcd, "unifi")
         described = pmcd.run(PMINFO, "-dT", "unifi")
-        while "No value" in (controller := _controller(pmcd)):  # (until its first poll)
-            time.sleep(0.05)
+        wait_until("the unifi agent's first poll", lambda: "No value" not in _controller(pmcd))
+        controller = _controller(pmcd)
     return described.stdout + described.stderr, controller
 
 

@@ -4,8 +4,9 @@ PCP's pminfo gives the same names, descriptors, help and values (or errors) both
 Each agent is installed as its Install script would (its directory copied, with the
 ``.py`` links PCP's pyprep makes, into a private PCP_PMDAS_DIR) and given a pmcd.conf
 line and a namespace root; what an agent reports on is given to it where that can be
-done on a loopback machine (a metrics file for openmetrics, a closed port for netcheck),
-and otherwise it reports the missing service, as it does on PCP's binding."""
+done on a loopback machine (a metrics file for openmetrics, a closed port for netcheck,
+a private PostgreSQL server, a private Open vSwitch on its dummy datapath), and otherwise
+it reports the missing service, as it does on PCP's binding."""
 
 from __future__ import annotations
 
@@ -97,6 +98,52 @@ def _postgresql(home: Path, shared: Path) -> None:
     conf.write_text(text.replace("host=local\n", f"host={shared / 'pgsock'}\n"))
 
 
+OVS_SCHEMA = Path("/usr/share/openvswitch/vswitch.ovsschema")
+OVSDB_SERVER, OVS_VSWITCHD = "/usr/sbin/ovsdb-server", "/usr/sbin/ovs-vswitchd"
+
+
+@contextlib.contextmanager
+def _ovs_switch(shared: Path):
+    """A private Open vSwitch (Debian's openvswitch-switch): its database server and its
+    switch daemon with OVS's own dummy datapath (its test mode: no kernel module, no real
+    network devices), in SHARED/ovs, which OVS_RUNDIR names for the agent's ovs-vsctl,
+    ovs-ofctl and ovs-appctl; one bridge with a dummy port and a flow; stopped after."""
+    ovs = shared / "ovs"
+    ovs.mkdir()
+    names = ("OVS_RUNDIR", "OVS_LOGDIR", "OVS_DBDIR", "OVS_SYSCONFDIR")
+
+    def command(*argv: str) -> None:
+        subprocess.run(argv, check=True, capture_output=True, timeout=300)
+
+    command("ovsdb-tool", "create", str(ovs / "conf.db"), str(OVS_SCHEMA))
+    daemons: list[subprocess.Popen] = []
+    quiet = ("--no-chdir", "--pidfile", "--log-file", "-vconsole:off")
+    with _env_dirs(ovs, *names), contextlib.ExitStack() as stack:
+        for argv in (
+            [OVSDB_SERVER, *quiet, f"--remote=punix:{ovs / 'db.sock'}", str(ovs / "conf.db")],
+            [OVS_VSWITCHD, *quiet, "--enable-dummy=override"],
+        ):
+            stderr = stack.enter_context(open(ovs / f"{Path(argv[0]).name}.stderr", "wb"))
+            daemons.append(subprocess.Popen(argv, stdout=stderr, stderr=stderr))
+            stack.callback(daemons[-1].wait, timeout=60)
+            stack.callback(daemons[-1].terminate)
+            if argv[0] == OVSDB_SERVER:  # (--retry: until the server listens)
+                command("ovs-vsctl", "--retry", "--timeout=300", "--no-wait", "init")
+        # (without --no-wait, ovs-vsctl returns once the switch has made the bridge)
+        command("ovs-vsctl", "--timeout=300", "add-br", "br0", "--", "add-port", "br0", "p1",
+                "--", "set", "interface", "p1", "type=dummy", "ofport_request=1")  # fmt: skip
+        command("ovs-ofctl", "add-flow", "br0", "priority=10,in_port=1,actions=drop")
+        # (the switch publishes its event counters about once a second, none at first)
+        wait_until("the switch's first event counts", _ovs_counted, daemons[-1])
+        yield
+
+
+def _ovs_counted() -> bool:
+    shown = subprocess.run(["ovs-appctl", "coverage/show"], capture_output=True, text=True,
+                           timeout=60)  # fmt: skip
+    return "bridge_reconfigure" in shown.stdout
+
+
 @dataclass(frozen=True)
 class Agent:
     """One of PCP's Python agents: its domain, the Python modules it needs beyond PCP's
@@ -108,6 +155,7 @@ class Agent:
     commands: tuple[tuple[str, str], ...] = ()
     prepare: Callable[[Path, Path], None] | None = None
     moving: str = ""  # a pattern of the metrics whose values move between two runs
+    sporadic: str = ""  # ... and of those whose values may also be there or not
     service: Callable[[Path], contextlib.AbstractContextManager[None]] | None = None
     may_have_none: bool = False  # its metrics come from hardware this machine may lack
     known_failure: str = ""  # why ours cannot run it yet (a strict xfail)
@@ -143,6 +191,18 @@ AGENTS = {
         commands=(("/usr/bin/bpftrace", "bpftrace"),),
         known_failure="bpftrace's agent imports cpmda before pcp, and purepcp installs no "
         "top-level cpmda: importing pcp is what makes it importable (pcp.cmodules)",
+    ),
+    "openvswitch": Agent(
+        126,
+        commands=(
+            (OVS_VSWITCHD, "openvswitch-switch"),
+            ("/usr/bin/ovs-vsctl", "openvswitch-switch"),  # (and the schema)
+        ),
+        service=_ovs_switch,
+        moving=r"openvswitch\.flow\.duration",
+        # (the switch's event counters: each appears once its event has happened, as
+        # the agents' own requests make new ones happen)
+        sporadic=r"openvswitch\.coverage\.",
     ),
     "postgresql": Agent(
         110,
@@ -199,9 +259,9 @@ def _install(name: str, agent: Agent, pmdas: Path) -> Path:
 
 
 @contextlib.contextmanager
-def _pcp_dirs(where: Path, *names: str):
-    """The environment variables NAMES (PCP's directories) set to WHERE, as our pmcd and
-    its agents take them from the environment, and set back after."""
+def _env_dirs(where: Path, *names: str):
+    """The environment variables NAMES (PCP's or a service's directories) set to WHERE, as
+    our pmcd and its agents take them from the environment, and set back after."""
     saved = {name: os.environ.get(name) for name in names}
     os.environ.update({name: str(where) for name in names})
     try:
@@ -234,7 +294,7 @@ def _pminfo_under_our_pmcd(name: str, agent: Agent, python: str, where: Path) ->
     # (our pmcd's PYTHONPATH would give PCP's interpreter our pcp package)
     command = f"/usr/bin/env -u PYTHONPATH {python} {home / f'pmda{name}.python'}"
     conf = f"{name}\t{agent.domain}\tpipe\t{_ipc_prot(home)}\t{command}\n"
-    dirs = _pcp_dirs(where, "PCP_LOG_DIR", "PCP_VAR_DIR", "PCP_TMP_DIR")
+    dirs = _env_dirs(where, "PCP_LOG_DIR", "PCP_VAR_DIR", "PCP_TMP_DIR")
     with dirs, our_pmcd(conf, where, "-n", str(where / "root"), *_PATIENT) as pmcd:
         _wait_ready(pmcd, name)
         done = pmcd.run(PMINFO, "-dfmtT", name)
@@ -260,14 +320,15 @@ def _wait_ready(pmcd, name: str) -> None:
     wait_until(f"the {name} agent to be ready", ready, pmcd.proc, describe=pmcd.log)
 
 
-def _mask_moving(text: str, moving: str) -> str:
-    """TEXT (pminfo -f's) with the values of metrics matching MOVING masked (and the
-    instances named after a process)."""
-    if not moving:
-        return text
+def _mask_moving(text: str, agent: Agent) -> str:
+    """TEXT (pminfo -f's) with the values of the agent's moving metrics masked (and the
+    instances named after a process), and those of its sporadic ones masked whole."""
     blocks = text.split("\n\n")
     for n, block in enumerate(blocks):
-        if re.match(moving, block):
+        if agent.sporadic and re.match(agent.sporadic, block):
+            values = r"(?m)^(( +(inst \[.*\] )?value .*|No value\(s\) available!)(\n|$))+"
+            blocks[n] = re.sub(values, "    VALUES COME AND GO\n", block)
+        elif agent.moving and re.match(agent.moving, block):
             blocks[n] = re.sub(r"(?m)^( +)(inst \[.*\] )?value .*$", r"\1\2value MOVES", block)
             blocks[n] = re.sub(r'inst \[\d+ or "pid\d+"\]', "inst [PID]", blocks[n])
     return "\n\n".join(blocks)
@@ -299,7 +360,10 @@ def _both_ways(name: str, agent: Agent, shared: Path) -> list[str]:
     for which, python in (("pcp", SYSTEM_PYTHON), ("ours", sys.executable)):
         text = _pminfo_under_our_pmcd(name, agent, python, shared / which)
         text = text.replace(str(shared / which), "HOME")
-        answers.append(_mask_moving(text, agent.moving))
+        if agent.sporadic:  # (masked below: some must have come, on either binding)
+            some = rf"(?m)^{agent.sporadic}.*\n(.+\n)*? +(inst \[.*\] )?value "
+            assert re.search(some, text), f"no values of {agent.sporadic} by {which}:\n{text}"
+        answers.append(_mask_moving(text, agent))
     return answers
 
 
@@ -331,7 +395,7 @@ def _unifi_under_our_pmcd(where: Path, command: str) -> tuple[str, str]:
 
     (where / "root").write_text("root {\n\tunifi\t256:*:*\n}\n")
     with (
-        _pcp_dirs(where, "PCP_LOG_DIR", "PCP_TMP_DIR"),
+        _env_dirs(where, "PCP_LOG_DIR", "PCP_TMP_DIR"),
         our_pmcd(
             f"unifi\t256\tpipe\tbinary\t{command}\n", where, "-n", str(where / "root"), *_PATIENT
         ) as pmcd,

@@ -509,14 +509,11 @@ class pmContext:
 
     @staticmethod
     def pmGetConfig(variable: str) -> str | None:
-        """A PCP_* setting: the environment's, else this installation's layout (None:
-        no such setting)."""
-        import os
+        """A PCP_* setting (None: no such setting), from where its files are: the
+        environment, purepcp's layout or PCP's pcp.conf (pcp.getconfig says which)."""
+        from .getconfig import get_config
 
-        from purepcp.pmapi.paths import paths
-
-        found = os.environ.get(variable)
-        return found if found is not None else paths(missing_ok=True).values.get(variable)
+        return get_config(variable)
 
     @staticmethod
     def pmErrStr(code: int) -> str:

@@ -7,8 +7,9 @@ from __future__ import annotations
 from pathlib import Path
 
 
-def layout_text(top: Path) -> str:
-    """A pcp.conf-style layout putting every directory of ours under TOP."""
+def layout_text(top: Path, unchosen: tuple[str, ...] = ()) -> str:
+    """A pcp.conf-style layout putting every directory of ours under TOP, but those named
+    in UNCHOSEN, left to their defaults (a setting nobody chose)."""
     return "".join(
         f"{name}={top / sub}\n"
         for name, sub in (
@@ -18,4 +19,5 @@ def layout_text(top: Path) -> str:
             ("PCP_RUN_DIR", "run"),
             ("PCP_SYSTEMDUNIT_DIR", "units"),
         )
+        if name not in unchosen
     )

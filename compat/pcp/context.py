@@ -335,7 +335,11 @@ class pmContext:
         return self._ctx
 
     def pmGetContextHostName(self) -> str:
-        return self._call(lambda: self._our.hostname)
+        """libpcp's answer: a pmcd's pmcd.hostname (else the host named, this host's name
+        for a unix socket or localhost), an archive's label's host, this host locally."""
+        from purepcp.pmapi.hostname import context_hostname
+
+        return self._call(context_hostname, self._our)
 
     def pmGetContextHostname(self) -> str:
         return self.pmGetContextHostName()

@@ -128,6 +128,7 @@ print(ctx.pmGetInDom(descs[2]), ctx.pmNameInDom(descs[2], 5))
 print(ctx.pmLookupInDom(descs[2], "15 minute"))
 print(ctx.pmLookupText(pmids[0]), ctx.pmLookupText(pmids[0], c.PM_TEXT_HELP)[:40])
 print(ctx.pmLookupInDomText(descs[2]), ctx.pmGetChildren("hinv")[:4], ctx.pmGetPMNSLocation())
+print(ctx.pmGetContextHostName())  # (pmcd.hostname, not the unix socket's "localhost")
 try:
     ctx.pmLookupName("no.such.metric")
 except pmapi.pmErr as e:

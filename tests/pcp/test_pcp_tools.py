@@ -111,47 +111,91 @@ def test_known_differences(command, archive):
 
 
 #: a number and the spaces that pad it to its column (a number's width moves with it)
-_NUMBER = re.compile(r" *\d+(\.\d+)?")
+_NUMBER = re.compile(r" *\d+(\.\d+)? *")
+
+#: PCP's C agents for its pmcd in the live runs: (name, domain, DSO)
+_PCP_AGENTS = [("pmcd", 2, "pmcd"), ("linux", 60, "linux"), ("proc", 3, "proc")]
 
 
 @contextlib.contextmanager
 def _live_pmcd(which: str, tmp: Path):
-    """The host spec of a pmcd running in TMP: ours with its pmcd and linux agents, or
-    PCP's with its own (tests.support.tool_pmcds)."""
+    """The host spec of a pmcd running in TMP with its pmcd, linux and proc agents: ours
+    (its own) or PCP's (its C ones)."""
     if which == "ours":
         from tests.support.our_pmcd import our_pmcd
 
         conf = (
             "pmcd 2 dso PmcdAgent purepcp.pmcd.pmcd_agent\n"
             "linux 60 dso Linux purepcp.agents.linux\n"
+            "proc 3 dso Proc purepcp.agents.proc\n"
         )
         with our_pmcd(conf, tmp) as pmcd:
             yield f"unix:{pmcd.unix}"
     else:
-        from tests.support.tool_pmcds import running_pmcd
+        from tests.support.reference_pmcd import reference_pmcd
 
-        with running_pmcd("reference", tmp) as (_, host, _env):
-            yield host
+        dsos = [Path(f"/var/lib/pcp/pmdas/{name}/pmda_{name}.so") for name, *_ in _PCP_AGENTS]
+        if not all(dso.exists() for dso in dsos):
+            pytest.skip("PCP's pmcd, linux and proc agents are not installed (Debian pcp)")
+        conf = [
+            f"{name}\t{domain}\tdso\t{name}_init\t{dso}"
+            for (name, domain, _), dso in zip(_PCP_AGENTS, dsos, strict=True)
+        ]
+        with reference_pmcd(conf) as running:  # (its unix socket: proc gives a local
+            yield f"unix:{running.tmp}/run/pmcd.socket"  # client's processes, not TCP's)
+
+
+#: the live runs: each tool as a user runs it, a sample or two (-p 1: a process that
+#: stays, where the tool lists processes)
+LIVE_RUNS = [
+    "pcp-uptime",
+    "pcp-free -m -t",
+    "pcp-numastat",
+    "pcp-dstat -cl 1 2",
+    "pcp-mpstat -t 1 -s 2",
+    "pcp-iostat -t 1 -s 2",
+    "pcp-ipcs -l",
+    "pcp-tapestat -t 1 -s 2",
+    "pcp-ps -p 1",
+    "pcp-pidstat -p 1 -t 1 -s 2",
+    "/usr/bin/pmrep -t 1 -s 2 kernel.all.load mem.util.free",
+    "/usr/bin/pcp2csv -t 1 -s 2 kernel.all.load",
+    "/usr/bin/pcp2json -t 1 -s 2 kernel.all.load",
+    "/usr/bin/pcp2xml -t 1 -s 2 kernel.all.load",
+]
+
+
+@pytest.fixture(scope="module", params=["ours", "PCP's"])
+def live_host(request, tmp_path_factory):
+    """The host spec of one pmcd of each kind, for all the live runs."""
+    require_pcp_bindings()
+    with _live_pmcd(request.param, tmp_path_factory.mktemp("pmcd")) as host:
+        yield host
 
 
 @pytest.mark.interop
-@pytest.mark.parametrize("pmcd", ["ours", "PCP's"])
-@pytest.mark.parametrize(
-    "command", ["pcp-uptime", "pcp-free -m -t", "pcp-numastat", "pcp-dstat -cl 1 2"]
-)
-def test_a_pcp_tool_live(tmp_path, command, pmcd):
-    """Against our pmcd (its own agent and linux) and against PCP's (its C pmcd and linux
+@pytest.mark.parametrize("command", LIVE_RUNS)
+def test_a_pcp_tool_live(live_host, command):
+    """Against our pmcd (its own agents) and against PCP's (its C pmcd, linux and proc
     agents): the same table on both bindings, its numbers aside (the machine moves
     between the two runs)."""
-    require_pcp_bindings()
     tool, *args = command.split()
+    path = Path(tool) if tool.startswith("/") else TOOLS / tool
+    if not path.exists():
+        pytest.skip(f"PCP's {path.name} is not installed (Debian package {_package(path)})")
     outs = []
-    with _live_pmcd(pmcd, tmp_path) as host:
-        env = {**os.environ, "PCP_HOST": host}
-        for python in (SYSTEM_PYTHON, sys.executable):
-            done = subprocess.run([python, str(TOOLS / tool), *args], cwd="/", env=env,
-                                  capture_output=True, text=True, timeout=120)  # fmt: skip
-            outs.append((_NUMBER.sub(" N", done.stdout), done.stderr, done.returncode))
+    env = {**os.environ, "PCP_HOST": live_host}
+    for python in (SYSTEM_PYTHON, sys.executable):
+        done = subprocess.run([python, str(path), *args], cwd="/", env=env,
+                              capture_output=True, text=True, timeout=120)  # fmt: skip
+        outs.append((_NUMBER.sub(" N ", done.stdout), done.stderr, done.returncode))
     pcp, ours = outs
     assert pcp[2] == 0 and pcp[0].strip(), pcp[1]
     assert ours == pcp
+
+
+def _package(path: Path) -> str:
+    """The Debian package a PCP tool comes in."""
+    return {"pcp2json": "pcp-export-pcp2json", "pcp2xml": "pcp-export-pcp2xml"}.get(
+        path.name, "pcp"
+    )

@@ -199,3 +199,22 @@ def _package(path: Path) -> str:
     return {"pcp2json": "pcp-export-pcp2json", "pcp2xml": "pcp-export-pcp2xml"}.get(
         path.name, "pcp"
     )
+
+
+@pytest.mark.interop
+def test_pcp_summary_against_our_pmcd_as_against_pcps(tmp_path):
+    """pcp-summary, a shell script over PCP's pminfo (not the Python API), summarises our
+    pmcd as it does PCP's with the same agents: only pmcd's version differs."""
+    summary = TOOLS / "pcp-summary"
+    if not summary.exists():
+        pytest.skip("PCP's pcp-summary is not installed (Debian package pcp)")
+    outs = []
+    for which in ("ours", "PCP's"):
+        (tmp_path / which).mkdir()
+        with _live_pmcd(which, tmp_path / which) as host:
+            done = subprocess.run([str(summary), "-h", host], capture_output=True, text=True,
+                                  timeout=120)  # fmt: skip
+        assert done.returncode == 0, done.stderr
+        outs.append(re.sub(r"(?m)^( +pmcd: Version) \S+,", r"\1 V,", done.stdout))
+    assert "pmda: pmcd proc linux" in outs[1], outs[1]
+    assert outs[0] == outs[1]

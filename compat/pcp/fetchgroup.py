@@ -1,8 +1,8 @@
 """PCP's fetchgroups (``pmapi.fetchgroup``): metrics registered once, each registration a
 callable that gives its latest value after each ``fetch()``, converted as libpcp's
 pmFetchGroup converts them (counters to rates between two fetches, values into the units
-asked for, any type to a number or a string).  Registered values, instance domains and
-timestamps are supported; event record fields are not built."""
+asked for, any type to a number or a string).  Registered values, instance domains,
+timestamps and event record fields are supported."""
 
 from __future__ import annotations
 
@@ -117,19 +117,27 @@ class fetchgroup:
             self.sec, self.nsec = 0, 0
 
         def __call__(self) -> datetime.datetime:
-            when = self.ctx.pmLocaltime(self.sec)
-            return datetime.datetime(
-                when.tm_year + 1900,
-                when.tm_mon + 1,
-                when.tm_mday,
-                when.tm_hour,
-                when.tm_min,
-                when.tm_sec,
-                self.nsec // 1000,
-            )
+            return _datetime(self.ctx, self.sec, self.nsec)
 
     fetchgroup_timeval = fetchgroup_timespec
     fetchgroup_timestamp = fetchgroup_timespec
+
+    class fetchgroup_event:
+        """One field of an event metric's records: call it for [(time, value())], a
+        record's time and its value (pmErr if it could not be converted)."""
+
+        def __init__(self, pmtype: int, maxnum: int, ctx: pmContext) -> None:
+            self.pmtype = pmtype
+            self.maxnum = maxnum
+            self.ctx = ctx
+            self.sts = 0
+            self.rows: list[tuple[tuple[int, int], int, Any]] = []  # (time, sts, value)
+
+        def __call__(self) -> list[tuple[datetime.datetime, Any]]:
+            if self.sts < 0:
+                raise pmErr(self.sts)
+            return [(_datetime(self.ctx, *when), _getter(sts, value))
+                    for when, sts, value in self.rows]  # fmt: skip
 
     def __init__(self, typed: int = c_api.PM_CONTEXT_HOST, target: Any = "local:") -> None:
         if typed == c_api.PM_CONTEXT_LOCAL and target is None:
@@ -149,11 +157,20 @@ class fetchgroup:
     # -- registrations ---------------------------------------------------------------
 
     def _describe(self, metric: str) -> Any:
-        pmid = self.ctx.pmLookupName(metric)[0]
-        return pmid, self.ctx.pmLookupDesc(pmid).contents
+        """METRIC's pmid and descriptor, as libpcp's pmExtendFetchGroup_* look them up:
+        a failure is the bare pmErr of its code."""
+        try:
+            pmid = self.ctx.pmLookupName(metric)[0]
+            return pmid, self.ctx.pmLookupDesc(pmid).contents
+        except pmErr as exc:
+            raise pmErr(exc.code) from None
 
     def _type_of(self, metric: str, mtype: int | None) -> int:
-        return self._describe(metric)[1].type if mtype is None else mtype
+        """MTYPE, else METRIC's own type, asked as the binding asks it (in Python: its
+        pmLookupName's failure carries the pmid array)."""
+        if mtype is not None:
+            return mtype
+        return self.ctx.pmLookupDescs(self.ctx.pmLookupName(metric))[0].type
 
     def _add_pmid(self, pmid: int) -> None:
         if pmid not in self._pmids:
@@ -243,9 +260,53 @@ class fetchgroup:
     extend_timespec = extend_timestamp
     extend_timeval = extend_timestamp
 
-    def extend_event(self, *args: Any, **kwargs: Any) -> Any:
-        """(Event record fields: not built in purepcp's fetchgroups.)"""
-        raise pmErr(c_api.PM_ERR_NYI, "fetchgroup event fields are not available in purepcp")
+    def extend_event(
+        self,
+        metric: str | None = None,
+        field: str | None = None,
+        ftype: int | None = None,
+        scale: str | None = None,
+        instance: str | None = None,
+        maxnum: int = 100,
+    ) -> fetchgroup_event:
+        """FIELD (a parameter metric) of the records of event METRIC (of INSTANCE, if it
+        has instances), at most MAXNUM a fetch, as FTYPE (FIELD's own by default) and
+        SCALE (units, or "instant"; not a rate: there is no previous value to refer to)."""
+        if metric is None or maxnum < 0:
+            raise pmErr(-errno.EINVAL)
+        ftype = self._type_of(field, ftype)
+        scale = scale or None
+        pmid, desc = self._item_lookup(metric, instance)
+        inst = c_api.PM_IN_NULL
+        if desc.indom != c_api.PM_INDOM_NULL:
+            inst = self._instance(desc, instance)
+            self.ctx.pmAddProfile(desc, [inst])
+        field_pmid, field_desc = self._describe(field)
+        if field_desc.indom != c_api.PM_INDOM_NULL:
+            raise pmErr(c_api.PM_ERR_INDOM)
+        if desc.type not in (c_api.PM_TYPE_EVENT, c_api.PM_TYPE_HIGHRES_EVENT):
+            raise pmErr(c_api.PM_ERR_TYPE)
+        conversion = _Conversion(field_desc, scale, ftype)
+        if conversion.rate:
+            raise pmErr(c_api.PM_ERR_CONV)
+        self._add_pmid(pmid)
+        item = fetchgroup.fetchgroup_event(ftype, maxnum, self.ctx)
+        self.items.append(item)
+        anonymous = {kind: self._anonymous(kind) for kind in ("flags", "missed")}
+        self._handlers.append(
+            lambda now, then, stamp: _fill_event(
+                item, pmid, desc, inst, field_pmid, field_desc, conversion, anonymous, now
+            )
+        )
+        return item
+
+    def _anonymous(self, kind: str) -> int | None:
+        """The pmid libpcp gives a record's flags or missed count (event.flags, event.missed:
+        its anonymous metrics), None where this context has no such name."""
+        try:
+            return self.ctx.pmLookupName(f"event.{kind}")[0]
+        except pmErr:
+            return None
 
     # -- fetching --------------------------------------------------------------------------
 
@@ -300,36 +361,26 @@ class fetchgroup:
         found = _lookup(now, pmid, desc, inst)
         if found[0] < 0:
             return found
-        if not (conv.rate or conv.unit_convert):
-            return _as_type(found[1], desc.type, otype)
-        value = _number(found[1], desc.type)
-        if value is None:
-            return c_api.PM_ERR_CONV, None
-        if conv.rate:
-            if then is None:
-                return c_api.PM_ERR_AGAIN, None
-            before = _lookup(then[0], pmid, desc, inst)
-            if before[0] < 0:
-                return before
-            elapsed = max((stamp[0] - then[1][0]) + (stamp[1] - then[1][1]) / 1e9, 1e-9)
-            delta = value - _number(before[1], desc.type)
-            if delta < 0.0:
-                if not self._wrap:
-                    return c_api.PM_ERR_VALUE, None
-                delta += 2.0**32 if desc.type in (c_api.PM_TYPE_32, c_api.PM_TYPE_U32) else 2.0**64
-            value = delta / elapsed
-        if conv.unit_convert:
-            atom = _double_atom(value)
-            try:
-                value = (
-                    pmContext.pmConvScale(
-                        c_api.PM_TYPE_DOUBLE, atom, [_DescRef(desc)], 0, conv.units
-                    ).d
-                    * conv.multiplier
-                )
-            except pmErr as exc:
-                return exc.code, None
-        return _stuffed(value, otype)
+        if not conv.rate:
+            return _converted(found[1], desc, conv, otype)
+        sts, value = _number(found[1], desc.type)
+        if sts < 0:
+            return sts, None
+        if then is None:
+            return c_api.PM_ERR_AGAIN, None
+        before = _lookup(then[0], pmid, desc, inst)
+        if before[0] < 0:
+            return before
+        sts, earlier = _number(before[1], desc.type)
+        if sts < 0:
+            return sts, None
+        elapsed = max((stamp[0] - then[1][0]) + (stamp[1] - then[1][1]) / 1e9, 1e-9)
+        delta = value - earlier
+        if delta < 0.0:
+            if not self._wrap:
+                return c_api.PM_ERR_VALUE, None
+            delta += 2.0**32 if desc.type in (c_api.PM_TYPE_32, c_api.PM_TYPE_U32) else 2.0**64
+        return _scaled(delta / elapsed, desc, conv, otype)
 
     def _fill_item(self, item, pmid, desc, inst, conv, now, then, stamp) -> None:
         found = now.get(pmid)
@@ -369,6 +420,91 @@ class fetchgroup:
                 known = {}
             self._indoms[indom] = known
         return known
+
+
+def _converted(atom: Any, desc: Any, conv: _Conversion, otype: int) -> tuple[int, Any]:
+    """(status, value): one value of DESC's type as OTYPE, in CONV's units (no rate)."""
+    if not conv.unit_convert:
+        return _as_type(atom, desc.type, otype)
+    sts, value = _number(atom, desc.type)
+    if sts < 0:
+        return sts, None
+    return _scaled(value, desc, conv, otype)
+
+
+def _scaled(value: float, desc: Any, conv: _Conversion, otype: int) -> tuple[int, Any]:
+    """(status, value): VALUE (in DESC's units) in CONV's units, if any, as OTYPE."""
+    if conv.unit_convert:
+        atom = _double_atom(value)
+        try:
+            value = (
+                pmContext.pmConvScale(c_api.PM_TYPE_DOUBLE, atom, [_DescRef(desc)], 0, conv.units).d
+                * conv.multiplier
+            )
+        except pmErr as exc:
+            return exc.code, None
+    return _stuffed(value, otype)
+
+
+def _fill_event(item, pmid, desc, inst, field_pmid, field_desc, conv, anonymous, now) -> None:
+    """pmfg_fetch_event: every record's FIELD values of this fetch's METRIC instance, each
+    converted (or its error, with no time), until MAXNUM (then PM_ERR_TOOBIG)."""
+    from purepcp.pmapi.errors import PMError
+    from purepcp.pmapi.events import unpack_event_records
+
+    item.rows = []
+    found = now.get(pmid)
+    if found is None or isinstance(found, int):  # (absent, or the metric's error)
+        item.sts = c_api.PM_ERR_VALUE if found is None else found
+        return
+    wanted = inst & 0xFFFFFFFF
+    where = next((i for i, have in enumerate(found.insts)
+                  if desc.indom == c_api.PM_INDOM_NULL or have == wanted), None)  # fmt: skip
+    item.sts = 0
+    if where is None:  # (no records for the instance: no values, no error)
+        return
+    try:
+        records = unpack_event_records(
+            bytes(found.values[where]), desc.type == c_api.PM_TYPE_HIGHRES_EVENT
+        )
+    except PMError as exc:
+        item.sts = exc.code
+        return
+    for record in records:
+        for param in record.params:
+            if (param.pmid if param.kind == "param" else anonymous[param.kind]) != field_pmid:
+                continue
+            if len(item.rows) >= item.maxnum:
+                item.sts = c_api.PM_ERR_TOOBIG
+                return
+            sts, value = _converted(_param_atom(param, field_desc), field_desc, conv, item.pmtype)
+            item.rows.append((record.stamp if sts >= 0 else (0, 0), sts, value))
+
+
+def _param_atom(param: Any, desc: Any) -> Any:
+    """An event parameter's value as an atom of its metric's type."""
+    value = param.value
+    if isinstance(value, int):  # (a 32-bit word, insitu)
+        return value & 0xFFFFFFFF if desc.type == c_api.PM_TYPE_U32 else value
+    if value.vtype == c_api.PM_TYPE_STRING:
+        from purepcp.pmapi.values import string_value
+
+        return string_value(value.vbuf)
+    return value.atom()
+
+
+def _datetime(ctx: pmContext, sec: int, nsec: int) -> datetime.datetime:
+    """A time as the binding gives it: a naive datetime in the context's local time."""
+    when = ctx.pmLocaltime(sec)
+    return datetime.datetime(
+        when.tm_year + 1900,
+        when.tm_mon + 1,
+        when.tm_mday,
+        when.tm_hour,
+        when.tm_min,
+        when.tm_sec,
+        nsec // 1000,
+    )
 
 
 class _DescRef:
@@ -424,13 +560,11 @@ def _lookup(now: dict, pmid: int, desc: Any, inst: int) -> tuple[int, Any]:
     return c_api.PM_ERR_VALUE, None
 
 
-def _number(atom: Any, vtype: int) -> float | None:
+def _number(atom: Any, vtype: int) -> tuple[int, Any]:
+    """(status, ATOM as a double): a string read as libpcp reads it (__pmStringValue)."""
     if vtype == c_api.PM_TYPE_STRING:
-        try:
-            return float(atom)
-        except (TypeError, ValueError):
-            return None
-    return float(atom)
+        return _as_type(atom, vtype, c_api.PM_TYPE_DOUBLE)
+    return 0, float(atom)
 
 
 def _as_type(atom: Any, itype: int, otype: int) -> tuple[int, Any]:
@@ -442,8 +576,12 @@ def _as_type(atom: Any, itype: int, otype: int) -> tuple[int, Any]:
     if itype != c_api.PM_TYPE_STRING and otype == c_api.PM_TYPE_STRING:
         return 0, _number_text(atom, itype)
     if itype == c_api.PM_TYPE_STRING and otype != c_api.PM_TYPE_STRING:
-        value = _number(atom, itype)
-        return (c_api.PM_ERR_CONV, None) if value is None else _stuffed(value, otype)
+        from purepcp.pmapi.convert import StoreValueError, parse_typed_value
+
+        try:  # (__pmStringValue: strtol and friends, all of it a number, or PM_ERR_TYPE)
+            return 0, parse_typed_value(atom, otype)
+        except StoreValueError as exc:
+            return exc.code, None
     try:
         return 0, extract_value(atom, itype, otype)
     except PMError as exc:

@@ -1,8 +1,10 @@
-"""pcp.pmapi.fetchgroup on purepcp: registrations of values, instance domains and
-timestamps give what libpcp's fetchgroups give (rates, units, types, instance names,
+"""pcp.pmapi.fetchgroup on purepcp: registrations of values, instance domains, timestamps
+and event record fields give what libpcp's fetchgroups give (rates, units, types, instance names,
 errors), over PCP's QA archives, beside PCP's binding."""
 
 from __future__ import annotations
+
+import re
 
 import pytest
 
@@ -120,11 +122,75 @@ def test_a_fetchgroup_as_on_pcps_bindings(tmp_path, script, archive):
     assert ours == pcp
 
 
-def test_an_event_field_is_said_to_be_missing():
-    import cpmapi as c
-    from pcp import pmapi
+EVENTS = """
+import sys
+from pcp import pmapi
+import cpmapi as c
 
-    fg = pmapi.fetchgroup.__new__(pmapi.fetchgroup)
-    with pytest.raises(pmapi.pmErr) as err:
-        fg.extend_event("sample.event.records", field="sample.event.param_string")
-    assert err.value.code == c.PM_ERR_NYI
+RECORDS = "sample.event.records"
+FIELDS = ["sample.event.param_32", "sample.event.param_u32", "sample.event.param_64",
+          "sample.event.param_u64", "sample.event.param_float", "sample.event.param_double",
+          "sample.event.param_string", "sample.event.param_aggregate", "sample.event.type",
+          "event.flags", "event.missed"]
+CASES = [(f, None, None, 100) for f in FIELDS] + [
+    ("sample.event.param_u64", c.PM_TYPE_STRING, None, 100),
+    ("sample.event.param_string", c.PM_TYPE_DOUBLE, None, 100),  # ("twelve": PM_ERR_TYPE)
+    ("sample.event.param_string", c.PM_TYPE_32, None, 100),
+    ("sample.event.param_double", c.PM_TYPE_32, None, 100),
+    ("sample.event.param_32", c.PM_TYPE_U32, None, 100),  # (-14: PM_ERR_SIGN)
+    ("sample.event.param_float", c.PM_TYPE_FLOAT, "", 100),
+    ("sample.event.type", None, "rate", 100),  # (refused: no previous record)
+    ("sample.event.type", None, "instant", 1),  # (more than one: PM_ERR_TOOBIG)
+    ("sample.event.type", None, "count", 100),
+]
+for instance in ("fungus", "bogus"):
+    for field, ftype, scale, maxnum in CASES:
+        fg = pmapi.fetchgroup(c.PM_CONTEXT_ARCHIVE, sys.argv[1])
+        label = (instance, field, ftype, scale, maxnum)
+        try:
+            records = fg.extend_event(RECORDS, field=field, ftype=ftype, scale=scale,
+                                      instance=instance, maxnum=maxnum)
+        except pmapi.pmErr as e:
+            print(label, "extend", str(e))
+            continue
+        while True:
+            try:
+                fg.fetch()
+            except pmapi.pmErr as e:
+                print(label, "fetch", e.code)
+                break
+            try:
+                rows = []
+                for when, get in records():
+                    try:
+                        rows.append((str(when), get()))
+                    except pmapi.pmErr as e:
+                        rows.append((str(when), "err", e.code))
+                print(label, rows)
+            except pmapi.pmErr as e:
+                print(label, "err", e.code)
+for bad in [dict(field="sample.event.type"), dict(metric=RECORDS, field="sample.event.type"),
+            dict(metric="sample.event.type", field="sample.event.type"),
+            dict(metric=RECORDS, field="sample.event.type", instance="nonesuch"),
+            dict(metric=RECORDS, field="no.such", instance="fungus"),
+            dict(metric=RECORDS, field="no.such", instance="fungus", ftype=c.PM_TYPE_32),
+            dict(metric=RECORDS, field="sample.event.type", instance="fungus", maxnum=-1)]:
+    fg = pmapi.fetchgroup(c.PM_CONTEXT_ARCHIVE, sys.argv[1])
+    try:
+        fg.extend_event(**bad)
+        print("accepted", bad)
+    except pmapi.pmErr as e:
+        print("refused", bad, str(e).split(" <")[0], e.code)
+"""
+
+
+@pytest.mark.interop
+def test_event_fields_as_on_pcps_bindings(tmp_path):
+    """extend_event over QA's eventrec archive (sample.event.records: every parameter
+    type, flags, a missed count, two instances): each record's field values and times,
+    conversions and their failures, and the refusals, as on PCP's binding."""
+    require_pcp_bindings()
+    pcp, ours = run_both(EVENTS, [qa("eventrec")], tmp_path)
+    assert pcp[2] == 0, pcp[1]
+    assert re.search(r"'fungus', 'event\.missed', None, None, 100\) \[\('[^']+', 7\)\]", pcp[0])
+    assert ours == pcp

@@ -697,19 +697,29 @@ def _load_pmns(path: Path, symbols: Mapping[str, int]) -> PMNS:
 
 
 def combined_pmns(paths: Iterable[Path], symbols: Mapping[str, int]) -> PMNS:
-    """Agents' namespace files under one root naming their top-level subtrees.
+    """Agents' namespace files under one root naming their top-level subtrees (and what
+    a file's own root block names: a dynamic subtree, "mmv MMV:*:*", has no block).
 
     SYMBOLS gives each file's domain macro (NAME.upper() -> domain).
     """
-    texts = [path.read_text() for path in paths]
+    texts, entries = [], []
+    for path in paths:
+        text = path.read_text()
+        own = _ROOT_BLOCK.search(text)
+        if own is not None:
+            entries += [line.strip() for line in own.group(1).splitlines() if line.strip()]
+            text = text[: own.start()] + text[own.end() :]
+        texts.append(text)
     tops = dict.fromkeys(m.group(1) for text in texts for m in _BLOCK_HEAD.finditer(text))
-    root = "root {\n" + "".join(f"    {top}\n" for top in tops) + "}\n"
+    root = "root {\n" + "".join(f"    {top}\n" for top in [*tops, *entries]) + "}\n"
     where = ", ".join(str(p) for p in paths)
     return PMNS.from_string("\n".join(texts) + "\n" + root, file=where, macros=symbols)
 
 
 #: The first name component of each "name {" block head in a namespace file.
 _BLOCK_HEAD = re.compile(r"^\s*([A-Za-z_]\w*)[\w.]*\s*\{", re.MULTILINE)
+#: A namespace file's own "root { ... }" block (its entries go into the combined root).
+_ROOT_BLOCK = re.compile(r"^\s*root\s*\{([^}]*)\}", re.MULTILINE)
 
 
 def _instance_set(inst: int, labels: Mapping[str, Any] | None) -> LabelSet:

@@ -41,6 +41,7 @@ from purepcp.pmapi.labels import (
     PM_LABEL_ITEM,
     LabelSet,
 )
+from purepcp.pmapi.mmvdir import make_stats_dir, stats_dir
 from purepcp.pmapi.pdu.constants import (
     PM_TEXT_HELP,
     PM_TEXT_INDOM,
@@ -90,13 +91,6 @@ CONTROL_TEXT = {
 }
 
 
-def stats_dir(prefix: str = "mmv") -> Path:
-    """Where the files are: $PCP_TMP_DIR/PREFIX."""
-    from purepcp.pmapi.paths import paths
-
-    return paths().tmp_dir / prefix
-
-
 class MMV(Agent):
     """PCP's pmdammv: the metrics of every MMV file in $PCP_TMP_DIR/mmv."""
 
@@ -109,6 +103,7 @@ class MMV(Agent):
         super().__init__(domain, **kwargs)
         self.prefix = "mmv"
         self.statsdir = Path(statsdir) if statsdir is not None else stats_dir(self.prefix)
+        make_stats_dir(self.statsdir)  # (where the writers put their files, for them)
         self.debug = 0
         self.catalog: Catalog | None = None
         self._dir_seen: tuple[int, int] | None = None  # (mtime_ns, 0) or (0, errno)

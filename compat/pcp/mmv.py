@@ -182,9 +182,11 @@ def _path(name: bytes) -> str:
     text = os.fsdecode(name)
     if text.startswith(os.sep):
         return text
-    from purepcp.pmapi.paths import paths
+    from purepcp.pmapi.mmvdir import make_stats_dir, stats_dir
 
-    return os.path.join(paths().tmp_dir, "mmv", text)
+    folder = stats_dir()
+    make_stats_dir(folder)  # (PCP's packaging makes it; purepcp's layout, its users)
+    return os.path.join(folder, text)
 
 
 def _now_usec() -> float:

@@ -18,7 +18,7 @@ from pathlib import Path
 from string import Template
 
 #: The agents shipped with purepcp, with their default domains: a new agent may take neither.
-SHIPPED_AGENTS = {"pmcd": 2, "proc": 3, "linux": 60, "trivial": 250, "simple": 253}
+SHIPPED_AGENTS = {"pmcd": 2, "proc": 3, "linux": 60, "mmv": 70, "trivial": 250, "simple": 253}
 
 #: A PMNS name component: a letter, then letters, digits and underscores.
 _PMNS_NAME = re.compile(r"[A-Za-z][A-Za-z0-9_]*")

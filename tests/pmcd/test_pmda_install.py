@@ -302,7 +302,7 @@ def test_unknown_agents_are_named_in_one_line(tmp_path):
     assert done.returncode == 1
     assert done.stderr == (
         "pmda: no agent named 'nosuch' is installed "
-        "(installed agents: linux, proc, simple, trivial)\n"
+        "(installed agents: linux, mmv, proc, simple, trivial)\n"
     )
 
 
@@ -551,3 +551,45 @@ def test_pmda_new_then_pip_install_then_pmda_install(tmp_path):
         assert done.returncode == 0 and done.stdout.endswith("have gone away ... OK\n")
     finally:
         _stop(made.pmcd)
+
+
+MMV_WRITER = """
+from pcp import mmv, pmapi
+import cmmv  # (after pcp, as PCP's scripts import it)
+import cpmapi as c
+
+values = mmv.MemoryMappedValues("demo")
+values.add_metric(mmv.mmv_metric("hits", 1, cmmv.MMV_TYPE_U32, cmmv.MMV_SEM_COUNTER,
+                                 pmapi.pmUnits(0, 0, 1, 0, 0, c.PM_COUNT_ONE), 0, "hits"))
+values.start()
+values.set(values.lookup_mapping("hits", None), 42)
+print(values.started())
+"""
+
+
+def test_mmv_installs_and_serves_what_pcp_mmv_publishes(tmp_path):
+    """`pmda install mmv` (before: "unknown agent"): its namespace is the dynamic root
+    mmv 70:*:*, it makes $PCP_TMP_DIR/mmv as PCP's packaging does (1777), and a file a
+    script publishes there through pcp.mmv is served; remove puts everything back."""
+    layout = make_layout(tmp_path)
+    layout.env.pop("PCP_TMP_DIR", None)  # (the layout's own: var/tmp)
+    layout.conf.write_text(PACKAGED_CONF.read_text())
+    conf_before = layout.conf.read_text()
+    layout.start()
+    try:
+        done = layout.pmda("install", "mmv")
+        assert done.returncode == 0, done.stderr
+        assert done.stdout.endswith("Check mmv metrics have appeared ... 3 metrics and 3 values\n")
+        assert "mmv\t70:*:*" in layout.pmns_root.read_text()
+        folder = tmp_path / "var" / "tmp" / "mmv"
+        assert folder.stat().st_mode & 0o7777 == 0o1777
+        wrote = subprocess.run([sys.executable, "-c", MMV_WRITER], env=layout.env,
+                               capture_output=True, text=True, timeout=60)  # fmt: skip
+        assert wrote.stdout.strip() == "1", wrote.stderr
+        assert (folder / "demo").exists()
+        assert "value 42" in layout.pminfo("-f", "mmv.demo.hits").stdout
+        assert layout.pmda("remove", "mmv").returncode == 0
+        assert layout.conf.read_text() == conf_before
+        assert not [name for name in layout.names() if name.startswith("mmv")]
+    finally:
+        _stop(layout.pmcd)

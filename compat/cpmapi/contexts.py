@@ -36,6 +36,11 @@ def use(handle: int) -> None:
         _CURRENT[0] = handle
 
 
+def current_handle() -> int:
+    """The current context's handle (-1: none is open)."""
+    return _CURRENT[0] if _CURRENT[0] in _OPEN else -1
+
+
 def current() -> Any:
     """The current context (KeyError: none is open)."""
     return _OPEN[_CURRENT[0]]

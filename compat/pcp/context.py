@@ -62,7 +62,7 @@ class pmContext:
 
     def __del__(self) -> None:
         with contextlib.suppress(Exception):  # (at interpreter exit: nothing left to close)
-            self.pmDestroyContext()
+            self._destroy()
 
     @classmethod
     def fromOptions(
@@ -230,17 +230,24 @@ class pmContext:
             bool(kind & c_api.PM_TEXT_DIRECT),
         )
 
-    def pmGetInDom(self, pmdescp: Any) -> tuple[list[int], list[str]]:
-        """The instances of a descriptor's domain: ([ids], [names]) (([], []) for none)."""
-        indom = get_indom(pmdescp)
+    def pmGetInDom(self, pmdescp: Any = None, indom: int | None = None) -> tuple[Any, Any]:
+        """The instances of a descriptor's domain (or of INDOM): ([ids], [names]), or
+        (None, None) where it has none; PM_INDOM_NULL is libpcp's PM_ERR_INDOM."""
+        if pmdescp is None and indom is None:
+            raise pmErr(c_api.PM_ERR_GENERIC, "invalid arguments")
+        if indom is None:
+            indom = get_indom(pmdescp)
         if indom == c_api.PM_INDOM_NULL:
-            return [], []
+            raise pmErr(c_api.PM_ERR_INDOM)
         pairs = self._call(self._our.instances, indom)
+        if not pairs:
+            return None, None
         return [i for i, _ in pairs], [n for _, n in pairs]
 
-    def pmGetInDomDict(self, pmdescp: Any) -> dict[int, str]:
-        ids, names = self.pmGetInDom(pmdescp)
-        return dict(zip(ids, names, strict=True))
+    def pmGetInDomDict(self, indom: Any) -> dict[int, str]:
+        """{inst: name} of INDOM ({} where it has none)."""
+        ids, names = self.pmGetInDom(indom=get_indom(indom))
+        return dict(zip(ids or [], names or [], strict=True))
 
     def pmLookupInDom(self, pmdesc: Any, name: str) -> int:
         return self._call(self._our.instance_id, get_indom(pmdesc), name)
@@ -250,11 +257,15 @@ class pmContext:
             return "PM_IN_NULL"
         return self._call(self._our.instance_name, get_indom(pmdesc), instval)
 
-    def pmGetInDomArchive(self, pmdescp: Any) -> tuple[list[int], list[str]]:
+    def pmGetInDomArchive(self, pmdescp: Any) -> tuple[Any, Any]:
+        """Every instance the archive holds of the domain: ([ids], [names]), or (None,
+        None) where it holds none; PM_INDOM_NULL is libpcp's PM_ERR_INDOM."""
         indom = get_indom(pmdescp)
         if indom == c_api.PM_INDOM_NULL:
-            return [], []
+            raise pmErr(c_api.PM_ERR_INDOM)
         pairs = self._call(self._archive().instances_archive, indom)
+        if not pairs:
+            return None, None
         return [i for i, _ in pairs], [n for _, n in pairs]
 
     def pmLookupInDomArchive(self, pmdesc: Any, name: str) -> int:
@@ -270,7 +281,14 @@ class pmContext:
 
     # -- the context itself ---------------------------------------------------------------
 
-    def pmDestroyContext(self) -> None:
+    def pmNewContext(self, typed: int, name: Any) -> None:
+        """(As in PCP's binding, nothing: the constructor makes the context.)"""
+
+    def pmDestroyContext(self, handle: int | None = None) -> None:
+        """(As in PCP's binding, nothing for a script: the context goes with the object.)"""
+
+    def _destroy(self) -> None:
+        """The context out of the table and closed (the object is going)."""
         if self._ctx >= 0:
             contexts.forget(self._ctx)
             self._ctx = c_api.PM_ERR_NOCONTEXT
@@ -287,15 +305,22 @@ class pmContext:
         contexts.use(handle)
         return 0
 
-    def pmWhichContext(self) -> int:
-        return self._ctx
+    @staticmethod
+    def pmWhichContext() -> int:
+        """The current context's handle (PM_ERR_NOCONTEXT where none is open)."""
+        from cpmapi import contexts as table
 
-    def pmAddProfile(self, pmdesc: Any, instl: Any) -> int:
-        self._call(self._our.profile.add, get_indom(pmdesc), list(instl or []))
+        handle = table.current_handle()
+        if handle < 0:
+            raise pmErr(c_api.PM_ERR_NOCONTEXT)
+        return handle
+
+    def pmAddProfile(self, pmdesc: Any, instL: Any) -> int:
+        self._call(self._our.profile.add, get_indom(pmdesc), list(instL or []))
         return 0
 
-    def pmDelProfile(self, pmdesc: Any, instl: Any) -> int:
-        self._call(self._our.profile.delete, get_indom(pmdesc), list(instl or []))
+    def pmDelProfile(self, pmdesc: Any, instL: Any) -> int:
+        self._call(self._our.profile.delete, get_indom(pmdesc), list(instL or []))
         return 0
 
     def pmSetMode(self, mode: int, timeVal: Any, delta: int) -> int:
@@ -313,19 +338,19 @@ class pmContext:
         self._call(self._archive().set_mode, mode & 0xFFFF, origin, step)
         return 0
 
-    def pmSetModeHighRes(self, mode: int, timespec_: Any, delta: Any) -> int:
+    def pmSetModeHighRes(self, mode: int, origin: Any, interval: Any) -> int:
         from purepcp.pmapi.values import Timestamp
 
-        origin = None
-        if timespec_ is not None:
-            origin = Timestamp(int(timespec_.tv_sec), int(timespec_.tv_nsec))
-        if delta is None:  # (no step: forward or backward, record by record)
+        when = None
+        if origin is not None:
+            when = Timestamp(int(origin.tv_sec), int(origin.tv_nsec))
+        if interval is None:  # (no step: forward or backward, record by record)
             step = 0
-        elif hasattr(delta, "tv_sec"):
-            step = int(delta.tv_sec) * 10**9 + int(delta.tv_nsec)
+        elif hasattr(interval, "tv_sec"):
+            step = int(interval.tv_sec) * 10**9 + int(interval.tv_nsec)
         else:
-            step = int(delta)
-        self._call(self._archive().set_mode, mode & 0xFFFF, origin, step)
+            step = int(interval)
+        self._call(self._archive().set_mode, mode & 0xFFFF, when, step)
         return 0
 
     def pmReconnectContext(self) -> int:
@@ -401,7 +426,7 @@ class pmContext:
         return _c_result(self._call(self._archive().fetch_archive), highres=True)
 
     @staticmethod
-    def pmFreeResult(result: Any) -> None:
+    def pmFreeResult(result_p: Any) -> None:
         """(Nothing to free: the structures go when the last reference does.)"""
 
     pmFreeHighResResult = pmFreeResult
@@ -593,10 +618,10 @@ class pmContext:
         return pmAtomStr(atom.dref(typed), typed)
 
     @staticmethod
-    def pmID_build(domain: int, cluster: int, item: int) -> int:
+    def pmID_build(d: int, c: int, i: int) -> int:
         from purepcp.pmapi.ids import pmID_build
 
-        return pmID_build(domain, cluster, item)
+        return pmID_build(d, c, i)
 
     @staticmethod
     def pmID_domain(pmid: int) -> int:
@@ -611,10 +636,10 @@ class pmContext:
         return int(pmid) & 0x3FF
 
     @staticmethod
-    def pmInDom_build(domain: int, serial: int) -> int:
+    def pmInDom_build(d: int, s: int) -> int:
         from purepcp.pmapi.ids import pmInDom_build
 
-        return pmInDom_build(domain, serial)
+        return pmInDom_build(d, s)
 
     @staticmethod
     def pmInDom_domain(indom: int) -> int:
@@ -643,15 +668,18 @@ class pmContext:
         time.sleep(float(tvp))
 
     @staticmethod
-    def pmtimespecSleep(tsp: timespec) -> None:
-        time.sleep(float(tsp))
+    def pmtimespecSleep(spec: timespec) -> None:
+        time.sleep(float(spec))
 
     @staticmethod
-    def pmprintf(text: str) -> int:
-        """pmprintf: text kept until pmflush writes it (to standard error)."""
+    def pmprintf(fmt: str, *args: Any) -> int:
+        """pmprintf: FMT (printf's format, with ARGS) kept until pmflush writes it (to
+        standard error)."""
         from cpmapi import options
 
-        return options.pmprintf(text)
+        if args:
+            fmt = fmt % tuple(a.decode() if isinstance(a, bytes) else a for a in args)
+        return options.pmprintf(fmt)
 
     @staticmethod
     def pmflush() -> int:

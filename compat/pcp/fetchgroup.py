@@ -414,8 +414,9 @@ class fetchgroup:
         known = self._indoms.get(indom)
         if known is None or any(inst not in known for inst in values):
             try:
-                ids, names = self.ctx.pmGetInDom(indom)
-                known = {i & 0xFFFFFFFF: name for i, name in zip(ids, names, strict=True)}
+                ids, names = self.ctx.pmGetInDom(indom=indom)  # (None, None: none)
+                pairs = zip(ids or [], names or [], strict=True)
+                known = {i & 0xFFFFFFFF: name for i, name in pairs}
             except pmErr:
                 known = {}
             self._indoms[indom] = known

@@ -196,8 +196,8 @@ class MetricCache(pmContext):
                 lookup = (
                     self.pmGetInDomArchive if self._type == PM_CONTEXT_ARCHIVE else self.pmGetInDom
                 )
-                ids, labels = lookup(core.desc)
-                names = dict(zip(ids, labels, strict=True))
+                ids, labels = lookup(core.desc)  # (None, None: no instances)
+                names = dict(zip(ids or [], labels or [], strict=True))
             self._mcIndomD[indom] = names
         if core.desc.contents.sem == PM_SEM_COUNTER:
             self._mcCounter += 1

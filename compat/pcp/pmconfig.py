@@ -637,7 +637,7 @@ class pmConfig:
 
     # -- metric discovery -----------------------------------------------------------------
 
-    def get_metric_indom(self, desc: Any) -> tuple[list[int], list[str]]:
+    def get_metric_indom(self, desc: Any) -> tuple[Any, Any]:
         """The instances of DESC's domain (every one an archive holds, in archive mode)."""
         if self.util.context.type == c_api.PM_CONTEXT_ARCHIVE:
             return self.util.context.pmGetInDomArchive(desc)

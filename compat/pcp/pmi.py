@@ -950,15 +950,16 @@ class pmiLogImport:
         self._context: _Context | None = context
         self._ctx = _Registry.add(context)
 
-    @property
-    def path(self) -> bytes:
+    def read_path(self) -> bytes:
         """The archive's base name (as bytes, as PCP's binding keeps it)."""
         return self._path
 
-    @property
-    def ctx(self) -> int:
+    def read_ctx(self) -> int:
         """The context's number (from 1), or -1 once ended."""
         return self._ctx
+
+    path = property(read_path)
+    ctx = property(read_ctx)
 
     def __del__(self) -> None:
         context = getattr(self, "_context", None)

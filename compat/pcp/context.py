@@ -431,6 +431,43 @@ class pmContext:
 
     pmFreeHighResResult = pmFreeResult
 
+    @staticmethod
+    def pmSortInstances(result_p: Any) -> None:
+        """Each value set of the result in instance order, in place (libpcp's qsort on
+        the instance as a signed int)."""
+        import ctypes
+
+        from .structures import pmValue
+
+        result = result_p.contents if hasattr(result_p, "contents") else result_p
+        size = ctypes.sizeof(pmValue)
+        for i in range(result.numpmid):
+            count = result.get_numval(i)
+            if count < 2:
+                continue
+            values = [pmValue.from_buffer_copy(result.get_vlist(i, j)) for j in range(count)]
+            for j, value in enumerate(sorted(values, key=lambda v: v.inst)):
+                place = ctypes.addressof(result.get_vlist(i, j))
+                ctypes.memmove(place, ctypes.addressof(value), size)
+
+    pmSortHighResInstances = pmSortInstances
+
+    @staticmethod
+    def pmPrintValue(
+        fileObj: Any, result: Any, ptype: Any, vset_idx: int, vlist_idx: int, min_width: int
+    ) -> None:
+        """One value of a result, as libpcp's pmPrintValue prints it, written to FILEOBJ
+        (PTYPE: the metric's descriptor)."""
+        from purepcp.pmapi.printvalue import pmPrintValue
+
+        from .structures import _our_value
+
+        r = result.contents if hasattr(result, "contents") else result
+        valfmt = r.get_valfmt(vset_idx)
+        value = _our_value(valfmt, r.get_vlist(vset_idx, vlist_idx))
+        vtype = ptype.contents.type if hasattr(ptype, "contents") else ptype.type
+        fileObj.write(pmPrintValue(valfmt, vtype, value, min_width))
+
     def pmStore(self, result: Any) -> Any:
         self._call(self._our.store, _our_result(result))
         return result
@@ -652,6 +689,34 @@ class pmContext:
     @staticmethod
     def pmParseInterval(interval: str) -> tuple[timeval, str]:
         return timeval.fromInterval(interval), ""
+
+    @staticmethod
+    def pmParseHighResInterval(interval: str) -> tuple[timespec, str]:
+        return timespec.fromInterval(interval), ""
+
+    @staticmethod
+    def pmMergeLabels(labels: Any) -> str:
+        """Label JSON texts (the lowest precedence first) merged into one, as libpcp
+        merges them (nested maps flattened to dotted names; "" when all are empty)."""
+        from purepcp.pmapi.labels import pmMergeLabels
+
+        texts = labels if isinstance(labels, list) else [labels]
+        try:
+            return pmMergeLabels(texts)
+        except PMError as exc:
+            raise pmErr(exc.code) from None
+
+    @staticmethod
+    def pmFreeLabelSets(labelSets: Any, nsets: int = 1) -> None:
+        """(Nothing to free: the structures go when the last reference does.)"""
+
+    def pmlabelset_to_dict(self, lset: Any, flags: int = 0xFF) -> dict[str, Any]:
+        """A label set's labels as a dict (FLAGS ignored, as in PCP's binding)."""
+        import json
+
+        if lset is not None and lset.jsonlen > 0 and lset.json is not None:
+            return json.loads(lset.json.decode())
+        return {}
 
     @staticmethod
     def pmParseUnitsStr(string: str) -> tuple[pmUnits, float]:

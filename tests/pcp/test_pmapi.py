@@ -445,3 +445,68 @@ def test_a_result_laid_out_from_its_plan_reads_as_the_general_way(highres):
     again = _c_result(decode(frame).result, highres)  # (the plan kept, a fresh buffer)
     assert _walk(again) == _walk(general)
     assert ctypes.addressof(again.contents) != ctypes.addressof(planned.contents)
+
+
+HELPERS_SCRIPT = """
+import sys
+from pcp import pmapi
+import cpmapi as c
+
+P = pmapi.pmContext
+for labels in (['{"a":1,"b":2}', '{"b":3,"c":"x"}'], '{"z":1,"a":{"q":2}}', ['{}'], [],
+               ['{bad'], ['{"x":[1,2]}']):
+    try:
+        print(repr(P.pmMergeLabels(labels)))
+    except pmapi.pmErr as e:
+        print("pmMergeLabels", e.args[0])
+for text in ("1.5min", "2 hours 3 sec", "0.000000002"):
+    when, rest = P.pmParseHighResInterval(text)
+    print(when.tv_sec, when.tv_nsec, repr(rest))
+
+class Labels:
+    jsonlen, json = 7, b'{"a":1}'
+
+ctx = pmapi.pmContext(c.PM_CONTEXT_ARCHIVE, sys.argv[1])
+print(ctx.pmlabelset_to_dict(Labels()), ctx.pmlabelset_to_dict(None), P.pmFreeLabelSets([], 0))
+pmids = ctx.pmLookupName(["sample.bin", "sample.colour"])
+result = ctx.pmFetch(pmids)
+P.pmSortInstances(result)
+r = result.contents
+print([[r.get_inst(i, j) for j in range(r.get_numval(i))] for i in range(r.numpmid)])
+"""
+
+
+@pytest.mark.interop
+def test_libpcps_helpers_as_on_pcps_bindings(tmp_path):
+    """pmMergeLabels, pmParseHighResInterval, pmlabelset_to_dict, pmFreeLabelSets and
+    pmSortInstances (before: missing on ours)."""
+    require_pcp_bindings()
+    pcp, ours = run_both(HELPERS_SCRIPT, [qa("ok-foo")], tmp_path)
+    assert pcp[2] == 0, pcp[1]
+    assert ours == pcp
+
+
+def test_sort_instances_and_print_value(tmp_path):
+    """pmSortInstances puts a value set in instance order in place; pmPrintValue writes a
+    value as libpcp prints it (PCP's binding hands ctypes a Python file and fails)."""
+    import ctypes
+    import io
+
+    import cpmapi as c
+    from pcp import pmapi
+    from pcp.structures import pmValue
+
+    ctx = pmapi.pmContext(c.PM_CONTEXT_ARCHIVE, qa("ok-foo"))
+    pmids = ctx.pmLookupName(["sample.bin"])
+    desc = ctx.pmLookupDescs(pmids)[0]
+    r = ctx.pmFetch(pmids).contents
+    count = r.get_numval(0)
+    values = [pmValue.from_buffer_copy(r.get_vlist(0, j)) for j in range(count)]
+    for j, value in enumerate(reversed(values)):  # (the set reversed by hand)
+        ctypes.memmove(ctypes.addressof(r.get_vlist(0, j)), ctypes.addressof(value), 16)
+    assert [r.get_inst(0, j) for j in range(count)][:2] == [900, 800]
+    pmapi.pmContext.pmSortInstances(r)
+    assert [r.get_inst(0, j) for j in range(count)] == list(range(100, 1000, 100))
+    out = io.StringIO()
+    pmapi.pmContext.pmPrintValue(out, r, desc, 0, 1, 8)
+    assert out.getvalue() == "     200"

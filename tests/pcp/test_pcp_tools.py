@@ -218,3 +218,73 @@ def test_pcp_summary_against_our_pmcd_as_against_pcps(tmp_path):
         outs.append(re.sub(r"(?m)^( +pmcd: Version) \S+,", r"\1 V,", done.stdout))
     assert "pmda: pmcd proc linux" in outs[1], outs[1]
     assert outs[0] == outs[1]
+
+
+SOCKETS = Path("/var/lib/pcp/pmdas/sockets")
+
+
+def _with_sockets_namespace(path: Path) -> None:
+    """PCP's installed namespace with the sockets agent's network.persocket added (its
+    Install script's step; its pmns file's SOCKETS is domain 154)."""
+    root = Path("/var/lib/pcp/pmns/root").read_text()
+    assert "network {\n" in root, "PCP's namespace has changed: no network block"
+    own = (SOCKETS / "pmns").read_text()
+    body = own[own.index("network.persocket {") :].replace("SOCKETS:", "154:")
+    path.write_text(root.replace("network {\n", "network {\n\tpersocket\n", 1) + "\n" + body)
+
+
+@contextlib.contextmanager
+def _sockets_pmcd(which: str, tmp: Path):
+    """The host spec of a pmcd (ours or PCP's) running its pmcd agent and PCP's C sockets
+    agent (pmdasockets), whose filter (TMP/etc/sockets/filter.conf) is already written."""
+    agent = f"{SOCKETS}/pmdasockets -d 154 -l {tmp}/sockets-{which}.log"
+    _with_sockets_namespace(tmp / "root")
+    if which == "ours":
+        from tests.support.our_pmcd import our_pmcd
+
+        (tmp / which).mkdir()
+        conf = f"pmcd 2 dso PmcdAgent purepcp.pmcd.pmcd_agent\nsockets 154 pipe binary {agent}\n"
+        with our_pmcd(conf, tmp / which, "-n", str(tmp / "root")) as pmcd:
+            yield f"unix:{pmcd.unix}"
+    else:
+        from tests.support.reference_pmcd import reference_pmcd
+
+        pmcd_dso = "/var/lib/pcp/pmdas/pmcd/pmda_pmcd.so"
+        conf = [f"pmcd\t2\tdso\tpmcd_init\t{pmcd_dso}", f"sockets\t154\tpipe\tbinary\t{agent}"]
+        where = {"PCP_SYSCONF_DIR": str(tmp / "etc")}
+        with reference_pmcd(conf, str(tmp / "root"), extra_env=where) as running:
+            yield f"unix:{running.tmp}/run/pmcd.socket"
+
+
+@pytest.mark.interop
+@pytest.mark.parametrize("pmcd", ["ours", "PCP's"])
+def test_pcp_ss_live(tmp_path, monkeypatch, pmcd):
+    """pcp-ss live on both bindings, against our pmcd and PCP's, each running PCP's C
+    sockets agent, its filter the test's own listening socket (the machine's other
+    sockets come and go): the same table, the time aside."""
+    import socket
+
+    require_pcp_bindings()
+    if not (SOCKETS / "pmdasockets").exists() or not (TOOLS / "pcp-ss").exists():
+        pytest.skip("PCP's pcp-ss and sockets agent are not installed (Debian package pcp)")
+    os.chmod(tmp_path, 0o755)  # (the agent runs as PCP's user)
+    with socket.socket() as listener:
+        listener.bind(("127.0.0.1", 0))
+        listener.listen()
+        (tmp_path / "etc" / "sockets").mkdir(parents=True)
+        filter_conf = tmp_path / "etc" / "sockets" / "filter.conf"
+        filter_conf.write_text(f"sport = :{listener.getsockname()[1]}\n")
+        monkeypatch.setenv("PCP_SYSCONF_DIR", str(tmp_path / "etc"))  # (our pmcd's agents')
+        outs = []
+        with _sockets_pmcd(pmcd, tmp_path) as host:
+            for python in (SYSTEM_PYTHON, sys.executable):
+                done = subprocess.run([python, str(TOOLS / "pcp-ss"), "-tl"], cwd="/",
+                                      env={**os.environ, "PCP_HOST": host},
+                                      capture_output=True, text=True, timeout=120)  # fmt: skip
+                outs.append((re.sub(r"Time: [-\d]+ [\d:.]+", "Time: T", done.stdout),
+                             done.stderr, done.returncode))  # fmt: skip
+        port = listener.getsockname()[1]
+    pcp, ours = outs
+    assert pcp[2] == 0 and f"Filter: sport = :{port}" in pcp[0], pcp
+    assert f"127.0.0.1:{port} " in pcp[0] and pcp[0].count("LISTEN") == 1, pcp[0]
+    assert ours == pcp

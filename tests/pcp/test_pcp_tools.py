@@ -9,6 +9,7 @@ import os
 import re
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -258,7 +259,7 @@ def _sockets_pmcd(which: str, tmp: Path):
 
 @pytest.mark.interop
 @pytest.mark.parametrize("pmcd", ["ours", "PCP's"])
-def test_pcp_ss_live(tmp_path, monkeypatch, pmcd):
+def test_pcp_ss_live(monkeypatch, pmcd):
     """pcp-ss live on both bindings, against our pmcd and PCP's, each running PCP's C
     sockets agent, its filter the test's own listening socket (the machine's other
     sockets come and go): the same table, the time aside."""
@@ -267,8 +268,10 @@ def test_pcp_ss_live(tmp_path, monkeypatch, pmcd):
     require_pcp_bindings()
     if not (SOCKETS / "pmdasockets").exists() or not (TOOLS / "pcp-ss").exists():
         pytest.skip("PCP's pcp-ss and sockets agent are not installed (Debian package pcp)")
-    os.chmod(tmp_path, 0o755)  # (the agent runs as PCP's user)
-    with socket.socket() as listener:
+    # (a directory PCP's user, whom the agent runs as, can read: pytest's is 0700)
+    with tempfile.TemporaryDirectory(prefix="pcp-ss-") as shared, socket.socket() as listener:
+        tmp_path = Path(shared)
+        os.chmod(tmp_path, 0o755)
         listener.bind(("127.0.0.1", 0))
         listener.listen()
         (tmp_path / "etc" / "sockets").mkdir(parents=True)

@@ -30,9 +30,17 @@ def get_config(name: str) -> str | None:
         from purepcp.pmapi import PCP_COMPAT_VERSION
 
         return PCP_COMPAT_VERSION
-    from purepcp.pmapi.paths import NAMES, paths, pcp_conf
+    from purepcp.pmapi.paths import NAMES, LayoutError, paths, pcp_conf
 
-    layout = paths(missing_ok=True) if name in NAMES else None
+    try:
+        layout = paths(missing_ok=True) if name in NAMES else None
+    except LayoutError as exc:  # (libpcp ends the process on a pcp.conf it cannot read)
+        import sys
+
+        from purepcp.pmapi import progname
+
+        sys.stderr.write(f"{progname()}: {exc}\n")
+        raise SystemExit(1) from None
     if layout is not None and (name not in _TOOLS_CONFIG or not layout.is_default(name)):
         return layout.values.get(name)
     found = pcp_conf().get(name)

@@ -100,3 +100,23 @@ def test_pcp_dstat_finds_its_plugins(tmp_path, monkeypatch):
                           capture_output=True, text=True, timeout=120)  # fmt: skip
     assert done.returncode == 0, done.stderr
     assert done.stdout.splitlines()[:2] == ["----total-usage----", "usr sys idl wai stl"]
+
+
+def test_a_layout_file_it_cannot_read_is_one_line_and_the_end(tmp_path):
+    """As libpcp ends a process whose pcp.conf it cannot read: one line naming the file
+    and line, exit status 1, no traceback (before: LayoutError's traceback)."""
+    import os
+    import subprocess
+    import sys
+
+    bad = tmp_path / "layout.conf"
+    bad.write_text("PCP_VAR_DIR=/x\nthis is not a setting\n")
+    script = "from pcp import pmapi; print(pmapi.pmContext.pmGetConfig('PCP_PMDAS_DIR'))"
+    env = {**os.environ, "PUREPCP_CONF": str(bad)}
+    env.pop("PCP_PMDAS_DIR", None)
+    done = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True,
+                          text=True, timeout=60)  # fmt: skip
+    assert done.returncode == 1 and done.stdout == ""
+    assert done.stderr == (f"-c: {bad}:2: expected NAME=value, not 'this is not a setting'\n"), (
+        done.stderr
+    )

@@ -308,9 +308,7 @@ class pmContext:
     @staticmethod
     def pmWhichContext() -> int:
         """The current context's handle (PM_ERR_NOCONTEXT where none is open)."""
-        from cpmapi import contexts as table
-
-        handle = table.current_handle()
+        handle = contexts.current_handle()
         if handle < 0:
             raise pmErr(c_api.PM_ERR_NOCONTEXT)
         return handle

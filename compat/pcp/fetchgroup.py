@@ -189,11 +189,7 @@ class fetchgroup:
             raise pmErr(-errno.EINVAL)
         scale = scale or None  # (the binding hands libpcp an empty scale as none)
         mtype = self._type_of(metric, mtype)
-        pmid, desc = self._item_lookup(metric, instance)
-        inst = c_api.PM_IN_NULL
-        if desc.indom != c_api.PM_INDOM_NULL:
-            inst = self._instance(desc, instance)
-            self.ctx.pmAddProfile(desc, [inst])
+        pmid, desc, inst = self._item_lookup(metric, instance)
         conversion = _Conversion(desc, scale, mtype)
         self._add_pmid(pmid)
         item = fetchgroup.fetchgroup_item(mtype)
@@ -215,13 +211,17 @@ class fetchgroup:
                 raise
             return self.ctx.pmLookupInDomArchive(desc, name)
 
-    def _item_lookup(self, metric: str, instance: str | None) -> tuple[int, Any]:
-        """The metric and its descriptor, refusing an instance where it has none and
-        none where it has some (libpcp: PM_ERR_INDOM)."""
+    def _item_lookup(self, metric: str, instance: str | None) -> tuple[int, Any, int]:
+        """The metric, its descriptor and INSTANCE's id (added to the profile), refusing an
+        instance where it has none and none where it has some (libpcp: PM_ERR_INDOM)."""
         pmid, desc = self._describe(metric)
         if (desc.indom == c_api.PM_INDOM_NULL) != (instance is None):
             raise pmErr(c_api.PM_ERR_INDOM)
-        return pmid, desc
+        inst = c_api.PM_IN_NULL
+        if desc.indom != c_api.PM_INDOM_NULL:
+            inst = self._instance(desc, instance)
+            self.ctx.pmAddProfile(desc, [inst])
+        return pmid, desc, inst
 
     def extend_indom(
         self,
@@ -276,11 +276,7 @@ class fetchgroup:
             raise pmErr(-errno.EINVAL)
         ftype = self._type_of(field, ftype)
         scale = scale or None
-        pmid, desc = self._item_lookup(metric, instance)
-        inst = c_api.PM_IN_NULL
-        if desc.indom != c_api.PM_INDOM_NULL:
-            inst = self._instance(desc, instance)
-            self.ctx.pmAddProfile(desc, [inst])
+        pmid, desc, inst = self._item_lookup(metric, instance)
         field_pmid, field_desc = self._describe(field)
         if field_desc.indom != c_api.PM_INDOM_NULL:
             raise pmErr(c_api.PM_ERR_INDOM)
